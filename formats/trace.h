@@ -1,0 +1,196 @@
+/*
+ * trace.h - the ipscope trace: record types, the writer collect uses and the
+ * streaming reader analyze uses. The byte layout is specified in
+ * formats/TRACE_FORMAT.md; this header is the C view of it.
+ *
+ * A trace is a zstd stream whose decompressed bytes are a file header followed
+ * by self-delimiting records. The writer flushes the zstd stream on demand so a
+ * file cut at any point decodes to a prefix of whole records; the reader returns
+ * that prefix and reports the cut (trace_reader_truncated).
+ */
+#ifndef IPSCOPE_TRACE_H
+#define IPSCOPE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACE_VERSION_MAJOR 1
+#define TRACE_VERSION_MINOR 0
+
+enum trace_type {
+	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
+	TRACE_MODULE = 2,        /* an ELF object mapped into a process */
+	TRACE_MODULE_UNLOAD = 3, /* that object was unmapped (dlclose) */
+	TRACE_THREAD = 4,        /* a thread started, was renamed or exited */
+	TRACE_STACK = 5,         /* a distinct backtrace, written once, referenced by id */
+	TRACE_SAMPLES = 6,       /* a batch of timer samples */
+	TRACE_LOSS = 7,          /* samples the agent had to drop, counted */
+	TRACE_END = 8,           /* last record: exit status and totals */
+	/* reserved, not written yet: 9 ALLOCS, 10 FREES, 11 PROCESS (fork/exec) */
+};
+
+/* Well-known META keys (values are text). Unknown keys are kept and shown. */
+#define TRACE_META_COMMAND "command"          /* argv joined by spaces, shell-quoted */
+#define TRACE_META_MODE "mode"                /* "cpu" (later "wall") */
+#define TRACE_META_INTERVAL_NS "interval_ns"  /* decimal */
+#define TRACE_META_SOURCE "source"            /* "perf-task-clock" or "posix-cpu-timer" */
+#define TRACE_META_START_REALTIME_NS "start_realtime_ns" /* CLOCK_REALTIME at start */
+#define TRACE_META_START_MONOTONIC_NS "start_monotonic_ns" /* same instant, CLOCK_MONOTONIC */
+#define TRACE_META_PID "pid"
+#define TRACE_META_HOSTNAME "hostname"
+#define TRACE_META_COLLECTOR "collector"      /* "ipscope VERSION" */
+#define TRACE_META_MAX_FRAMES "max_frames"
+
+struct trace_meta {
+	const char *key;
+	const char *value;
+};
+
+#define TRACE_SEGMENT_EXEC 1u
+#define TRACE_SEGMENT_WRITE 2u
+#define TRACE_SEGMENT_READ 4u
+
+/* One PT_LOAD segment: runtime address = module.load_bias + vaddr. */
+struct trace_segment {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t file_offset;
+	uint32_t flags; /* TRACE_SEGMENT_* */
+};
+
+struct trace_module {
+	uint32_t pid;
+	uint32_t id; /* unique within the trace; unload records name it */
+	uint64_t time_ns; /* CLOCK_MONOTONIC when it was seen */
+	uint64_t load_bias; /* runtime address minus ELF virtual address */
+	const char *path; /* as the loader knows it; main program is absolute */
+	const uint8_t *build_id; /* NT_GNU_BUILD_ID bytes, NULL when absent */
+	uint32_t build_id_len;
+	uint32_t nsegments;
+	const struct trace_segment *segments;
+};
+
+struct trace_module_unload {
+	uint32_t pid;
+	uint32_t id;
+	uint64_t time_ns;
+};
+
+#define TRACE_THREAD_START 1u
+#define TRACE_THREAD_NAME 2u
+#define TRACE_THREAD_EXIT 4u
+
+struct trace_thread {
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t time_ns;
+	uint32_t flags; /* TRACE_THREAD_* */
+	const char *name; /* "" when unknown */
+};
+
+/* ips[0] is the exact interrupted pc; ips[1..] are return addresses. */
+#define TRACE_STACK_LEAF_EXACT 1u
+/* The unwinder stopped at max_frames: the root part is missing. */
+#define TRACE_STACK_TRUNCATED 2u
+
+struct trace_stack {
+	uint32_t id; /* unique within the trace, any value */
+	uint32_t flags; /* TRACE_STACK_* */
+	uint32_t nframes;
+	const uint64_t *ips; /* innermost first */
+};
+
+struct trace_sample {
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t stack_id;
+	uint32_t weight; /* timer periods this sample stands for (1 + overruns) */
+	uint32_t state; /* 0 = running on cpu; wall mode will add blocked states */
+};
+
+struct trace_samples {
+	uint32_t count;
+	const struct trace_sample *samples;
+};
+
+struct trace_loss {
+	uint32_t pid;
+	uint32_t tid; /* 0: not attributed to a thread */
+	uint64_t time_ns;
+	uint64_t samples; /* samples dropped since the previous loss record */
+};
+
+#define TRACE_END_EXITED 1u   /* wait_status is a WIFEXITED status */
+#define TRACE_END_SIGNALED 2u /* the program died from a signal */
+
+struct trace_end {
+	uint64_t time_ns;
+	int32_t wait_status; /* raw status from waitpid */
+	uint32_t flags;
+	uint64_t samples; /* totals as collect counted them */
+	uint64_t weight;
+	uint64_t lost_samples;
+};
+
+struct trace_record {
+	enum trace_type type;
+	uint64_t offset; /* byte offset of the record in the decompressed stream */
+	union {
+		struct trace_meta meta;
+		struct trace_module module;
+		struct trace_module_unload unload;
+		struct trace_thread thread;
+		struct trace_stack stack;
+		struct trace_samples samples;
+		struct trace_loss loss;
+		struct trace_end end;
+	} u;
+};
+
+/* ---- writer ---- */
+
+struct trace_writer;
+
+/* Start a trace on fd (not closed by the writer); NULL with errno on failure. */
+struct trace_writer *trace_writer_open(int fd, int zstd_level);
+/* Each of these appends one record; 0 on success, -1 with errno on write failure. */
+int trace_writer_meta(struct trace_writer *w, const char *key, const char *value);
+int trace_writer_module(struct trace_writer *w, const struct trace_module *m);
+int trace_writer_module_unload(struct trace_writer *w, const struct trace_module_unload *u);
+int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t);
+int trace_writer_stack(struct trace_writer *w, const struct trace_stack *s);
+/* Queue a sample; samples are written in batches, in the order given. */
+int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s);
+int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l);
+/* Push everything appended so far to fd as whole zstd blocks; 0 or -1/errno. */
+int trace_writer_flush(struct trace_writer *w);
+/* Bytes handed to fd so far, and uncompressed bytes appended so far. */
+uint64_t trace_writer_compressed_bytes(const struct trace_writer *w);
+uint64_t trace_writer_raw_bytes(const struct trace_writer *w);
+/* Append END, finish the zstd frame, free w (even on error); 0 or -1/errno. */
+int trace_writer_close(struct trace_writer *w, const struct trace_end *end);
+
+/* ---- streaming reader ---- */
+
+struct trace_reader;
+
+/* Open path ("-" is stdin); NULL on failure with a one-line message in err. */
+struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen);
+/* Read from a buffer the caller keeps alive (fuzzing, tests); name is used in messages. */
+struct trace_reader *trace_reader_open_memory(const void *data, size_t size, const char *name,
+					      char *err, size_t errlen);
+/* 1: *rec filled (pointers valid until the next call); 0: no more records; -1: corrupt. */
+int trace_reader_next(struct trace_reader *r, struct trace_record *rec);
+/* After 0: nonzero when the stream ended without an END record (cut-off trace). */
+int trace_reader_truncated(const struct trace_reader *r);
+/* After -1: "FILE: offset N: what is wrong". After 0 and truncated: a warning line. */
+const char *trace_reader_error(const struct trace_reader *r);
+/* Compressed bytes consumed and decompressed bytes produced so far. */
+uint64_t trace_reader_compressed_bytes(const struct trace_reader *r);
+uint64_t trace_reader_raw_bytes(const struct trace_reader *r);
+/* Version of the file being read. */
+void trace_reader_version(const struct trace_reader *r, unsigned *major, unsigned *minor);
+void trace_reader_close(struct trace_reader *r);
+
+#endif
