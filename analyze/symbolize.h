@@ -1,0 +1,68 @@
+/*
+ * symbolize.h - turn addresses in a traced module into inline chains of
+ * (function, file, line), from DWARF (libdwarf) or, without it, from the ELF
+ * symbol tables (libelf).
+ *
+ * Each module is opened and indexed once; lookups are binary searches. A module
+ * whose file is missing or whose build-id differs from the traced one answers
+ * every lookup with 0 frames, so the caller prints module+0xoffset instead of
+ * a wrong name.
+ */
+#ifndef IPSCOPE_SYMBOLIZE_H
+#define IPSCOPE_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer_options {
+	const char *const *debug_dirs; /* --debug-dir, searched by build-id and debuglink */
+	int ndebug_dirs;
+	int demangle;    /* 0: keep linkage names as in the binary (--no-demangle) */
+	int keep_clones; /* 0: merge .part.N/.isra.N/.constprop.N/.cold/.lto_priv.N */
+};
+
+/* One entry of an inline chain. */
+struct symbol_frame {
+	const char *function;      /* display name (demangled, clones merged per options) */
+	const char *linkage_name;  /* as in the binary (mangled), or same as function */
+	const char *file;          /* source file of this line, NULL unknown */
+	uint32_t line;             /* 0 unknown */
+	const char *function_file; /* file where the function is defined, NULL unknown */
+	uint32_t function_line;    /* its DW_AT_decl_line, 0 unknown */
+	int inlined;               /* 1 when this call was inlined into the next frame */
+};
+
+struct symbolizer;
+struct symbol_module;
+
+/* New symbolizer; options are copied. NULL on out of memory. */
+struct symbolizer *symbolizer_new(const struct symbolizer_options *o);
+
+/*
+ * Open (once per path+build-id) the module that ran from path. Never NULL
+ * unless out of memory: an unreadable module still gives a handle whose
+ * lookups return 0. warning (if non-NULL) gets one line, or "" when all is
+ * well: missing file, build-id mismatch, no debug info.
+ */
+struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
+					const uint8_t *build_id, size_t build_id_len,
+					char *warning, size_t warning_len);
+
+/* PROFILE_MODULE_* bits (formats/profile.h) describing what m can resolve. */
+unsigned symbol_module_flags(const struct symbol_module *m);
+
+/*
+ * Inline chain for ELF virtual address vaddr (runtime address - load bias,
+ * already ip-1 for return addresses), innermost first. Returns the number of
+ * frames written (<= max), 0 when unknown. Strings live until symbolizer_free.
+ */
+int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr,
+			 struct symbol_frame *frames, int max);
+
+/* 1 when path is a system module (libc, libstdc++, ld.so, vdso, the agent...). */
+int symbol_path_is_system(const char *path);
+
+/* Free the symbolizer, its modules and every string lookups returned. */
+void symbolizer_free(struct symbolizer *s);
+
+#endif
