@@ -1,0 +1,80 @@
+/*
+ * trace_internal.h - byte layout constants and little-endian load/store
+ * helpers shared by trace_writer.c and trace_reader.c. Private to formats/:
+ * the layout itself is specified in formats/TRACE_FORMAT.md, and every number
+ * here must match that document.
+ */
+#ifndef IPSCOPE_TRACE_INTERNAL_H
+#define IPSCOPE_TRACE_INTERNAL_H
+
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+/* File header: magic, u16 major, u16 minor, u32 header size (readers skip
+ * whatever lies between the fields they know and header size). */
+#define TRACE_MAGIC "IPSCOPE\x1a"
+#define TRACE_MAGIC_LEN 8
+#define TRACE_FILE_HEADER_SIZE 16
+
+/* Record header: u16 type, u16 flags, u32 payload length. */
+#define TRACE_RECORD_HEADER_SIZE 8
+/* A reader that does not know the record's type must fail rather than skip it. */
+#define TRACE_RECORD_FLAG_REQUIRED 1u
+/* No record is longer than this: it bounds a reader's memory on corrupt input. */
+#define TRACE_RECORD_MAX_PAYLOAD (64u << 20)
+
+/* Fixed-size array entries as version 1.0 writes them. Readers accept larger
+ * entry sizes (later minor versions append fields) and ignore the extra bytes. */
+#define TRACE_SAMPLE_ENTRY_SIZE 28  /* u64 time, u32 pid, tid, stack_id, weight, state */
+#define TRACE_SEGMENT_ENTRY_SIZE 28 /* u64 vaddr, memsz, file_offset, u32 flags */
+
+/* Samples per SAMPLES record at most; a batch is also cut by every flush. */
+#define TRACE_SAMPLES_PER_BATCH 4096u
+
+/* The writer compresses and writes out every this many raw bytes, so that a
+ * trace cut by a crash loses at most this much plus what collect still held. */
+#define TRACE_WRITER_AUTOFLUSH (64u << 10)
+
+/* memcpy keeps these legal on unaligned pointers; compilers turn each into a
+ * single move (plus a bswap on big-endian hosts). */
+static inline void trace_put_u16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof v);
+}
+
+static inline void trace_put_u32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof v);
+}
+
+static inline void trace_put_u64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof v);
+}
+
+static inline uint16_t trace_get_u16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof v);
+	return le16toh(v);
+}
+
+static inline uint32_t trace_get_u32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof v);
+	return le32toh(v);
+}
+
+static inline uint64_t trace_get_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return le64toh(v);
+}
+
+#endif
