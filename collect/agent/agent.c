@@ -1,0 +1,293 @@
+/*
+ * agent.c - start-up of the in-process agent, thread registration, and the
+ * few libc functions it wraps (pthread_create, dlopen, dlclose, fork).
+ *
+ * collect passes a shared memory fd and the pid the agent may run in through
+ * the environment. Any other process that inherits LD_PRELOAD (a child the
+ * program forks or execs) finds nothing to attach to and stays inert.
+ */
+#include "agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+struct transport_header *agent_shm;
+volatile sig_atomic_t agent_enabled;
+AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .perf_fd = -1 };
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t agent_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t agent_gettid(void)
+{
+	if (!agent_self.tid)
+		agent_self.tid = (uint32_t)syscall(SYS_gettid);
+	return agent_self.tid;
+}
+
+uint32_t agent_thread_ring(void)
+{
+	if (agent_self.ring != AGENT_NO_RING)
+		return agent_self.ring;
+	struct transport_ring *rings = transport_rings(agent_shm);
+	for (uint32_t i = 0; i < agent_shm->nrings; i++) {
+		uint32_t expected = RING_FREE;
+		if (atomic_load_explicit(&rings[i].state, memory_order_relaxed) != RING_FREE)
+			continue;
+		if (atomic_compare_exchange_strong(&rings[i].state, &expected, RING_OWNED)) {
+			rings[i].tid = agent_gettid();
+			agent_self.ring = i;
+			return i;
+		}
+	}
+	return AGENT_NO_RING;
+}
+
+void agent_block_signal(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, AGENT_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void agent_restore_signal(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* Async-signal-safe read of the calling thread's name. */
+static void read_thread_name(char name[16])
+{
+	memset(name, 0, 16);
+	int fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, name, 15);
+	close(fd);
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = 0;
+}
+
+void agent_thread_record(uint32_t flags)
+{
+	uint32_t ring = agent_thread_ring();
+	if (ring == AGENT_NO_RING)
+		return;
+	struct tr_thread *t = transport_reserve(agent_shm, ring, TR_THREAD, sizeof *t);
+	if (!t)
+		return;
+	t->time_ns = agent_now_ns();
+	t->tid = agent_gettid();
+	t->flags = flags;
+	read_thread_name(t->name);
+	transport_commit(agent_shm, ring);
+}
+
+/* Called in every thread the agent samples, with the signal blocked. */
+static void thread_begin(void)
+{
+	agent_self.tid = 0;
+	agent_gettid();
+	sampler_warm_up();
+	agent_thread_record(TRACE_THREAD_START);
+	sampler_thread_start();
+	agent_self.registered = 1;
+}
+
+/* The ring goes back to collect, which frees it once drained. */
+static void thread_end(void *unused)
+{
+	(void)unused;
+	sigset_t old;
+	if (!agent_self.registered)
+		return;
+	agent_block_signal(&old);
+	sampler_thread_stop();
+	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_EXIT);
+	if (agent_self.ring != AGENT_NO_RING) {
+		struct transport_ring *r = &transport_rings(agent_shm)[agent_self.ring];
+		atomic_store_explicit(&r->state, RING_CLOSED, memory_order_release);
+		agent_self.ring = AGENT_NO_RING;
+	}
+	stack_table_free(agent_self.stacks);
+	agent_self.stacks = NULL;
+	agent_self.registered = 0;
+	agent_restore_signal(&old);
+}
+
+struct thread_start {
+	void *(*start)(void *);
+	void *arg;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+	void *ret;
+	free(p);
+	if (agent_enabled) {
+		sigset_t old;
+		agent_block_signal(&old);
+		thread_begin();
+		agent_restore_signal(&old);
+	}
+	pthread_cleanup_push(thread_end, NULL);
+	ret = ts.start(ts.arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+	static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	if (!real_create)
+		real_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
+			RTLD_NEXT, "pthread_create");
+	if (!agent_enabled)
+		return real_create(thread, attr, start, arg);
+	struct thread_start *ts = malloc(sizeof *ts);
+	if (!ts)
+		return EAGAIN;
+	ts->start = start;
+	ts->arg = arg;
+	int rc = real_create(thread, attr, thread_trampoline, ts);
+	if (rc)
+		free(ts);
+	return rc;
+}
+
+/*
+ * The loader lock: a thread interrupted inside dlopen/dlclose must not unwind
+ * (libunwind would walk a half-updated object list, and another thread's
+ * handler could wait on the lock it holds). So the sampling signal is blocked
+ * for the whole call; the sample is delivered right after.
+ */
+AGENT_EXPORT void *dlopen(const char *file, int mode)
+{
+	static void *(*real_dlopen)(const char *, int);
+	if (!real_dlopen)
+		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	sigset_t old;
+	agent_block_signal(&old);
+	void *handle = real_dlopen(file, mode);
+	if (agent_enabled && handle) {
+		pthread_mutex_lock(&modules_lock);
+		modules_scan();
+		pthread_mutex_unlock(&modules_lock);
+	}
+	agent_restore_signal(&old);
+	return handle;
+}
+
+AGENT_EXPORT int dlclose(void *handle)
+{
+	static int (*real_dlclose)(void *);
+	if (!real_dlclose)
+		real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	sigset_t old;
+	agent_block_signal(&old);
+	int rc = real_dlclose(handle);
+	if (agent_enabled) {
+		pthread_mutex_lock(&modules_lock);
+		modules_scan();
+		pthread_mutex_unlock(&modules_lock);
+	}
+	agent_restore_signal(&old);
+	return rc;
+}
+
+/* A forked child shares the rings' memory but is not the traced process. */
+static void after_fork_child(void)
+{
+	if (!agent_enabled)
+		return;
+	agent_enabled = 0;
+	sampler_thread_stop();
+	agent_self.ring = AGENT_NO_RING;
+	agent_self.registered = 0;
+	munmap(agent_shm, transport_size(agent_shm->nrings, agent_shm->ring_bytes));
+	agent_shm = NULL;
+}
+
+static int attach(void)
+{
+	const char *fd_text = getenv(TRANSPORT_ENV_FD);
+	const char *pid_text = getenv(TRANSPORT_ENV_PID);
+	if (!fd_text || !pid_text || (pid_t)atol(pid_text) != getpid())
+		return -1;
+	int fd = atoi(fd_text);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct transport_header))
+		return -1;
+	struct transport_header *h = mmap(NULL, sizeof *h, PROT_READ, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return -1;
+	int ok = h->magic == TRANSPORT_MAGIC && h->pid == (uint32_t)getpid() &&
+		 transport_size(h->nrings, h->ring_bytes) == (size_t)st.st_size;
+	size_t size = ok ? transport_size(h->nrings, h->ring_bytes) : 0;
+	munmap(h, sizeof *h);
+	if (!ok)
+		return -1;
+	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd); /* the program and its children never see it */
+	if (h == MAP_FAILED)
+		return -1;
+	uint32_t expected = 0;
+	if (!atomic_compare_exchange_strong(&h->attached, &expected, 1)) {
+		munmap(h, size); /* an exec'd image of the same process: the first agent owns it */
+		return -1;
+	}
+	agent_shm = h;
+	return 0;
+}
+
+__attribute__((constructor)) static void agent_start(void)
+{
+	if (attach() < 0)
+		return;
+	sigset_t old;
+	agent_block_signal(&old);
+	if (sampler_init() < 0) {
+		atomic_store(&agent_shm->agent_state, AGENT_FAILED);
+		agent_restore_signal(&old);
+		return;
+	}
+	pthread_atfork(NULL, NULL, after_fork_child);
+	agent_enabled = 1;
+	pthread_mutex_lock(&modules_lock);
+	modules_scan();
+	pthread_mutex_unlock(&modules_lock);
+	thread_begin();
+	atomic_store(&agent_shm->agent_state, AGENT_RUNNING);
+	agent_restore_signal(&old);
+}
+
+/* At exit the main thread's name may have changed; other threads are cut short. */
+__attribute__((destructor)) static void agent_stop(void)
+{
+	if (!agent_enabled)
+		return;
+	sigset_t old;
+	agent_block_signal(&old);
+	sampler_thread_stop();
+	agent_thread_record(TRACE_THREAD_NAME);
+	agent_restore_signal(&old);
+}

@@ -1,0 +1,280 @@
+/*
+ * drain.c - move what the agent recorded from the shared rings into the trace.
+ *
+ * The agent numbers stacks per process but deduplicates them per thread, so
+ * the same backtrace can arrive once from each thread. Here they are merged by
+ * content: every distinct stack is written to the trace exactly once, before
+ * the first sample that uses it.
+ */
+#include "collect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct merged_stack {
+	uint64_t hash;
+	uint64_t offset; /* into ips */
+	uint32_t nframes;
+	uint32_t trace_id; /* 0: empty slot */
+};
+
+struct drain {
+	struct trace_writer *w;
+	struct transport_header *shm;
+	uint32_t pid;
+	int error;
+
+	uint32_t *agent_to_trace; /* agent stack id -> trace stack id */
+	uint32_t agent_ids_cap;
+
+	struct merged_stack *slots;
+	uint32_t slots_cap; /* power of two */
+	uint32_t nstacks;
+	uint64_t *ips;
+	uint64_t ips_used, ips_cap;
+
+	uint64_t *ring_lost_seen;
+	uint64_t no_ring_lost_seen;
+
+	uint64_t samples, weight, lost;
+	uint32_t threads;
+};
+
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (!p)
+		abort(); /* collect itself out of memory: nothing sensible left to do */
+	return p;
+}
+
+struct drain *drain_new(struct trace_writer *w, struct transport_header *shm, uint32_t pid)
+{
+	struct drain *d = calloc(1, sizeof *d);
+	if (!d)
+		abort();
+	d->w = w;
+	d->shm = shm;
+	d->pid = pid;
+	d->slots_cap = 4096;
+	d->slots = calloc(d->slots_cap, sizeof *d->slots);
+	d->ring_lost_seen = calloc(shm->nrings, sizeof *d->ring_lost_seen);
+	if (!d->slots || !d->ring_lost_seen)
+		abort();
+	return d;
+}
+
+void drain_free(struct drain *d)
+{
+	free(d->agent_to_trace);
+	free(d->slots);
+	free(d->ips);
+	free(d->ring_lost_seen);
+	free(d);
+}
+
+static uint64_t hash_ips(const uint64_t *ips, uint32_t n, uint32_t flags)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)flags << 32);
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+static struct merged_stack *find_slot(struct drain *d, uint64_t hash, const uint64_t *ips, uint32_t n)
+{
+	uint32_t mask = d->slots_cap - 1;
+	for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
+		struct merged_stack *s = &d->slots[i];
+		if (!s->trace_id || (s->hash == hash && s->nframes == n &&
+				     !memcmp(d->ips + s->offset, ips, n * sizeof *ips)))
+			return s;
+	}
+}
+
+static void grow_slots(struct drain *d)
+{
+	struct merged_stack *old = d->slots;
+	uint32_t old_cap = d->slots_cap;
+	d->slots_cap *= 2;
+	d->slots = calloc(d->slots_cap, sizeof *d->slots);
+	if (!d->slots)
+		abort();
+	for (uint32_t i = 0; i < old_cap; i++)
+		if (old[i].trace_id)
+			*find_slot(d, old[i].hash, d->ips + old[i].offset, old[i].nframes) = old[i];
+	free(old);
+}
+
+static void map_agent_id(struct drain *d, uint32_t agent_id, uint32_t trace_id)
+{
+	if (agent_id >= d->agent_ids_cap) {
+		uint32_t cap = d->agent_ids_cap ? d->agent_ids_cap : 4096;
+		while (cap <= agent_id)
+			cap *= 2;
+		d->agent_to_trace = xrealloc(d->agent_to_trace, cap * sizeof *d->agent_to_trace);
+		memset(d->agent_to_trace + d->agent_ids_cap, 0, (cap - d->agent_ids_cap) * sizeof(uint32_t));
+		d->agent_ids_cap = cap;
+	}
+	d->agent_to_trace[agent_id] = trace_id;
+}
+
+static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
+{
+	if (size < sizeof *s || (size - sizeof *s) / sizeof(uint64_t) < s->nframes)
+		return;
+	const uint64_t *ips = (const uint64_t *)(s + 1);
+	uint64_t hash = hash_ips(ips, s->nframes, s->flags);
+	struct merged_stack *m = find_slot(d, hash, ips, s->nframes);
+	if (!m->trace_id) {
+		if (d->ips_used + s->nframes > d->ips_cap) {
+			d->ips_cap = (d->ips_cap + s->nframes) * 2;
+			d->ips = xrealloc(d->ips, d->ips_cap * sizeof *d->ips);
+		}
+		memcpy(d->ips + d->ips_used, ips, s->nframes * sizeof *ips);
+		m->hash = hash;
+		m->offset = d->ips_used;
+		m->nframes = s->nframes;
+		m->trace_id = ++d->nstacks;
+		d->ips_used += s->nframes;
+		struct trace_stack ts = { m->trace_id, s->flags, s->nframes, d->ips + m->offset };
+		if (trace_writer_stack(d->w, &ts) < 0)
+			d->error = 1;
+		map_agent_id(d, s->id, m->trace_id);
+		if (d->nstacks * 2 > d->slots_cap)
+			grow_slots(d);
+		return;
+	}
+	map_agent_id(d, s->id, m->trace_id);
+}
+
+static void on_sample(struct drain *d, const struct tr_sample *s)
+{
+	uint32_t id = s->stack_id < d->agent_ids_cap ? d->agent_to_trace[s->stack_id] : 0;
+	if (!id) {
+		d->lost++; /* its stack never arrived: counted, not guessed */
+		return;
+	}
+	struct trace_sample ts = { s->time_ns, d->pid, s->tid, id, s->weight, s->state };
+	if (trace_writer_sample(d->w, &ts) < 0)
+		d->error = 1;
+	d->samples++;
+	d->weight += s->weight;
+}
+
+static void on_thread(struct drain *d, const struct tr_thread *t)
+{
+	char name[sizeof t->name + 1];
+	memcpy(name, t->name, sizeof t->name);
+	name[sizeof t->name] = 0;
+	struct trace_thread tt = { d->pid, t->tid, t->time_ns, t->flags, name };
+	if (t->flags & TRACE_THREAD_START)
+		d->threads++;
+	if (trace_writer_thread(d->w, &tt) < 0)
+		d->error = 1;
+}
+
+static void on_module(struct drain *d, const struct tr_module *m, uint32_t size)
+{
+	uint64_t need = sizeof *m + (uint64_t)m->nsegments * sizeof(struct tr_segment) + m->path_len;
+	if (size < need || m->build_id_len > sizeof m->build_id)
+		return;
+	const struct tr_segment *segs = (const struct tr_segment *)(m + 1);
+	struct trace_segment ts[16];
+	uint32_t n = m->nsegments < 16 ? m->nsegments : 16;
+	for (uint32_t i = 0; i < n; i++)
+		ts[i] = (struct trace_segment){ segs[i].vaddr, segs[i].memsz, segs[i].file_offset,
+						(uint32_t)segs[i].flags };
+	char *path = xrealloc(NULL, m->path_len + 1);
+	memcpy(path, (const char *)(segs + m->nsegments), m->path_len);
+	path[m->path_len] = 0;
+	struct trace_module tm = { d->pid, m->id, m->time_ns, m->load_bias, path,
+				   m->build_id_len ? m->build_id : NULL, m->build_id_len, n, ts };
+	if (trace_writer_module(d->w, &tm) < 0)
+		d->error = 1;
+	free(path);
+}
+
+static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *payload, uint32_t size)
+{
+	struct drain *d = ctx;
+	(void)ring;
+	switch (type) {
+	case TR_STACK:
+		on_stack(d, payload, size);
+		break;
+	case TR_SAMPLE:
+		if (size >= sizeof(struct tr_sample))
+			on_sample(d, payload);
+		break;
+	case TR_THREAD:
+		if (size >= sizeof(struct tr_thread))
+			on_thread(d, payload);
+		break;
+	case TR_MODULE:
+		if (size >= sizeof(struct tr_module))
+			on_module(d, payload, size);
+		break;
+	case TR_MODULE_UNLOAD:
+		if (size >= sizeof(struct tr_module_unload)) {
+			const struct tr_module_unload *u = payload;
+			struct trace_module_unload tu = { d->pid, u->id, u->time_ns };
+			if (trace_writer_module_unload(d->w, &tu) < 0)
+				d->error = 1;
+		}
+		break;
+	default:
+		break; /* a newer agent's record: nothing to do with it */
+	}
+}
+
+static void write_loss(struct drain *d, uint32_t tid, uint64_t lost)
+{
+	struct trace_loss l = { d->pid, tid, 0, lost };
+	d->lost += lost;
+	if (trace_writer_loss(d->w, &l) < 0)
+		d->error = 1;
+}
+
+int drain_all(struct drain *d)
+{
+	struct transport_ring *rings = transport_rings(d->shm);
+	for (uint32_t i = 0; i < d->shm->nrings; i++) {
+		uint32_t state = atomic_load_explicit(&rings[i].state, memory_order_acquire);
+		if (state == RING_FREE)
+			continue;
+		transport_drain(d->shm, i, on_record, d);
+		uint64_t lost = atomic_load(&rings[i].lost);
+		if (lost != d->ring_lost_seen[i]) {
+			write_loss(d, rings[i].tid, lost - d->ring_lost_seen[i]);
+			d->ring_lost_seen[i] = lost;
+		}
+		/* A closed ring's thread is gone: once empty, it can serve a new thread. */
+		if (state == RING_CLOSED &&
+		    atomic_load(&rings[i].head) == atomic_load(&rings[i].tail)) {
+			atomic_store(&rings[i].lost, 0);
+			d->ring_lost_seen[i] = 0;
+			atomic_store(&rings[i].head, 0);
+			atomic_store(&rings[i].tail, 0);
+			atomic_store_explicit(&rings[i].state, RING_FREE, memory_order_release);
+		}
+	}
+	uint64_t no_ring = atomic_load(&d->shm->lost_no_ring);
+	if (no_ring != d->no_ring_lost_seen) {
+		write_loss(d, 0, no_ring - d->no_ring_lost_seen);
+		d->no_ring_lost_seen = no_ring;
+	}
+	return d->error ? -1 : 0;
+}
+
+void drain_totals(const struct drain *d, uint64_t *samples, uint64_t *weight, uint64_t *lost,
+		  uint32_t *threads)
+{
+	*samples = d->samples;
+	*weight = d->weight;
+	*lost = d->lost;
+	*threads = d->threads;
+}

@@ -1,0 +1,143 @@
+/*
+ * transport.h - how the in-process agent hands records to the collect process.
+ *
+ * collect creates one shared memory file (memfd) that the profiled program
+ * inherits. It holds a header and a fixed number of single-producer,
+ * single-consumer byte rings. Each thread of the program claims a ring the first
+ * time it records something and is its only writer; collect is the only reader
+ * of every ring. A record becomes visible when the producer publishes its new
+ * head with a release store, so whatever the program recorded is in collect's
+ * hands the moment it is written: a SIGKILLed or crashed program loses nothing
+ * but the record it was writing.
+ *
+ * Rings never block the signal handler: a sample that does not fit is dropped
+ * and counted in the ring's `lost` counter, which collect reports.
+ */
+#ifndef IPSCOPE_TRANSPORT_H
+#define IPSCOPE_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRANSPORT_MAGIC 0x31505049u /* "IPP1" */
+#define TRANSPORT_RINGS 256u
+#define TRANSPORT_RING_BYTES (1u << 20) /* power of two */
+#define TRANSPORT_ENV_FD "IPSCOPE_SHM_FD"
+#define TRANSPORT_ENV_PID "IPSCOPE_PID"
+
+enum transport_mode { TRANSPORT_MODE_CPU = 1 };
+enum transport_source { TRANSPORT_SOURCE_NONE = 0, TRANSPORT_SOURCE_PERF = 1, TRANSPORT_SOURCE_TIMER = 2 };
+enum transport_agent_state { AGENT_NOT_STARTED = 0, AGENT_RUNNING = 1, AGENT_FAILED = 2 };
+
+/* Written by collect before the program starts; agent_* fields by the agent. */
+struct transport_header {
+	uint32_t magic;
+	uint32_t nrings;
+	uint32_t ring_bytes;
+	uint32_t mode;
+	uint64_t interval_ns;
+	uint32_t max_frames;
+	uint32_t pid; /* the process the agent may run in (not its children) */
+	_Atomic uint32_t attached; /* 0 until one agent claimed this memory */
+	_Atomic uint32_t agent_state;
+	uint32_t source; /* enum transport_source, set before agent_state = RUNNING */
+	_Atomic uint32_t next_stack_id;
+	_Atomic uint64_t lost_no_ring; /* samples dropped: every ring was taken */
+	char agent_error[256];
+};
+
+enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2 };
+
+/* Producer and consumer positions sit on separate cache lines. */
+struct transport_ring {
+	_Atomic uint32_t state;
+	uint32_t tid;
+	_Atomic uint64_t lost; /* samples dropped because this ring was full */
+	char pad0[48];
+	_Atomic uint64_t head; /* bytes ever written (producer) */
+	uint64_t reserved_head; /* producer-private: head after the pending record */
+	char pad1[48];
+	_Atomic uint64_t tail; /* bytes ever consumed (collect) */
+	char pad2[56];
+};
+
+/* Ring records: an 8-byte header, payload, padded to 8 bytes. */
+enum transport_record_type {
+	TR_PAD = 0, /* filler up to the end of the ring */
+	TR_STACK = 1,
+	TR_SAMPLE = 2,
+	TR_THREAD = 3,
+	TR_MODULE = 4,
+	TR_MODULE_UNLOAD = 5,
+};
+
+struct tr_header {
+	uint32_t type;
+	uint32_t size; /* payload bytes, excluding this header and padding */
+};
+
+struct tr_stack {
+	uint32_t id;
+	uint32_t flags; /* TRACE_STACK_* */
+	uint32_t nframes;
+	uint32_t reserved;
+	/* uint64_t ips[nframes], innermost first */
+};
+
+struct tr_sample {
+	uint64_t time_ns;
+	uint32_t tid;
+	uint32_t stack_id;
+	uint32_t weight;
+	uint32_t state;
+};
+
+struct tr_thread {
+	uint64_t time_ns;
+	uint32_t tid;
+	uint32_t flags; /* TRACE_THREAD_* */
+	char name[16];
+};
+
+struct tr_module {
+	uint64_t time_ns;
+	uint64_t load_bias;
+	uint32_t id;
+	uint32_t build_id_len;
+	uint32_t nsegments;
+	uint32_t path_len;
+	uint8_t build_id[32];
+	/* struct tr_segment segments[nsegments]; char path[path_len] (no NUL) */
+};
+
+struct tr_segment {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t file_offset;
+	uint64_t flags;
+};
+
+struct tr_module_unload {
+	uint64_t time_ns;
+	uint32_t id;
+	uint32_t reserved;
+};
+
+/* Bytes the whole shared memory file needs. */
+size_t transport_size(uint32_t nrings, uint32_t ring_bytes);
+/* The ring array and one ring's data inside a mapped transport. */
+struct transport_ring *transport_rings(struct transport_header *h);
+uint8_t *transport_ring_data(struct transport_header *h, uint32_t ring);
+
+/* Producer: room for a record of payload_size bytes, or NULL when the ring is full. */
+void *transport_reserve(struct transport_header *h, uint32_t ring, uint32_t type, uint32_t payload_size);
+/* Producer: publish the record last reserved in this ring. */
+void transport_commit(struct transport_header *h, uint32_t ring);
+
+/* Consumer: call fn for each published record, then release their space; returns records seen. */
+typedef void (*transport_record_fn)(void *ctx, uint32_t ring, uint32_t type, const void *payload,
+				    uint32_t size);
+uint64_t transport_drain(struct transport_header *h, uint32_t ring, transport_record_fn fn, void *ctx);
+
+#endif
