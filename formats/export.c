@@ -1,0 +1,177 @@
+/*
+ * export.c - the pieces every exporter shares: expanding a stack into
+ * root-first frames, summing weights per stack (and thread), and the thread
+ * title. Keeping them here means folded, speedscope and pprof agree on what a
+ * frame is and on which samples a stack stands for.
+ */
+#include "export.h"
+#include "export_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t export_max_stack_frames(const struct profile *p)
+{
+	uint32_t max = 0;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		const struct profile_stack *st = &p->stacks[s];
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < st->depth; i++)
+			n += p->locations[p->stack_locations[st->first + i]].nlines;
+		if (n > max)
+			max = n;
+	}
+	return max;
+}
+
+uint32_t export_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames)
+{
+	const struct profile_stack *st = &p->stacks[stack];
+	uint32_t n = 0;
+	/* Locations are stored leaf first and each inline chain innermost
+	 * first, so root first means walking both backwards. */
+	for (uint32_t i = st->depth; i-- > 0;) {
+		const struct profile_location *loc = &p->locations[p->stack_locations[st->first + i]];
+		for (uint32_t l = loc->nlines; l-- > 0;)
+			frames[n++] = loc->first_line + l;
+	}
+	return n;
+}
+
+static int compare_stack_weight(const void *a, const void *b)
+{
+	const struct export_stack_weight *x = a, *y = b;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return 0;
+}
+
+/* Per stack only: a dense array indexed by stack id is the cheapest sum. */
+static struct export_stack_weight *weights_by_stack(const struct profile *p, uint64_t *n)
+{
+	struct export_stack_weight *w = calloc(p->nstacks ? p->nstacks : 1, sizeof(*w));
+	if (!w)
+		return NULL;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		w[s->stack].samples++;
+		w[s->stack].weight += s->weight;
+	}
+	uint64_t used = 0;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		if (!w[s].samples)
+			continue;
+		w[used] = w[s];
+		w[used].stack = s;
+		w[used].thread = 0;
+		used++;
+	}
+	*n = used;
+	return w;
+}
+
+/* Open-addressing table from (stack, thread) to an index into the result. */
+struct pair_slot {
+	uint64_t key; /* stack << 32 | thread */
+	uint64_t entry; /* index + 1; 0 empty */
+};
+
+static uint64_t pair_hash(uint64_t key)
+{
+	key ^= key >> 29;
+	key *= 0xbf58476d1ce4e5b9ull;
+	key ^= key >> 32;
+	return key;
+}
+
+static int pairs_grow(struct pair_slot **slots, uint64_t *mask, const struct export_stack_weight *w,
+		      uint64_t n)
+{
+	uint64_t nslots = (*mask + 1) * 2;
+	struct pair_slot *fresh = calloc(nslots, sizeof(*fresh));
+	if (!fresh)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t key = (uint64_t)w[i].stack << 32 | w[i].thread;
+		uint64_t h = pair_hash(key) & (nslots - 1);
+		while (fresh[h].entry)
+			h = (h + 1) & (nslots - 1);
+		fresh[h].key = key;
+		fresh[h].entry = i + 1;
+	}
+	free(*slots);
+	*slots = fresh;
+	*mask = nslots - 1;
+	return 0;
+}
+
+static struct export_stack_weight *weights_by_stack_and_thread(const struct profile *p, uint64_t *n)
+{
+	uint64_t mask = 1023, used = 0, cap = 1024;
+	struct pair_slot *slots = calloc(mask + 1, sizeof(*slots));
+	struct export_stack_weight *w = malloc(cap * sizeof(*w));
+	uint64_t last_key = UINT64_MAX, last_entry = 0;
+	if (!slots || !w)
+		goto fail;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		uint64_t key = (uint64_t)s->stack << 32 | s->thread;
+		/* A thread usually stays in one stack for several samples in a
+		 * row: skip the probe then. */
+		if (key != last_key) {
+			uint64_t h = pair_hash(key) & mask;
+			while (slots[h].entry && slots[h].key != key)
+				h = (h + 1) & mask;
+			if (!slots[h].entry) {
+				if (used == cap) {
+					void *q = realloc(w, 2 * cap * sizeof(*w));
+					if (!q)
+						goto fail;
+					w = q;
+					cap *= 2;
+				}
+				w[used] = (struct export_stack_weight){ s->stack, s->thread, 0, 0 };
+				slots[h].key = key;
+				slots[h].entry = ++used;
+				if (used * 2 > mask && pairs_grow(&slots, &mask, w, used) < 0)
+					goto fail;
+				h = pair_hash(key) & mask;
+				while (slots[h].key != key || !slots[h].entry)
+					h = (h + 1) & mask;
+			}
+			last_key = key;
+			last_entry = slots[h].entry - 1;
+		}
+		w[last_entry].samples++;
+		w[last_entry].weight += s->weight;
+	}
+	free(slots);
+	qsort(w, used, sizeof(*w), compare_stack_weight);
+	*n = used;
+	return w;
+fail:
+	free(slots);
+	free(w);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct export_stack_weight *export_stack_weights(const struct profile *p, int by_thread,
+						 uint64_t *n)
+{
+	*n = 0;
+	return by_thread ? weights_by_stack_and_thread(p, n) : weights_by_stack(p, n);
+}
+
+void export_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
+{
+	const struct profile_thread *t = &p->threads[thread];
+	const char *name = profile_string(p, t->name);
+	if (*name)
+		snprintf(buf, len, "%s (tid %u)", name, t->tid);
+	else
+		snprintf(buf, len, "tid %u", t->tid);
+}

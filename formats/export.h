@@ -1,0 +1,41 @@
+/*
+ * export.h - write a profile (profile.h) in the formats other tools read:
+ * folded stacks (flamegraph.pl, inferno), speedscope JSON and pprof.
+ *
+ * Exporters are views over the one data model: every frame, name, inline
+ * chain and value comes from the profile as loaded and filtered; an exporter
+ * only walks stacks and encodes. Output depends on nothing but the profile
+ * and the options (no clock, no hash or pointer order), so the same input
+ * gives the same bytes.
+ */
+#ifndef IPSCOPE_EXPORT_H
+#define IPSCOPE_EXPORT_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+struct export_options {
+	int lines;           /* folded, speedscope: one frame per source line ("f:12") */
+	int annotate_inline; /* folded: suffix inlined frames with "_[i]" */
+	int thread_roots;    /* folded: each stack starts with its thread's frame */
+};
+
+/* "root;...;leaf count" lines, sorted, one per distinct rendered stack;
+ * count is in timer periods. 0, or -1 with errno set. */
+int export_folded(const struct profile *p, const struct export_options *o, FILE *out);
+
+/* speedscope file-format JSON, one sampled profile per thread, heaviest
+ * first, samples in time order. 0, or -1 with errno set. */
+int export_speedscope(const struct profile *p, const struct export_options *o, FILE *out);
+
+/* gzip-compressed pprof perftools.profiles.Profile; one Sample per distinct
+ * (stack, thread) with labels "thread" (name) and "tid"; o->lines and
+ * o->thread_roots do not apply. 0, or -1 with errno set. */
+int export_pprof(const struct profile *p, const struct export_options *o, FILE *out);
+
+/* The thread's display title, "name (tid N)" or "tid N" when unnamed, as
+ * folded thread roots and speedscope profile names show it. */
+void export_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);
+
+#endif

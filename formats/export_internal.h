@@ -1,0 +1,39 @@
+/*
+ * export_internal.h - what the exporters (export_*.c) share: walking a stack
+ * into frames and summing sample weights per stack. Not for other callers:
+ * reports have their own aggregation in analyze/.
+ */
+#ifndef IPSCOPE_EXPORT_INTERNAL_H
+#define IPSCOPE_EXPORT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+/* Most frames (lines of locations) any stack of p expands to. */
+uint32_t export_max_stack_frames(const struct profile *p);
+
+/*
+ * The frames of stack, root first: indices into p->lines, each location's
+ * inline chain outermost (the real function) first. frames must hold
+ * export_max_stack_frames(p) entries; returns the count.
+ */
+uint32_t export_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames);
+
+/* Summed samples of one stack, or of one (stack, thread) pair. */
+struct export_stack_weight {
+	uint32_t stack;
+	uint32_t thread;  /* 0 when not split by thread */
+	uint64_t samples; /* sample records */
+	uint64_t weight;  /* timer periods */
+};
+
+/*
+ * Sum p's samples per stack (per stack and thread when by_thread) into a
+ * malloc'd array sorted by (stack, thread); *n gets its length (0 when no
+ * samples). NULL with errno set on out of memory.
+ */
+struct export_stack_weight *export_stack_weights(const struct profile *p, int by_thread,
+						 uint64_t *n);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * export_pprof.c - pprof's profile.proto (perftools.profiles.Profile),
+ * gzip-compressed, as `go tool pprof` reads it.
+ *
+ * The model already has pprof's shape (profile.h), so tables map one to one:
+ * module i is Mapping i+1, function i is Function i+1, location i is
+ * Location i+1 with its inline chain as lines (innermost first), and the
+ * model's string table is the start of the pprof string table (its id 0 is
+ * already ""). A Sample is one distinct (stack, thread) pair with labels
+ * "thread" (the name) and "tid" (numeric), values [samples, cpu ns]:
+ * samples/count is the weight in timer periods, the unit `analyze flat`
+ * counts in, and cpu/nanoseconds is that times the interval, as Go does.
+ */
+#include "export.h"
+#include "export_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+
+#ifndef IPSCOPE_VERSION
+#define IPSCOPE_VERSION "unknown"
+#endif
+
+typedef Perftools__Profiles__Profile PprofProfile;
+typedef Perftools__Profiles__ValueType PprofValueType;
+typedef Perftools__Profiles__Sample PprofSample;
+typedef Perftools__Profiles__Label PprofLabel;
+typedef Perftools__Profiles__Mapping PprofMapping;
+typedef Perftools__Profiles__Location PprofLocation;
+typedef Perftools__Profiles__Line PprofLine;
+typedef Perftools__Profiles__Function PprofFunction;
+
+/* The strings pprof needs beyond the model's: appended after them. */
+enum extra_string {
+	STR_SAMPLES,
+	STR_COUNT,
+	STR_CPU,
+	STR_NANOSECONDS,
+	STR_THREAD,
+	STR_TID,
+	STR_EXPORTER,
+	NEXTRA
+};
+
+static const char *const extra_strings[NEXTRA] = {
+	"samples", "count", "cpu", "nanoseconds", "thread", "tid", "ipscope@" IPSCOPE_VERSION,
+};
+
+/* All the message storage, allocated as a few arrays, freed together. */
+struct pprof {
+	PprofProfile profile;
+	PprofValueType sample_type[2], period_type;
+	PprofValueType *sample_type_ptrs[2];
+	char **strings;
+	int64_t comments[2];
+	PprofMapping *mappings, **mapping_ptrs;
+	PprofFunction *functions, **function_ptrs;
+	PprofLine *lines, **line_ptrs;
+	PprofLocation *locations, **location_ptrs;
+	PprofLabel *labels, **label_ptrs; /* two per thread: thread, tid */
+	PprofSample *samples, **sample_ptrs;
+	uint64_t *location_ids; /* every sample's stack, leaf first, as ids */
+	int64_t *values;        /* two per sample */
+};
+
+static size_t count_or_one(size_t n)
+{
+	return n ? n : 1;
+}
+
+static int fill_tables(struct pprof *x, const struct profile *p)
+{
+	x->mappings = calloc(count_or_one(p->nmodules), sizeof(*x->mappings));
+	x->mapping_ptrs = calloc(count_or_one(p->nmodules), sizeof(*x->mapping_ptrs));
+	x->functions = calloc(count_or_one(p->nfunctions), sizeof(*x->functions));
+	x->function_ptrs = calloc(count_or_one(p->nfunctions), sizeof(*x->function_ptrs));
+	x->lines = calloc(count_or_one(p->nlines), sizeof(*x->lines));
+	x->line_ptrs = calloc(count_or_one(p->nlines), sizeof(*x->line_ptrs));
+	x->locations = calloc(count_or_one(p->nlocations), sizeof(*x->locations));
+	x->location_ptrs = calloc(count_or_one(p->nlocations), sizeof(*x->location_ptrs));
+	if (!x->mappings || !x->mapping_ptrs || !x->functions || !x->function_ptrs || !x->lines ||
+	    !x->line_ptrs || !x->locations || !x->location_ptrs)
+		return -1;
+	for (uint32_t i = 0; i < p->nmodules; i++) {
+		const struct profile_module *m = &p->modules[i];
+		PprofMapping *pm = &x->mappings[i];
+		perftools__profiles__mapping__init(pm);
+		pm->id = i + 1;
+		pm->memory_start = m->start;
+		pm->memory_limit = m->limit;
+		pm->file_offset = m->file_offset;
+		pm->filename = m->path;
+		pm->build_id = m->build_id;
+		/* pprof re-symbolizes a mapping unless has_functions says it is
+		 * done, so these must say what the symbolizer really found. */
+		pm->has_functions = !!(m->flags & PROFILE_MODULE_HAS_FUNCTIONS);
+		pm->has_filenames = !!(m->flags & PROFILE_MODULE_HAS_FILENAMES);
+		pm->has_line_numbers = !!(m->flags & PROFILE_MODULE_HAS_LINE_NUMBERS);
+		pm->has_inline_frames = !!(m->flags & PROFILE_MODULE_HAS_INLINE_FRAMES);
+		x->mapping_ptrs[i] = pm;
+	}
+	for (uint32_t i = 0; i < p->nfunctions; i++) {
+		const struct profile_function *f = &p->functions[i];
+		PprofFunction *pf = &x->functions[i];
+		perftools__profiles__function__init(pf);
+		pf->id = i + 1;
+		pf->name = f->name;
+		pf->system_name = f->system_name;
+		pf->filename = f->file;
+		pf->start_line = f->start_line;
+		x->function_ptrs[i] = pf;
+	}
+	for (uint32_t i = 0; i < p->nlines; i++) {
+		PprofLine *pl = &x->lines[i];
+		perftools__profiles__line__init(pl);
+		pl->function_id = p->lines[i].function + 1;
+		pl->line = p->lines[i].line;
+		x->line_ptrs[i] = pl;
+	}
+	for (uint32_t i = 0; i < p->nlocations; i++) {
+		const struct profile_location *l = &p->locations[i];
+		PprofLocation *pl = &x->locations[i];
+		perftools__profiles__location__init(pl);
+		pl->id = i + 1;
+		pl->mapping_id = l->module == UINT32_MAX ? 0 : (uint64_t)l->module + 1;
+		pl->address = l->address;
+		/* The model keeps a location's chain contiguous and innermost
+		 * first, as pprof wants it. */
+		pl->n_line = l->nlines;
+		pl->line = &x->line_ptrs[l->first_line];
+		x->location_ptrs[i] = pl;
+	}
+	x->profile.n_mapping = p->nmodules;
+	x->profile.mapping = x->mapping_ptrs;
+	x->profile.n_function = p->nfunctions;
+	x->profile.function = x->function_ptrs;
+	x->profile.n_location = p->nlocations;
+	x->profile.location = x->location_ptrs;
+	return 0;
+}
+
+static int fill_samples(struct pprof *x, const struct profile *p)
+{
+	uint64_t n = 0;
+	struct export_stack_weight *w = export_stack_weights(p, 1, &n);
+	if (!w)
+		return -1;
+	uint64_t nids = 0;
+	for (uint64_t i = 0; i < n; i++)
+		nids += p->stacks[w[i].stack].depth;
+	x->labels = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->labels));
+	x->label_ptrs = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->label_ptrs));
+	x->samples = calloc(count_or_one(n), sizeof(*x->samples));
+	x->sample_ptrs = calloc(count_or_one(n), sizeof(*x->sample_ptrs));
+	x->location_ids = malloc(count_or_one(nids) * sizeof(*x->location_ids));
+	x->values = malloc(count_or_one(2 * n) * sizeof(*x->values));
+	if (!x->labels || !x->label_ptrs || !x->samples || !x->sample_ptrs || !x->location_ids ||
+	    !x->values) {
+		free(w);
+		return -1;
+	}
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		PprofLabel *name = &x->labels[2 * t], *tid = &x->labels[2 * t + 1];
+		perftools__profiles__label__init(name);
+		perftools__profiles__label__init(tid);
+		name->key = p->nstrings + STR_THREAD;
+		name->str = p->threads[t].name;
+		tid->key = p->nstrings + STR_TID;
+		tid->num = p->threads[t].tid;
+		x->label_ptrs[2 * t] = name;
+		x->label_ptrs[2 * t + 1] = tid;
+	}
+	uint64_t *ids = x->location_ids;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct profile_stack *st = &p->stacks[w[i].stack];
+		PprofSample *s = &x->samples[i];
+		perftools__profiles__sample__init(s);
+		s->n_location_id = st->depth;
+		s->location_id = ids;
+		for (uint32_t d = 0; d < st->depth; d++)
+			*ids++ = (uint64_t)p->stack_locations[st->first + d] + 1;
+		s->n_value = 2;
+		s->value = &x->values[2 * i];
+		s->value[0] = (int64_t)w[i].weight;
+		s->value[1] = (int64_t)(w[i].weight * p->interval_ns);
+		s->n_label = 2;
+		s->label = &x->label_ptrs[2 * (size_t)w[i].thread];
+		x->sample_ptrs[i] = s;
+	}
+	free(w);
+	x->profile.n_sample = n;
+	x->profile.sample = x->sample_ptrs;
+	return 0;
+}
+
+static int fill_profile(struct pprof *x, const struct profile *p)
+{
+	PprofProfile *pr = &x->profile;
+	perftools__profiles__profile__init(pr);
+	x->strings = malloc(((size_t)p->nstrings + NEXTRA) * sizeof(*x->strings));
+	if (!x->strings)
+		return -1;
+	/* Messages only read the strings; protobuf-c's type is just not const. */
+	for (uint32_t i = 0; i < p->nstrings; i++)
+		x->strings[i] = (char *)p->strings[i];
+	for (int i = 0; i < NEXTRA; i++)
+		x->strings[p->nstrings + i] = (char *)extra_strings[i];
+	pr->n_string_table = (size_t)p->nstrings + NEXTRA;
+	pr->string_table = x->strings;
+
+	PprofValueType *types[] = { &x->sample_type[0], &x->sample_type[1], &x->period_type };
+	for (int i = 0; i < 3; i++)
+		perftools__profiles__value_type__init(types[i]);
+	x->sample_type[0].type = p->nstrings + STR_SAMPLES;
+	x->sample_type[0].unit = p->nstrings + STR_COUNT;
+	x->sample_type[1].type = p->nstrings + STR_CPU;
+	x->sample_type[1].unit = p->nstrings + STR_NANOSECONDS;
+	x->period_type = x->sample_type[1];
+	x->sample_type_ptrs[0] = &x->sample_type[0];
+	x->sample_type_ptrs[1] = &x->sample_type[1];
+	pr->n_sample_type = 2;
+	pr->sample_type = x->sample_type_ptrs;
+	pr->period_type = &x->period_type;
+	pr->period = (int64_t)p->interval_ns;
+	/* From the trace, never from now: the same trace gives the same bytes. */
+	pr->time_nanos = (int64_t)p->start_realtime_ns;
+	pr->duration_nanos = (int64_t)p->duration_ns;
+	pr->default_sample_type = p->nstrings + STR_CPU;
+	x->comments[0] = p->nstrings + STR_EXPORTER;
+	x->comments[1] = p->command;
+	pr->n_comment = p->command ? 2 : 1;
+	pr->comment = x->comments;
+	return fill_tables(x, p) || fill_samples(x, p) ? -1 : 0;
+}
+
+static void free_pprof(struct pprof *x)
+{
+	free(x->strings);
+	free(x->mappings);
+	free(x->mapping_ptrs);
+	free(x->functions);
+	free(x->function_ptrs);
+	free(x->lines);
+	free(x->line_ptrs);
+	free(x->locations);
+	free(x->location_ptrs);
+	free(x->labels);
+	free(x->label_ptrs);
+	free(x->samples);
+	free(x->sample_ptrs);
+	free(x->location_ids);
+	free(x->values);
+}
+
+/* A protobuf-c output buffer that deflates what it is given straight into
+ * the file, so the packed message never exists whole in memory. */
+struct gzip_sink {
+	ProtobufCBuffer base;
+	z_stream z;
+	FILE *out;
+	int failed;
+	unsigned char chunk[1 << 16];
+};
+
+/* Feed deflate and write whatever it produces (zlib's zpipe.c loop). */
+static void gzip_sink_run(struct gzip_sink *g, const uint8_t *data, size_t len, int flush)
+{
+	g->z.next_in = (Bytef *)data;
+	g->z.avail_in = (uInt)len;
+	do {
+		g->z.next_out = g->chunk;
+		g->z.avail_out = sizeof(g->chunk);
+		if (deflate(&g->z, flush) == Z_STREAM_ERROR)
+			g->failed = 1;
+		size_t have = sizeof(g->chunk) - g->z.avail_out;
+		if (have && fwrite(g->chunk, 1, have, g->out) != have)
+			g->failed = 1;
+	} while (!g->failed && g->z.avail_out == 0);
+}
+
+static void gzip_sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data)
+{
+	struct gzip_sink *g = (struct gzip_sink *)buffer;
+	/* protobuf-c hands over small pieces; uInt bounds one deflate call. */
+	while (len && !g->failed) {
+		size_t piece = len > (1u << 30) ? (1u << 30) : len;
+		gzip_sink_run(g, data, piece, Z_NO_FLUSH);
+		data += piece;
+		len -= piece;
+	}
+}
+
+int export_pprof(const struct profile *p, const struct export_options *o, FILE *out)
+{
+	(void)o; /* pprof keeps lines and threads itself; its consumers choose views */
+	struct pprof x = { 0 };
+	int ret = -1;
+	errno = ENOMEM;
+	if (fill_profile(&x, p))
+		goto out;
+	struct gzip_sink *g = calloc(1, sizeof(*g));
+	if (!g)
+		goto out;
+	g->base.append = gzip_sink_append;
+	g->out = out;
+	/* windowBits 15 + 16 writes a gzip header; its mtime stays 0, so the
+	 * bytes do not depend on when we ran. */
+	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(g);
+		goto out;
+	}
+	perftools__profiles__profile__pack_to_buffer(&x.profile, &g->base);
+	if (!g->failed)
+		gzip_sink_run(g, NULL, 0, Z_FINISH);
+	deflateEnd(&g->z);
+	errno = EIO;
+	ret = !g->failed && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+	free(g);
+out:
+	free_pprof(&x);
+	return ret;
+}

@@ -1,0 +1,372 @@
+/*
+ * export_speedscope.c - speedscope's file format (JSON): one "sampled"
+ * profile per thread, heaviest thread first and active, samples in time
+ * order so the Time Order view shows the real timeline.
+ *
+ * Inline frames are expanded into frames of their own (speedscope drops them
+ * when it imports pprof). A frame is a function, or a function and line with
+ * o->lines, exactly the frames folded output shows.
+ *
+ * Everything that holds a string is built and escaped by Jansson. The
+ * per-sample arrays are the exception: a 10-million-sample trace would need
+ * tens of millions of json_t integers (gigabytes, seconds), so they are
+ * written straight from a per-stack cache of the encoded frame list. They are
+ * plain integers, which need no escaping.
+ */
+#include "export.h"
+#include "export_internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef IPSCOPE_VERSION
+#define IPSCOPE_VERSION "unknown"
+#endif
+
+#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+
+/* A growable byte buffer, used for the per-stack cache and for output. */
+struct bytes {
+	char *buf;
+	size_t len, cap;
+};
+
+static int bytes_reserve(struct bytes *b, size_t more)
+{
+	if (b->len + more <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 1 << 16;
+	while (cap < b->len + more)
+		cap *= 2;
+	char *q = realloc(b->buf, cap);
+	if (!q)
+		return -1;
+	b->buf = q;
+	b->cap = cap;
+	return 0;
+}
+
+/* Caller has reserved 21 bytes. */
+static void bytes_put_u64(struct bytes *b, uint64_t v)
+{
+	char digits[20];
+	int n = 0;
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		b->buf[b->len++] = digits[--n];
+}
+
+/* Frame identity: the function, plus file and line with o->lines. */
+struct frame_key {
+	uint32_t function, file, line;
+	uint32_t line_index; /* a profile line with this key */
+};
+
+static int compare_frame_keys(const void *a, const void *b)
+{
+	const struct frame_key *x = a, *y = b;
+	if (x->function != y->function)
+		return x->function < y->function ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return 0;
+}
+
+struct speedscope {
+	const struct profile *p;
+	const struct export_options *o;
+	uint32_t *frame_of_line;  /* per profile line: shared.frames index */
+	json_t *frames;           /* shared.frames */
+	struct bytes stacks;      /* per used stack: "[root,...,leaf]" */
+	uint64_t *stack_offset;   /* per stack: into stacks, UINT64_MAX unused */
+	uint32_t *stack_length;
+};
+
+/* Number the frames the sampled stacks use, in (function, file, line) order
+ * so the numbering depends only on the profile. */
+static int build_frames(struct speedscope *s, const struct export_stack_weight *used, uint64_t nused)
+{
+	const struct profile *p = s->p;
+	struct frame_key *keys = malloc((p->nlines ? p->nlines : 1) * sizeof(*keys));
+	uint8_t *marked = calloc(p->nlines ? p->nlines : 1, 1);
+	uint32_t nkeys = 0;
+	int ret = -1;
+	s->frame_of_line = malloc((p->nlines ? p->nlines : 1) * sizeof(*s->frame_of_line));
+	s->frames = json_array();
+	if (!keys || !marked || !s->frame_of_line || !s->frames)
+		goto out;
+	for (uint64_t i = 0; i < nused; i++) {
+		const struct profile_stack *st = &p->stacks[used[i].stack];
+		for (uint32_t d = 0; d < st->depth; d++) {
+			const struct profile_location *loc = &p->locations[p->stack_locations[st->first + d]];
+			for (uint32_t l = loc->first_line; l < loc->first_line + loc->nlines; l++) {
+				if (marked[l])
+					continue;
+				marked[l] = 1;
+				const struct profile_line *line = &p->lines[l];
+				const struct profile_function *fn = &p->functions[line->function];
+				keys[nkeys++] = s->o->lines
+					? (struct frame_key){ line->function, line->file, line->line, l }
+					: (struct frame_key){ line->function, fn->file, fn->start_line, l };
+			}
+		}
+	}
+	qsort(keys, nkeys, sizeof(*keys), compare_frame_keys);
+	uint32_t nframes = 0;
+	for (uint32_t i = 0; i < nkeys; i++) {
+		if (i == 0 || compare_frame_keys(&keys[i - 1], &keys[i])) {
+			const struct profile_function *fn = &p->functions[keys[i].function];
+			json_t *frame = json_pack("{s:s}", "name", profile_string(p, fn->name));
+			if (!frame || json_array_append_new(s->frames, frame))
+				goto out;
+			if (keys[i].file &&
+			    json_object_set_new(frame, "file", json_string(profile_string(p, keys[i].file))))
+				goto out;
+			if (keys[i].line && json_object_set_new(frame, "line", json_integer(keys[i].line)))
+				goto out;
+			nframes++;
+		}
+		s->frame_of_line[keys[i].line_index] = nframes - 1;
+	}
+	ret = 0;
+out:
+	free(keys);
+	free(marked);
+	return ret;
+}
+
+/* Encode each used stack's frame list once; samples then copy the bytes. */
+static int build_stack_cache(struct speedscope *s, const struct export_stack_weight *used,
+			     uint64_t nused)
+{
+	const struct profile *p = s->p;
+	uint32_t *frames = malloc(((size_t)export_max_stack_frames(p) + 1) * sizeof(*frames));
+	s->stack_offset = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*s->stack_offset));
+	s->stack_length = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*s->stack_length));
+	if (!frames || !s->stack_offset || !s->stack_length) {
+		free(frames);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		s->stack_offset[i] = UINT64_MAX;
+	for (uint64_t i = 0; i < nused; i++) {
+		uint32_t n = export_stack_frames(p, used[i].stack, frames);
+		if (bytes_reserve(&s->stacks, 2 + (size_t)n * 21)) {
+			free(frames);
+			return -1;
+		}
+		size_t start = s->stacks.len;
+		s->stacks.buf[s->stacks.len++] = '[';
+		for (uint32_t f = 0; f < n; f++) {
+			if (f)
+				s->stacks.buf[s->stacks.len++] = ',';
+			bytes_put_u64(&s->stacks, s->frame_of_line[frames[f]]);
+		}
+		s->stacks.buf[s->stacks.len++] = ']';
+		s->stack_offset[used[i].stack] = start;
+		s->stack_length[used[i].stack] = (uint32_t)(s->stacks.len - start);
+	}
+	free(frames);
+	return 0;
+}
+
+/* Dump a Jansson object without its closing brace, so hand-written members
+ * can follow it; the caller writes the '}'. */
+static int write_object_open(json_t *object, FILE *out)
+{
+	char *text = json_dumps(object, JSON_COMPACT);
+	if (!text)
+		return -1;
+	size_t n = strlen(text);
+	int ok = n >= 2 && fwrite(text, 1, n - 1, out) == n - 1;
+	free(text);
+	return ok ? 0 : -1;
+}
+
+static int flush_bytes(struct bytes *b, FILE *out)
+{
+	int ok = fwrite(b->buf, 1, b->len, out) == b->len;
+	b->len = 0;
+	return ok ? 0 : -1;
+}
+
+#define FLUSH_AT (1u << 20)
+
+/*
+ * The "samples" and "weights" arrays of one thread. Consecutive samples in
+ * the same stack become one entry with their summed weight: speedscope draws
+ * exactly the same timeline from it, and hot loops shrink a lot.
+ */
+static int write_thread_samples(struct speedscope *s, const uint64_t *sample_index, uint64_t n,
+				uint64_t ns_per_weight, FILE *out)
+{
+	const struct profile *p = s->p;
+	struct bytes b = { 0 };
+	int ret = -1;
+	for (int pass = 0; pass < 2; pass++) {
+		if (bytes_reserve(&b, FLUSH_AT + 64))
+			goto out;
+		memcpy(b.buf, pass ? "],\"weights\":[" : ",\"samples\":[", pass ? 13 : 12);
+		b.len = pass ? 13 : 12;
+		for (uint64_t i = 0; i < n;) {
+			uint32_t stack = p->samples[sample_index[i]].stack;
+			uint64_t weight = 0;
+			uint64_t j = i;
+			while (j < n && p->samples[sample_index[j]].stack == stack)
+				weight += p->samples[sample_index[j++]].weight;
+			if (pass == 0) {
+				uint32_t len = s->stack_length[stack];
+				if (bytes_reserve(&b, len + 1))
+					goto out;
+				if (i)
+					b.buf[b.len++] = ',';
+				memcpy(b.buf + b.len, s->stacks.buf + s->stack_offset[stack], len);
+				b.len += len;
+			} else {
+				if (bytes_reserve(&b, 22))
+					goto out;
+				if (i)
+					b.buf[b.len++] = ',';
+				bytes_put_u64(&b, weight * ns_per_weight);
+			}
+			if (b.len >= FLUSH_AT && flush_bytes(&b, out))
+				goto out;
+			i = j;
+		}
+		if (flush_bytes(&b, out))
+			goto out;
+	}
+	ret = fputs("]}", out) == EOF ? -1 : 0;
+out:
+	free(b.buf);
+	return ret;
+}
+
+/* Heaviest thread first; equal weights by tid, then index, so the order is total. */
+static int compare_threads(const void *a, const void *b, void *profile)
+{
+	const struct profile *p = profile;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct profile_thread *tx = &p->threads[x], *ty = &p->threads[y];
+	if (tx->weight != ty->weight)
+		return tx->weight > ty->weight ? -1 : 1;
+	if (tx->tid != ty->tid)
+		return tx->tid < ty->tid ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Sample indices grouped by thread, each group in time order (a stable
+ * counting sort); first[t] .. first[t + 1] is thread t's range. */
+static uint64_t *samples_by_thread(const struct profile *p, uint64_t **first_out)
+{
+	uint64_t *first = calloc((size_t)p->nthreads + 1, sizeof(*first));
+	uint64_t *index = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*index));
+	uint64_t *next = malloc(((size_t)p->nthreads + 1) * sizeof(*next));
+	if (!first || !index || !next) {
+		free(first);
+		free(index);
+		free(next);
+		return NULL;
+	}
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		first[p->samples[i].thread + 1]++;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		first[t + 1] += first[t];
+	memcpy(next, first, ((size_t)p->nthreads + 1) * sizeof(*next));
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		index[next[p->samples[i].thread]++] = i;
+	free(next);
+	*first_out = first;
+	return index;
+}
+
+static json_t *document_head(const struct profile *p, json_t *frames)
+{
+	json_t *doc = json_pack("{s:s,s:s}", "$schema", SPEEDSCOPE_SCHEMA, "exporter",
+				"ipscope@" IPSCOPE_VERSION);
+	if (!doc)
+		return NULL;
+	const char *command = profile_string(p, p->command);
+	if ((*command && json_object_set_new(doc, "name", json_string(command))) ||
+	    /* Threads are written heaviest first, so the heaviest is profile 0. */
+	    json_object_set_new(doc, "activeProfileIndex", json_integer(0)) ||
+	    json_object_set_new(doc, "shared", json_pack("{s:O}", "frames", frames))) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+static int write_document(struct speedscope *s, FILE *out)
+{
+	const struct profile *p = s->p;
+	uint64_t *first = NULL;
+	uint64_t *index = samples_by_thread(p, &first);
+	uint32_t *order = malloc(((size_t)p->nthreads + 1) * sizeof(*order));
+	json_t *head = document_head(p, s->frames);
+	int ret = -1;
+	if (!index || !order || !head || write_object_open(head, out) || fputs(",\"profiles\":[", out) == EOF)
+		goto out;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		order[t] = t;
+	qsort_r(order, p->nthreads, sizeof(*order), compare_threads, (void *)p);
+	/* CPU weights are timer periods; speedscope shows time best in ns. */
+	int in_ns = p->interval_ns && !strcmp(profile_string(p, p->mode), "cpu");
+	uint64_t ns_per_weight = in_ns ? p->interval_ns : 1;
+	int written = 0;
+	for (uint32_t k = 0; k < p->nthreads; k++) {
+		uint32_t t = order[k];
+		if (first[t] == first[t + 1])
+			continue; /* a thread that was never sampled has nothing to show */
+		uint64_t total = 0;
+		for (uint64_t i = first[t]; i < first[t + 1]; i++)
+			total += p->samples[index[i]].weight;
+		char title[256];
+		export_thread_title(p, t, title, sizeof(title));
+		json_t *head_t = json_pack("{s:s,s:s,s:s,s:i,s:I}", "type", "sampled", "name", title,
+					   "unit", in_ns ? "nanoseconds" : "none", "startValue", 0,
+					   "endValue", (json_int_t)(total * ns_per_weight));
+		int failed = !head_t || (written && fputc(',', out) == EOF) || write_object_open(head_t, out);
+		json_decref(head_t);
+		if (failed || write_thread_samples(s, index + first[t], first[t + 1] - first[t],
+						   ns_per_weight, out))
+			goto out;
+		written++;
+	}
+	ret = fputs("]}\n", out) == EOF ? -1 : 0;
+out:
+	json_decref(head);
+	free(order);
+	free(index);
+	free(first);
+	return ret;
+}
+
+int export_speedscope(const struct profile *p, const struct export_options *o, FILE *out)
+{
+	struct speedscope s = { .p = p, .o = o };
+	uint64_t nused = 0;
+	struct export_stack_weight *used = export_stack_weights(p, 0, &nused);
+	int ret = -1;
+	errno = ENOMEM; /* what every failure before the writing means */
+	if (!used || build_frames(&s, used, nused) || build_stack_cache(&s, used, nused))
+		goto out;
+	errno = EIO; /* ferror() without a failing write keeps no errno */
+	if (write_document(&s, out) == 0 && fflush(out) == 0 && !ferror(out))
+		ret = 0;
+out:
+	free(used);
+	free(s.frame_of_line);
+	json_decref(s.frames);
+	free(s.stacks.buf);
+	free(s.stack_offset);
+	free(s.stack_length);
+	return ret;
+}
