@@ -390,8 +390,10 @@ static int parse_samples(struct cursor *c, struct trace_samples *s)
 		return -1;
 	const uint8_t *p = c->p + c->at;
 	struct trace_sample *out = r->samples;
+	uint64_t time_ns = 0; /* entries carry the delta from the previous one */
 	for (uint32_t i = 0; i < count; i++, p += entry_size) {
-		out[i].time_ns = trace_get_u64(p);
+		time_ns += trace_get_u64(p);
+		out[i].time_ns = time_ns;
 		out[i].pid = trace_get_u32(p + 8);
 		out[i].tid = trace_get_u32(p + 12);
 		out[i].stack_id = trace_get_u32(p + 16);

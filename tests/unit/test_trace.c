@@ -599,7 +599,7 @@ static void test_versions_and_unknown_records(void)
 	at = begin_record(&raw, TRACE_SAMPLES, 0);
 	put_le(&raw, 2, 4), put_le(&raw, 36, 4);
 	for (int i = 0; i < 2; i++) {
-		put_le(&raw, 100 + (uint64_t)i, 8), put_le(&raw, 5, 4), put_le(&raw, 6, 4);
+		put_le(&raw, i ? 1 : 100, 8), put_le(&raw, 5, 4), put_le(&raw, 6, 4); /* time deltas */
 		put_le(&raw, 9, 4), put_le(&raw, 1, 4), put_le(&raw, 2, 4), put_le(&raw, 0x77, 8);
 	}
 	put_le(&raw, 0, 4); /* after the array too */
