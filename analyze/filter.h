@@ -1,0 +1,50 @@
+/*
+ * filter.h - transforms that every report and every exporter applies the same
+ * way: hiding system frames (unless -C) and keeping only some threads (--tid).
+ *
+ * A filter never edits a profile: it builds a new one, so an exporter only
+ * ever takes a struct profile and needs to know nothing about the options.
+ * String ids, modules and functions keep their ids in the result; lines,
+ * locations, stacks, threads and samples are renumbered.
+ *
+ * System frames (function flag PROFILE_FUNCTION_SYSTEM: libc, libstdc++,
+ * ld.so, the vdso, the agent, _start and __libc_start_main) are removed from
+ * every stack, so their cost lands on the nearest shown caller, as Julia's
+ * Profile.print(C=false) does. Frames are removed one inline-chain entry at a
+ * time: a libstdc++ template inlined into user code disappears, the user
+ * function it was inlined into stays.
+ *
+ * A sample whose frames are ALL system frames (a thread still in the loader,
+ * time in libc called from nowhere we can show) is kept, not dropped, so
+ * totals never shrink with -C off: its stack becomes its innermost location
+ * alone (all of that location's inline frames), shown at the top level, e.g.
+ * "memcpy" or "_dl_relocate_object".
+ */
+#ifndef IPSCOPE_FILTER_H
+#define IPSCOPE_FILTER_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+struct filter_options {
+	int show_system;       /* -C / --C: keep system frames */
+	const uint32_t *tids;  /* --tid N (repeatable): keep only these threads */
+	int ntids;             /* 0: every thread */
+};
+
+/* A filtered copy of p (p is unchanged); aborts on out of memory. */
+struct profile *filter_profile(const struct profile *p, const struct filter_options *f);
+
+/*
+ * Same result, but consumes p: the sample array, the largest table by far, is
+ * filtered in place instead of copied, so peak memory stays near one profile.
+ * When the filters change nothing it returns p itself. Use it when p is not
+ * needed afterwards; free only the result.
+ */
+struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f);
+
+/* 1 when the filters would change nothing (no -C hiding possible, no --tid). */
+int filter_is_identity(const struct filter_options *f);
+
+#endif

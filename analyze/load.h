@@ -1,0 +1,62 @@
+/*
+ * load.h - read a trace into a profile: every record through the streaming
+ * reader, each distinct address symbolized once, names interned.
+ */
+#ifndef IPSCOPE_LOAD_H
+#define IPSCOPE_LOAD_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+struct load_options {
+	const char *const *debug_dirs; /* --debug-dir, in the order given */
+	int ndebug_dirs;
+	int demangle;    /* 1 unless --no-demangle */
+	int keep_clones; /* --keep-clones */
+	/*
+	 * 0: do not resolve addresses (every frame is module+0xoffset); modules
+	 * are still opened when open_modules is set so their flags say what
+	 * debug info exists. analyze info uses this to stay fast.
+	 */
+	int symbolize;
+	int open_modules;
+};
+
+/* Defaults: demangle, merge clones, symbolize. */
+void load_options_init(struct load_options *o);
+
+/* What the trace itself says beyond the profile, for analyze info. */
+struct load_meta {
+	uint32_t key;   /* string ids in the profile */
+	uint32_t value;
+};
+
+struct load_stats {
+	uint64_t compressed_bytes; /* trace size as read */
+	uint64_t raw_bytes;        /* decompressed */
+	unsigned version_major, version_minor;
+	int truncated;             /* the stream ended without an END record */
+	uint64_t stack_records;
+	uint64_t truncated_stacks; /* stacks cut at max_frames */
+	uint64_t end_samples;      /* totals the END record states (0 when truncated) */
+	uint64_t end_weight;
+	uint32_t end_flags;        /* TRACE_END_* */
+	struct load_meta *meta;    /* every META record, in order */
+	uint32_t nmeta;
+	uint64_t distinct_addresses;
+	uint64_t unresolved_addresses; /* ended up as module+0xoffset */
+};
+
+/*
+ * Load path ("-" for stdin). On a corrupt trace, an unreadable file or a
+ * newer major version: prints the reader's one-line error and returns NULL
+ * (the caller exits 1). A truncated trace prints its warning once on stderr
+ * and loads what was read. Symbolizer warnings (missing module, build-id
+ * mismatch) are printed once each. stats may be NULL; free with
+ * load_stats_free.
+ */
+struct profile *load_trace(const char *path, const struct load_options *o, struct load_stats *stats);
+void load_stats_free(struct load_stats *stats);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * options.c - parsing of the options analyze commands share (see options.h):
+ * one table of shared long options, merged with each command's own, one
+ * --help layout and one style of usage error.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "terminal.h"
+
+struct shared_option {
+	unsigned group;
+	struct option opt;
+	const char *help;
+};
+
+static const struct shared_option shared_options[] = {
+	{OPTGROUP_LOAD, {"debug-dir", required_argument, NULL, OPTION_DEBUG_DIR},
+	 "      --debug-dir DIR     also look for debug info in DIR (repeatable)"},
+	{OPTGROUP_LOAD, {"no-demangle", no_argument, NULL, OPTION_NO_DEMANGLE},
+	 "      --no-demangle       show C++/Rust names as in the binary"},
+	{OPTGROUP_LOAD, {"keep-clones", no_argument, NULL, OPTION_KEEP_CLONES},
+	 "      --keep-clones       keep gcc clones (.part.N, .isra.N, .cold...) apart"},
+	{OPTGROUP_FILTER, {"C", no_argument, NULL, 'C'},
+	 "  -C, --C                 also show system frames (libc, libstdc++, ld.so,\n"
+	 "                          startup code, the agent); hidden by default, their\n"
+	 "                          cost charged to the nearest shown caller"},
+	{OPTGROUP_FILTER, {"tid", required_argument, NULL, OPTION_TID},
+	 "      --tid N             only samples of thread N (repeatable)"},
+	{OPTGROUP_MINCOUNT, {"mincount", required_argument, NULL, OPTION_MINCOUNT},
+	 "      --mincount N        hide entries with a count below N"},
+	{OPTGROUP_LINES, {"lines", no_argument, NULL, OPTION_LINES},
+	 "      --lines             one entry per source line instead of per function"},
+	{OPTGROUP_COMBINE, {"combine", no_argument, NULL, OPTION_COMBINE},
+	 "      --combine           merge addresses of the same source line (default)"},
+	{OPTGROUP_COMBINE, {"no-combine", no_argument, NULL, OPTION_NO_COMBINE},
+	 "      --no-combine        one entry per instruction address, address shown"},
+	{OPTGROUP_DISPLAY, {"width", required_argument, NULL, OPTION_WIDTH},
+	 "      --width N           fit lines in N columns (default: the terminal's,\n"
+	 "                          unlimited when not a terminal)"},
+	{OPTGROUP_DISPLAY, {"full-paths", no_argument, NULL, OPTION_FULL_PATHS},
+	 "      --full-paths        show full source paths, never shortened"},
+	{OPTGROUP_DISPLAY, {"color", required_argument, NULL, OPTION_COLOR},
+	 "      --color WHEN        auto (default: on a terminal unless NO_COLOR is\n"
+	 "                          set), always or never"},
+};
+
+#define NSHARED (sizeof(shared_options) / sizeof(shared_options[0]))
+
+static const struct option help_option = {"help", no_argument, NULL, 'h'};
+
+int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "analyze %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'analyze %s --help')\n", cmd->name);
+	return 2;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_double(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void analyze_options_help(FILE *out, const struct analyze_command *cmd)
+{
+	fprintf(out, "usage: %s\n\n%s\n\n", cmd->synopsis, cmd->summary);
+	if (cmd->help)
+		fputs(cmd->help, out);
+	for (size_t i = 0; i < NSHARED; i++)
+		if (cmd->groups & shared_options[i].group)
+			fprintf(out, "%s\n", shared_options[i].help);
+	fputs("  -h, --help              show this help\n", out);
+}
+
+/* Append one value to a NULL/0-terminated growable array. */
+static void *append(void *array, size_t *n, size_t elem, const void *value)
+{
+	char *a = realloc(array, (*n + 2) * elem);
+	if (!a) {
+		fputs("ipscope: out of memory\n", stderr);
+		abort();
+	}
+	memcpy(a + *n * elem, value, elem);
+	memset(a + (*n + 1) * elem, 0, elem);
+	(*n)++;
+	return a;
+}
+
+static int handle_shared(const struct analyze_command *cmd, struct analyze_options *o, int opt,
+			 const char *arg)
+{
+	uint64_t v;
+	size_t n;
+	switch (opt) {
+	case OPTION_DEBUG_DIR:
+		n = (size_t)o->load.ndebug_dirs;
+		o->debug_dirs = append(o->debug_dirs, &n, sizeof(*o->debug_dirs), &arg);
+		o->load.debug_dirs = o->debug_dirs;
+		o->load.ndebug_dirs = (int)n;
+		return 0;
+	case OPTION_NO_DEMANGLE:
+		o->load.demangle = 0;
+		return 0;
+	case OPTION_KEEP_CLONES:
+		o->load.keep_clones = 1;
+		return 0;
+	case 'C':
+		o->filter.show_system = 1;
+		return 0;
+	case OPTION_TID:
+		if (parse_u64(arg, &v) || v > UINT32_MAX)
+			return usage_error(cmd, "--tid wants a thread id, not '%s'", arg);
+		n = (size_t)o->filter.ntids;
+		uint32_t tid = (uint32_t)v;
+		o->tids = append(o->tids, &n, sizeof(*o->tids), &tid);
+		o->filter.tids = o->tids;
+		o->filter.ntids = (int)n;
+		return 0;
+	case OPTION_MINCOUNT:
+		if (parse_u64(arg, &v))
+			return usage_error(cmd, "--mincount wants a count, not '%s'", arg);
+		o->mincount = v;
+		return 0;
+	case OPTION_LINES:
+		o->lines = 1;
+		return 0;
+	case OPTION_COMBINE:
+		o->combine = 1;
+		return 0;
+	case OPTION_NO_COMBINE:
+		o->combine = 0;
+		return 0;
+	case OPTION_WIDTH:
+		if (parse_u64(arg, &v) || v > 100000)
+			return usage_error(cmd, "--width wants a number of columns, not '%s'", arg);
+		o->width = (int)v;
+		return 0;
+	case OPTION_FULL_PATHS:
+		o->full_paths = 1;
+		return 0;
+	}
+	return usage_error(cmd, "internal: unhandled option %d", opt);
+}
+
+int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
+			  struct analyze_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	load_options_init(&o->load);
+	o->combine = 1;
+	o->width = -1; /* not given */
+
+	/* Merge the shared options of the command's groups with its own. */
+	struct option longopts[64];
+	size_t n = 0;
+	for (size_t i = 0; i < NSHARED; i++)
+		if (cmd->groups & shared_options[i].group)
+			longopts[n++] = shared_options[i].opt;
+	for (const struct option *op = cmd->options; op && op->name; op++) {
+		if (n + 2 >= sizeof(longopts) / sizeof(longopts[0]))
+			break;
+		longopts[n++] = *op;
+	}
+	longopts[n++] = help_option;
+	memset(&longopts[n], 0, sizeof(longopts[n]));
+
+	/* ':' first: getopt reports a missing argument as ':' and stays quiet. */
+	char shortopts[64] = ":h";
+	if (cmd->groups & OPTGROUP_FILTER)
+		strcat(shortopts, "C");
+	if (cmd->short_options && strlen(cmd->short_options) < sizeof(shortopts) - 8)
+		strcat(shortopts, cmd->short_options);
+
+	const char *color = "auto";
+	int rc = -1;
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		int opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+		if (opt == -1)
+			break;
+		const char *bad = argv[optind - 1];
+		if (opt == 'h') {
+			analyze_options_help(stdout, cmd);
+			rc = 0;
+			goto out;
+		} else if (opt == '?') {
+			if (optopt && optopt < 256)
+				rc = usage_error(cmd, "unknown option '-%c'", optopt);
+			else
+				rc = usage_error(cmd, "unknown option '%s'", bad);
+			goto out;
+		} else if (opt == ':') {
+			rc = usage_error(cmd, "option '%s' needs a value", bad);
+			goto out;
+		} else if (opt == OPTION_COLOR) {
+			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never")) {
+				rc = usage_error(cmd, "--color wants auto, always or never, not '%s'",
+						 optarg);
+				goto out;
+			}
+			color = optarg;
+		} else if (opt == 'C' || (opt >= 256 && opt < OPTION_COMMAND_FIRST)) {
+			if (handle_shared(cmd, o, opt, optarg)) {
+				rc = 2;
+				goto out;
+			}
+		} else if (!cmd->handle || cmd->handle(opt, optarg, cmd->ctx)) {
+			rc = 2;
+			goto out;
+		}
+	}
+	if (optind >= argc) {
+		rc = usage_error(cmd, "missing TRACE operand");
+		goto out;
+	}
+	if (optind + 1 < argc) {
+		rc = usage_error(cmd, "unexpected operand '%s'", argv[optind + 1]);
+		goto out;
+	}
+	o->trace = argv[optind];
+	o->color = terminal_use_color(color, STDOUT_FILENO);
+	if (o->width < 0)
+		o->width = terminal_width(STDOUT_FILENO);
+	return -1;
+out:
+	analyze_options_free(o);
+	return rc;
+}
+
+void analyze_options_free(struct analyze_options *o)
+{
+	free(o->debug_dirs);
+	free(o->tids);
+	o->debug_dirs = NULL;
+	o->tids = NULL;
+	o->load.debug_dirs = NULL;
+	o->load.ndebug_dirs = 0;
+	o->filter.tids = NULL;
+	o->filter.ntids = 0;
+}

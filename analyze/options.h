@@ -1,0 +1,112 @@
+/*
+ * options.h - the command-line options that several analyze commands share,
+ * parsed in one place so that tree, flat and export accept them identically.
+ *
+ * A command describes itself (name, synopsis, which shared option groups it
+ * takes, its own getopt_long options and a handler for them) and calls
+ * analyze_options_parse(), which merges the shared options with the
+ * command's, handles --help, reports unknown options in one line and reads
+ * the TRACE operand.
+ *
+ * Typical use in a builtin-*.c:
+ *
+ *	struct analyze_options o;
+ *	int rc = analyze_options_parse(argc, argv, &my_command, &o);
+ *	if (rc >= 0)
+ *		return rc;               // --help (0) or usage error (2)
+ *	struct profile *p = load_trace(o.trace, &o.load, NULL);
+ *	...
+ *	p = filter_profile_consume(p, &o.filter);
+ *	...
+ *	analyze_options_free(&o);
+ */
+#ifndef IPSCOPE_OPTIONS_H
+#define IPSCOPE_OPTIONS_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "filter.h"
+#include "load.h"
+
+/* Groups of shared options a command accepts (bits of analyze_command.groups). */
+#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones */
+#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable) */
+#define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
+#define OPTGROUP_LINES 0x08u    /* --lines */
+#define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
+#define OPTGROUP_DISPLAY 0x20u  /* --width N, --full-paths, --color auto|always|never */
+
+/*
+ * getopt values of the shared long options. A command's own long options
+ * must use values >= OPTION_COMMAND_FIRST (or a short-option letter other
+ * than 'C' and 'h').
+ */
+enum {
+	OPTION_DEBUG_DIR = 256,
+	OPTION_NO_DEMANGLE,
+	OPTION_KEEP_CLONES,
+	OPTION_TID,
+	OPTION_MINCOUNT,
+	OPTION_LINES,
+	OPTION_COMBINE,
+	OPTION_NO_COMBINE,
+	OPTION_WIDTH,
+	OPTION_FULL_PATHS,
+	OPTION_COLOR,
+	OPTION_COMMAND_FIRST = 512,
+};
+
+struct analyze_options {
+	struct load_options load;     /* OPTGROUP_LOAD */
+	struct filter_options filter; /* OPTGROUP_FILTER */
+	uint64_t mincount;            /* 0: no limit */
+	int lines;                    /* --lines: one row per source line */
+	int combine;                  /* 1 (default): merge addresses of one source line */
+	int width;                    /* columns; 0: unlimited (no truncation) */
+	int full_paths;               /* --full-paths: no path shortening */
+	int color;                    /* resolved --color: 1 to emit ANSI colors */
+	const char *trace;            /* the TRACE operand */
+	/* storage behind load.debug_dirs and filter.tids */
+	const char **debug_dirs;
+	uint32_t *tids;
+};
+
+struct analyze_command {
+	const char *name;     /* "tree": messages say "analyze tree: ..." */
+	const char *synopsis; /* "analyze tree [options] TRACE" */
+	const char *summary;  /* one sentence, shown by --help and by analyze --help */
+	const char *help;     /* the command's own option lines for --help, or NULL */
+	unsigned groups;      /* OPTGROUP_* */
+	const struct option *options; /* own long options, {0}-terminated, or NULL */
+	const char *short_options;    /* own short options ("" or NULL for none) */
+	/*
+	 * Called for each own option; 0 when accepted, -1 after printing a
+	 * one-line message for a bad value (the parse then exits 2).
+	 */
+	int (*handle)(int opt, const char *arg, void *ctx);
+	void *ctx;
+};
+
+/*
+ * Parse argv (argv[0] is the command name). Returns -1 when the command
+ * should run (o filled in, o->trace set), otherwise the exit status to return
+ * right away: 0 after --help, 2 after a one-line usage error on stderr.
+ */
+int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
+			  struct analyze_options *o);
+void analyze_options_free(struct analyze_options *o);
+
+/* Print the command's --help text (synopsis, summary, its options, shared ones). */
+void analyze_options_help(FILE *out, const struct analyze_command *cmd);
+
+/* Strict number parsing for option values: 0 on success, -1 when not a number. */
+int parse_u64(const char *s, uint64_t *out);
+int parse_double(const char *s, double *out);
+
+/* One-line usage error "analyze CMD: message" on stderr; returns 2. */
+int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

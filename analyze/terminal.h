@@ -1,0 +1,43 @@
+/*
+ * terminal.h - what reports need to know about where their text goes: colors
+ * (only on a terminal, never under NO_COLOR unless forced), the width to fit,
+ * and the shortening of paths, names and durations to fit in it.
+ */
+#ifndef IPSCOPE_TERMINAL_H
+#define IPSCOPE_TERMINAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * when is "auto", "always" or "never". auto: fd is a terminal and NO_COLOR
+ * is unset or empty (no-color.org); an explicit "always" wins over NO_COLOR.
+ */
+int terminal_use_color(const char *when, int fd);
+
+/* Columns of the terminal on fd; 0 (no limit) when fd is not a terminal. */
+int terminal_width(int fd);
+
+/* ANSI sequences, or "" when color is off. */
+struct palette {
+	const char *reset, *bold, *dim, *count, *self, *inlined, *extra;
+};
+void palette_init(struct palette *pal, int color);
+
+/* Path as reports show it: the last component unless full_paths. */
+const char *display_path(const char *path, int full_paths);
+
+/*
+ * Fit s in width columns (0: no limit) into buf: keep_end keeps the tail
+ * ("...tail", for paths), otherwise the head ("head..."). Returns buf or s.
+ */
+const char *fit_text(const char *s, int width, int keep_end, char *buf, size_t buflen);
+
+/* "1.234 s", "12.3 ms", "850 us": a duration in ns for people. */
+const char *format_duration(uint64_t ns, char *buf, size_t buflen);
+
+/* Number of decimal digits of v (1 for 0). */
+int decimal_digits(uint64_t v);
+
+#endif
