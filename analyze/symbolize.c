@@ -1,0 +1,266 @@
+/*
+ * symbolize.c - the symbolizer's API: one cached, indexed module per
+ * (path, build-id), lookups that turn an ELF address into an inline chain,
+ * and the rule for which modules are "system" (hidden unless -C).
+ *
+ * A module is trusted only if its build-id is the traced one: a rebuilt file
+ * would give plausible but wrong names, which is worse than module+0xoffset.
+ */
+#include "symbolize.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize_demangle.h"
+#include "profile.h"
+#include "symbolize_internal.h"
+
+struct symbol_module {
+	struct symbolizer *owner;
+	char *path;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	unsigned flags;
+	int usable; /* the file is the traced one: lookups may answer */
+	char warning[PATH_MAX + 128];
+	struct sym_index ix;
+};
+
+struct symbolizer {
+	struct symbolizer_options options;
+	char **debug_dirs; /* copies, so the caller's argv may go */
+	struct sym_strings strings;
+	struct symbol_module **modules;
+	size_t nmodules, modules_cap;
+};
+
+struct symbolizer *symbolizer_new(const struct symbolizer_options *o)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	if (o != NULL)
+		s->options = *o;
+	int n = s->options.ndebug_dirs > 0 ? s->options.ndebug_dirs : 0;
+	s->debug_dirs = calloc((size_t)n + 1, sizeof(*s->debug_dirs));
+	if (s->debug_dirs == NULL) {
+		free(s);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		s->debug_dirs[i] = strdup(s->options.debug_dirs[i]);
+		if (s->debug_dirs[i] == NULL) {
+			symbolizer_free(s);
+			return NULL;
+		}
+	}
+	s->options.debug_dirs = (const char *const *)s->debug_dirs;
+	s->options.ndebug_dirs = n;
+	return s;
+}
+
+int symbol_path_is_system(const char *path)
+{
+	/* Prefixes of the file names of the C and C++ runtimes, the loader,
+	 * the vdso and our own agent: their frames are plumbing, not the
+	 * program. */
+	static const char *const prefixes[] = {
+		"libc.so", "libc-2.", "libm.so", "libm-2.", "libpthread.so", "libpthread-2.",
+		"libdl.so", "libdl-2.", "librt.so", "librt-2.", "libstdc++.so", "libgcc_s.so",
+		"ld-linux", "linux-vdso", "[vdso]", "libipscope-agent.so",
+	};
+	const char *slash = strrchr(path, '/');
+	const char *base = slash != NULL ? slash + 1 : path;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The kernel's vdso has no file: nothing to warn about. */
+static int is_pseudo_module(const char *path)
+{
+	return path[0] == '[' || strstr(path, "linux-vdso") != NULL;
+}
+
+static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/* Read and index the module; fills m->flags and m->warning. */
+static void open_module(struct symbolizer *s, struct symbol_module *m)
+{
+	struct sym_elf_info info;
+	sym_elf_inspect(m->path, &info);
+	if (!info.readable) {
+		m->flags |= PROFILE_MODULE_MISSING;
+		if (!is_pseudo_module(m->path))
+			snprintf(m->warning, sizeof(m->warning),
+				 "%s: %s: frames shown as module+offset", m->path,
+				 access(m->path, F_OK) == 0 ? "not a readable ELF file"
+							     : "file not found");
+		return;
+	}
+	/* A trace without a build-id cannot be checked: trust the path. */
+	if (m->build_id_len > 0 &&
+	    !same_build_id(m->build_id, m->build_id_len, info.build_id, info.build_id_len)) {
+		m->flags |= PROFILE_MODULE_BUILD_ID_MISMATCH;
+		snprintf(m->warning, sizeof(m->warning),
+			 "%s: build-id differs from the traced one (rebuilt after collection?): "
+			 "frames shown as module+offset",
+			 m->path);
+		return;
+	}
+	m->usable = 1;
+	char debug_path[PATH_MAX];
+	sym_elf_find_debug_file(m->path, &info, s->options.debug_dirs, s->options.ndebug_dirs,
+				debug_path, sizeof(debug_path));
+	if (debug_path[0] != '\0' && sym_dwarf_load(&m->ix, &s->strings, debug_path) != 0)
+		debug_path[0] = '\0';
+	/* A separate debug file keeps the full .symtab; the stripped file
+	 * only .dynsym. */
+	size_t nsymbols = 0;
+	if (debug_path[0] != '\0' && strcmp(debug_path, m->path) != 0)
+		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, debug_path);
+	if (nsymbols == 0)
+		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, m->path);
+	sym_index_finish(&m->ix);
+
+	if (!m->ix.has_dwarf) {
+		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
+		snprintf(m->warning, sizeof(m->warning), "%s: no debug info%s", m->path,
+			 nsymbols > 0 ? ": function names from the symbol table only"
+				      : " and no symbols: frames shown as module+offset");
+	}
+	if (m->ix.nsegments > 0 || m->ix.nsymbols > 0)
+		m->flags |= PROFILE_MODULE_HAS_FUNCTIONS;
+	if (m->ix.nrows > 0)
+		m->flags |= PROFILE_MODULE_HAS_FILENAMES | PROFILE_MODULE_HAS_LINE_NUMBERS;
+	if (m->ix.has_inlines)
+		m->flags |= PROFILE_MODULE_HAS_INLINE_FRAMES;
+}
+
+struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
+					const uint8_t *build_id, size_t build_id_len,
+					char *warning, size_t warning_len)
+{
+	if (build_id_len > sizeof(((struct symbol_module *)0)->build_id))
+		build_id_len = sizeof(((struct symbol_module *)0)->build_id);
+	struct symbol_module *m = NULL;
+	for (size_t i = 0; i < s->nmodules && m == NULL; i++)
+		if (strcmp(s->modules[i]->path, path) == 0 &&
+		    same_build_id(s->modules[i]->build_id, s->modules[i]->build_id_len, build_id,
+				  build_id_len))
+			m = s->modules[i];
+	if (m == NULL) {
+		if (s->nmodules == s->modules_cap) {
+			size_t cap = s->modules_cap ? 2 * s->modules_cap : 16;
+			struct symbol_module **modules = realloc(s->modules, cap * sizeof(*modules));
+			if (modules == NULL)
+				return NULL;
+			s->modules = modules;
+			s->modules_cap = cap;
+		}
+		m = calloc(1, sizeof(*m));
+		if (m == NULL || (m->path = strdup(path)) == NULL) {
+			free(m);
+			return NULL;
+		}
+		m->owner = s;
+		if (build_id_len > 0)
+			memcpy(m->build_id, build_id, build_id_len);
+		m->build_id_len = build_id_len;
+		if (symbol_path_is_system(path))
+			m->flags |= PROFILE_MODULE_SYSTEM;
+		open_module(s, m);
+		s->modules[s->nmodules++] = m;
+	}
+	if (warning != NULL && warning_len > 0)
+		snprintf(warning, warning_len, "%s", m->warning);
+	return m;
+}
+
+unsigned symbol_module_flags(const struct symbol_module *m)
+{
+	return m->flags;
+}
+
+/* Fill the names of frame from function fn, demangling on first use. */
+static void name_frame(struct symbol_module *m, uint32_t fn, struct symbol_frame *frame)
+{
+	struct sym_function *f = &m->ix.functions[fn];
+	if (f->display_name == NULL) {
+		const struct symbolizer_options *o = &m->owner->options;
+		char *pretty = demangle_function_name(f->linkage_name, o->demangle, o->keep_clones);
+		f->display_name = pretty != NULL ? sym_intern(&m->owner->strings, pretty)
+						 : f->linkage_name;
+		free(pretty);
+	}
+	frame->function = f->display_name;
+	frame->linkage_name = f->linkage_name;
+	frame->function_file = f->file;
+	frame->function_line = f->line;
+}
+
+int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_frame *frames,
+			 int max)
+{
+	if (m == NULL || !m->usable || max <= 0)
+		return 0;
+	const struct sym_index *ix = &m->ix;
+	const struct sym_row *row = sym_find_row(ix, vaddr);
+	const char *file = row != NULL ? row->file : NULL;
+	uint32_t line = row != NULL ? row->line : 0;
+	uint32_t node = sym_find_node(ix, vaddr);
+	/* The symbol table names what DWARF does not cover (assembly) or
+	 * leaves unnamed. */
+	uint32_t symbol_fn = SYM_NONE;
+	if (node == SYM_NONE || ix->functions[ix->nodes[node].function].linkage_name[0] == '\0')
+		symbol_fn = sym_find_symbol_function(ix, vaddr);
+	if (node == SYM_NONE) {
+		if (symbol_fn == SYM_NONE)
+			return 0;
+		memset(&frames[0], 0, sizeof(frames[0]));
+		name_frame(m, symbol_fn, &frames[0]);
+		frames[0].file = file;
+		frames[0].line = line;
+		return 1;
+	}
+	int n = 0;
+	for (; node != SYM_NONE && n < max; node = ix->nodes[node].parent, n++) {
+		const struct sym_node *nd = &ix->nodes[node];
+		struct symbol_frame *frame = &frames[n];
+		memset(frame, 0, sizeof(*frame));
+		int outermost = nd->parent == SYM_NONE;
+		name_frame(m, outermost && symbol_fn != SYM_NONE ? symbol_fn : nd->function, frame);
+		if (frame->function[0] == '\0')
+			frame->function = frame->linkage_name = "??";
+		frame->file = file;
+		frame->line = line;
+		frame->inlined = !outermost;
+		file = nd->call_file;
+		line = nd->call_line;
+	}
+	return n;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->nmodules; i++) {
+		sym_index_free(&s->modules[i]->ix);
+		free(s->modules[i]->path);
+		free(s->modules[i]);
+	}
+	free(s->modules);
+	for (int i = 0; s->debug_dirs != NULL && s->debug_dirs[i] != NULL; i++)
+		free(s->debug_dirs[i]);
+	free(s->debug_dirs);
+	sym_strings_free(&s->strings);
+	free(s);
+}

@@ -1,0 +1,574 @@
+/*
+ * symbolize_dwarf.c - read a module's DWARF once into the symbolizer's index.
+ *
+ * One pass over every compile unit: its line table becomes sorted rows, and
+ * every subprogram and inlined call with code becomes a node with address
+ * ranges (flattened later by symbolize_index.c). Only the DIEs that can hold
+ * code are descended into (namespaces, functions, blocks), which keeps
+ * loading libc's debug info well under a second.
+ *
+ * libdwarf 20210528 traps handled here: DW_FORM_implicit_const (gcc's
+ * call_file/call_line) fails dwarf_formudata, so fall back to
+ * dwarf_formsdata; file indexes are 0-based in DWARF 5 and 1-based before;
+ * DWARF 4 range lists are relative to the CU base address, DWARF 5 ones come
+ * absolute from the rnglists interface. Every libdwarf return is checked: bad
+ * DWARF loses some names, never the process.
+ */
+#include "symbolize_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+#include <libdwarf.h>
+
+#define MAX_DIE_DEPTH 256 /* deeper nesting is malformed; stop descending */
+#define MAX_ORIGIN_HOPS 8 /* abstract_origin / specification chain */
+
+/* A CU's file names, interned; index as DW_AT_decl_file/call_file give it. */
+struct file_table {
+	Dwarf_Off cu_offset;
+	const char **names;
+	Dwarf_Signed count;
+	int one_based; /* DWARF 2-4 */
+};
+
+struct loader {
+	Dwarf_Debug dbg;
+	Dwarf_Error err;
+	struct sym_index *ix;
+	struct sym_strings *st;
+	/* the CU being walked */
+	Dwarf_Half version;
+	Dwarf_Addr cu_base;
+	struct file_table files;
+	/* file tables of other CUs that abstract origins point into (LTO) */
+	struct file_table *foreign;
+	size_t nforeign, foreign_cap;
+	/* abstract origin DIE offset + 1 -> function index (open addressing) */
+	uint64_t *origin_keys;
+	uint32_t *origin_values;
+	size_t origin_slots, origin_used;
+	/* scratch for one DIE's ranges */
+	Dwarf_Addr (*ranges)[2];
+	size_t nranges, ranges_cap;
+	/* line file-number -> interned name, for the CU being read */
+	const char **line_files;
+	size_t line_files_cap;
+};
+
+/* 1 when res is DW_DLV_OK; frees the error libdwarf allocated otherwise. */
+static int ok(struct loader *L, int res)
+{
+	if (res == DW_DLV_ERROR && L->err != NULL) {
+		dwarf_dealloc(L->dbg, L->err, DW_DLA_ERROR);
+		L->err = NULL;
+	}
+	return res == DW_DLV_OK;
+}
+
+static void *grow_array(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, n * elem);
+	if (q == NULL)
+		abort(); /* as sym_* growth: no recovery worth having */
+	*cap = n;
+	return q;
+}
+
+/* ---- attributes ---- */
+
+/* Unsigned value of an attribute of class constant, including
+ * DW_FORM_implicit_const, which only dwarf_formsdata reads. */
+static int attr_unsigned(struct loader *L, Dwarf_Die die, Dwarf_Half name, Dwarf_Unsigned *out)
+{
+	Dwarf_Attribute attr;
+	if (!ok(L, dwarf_attr(die, name, &attr, &L->err)))
+		return 0;
+	int found = ok(L, dwarf_formudata(attr, out, &L->err));
+	if (!found) {
+		Dwarf_Signed s;
+		found = ok(L, dwarf_formsdata(attr, &s, &L->err)) && s >= 0;
+		if (found)
+			*out = (Dwarf_Unsigned)s;
+	}
+	dwarf_dealloc_attribute(attr);
+	return found;
+}
+
+/* String attribute, interned; NULL when absent. */
+static const char *attr_string(struct loader *L, Dwarf_Die die, Dwarf_Half name)
+{
+	Dwarf_Attribute attr;
+	if (!ok(L, dwarf_attr(die, name, &attr, &L->err)))
+		return NULL;
+	char *s = NULL;
+	const char *interned = NULL;
+	if (ok(L, dwarf_formstring(attr, &s, &L->err)) && s != NULL)
+		interned = sym_intern(L->st, s);
+	dwarf_dealloc_attribute(attr);
+	return interned;
+}
+
+/* Section offset of the DIE a reference attribute points to. */
+static int attr_reference(struct loader *L, Dwarf_Die die, Dwarf_Half name, Dwarf_Off *out)
+{
+	Dwarf_Attribute attr;
+	if (!ok(L, dwarf_attr(die, name, &attr, &L->err)))
+		return 0;
+	int found = ok(L, dwarf_global_formref(attr, out, &L->err));
+	dwarf_dealloc_attribute(attr);
+	return found;
+}
+
+/* ---- file tables ---- */
+
+static void load_file_table(struct loader *L, Dwarf_Die cu_die, struct file_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	Dwarf_Half version = 0, offset_size = 0;
+	if (ok(L, dwarf_get_version_of_die(cu_die, &version, &offset_size)))
+		t->one_based = version < 5;
+	if (!ok(L, dwarf_CU_dieoffset_given_die(cu_die, &t->cu_offset, &L->err)))
+		t->cu_offset = 0;
+	char **names;
+	Dwarf_Signed count;
+	if (!ok(L, dwarf_srcfiles(cu_die, &names, &count, &L->err)))
+		return;
+	t->names = calloc(count > 0 ? (size_t)count : 1, sizeof(*t->names));
+	for (Dwarf_Signed i = 0; i < count; i++) {
+		if (t->names != NULL)
+			t->names[i] = sym_intern(L->st, names[i]);
+		dwarf_dealloc(L->dbg, names[i], DW_DLA_STRING);
+	}
+	dwarf_dealloc(L->dbg, names, DW_DLA_LIST);
+	t->count = t->names != NULL ? count : 0;
+}
+
+static const char *file_name(const struct file_table *t, Dwarf_Unsigned index)
+{
+	if (t->one_based) {
+		if (index == 0)
+			return NULL;
+		index--;
+	}
+	return index < (Dwarf_Unsigned)t->count ? t->names[index] : NULL;
+}
+
+/* The file table of the CU that holds die (the current one, usually). */
+static const struct file_table *file_table_of(struct loader *L, Dwarf_Die die)
+{
+	Dwarf_Off cu_offset;
+	if (!ok(L, dwarf_CU_dieoffset_given_die(die, &cu_offset, &L->err)))
+		return NULL;
+	if (cu_offset == L->files.cu_offset)
+		return &L->files;
+	for (size_t i = 0; i < L->nforeign; i++)
+		if (L->foreign[i].cu_offset == cu_offset)
+			return &L->foreign[i];
+	Dwarf_Die cu_die;
+	if (!ok(L, dwarf_offdie_b(L->dbg, cu_offset, 1, &cu_die, &L->err)))
+		return NULL;
+	L->foreign = grow_array(L->foreign, &L->foreign_cap, L->nforeign + 1, sizeof(*L->foreign));
+	load_file_table(L, cu_die, &L->foreign[L->nforeign]);
+	dwarf_dealloc_die(cu_die);
+	return &L->foreign[L->nforeign++];
+}
+
+/* ---- functions: name and declaration through abstract_origin/specification ---- */
+
+/*
+ * The name a function is known by: the linkage name when it is mangled
+ * (C++, Rust: demangled later), else DW_AT_name. glibc gives its C functions
+ * linkage names like __GI_malloc (asm renames for internal calls) that no
+ * user wrote; the plain name is the one to show.
+ */
+static const char *choose_name(const char *name, const char *linkage)
+{
+	if (linkage != NULL && linkage[0] == '_' && (linkage[1] == 'Z' || linkage[1] == 'R'))
+		return linkage;
+	return name != NULL ? name : linkage;
+}
+
+static uint32_t function_from_die(struct loader *L, Dwarf_Die die)
+{
+	const char *name = NULL, *linkage = NULL, *decl_file = NULL;
+	Dwarf_Unsigned decl_line = 0;
+	Dwarf_Die cur = die;
+	for (int hop = 0; hop < MAX_ORIGIN_HOPS; hop++) {
+		if (linkage == NULL)
+			linkage = attr_string(L, cur, DW_AT_linkage_name);
+		if (linkage == NULL)
+			linkage = attr_string(L, cur, DW_AT_MIPS_linkage_name);
+		if (name == NULL)
+			name = attr_string(L, cur, DW_AT_name);
+		Dwarf_Unsigned index;
+		if (decl_file == NULL && attr_unsigned(L, cur, DW_AT_decl_file, &index)) {
+			const struct file_table *t = file_table_of(L, cur);
+			decl_file = t != NULL ? file_name(t, index) : NULL;
+			if (!attr_unsigned(L, cur, DW_AT_decl_line, &decl_line))
+				decl_line = 0;
+		}
+		Dwarf_Off next;
+		Dwarf_Die next_die = NULL;
+		int found = attr_reference(L, cur, DW_AT_abstract_origin, &next) ||
+			    attr_reference(L, cur, DW_AT_specification, &next);
+		if (cur != die)
+			dwarf_dealloc_die(cur);
+		cur = NULL;
+		if (!found || (linkage != NULL && name != NULL && decl_file != NULL) ||
+		    !ok(L, dwarf_offdie_b(L->dbg, next, 1, &next_die, &L->err)))
+			break;
+		cur = next_die;
+	}
+	if (cur != NULL && cur != die)
+		dwarf_dealloc_die(cur);
+	const char *shown = choose_name(name, linkage);
+	return sym_add_function(L->ix, shown != NULL ? shown : sym_intern(L->st, ""), decl_file,
+				decl_line > UINT32_MAX ? 0 : (uint32_t)decl_line);
+}
+
+static size_t hash_offset(uint64_t key, size_t slots)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (slots - 1);
+}
+
+/* Every inlined copy of a function points to one abstract DIE: resolve it
+ * once. */
+static uint32_t function_for(struct loader *L, Dwarf_Die die)
+{
+	Dwarf_Off origin;
+	if (!attr_reference(L, die, DW_AT_abstract_origin, &origin))
+		return function_from_die(L, die);
+	if (2 * (L->origin_used + 1) > L->origin_slots) {
+		size_t slots = L->origin_slots ? L->origin_slots * 2 : 4096;
+		uint64_t *keys = calloc(slots, sizeof(*keys));
+		uint32_t *values = calloc(slots, sizeof(*values));
+		if (keys == NULL || values == NULL)
+			abort();
+		for (size_t i = 0; i < L->origin_slots; i++) {
+			if (L->origin_keys[i] == 0)
+				continue;
+			size_t j = hash_offset(L->origin_keys[i], slots);
+			while (keys[j] != 0)
+				j = (j + 1) & (slots - 1);
+			keys[j] = L->origin_keys[i];
+			values[j] = L->origin_values[i];
+		}
+		free(L->origin_keys);
+		free(L->origin_values);
+		L->origin_keys = keys;
+		L->origin_values = values;
+		L->origin_slots = slots;
+	}
+	uint64_t key = (uint64_t)origin + 1;
+	size_t j = hash_offset(key, L->origin_slots);
+	for (; L->origin_keys[j] != 0; j = (j + 1) & (L->origin_slots - 1))
+		if (L->origin_keys[j] == key)
+			return L->origin_values[j];
+	uint32_t fn = function_from_die(L, die);
+	L->origin_keys[j] = key;
+	L->origin_values[j] = fn;
+	L->origin_used++;
+	return fn;
+}
+
+/* ---- address ranges ---- */
+
+static void add_scratch_range(struct loader *L, Dwarf_Addr lo, Dwarf_Addr hi)
+{
+	L->ranges = grow_array(L->ranges, &L->ranges_cap, L->nranges + 1, sizeof(*L->ranges));
+	L->ranges[L->nranges][0] = lo;
+	L->ranges[L->nranges][1] = hi;
+	L->nranges++;
+}
+
+static void read_rnglists(struct loader *L, Dwarf_Attribute attr, Dwarf_Half form)
+{
+	Dwarf_Unsigned value;
+	Dwarf_Off offset;
+	if (form == DW_FORM_rnglistx) {
+		if (!ok(L, dwarf_formudata(attr, &value, &L->err)))
+			return;
+	} else {
+		if (!ok(L, dwarf_global_formref(attr, &offset, &L->err)))
+			return;
+		value = offset;
+	}
+	Dwarf_Rnglists_Head head;
+	Dwarf_Unsigned count, global_offset;
+	if (!ok(L, dwarf_rnglists_get_rle_head(attr, form, value, &head, &count, &global_offset,
+					       &L->err)))
+		return;
+	for (Dwarf_Unsigned i = 0; i < count; i++) {
+		unsigned length, code;
+		Dwarf_Unsigned raw1, raw2, lo, hi;
+		Dwarf_Bool unavailable = 0;
+		if (!ok(L, dwarf_get_rnglists_entry_fields_a(head, i, &length, &code, &raw1, &raw2,
+							     &unavailable, &lo, &hi, &L->err)) ||
+		    code == DW_RLE_end_of_list)
+			break;
+		if (code == DW_RLE_base_address || code == DW_RLE_base_addressx || unavailable)
+			continue;
+		add_scratch_range(L, lo, hi);
+	}
+	dwarf_dealloc_rnglists_head(head);
+}
+
+static void read_debug_ranges(struct loader *L, Dwarf_Die die, Dwarf_Attribute attr)
+{
+	Dwarf_Off offset, real_offset;
+	Dwarf_Unsigned udata;
+	if (!ok(L, dwarf_global_formref(attr, &offset, &L->err))) {
+		/* DWARF 2-3 spell the offset as plain data. */
+		if (!ok(L, dwarf_formudata(attr, &udata, &L->err)))
+			return;
+		offset = udata;
+	}
+	Dwarf_Ranges *ranges;
+	Dwarf_Signed count;
+	Dwarf_Unsigned bytes;
+	if (!ok(L, dwarf_get_ranges_b(L->dbg, offset, die, &real_offset, &ranges, &count, &bytes,
+				      &L->err)))
+		return;
+	Dwarf_Addr base = L->cu_base;
+	for (Dwarf_Signed i = 0; i < count; i++) {
+		if (ranges[i].dwr_type == DW_RANGES_END)
+			break;
+		if (ranges[i].dwr_type == DW_RANGES_ADDRESS_SELECTION)
+			base = ranges[i].dwr_addr2;
+		else
+			add_scratch_range(L, base + ranges[i].dwr_addr1, base + ranges[i].dwr_addr2);
+	}
+	dwarf_ranges_dealloc(L->dbg, ranges, count);
+}
+
+/* Collect die's code ranges into L->ranges; returns how many. */
+static size_t die_ranges(struct loader *L, Dwarf_Die die)
+{
+	L->nranges = 0;
+	Dwarf_Addr lo, hi;
+	Dwarf_Half form;
+	enum Dwarf_Form_Class form_class;
+	if (ok(L, dwarf_lowpc(die, &lo, &L->err))) {
+		if (ok(L, dwarf_highpc_b(die, &hi, &form, &form_class, &L->err)))
+			add_scratch_range(L, lo, form_class == DW_FORM_CLASS_CONSTANT ? lo + hi : hi);
+		return L->nranges;
+	}
+	Dwarf_Attribute attr;
+	if (!ok(L, dwarf_attr(die, DW_AT_ranges, &attr, &L->err)))
+		return 0;
+	if (ok(L, dwarf_whatform(attr, &form, &L->err))) {
+		if (L->version >= 5)
+			read_rnglists(L, attr, form);
+		else
+			read_debug_ranges(L, die, attr);
+	}
+	dwarf_dealloc_attribute(attr);
+	return L->nranges;
+}
+
+/* ---- the DIE walk ---- */
+
+static void walk_children(struct loader *L, Dwarf_Die parent, uint32_t node, uint32_t depth);
+
+/* A subprogram or inlined call with code becomes a node; parent is the node
+ * it was inlined into (SYM_NONE for a subprogram). */
+static void add_code_node(struct loader *L, Dwarf_Die die, Dwarf_Half tag, uint32_t parent,
+			  uint32_t depth)
+{
+	if (die_ranges(L, die) == 0)
+		return; /* a declaration or abstract instance: no code here */
+	const char *call_file = NULL;
+	Dwarf_Unsigned call_line = 0, index;
+	if (tag == DW_TAG_inlined_subroutine) {
+		if (attr_unsigned(L, die, DW_AT_call_file, &index))
+			call_file = file_name(&L->files, index);
+		if (!attr_unsigned(L, die, DW_AT_call_line, &call_line) || call_line > UINT32_MAX)
+			call_line = 0;
+	} else {
+		parent = SYM_NONE; /* a nested function is a function of its own */
+	}
+	/* The scratch ranges are reused by the children: add them first. */
+	size_t n = L->nranges;
+	uint32_t fn = function_for(L, die);
+	uint32_t node = sym_add_node(L->ix, fn, parent, call_file, (uint32_t)call_line);
+	for (size_t i = 0; i < n; i++)
+		sym_add_range(L->ix, L->ranges[i][0], L->ranges[i][1], node, depth);
+	walk_children(L, die, node, depth + 1);
+}
+
+static void visit(struct loader *L, Dwarf_Die die, uint32_t node, uint32_t depth)
+{
+	Dwarf_Half tag;
+	if (!ok(L, dwarf_tag(die, &tag, &L->err)))
+		return;
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+		add_code_node(L, die, tag, node, depth);
+		break;
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+		walk_children(L, die, node, depth);
+		break;
+	default:
+		break; /* types and variables hold no code */
+	}
+}
+
+static void walk_children(struct loader *L, Dwarf_Die parent, uint32_t node, uint32_t depth)
+{
+	if (depth > MAX_DIE_DEPTH)
+		return;
+	Dwarf_Die child;
+	if (!ok(L, dwarf_child(parent, &child, &L->err)))
+		return;
+	for (;;) {
+		visit(L, child, node, depth);
+		Dwarf_Die sibling;
+		int res = dwarf_siblingof_b(L->dbg, child, 1, &sibling, &L->err);
+		dwarf_dealloc_die(child);
+		if (!ok(L, res))
+			break;
+		child = sibling;
+	}
+}
+
+/* ---- line tables ---- */
+
+static const char *line_file(struct loader *L, Dwarf_Line line)
+{
+	Dwarf_Unsigned fileno;
+	int cacheable = ok(L, dwarf_line_srcfileno(line, &fileno, &L->err)) && fileno < 65536;
+	if (cacheable) {
+		size_t old_cap = L->line_files_cap;
+		L->line_files = grow_array(L->line_files, &L->line_files_cap, fileno + 1,
+					   sizeof(*L->line_files));
+		memset(L->line_files + old_cap, 0,
+		       (L->line_files_cap - old_cap) * sizeof(*L->line_files));
+		if (L->line_files[fileno] != NULL)
+			return L->line_files[fileno];
+	}
+	char *name = NULL;
+	const char *interned = "??";
+	if (ok(L, dwarf_linesrc(line, &name, &L->err)) && name != NULL) {
+		interned = sym_intern(L->st, name);
+		dwarf_dealloc(L->dbg, name, DW_DLA_STRING);
+	} else {
+		interned = sym_intern(L->st, "??");
+	}
+	if (cacheable)
+		L->line_files[fileno] = interned;
+	return interned;
+}
+
+/* Read the CU's line table into rows. Without ranges of its own
+ * (unit_ranges == 0), the CU's code is taken to be its line sequences. */
+static void load_lines(struct loader *L, Dwarf_Die cu_die, size_t unit_ranges)
+{
+	Dwarf_Unsigned version;
+	Dwarf_Small table_count;
+	Dwarf_Line_Context context;
+	if (!ok(L, dwarf_srclines_b(cu_die, &version, &table_count, &context, &L->err)))
+		return;
+	Dwarf_Line *lines;
+	Dwarf_Signed count;
+	if (L->line_files_cap > 0)
+		memset(L->line_files, 0, L->line_files_cap * sizeof(*L->line_files));
+	if (ok(L, dwarf_srclines_from_linecontext(context, &lines, &count, &L->err))) {
+		int sequence_start = 1, skip_sequence = 0;
+		Dwarf_Addr first = 0;
+		for (Dwarf_Signed i = 0; i < count; i++) {
+			Dwarf_Addr addr;
+			Dwarf_Unsigned lineno;
+			Dwarf_Bool end = 0;
+			if (!ok(L, dwarf_lineaddr(lines[i], &addr, &L->err)) ||
+			    !ok(L, dwarf_lineendsequence(lines[i], &end, &L->err)))
+				continue;
+			/* A sequence at 0 is a function the linker dropped. */
+			if (sequence_start) {
+				skip_sequence = addr == 0;
+				first = addr;
+			}
+			sequence_start = end;
+			if (skip_sequence)
+				continue;
+			if (end) {
+				sym_add_row(L->ix, addr, NULL, 0);
+				if (unit_ranges == 0)
+					sym_add_unit_range(L->ix, first, addr);
+				continue;
+			}
+			if (!ok(L, dwarf_lineno(lines[i], &lineno, &L->err)) || lineno > UINT32_MAX)
+				lineno = 0;
+			sym_add_row(L->ix, addr, line_file(L, lines[i]), (uint32_t)lineno);
+		}
+	}
+	dwarf_srclines_dealloc_b(context);
+}
+
+/* ---- compile units ---- */
+
+static void load_cu(struct loader *L, Dwarf_Die cu_die)
+{
+	Dwarf_Addr base;
+	L->cu_base = ok(L, dwarf_lowpc(cu_die, &base, &L->err)) ? base : 0;
+	load_file_table(L, cu_die, &L->files);
+	size_t unit_ranges = die_ranges(L, cu_die);
+	for (size_t i = 0; i < unit_ranges; i++)
+		sym_add_unit_range(L->ix, L->ranges[i][0], L->ranges[i][1]);
+	load_lines(L, cu_die, unit_ranges);
+	walk_children(L, cu_die, SYM_NONE, 0);
+	free(L->files.names);
+	memset(&L->files, 0, sizeof(L->files));
+}
+
+int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path)
+{
+	struct loader L = {.ix = ix, .st = st};
+	/* No true-path buffer: the caller already chose the file (and checked
+	 * its build-id), libdwarf must not wander off to another. */
+	int res = dwarf_init_path(debug_path, NULL, 0, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL,
+				  &L.dbg, NULL, 0, NULL, &L.err);
+	if (res != DW_DLV_OK) {
+		if (res == DW_DLV_ERROR && L.err != NULL)
+			dwarf_dealloc(NULL, L.err, DW_DLA_ERROR);
+		return -1;
+	}
+	for (;;) {
+		Dwarf_Unsigned header_length, type_offset, next_offset;
+		Dwarf_Half address_size, length_size, extension_size, unit_type;
+		Dwarf_Off abbrev_offset;
+		Dwarf_Sig8 signature;
+		res = dwarf_next_cu_header_d(L.dbg, 1, &header_length, &L.version, &abbrev_offset,
+					     &address_size, &length_size, &extension_size,
+					     &signature, &type_offset, &next_offset, &unit_type,
+					     &L.err);
+		if (!ok(&L, res))
+			break; /* the end, or a unit we cannot step over */
+		ix->has_dwarf = 1;
+		Dwarf_Die cu_die;
+		if (!ok(&L, dwarf_siblingof_b(L.dbg, NULL, 1, &cu_die, &L.err)))
+			continue;
+		load_cu(&L, cu_die);
+		dwarf_dealloc_die(cu_die);
+	}
+	for (size_t i = 0; i < L.nforeign; i++)
+		free(L.foreign[i].names);
+	free(L.foreign);
+	free(L.origin_keys);
+	free(L.origin_values);
+	free(L.ranges);
+	free(L.line_files);
+	dwarf_finish(L.dbg, &L.err);
+	return 0;
+}

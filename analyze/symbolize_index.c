@@ -1,0 +1,358 @@
+/*
+ * symbolize_index.c - the per-module address index and the string pool.
+ *
+ * DWARF gives nested address ranges (a subprogram, the calls inlined into it,
+ * the calls inlined into those). Rather than walking that tree per address,
+ * sym_index_finish flattens it once into disjoint segments, each naming the
+ * innermost node that covers it; a lookup is then one binary search, and the
+ * node's parent links give the inline chain.
+ */
+#include "symbolize_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Profiles are built from trusted-size inputs; running out of memory here has
+ * no useful recovery, so say so and stop, as profile.h's tables do. */
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (q == NULL) {
+		fputs("ipscope: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+/* Make room for one more element in a growing array. */
+#define GROW(array, count, cap)                                                        \
+	do {                                                                           \
+		if ((count) == (cap)) {                                                \
+			(cap) = (cap) ? (cap) * 2 : 64;                                \
+			(array) = xrealloc((array), (size_t)(cap) * sizeof(*(array))); \
+		}                                                                      \
+	} while (0)
+
+/* ---- string pool ---- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static char *pool_alloc(struct sym_strings *st, size_t n)
+{
+	if (st->nchunks == 0 || st->chunk_used + n > st->chunk_size) {
+		size_t size = n > 65536 ? n : 65536;
+		GROW(st->chunks, st->nchunks, st->chunks_cap);
+		st->chunks[st->nchunks++] = xrealloc(NULL, size);
+		st->chunk_size = size;
+		st->chunk_used = 0;
+	}
+	char *p = st->chunks[st->nchunks - 1] + st->chunk_used;
+	st->chunk_used += n;
+	return p;
+}
+
+static void pool_rehash(struct sym_strings *st)
+{
+	size_t nslots = st->nslots ? st->nslots * 2 : 1024;
+	const char **slots = xrealloc(NULL, nslots * sizeof(*slots));
+	memset(slots, 0, nslots * sizeof(*slots));
+	for (size_t i = 0; i < st->nslots; i++) {
+		const char *s = st->slots[i];
+		if (s == NULL)
+			continue;
+		size_t j = hash_bytes(s, strlen(s)) & (nslots - 1);
+		while (slots[j] != NULL)
+			j = (j + 1) & (nslots - 1);
+		slots[j] = s;
+	}
+	free(st->slots);
+	st->slots = slots;
+	st->nslots = nslots;
+}
+
+const char *sym_intern_n(struct sym_strings *st, const char *s, size_t n)
+{
+	if (2 * (st->nused + 1) > st->nslots)
+		pool_rehash(st);
+	size_t j = hash_bytes(s, n) & (st->nslots - 1);
+	for (; st->slots[j] != NULL; j = (j + 1) & (st->nslots - 1))
+		if (strncmp(st->slots[j], s, n) == 0 && st->slots[j][n] == '\0')
+			return st->slots[j];
+	char *copy = pool_alloc(st, n + 1);
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	st->slots[j] = copy;
+	st->nused++;
+	return copy;
+}
+
+const char *sym_intern(struct sym_strings *st, const char *s)
+{
+	return s ? sym_intern_n(st, s, strlen(s)) : NULL;
+}
+
+void sym_strings_free(struct sym_strings *st)
+{
+	for (size_t i = 0; i < st->nchunks; i++)
+		free(st->chunks[i]);
+	free(st->chunks);
+	free(st->slots);
+	memset(st, 0, sizeof(*st));
+}
+
+/* ---- building ---- */
+
+uint32_t sym_add_function(struct sym_index *ix, const char *linkage_name, const char *file,
+			  uint32_t line)
+{
+	GROW(ix->functions, ix->nfunctions, ix->functions_cap);
+	ix->functions[ix->nfunctions] = (struct sym_function){
+		.linkage_name = linkage_name, .file = file, .line = line};
+	return ix->nfunctions++;
+}
+
+uint32_t sym_add_node(struct sym_index *ix, uint32_t function, uint32_t parent,
+		      const char *call_file, uint32_t call_line)
+{
+	GROW(ix->nodes, ix->nnodes, ix->nodes_cap);
+	ix->nodes[ix->nnodes] = (struct sym_node){
+		.function = function, .parent = parent, .call_file = call_file, .call_line = call_line};
+	if (parent != SYM_NONE)
+		ix->has_inlines = 1;
+	return ix->nnodes++;
+}
+
+void sym_add_range(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node, uint32_t depth)
+{
+	/* Functions removed by --gc-sections keep their DWARF at address 0 (or a
+	 * tombstone near ~0): nothing there is code of this module. */
+	if (lo >= hi || lo == 0 || hi >= UINT64_MAX - 1)
+		return;
+	GROW(ix->ranges, ix->nranges, ix->ranges_cap);
+	ix->ranges[ix->nranges++] = (struct sym_range){.lo = lo, .hi = hi, .node = node, .depth = depth};
+}
+
+void sym_add_row(struct sym_index *ix, uint64_t addr, const char *file, uint32_t line)
+{
+	GROW(ix->rows, ix->nrows, ix->rows_cap);
+	ix->rows[ix->nrows] = (struct sym_row){
+		.addr = addr, .file = file, .line = line, .order = (uint32_t)ix->nrows};
+	ix->nrows++;
+}
+
+void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi || lo == 0 || hi >= UINT64_MAX - 1)
+		return;
+	GROW(ix->unit_ranges, ix->nunit_ranges, ix->unit_ranges_cap);
+	ix->unit_ranges[ix->nunit_ranges++] = (struct sym_range){.lo = lo, .hi = hi};
+}
+
+void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint32_t function,
+		    uint32_t rank)
+{
+	GROW(ix->symbols, ix->nsymbols, ix->symbols_cap);
+	ix->symbols[ix->nsymbols++] = (struct sym_symbol){
+		.addr = addr, .size = size, .function = function, .rank = rank};
+}
+
+/* ---- sorting and flattening ---- */
+
+static int compare_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Outer ranges first at equal start, so inner ones override them. */
+static int compare_ranges(const void *pa, const void *pb)
+{
+	const struct sym_range *a = pa, *b = pb;
+	int c = compare_u64(a->lo, b->lo);
+	if (c == 0)
+		c = (a->depth > b->depth) - (a->depth < b->depth);
+	if (c == 0)
+		c = compare_u64(b->hi, a->hi);
+	if (c == 0)
+		c = (a->node > b->node) - (a->node < b->node);
+	return c;
+}
+
+/* At one address, a sequence's end comes before the next sequence's first
+ * row, and rows of one sequence keep their order (the last one wins). */
+static int compare_rows(const void *pa, const void *pb)
+{
+	const struct sym_row *a = pa, *b = pb;
+	int c = compare_u64(a->addr, b->addr);
+	if (c == 0)
+		c = (a->file != NULL) - (b->file != NULL);
+	if (c == 0)
+		c = (a->order > b->order) - (a->order < b->order);
+	return c;
+}
+
+/* Lower address first; among aliases the preferred binding, then the name
+ * order, so the choice does not depend on qsort. */
+static int compare_symbols(const void *pa, const void *pb)
+{
+	const struct sym_symbol *a = pa, *b = pb;
+	int c = compare_u64(a->addr, b->addr);
+	if (c == 0)
+		c = (a->rank < b->rank) - (a->rank > b->rank);
+	if (c == 0)
+		c = (a->function > b->function) - (a->function < b->function);
+	return c;
+}
+
+static void emit_segment(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node)
+{
+	if (lo >= hi)
+		return;
+	if (ix->nsegments > 0) {
+		struct sym_range *last = &ix->segments[ix->nsegments - 1];
+		if (last->node == node && last->hi == lo) {
+			last->hi = hi;
+			return;
+		}
+	}
+	ix->segments[ix->nsegments++] = (struct sym_range){.lo = lo, .hi = hi, .node = node};
+}
+
+/*
+ * Sweep the ranges in start order with a stack of the ones still open: the
+ * top of the stack is the innermost range covering the current position.
+ * Each range yields at most two segments per push/pop, so 2n+1 is enough.
+ * Badly nested input (a child sticking out of its parent) is clipped, never
+ * read out of bounds.
+ */
+static void flatten_ranges(struct sym_index *ix)
+{
+	qsort(ix->ranges, ix->nranges, sizeof(*ix->ranges), compare_ranges);
+	ix->segments = xrealloc(NULL, (2 * ix->nranges + 1) * sizeof(*ix->segments));
+	ix->nsegments = 0;
+	struct sym_range *stack = xrealloc(NULL, (ix->nranges + 1) * sizeof(*stack));
+	size_t depth = 0;
+	uint64_t pos = 0;
+	for (size_t i = 0; i <= ix->nranges; i++) {
+		const struct sym_range *r = i < ix->nranges ? &ix->ranges[i] : NULL;
+		/* Close every open range that ends before r starts. */
+		while (depth > 0 && (r == NULL || stack[depth - 1].hi <= r->lo)) {
+			struct sym_range *top = &stack[--depth];
+			if (pos < top->hi) {
+				emit_segment(ix, pos, top->hi, top->node);
+				pos = top->hi;
+			}
+		}
+		if (r == NULL)
+			break;
+		if (depth > 0 && pos < r->lo)
+			emit_segment(ix, pos, r->lo, stack[depth - 1].node);
+		if (pos < r->lo)
+			pos = r->lo;
+		stack[depth++] = *r;
+	}
+	free(stack);
+	free(ix->ranges);
+	ix->ranges = NULL;
+	ix->nranges = ix->ranges_cap = 0;
+}
+
+/* Sort the compile units' ranges and merge the ones that touch. */
+static void merge_unit_ranges(struct sym_index *ix)
+{
+	qsort(ix->unit_ranges, ix->nunit_ranges, sizeof(*ix->unit_ranges), compare_ranges);
+	size_t kept = 0;
+	for (size_t i = 0; i < ix->nunit_ranges; i++) {
+		struct sym_range r = ix->unit_ranges[i];
+		if (kept > 0 && r.lo <= ix->unit_ranges[kept - 1].hi) {
+			if (r.hi > ix->unit_ranges[kept - 1].hi)
+				ix->unit_ranges[kept - 1].hi = r.hi;
+		} else {
+			ix->unit_ranges[kept++] = r;
+		}
+	}
+	ix->nunit_ranges = kept;
+}
+
+void sym_index_finish(struct sym_index *ix)
+{
+	flatten_ranges(ix);
+	merge_unit_ranges(ix);
+	qsort(ix->rows, ix->nrows, sizeof(*ix->rows), compare_rows);
+	qsort(ix->symbols, ix->nsymbols, sizeof(*ix->symbols), compare_symbols);
+	/* Keep one symbol per address: the preferred alias sorted first. */
+	size_t kept = 0;
+	for (size_t i = 0; i < ix->nsymbols; i++)
+		if (kept == 0 || ix->symbols[kept - 1].addr != ix->symbols[i].addr)
+			ix->symbols[kept++] = ix->symbols[i];
+	ix->nsymbols = kept;
+}
+
+void sym_index_free(struct sym_index *ix)
+{
+	free(ix->functions);
+	free(ix->nodes);
+	free(ix->ranges);
+	free(ix->segments);
+	free(ix->unit_ranges);
+	free(ix->rows);
+	free(ix->symbols);
+	memset(ix, 0, sizeof(*ix));
+}
+
+/* ---- lookups: index of the last element whose start is <= addr ---- */
+
+#define LAST_AT_OR_BELOW(array, count, field, addr, result)      \
+	do {                                                     \
+		size_t lo_ = 0, hi_ = (count);                   \
+		while (lo_ < hi_) {                              \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;     \
+			if ((array)[mid_].field <= (addr))       \
+				lo_ = mid_ + 1;                  \
+			else                                     \
+				hi_ = mid_;                      \
+		}                                                \
+		(result) = lo_; /* count of elements <= addr */ \
+	} while (0)
+
+uint32_t sym_find_node(const struct sym_index *ix, uint64_t addr)
+{
+	size_t n;
+	LAST_AT_OR_BELOW(ix->segments, ix->nsegments, lo, addr, n);
+	if (n == 0 || addr >= ix->segments[n - 1].hi)
+		return SYM_NONE;
+	return ix->segments[n - 1].node;
+}
+
+const struct sym_row *sym_find_row(const struct sym_index *ix, uint64_t addr)
+{
+	size_t n;
+	LAST_AT_OR_BELOW(ix->unit_ranges, ix->nunit_ranges, lo, addr, n);
+	if (n == 0 || addr >= ix->unit_ranges[n - 1].hi)
+		return NULL;
+	LAST_AT_OR_BELOW(ix->rows, ix->nrows, addr, addr, n);
+	if (n == 0 || ix->rows[n - 1].file == NULL)
+		return NULL;
+	return &ix->rows[n - 1];
+}
+
+uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr)
+{
+	size_t n;
+	LAST_AT_OR_BELOW(ix->symbols, ix->nsymbols, addr, addr, n);
+	if (n == 0)
+		return SYM_NONE;
+	/* The nearest symbol below, as addr2line does: alignment padding after
+	 * a function and unsized assembly symbols run to the next symbol. Only
+	 * the last one is held to its size. */
+	const struct sym_symbol *sym = &ix->symbols[n - 1];
+	if (n == ix->nsymbols && sym->size > 0 && addr >= sym->addr + sym->size)
+		return SYM_NONE;
+	return sym->function;
+}

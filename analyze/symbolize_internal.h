@@ -1,0 +1,130 @@
+/*
+ * symbolize_internal.h - what the symbolizer's files share: the per-module
+ * index (functions, inline tree, address segments, line rows, symbols) and
+ * the string pool every name and path is interned in.
+ *
+ * The index is built once per module (symbolize_dwarf.c, symbolize_elf.c),
+ * then sorted and flattened (symbolize_index.c) so that a lookup is three
+ * binary searches: segment -> innermost node, line row, symbol.
+ */
+#ifndef IPSCOPE_SYMBOLIZE_INTERNAL_H
+#define IPSCOPE_SYMBOLIZE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYM_NONE UINT32_MAX
+
+/* Interned strings: equal strings share one pointer, freed all at once. */
+struct sym_strings {
+	char **chunks;
+	size_t nchunks, chunks_cap;
+	size_t chunk_used, chunk_size;
+	const char **slots; /* open addressing, power of two */
+	size_t nslots, nused;
+};
+const char *sym_intern(struct sym_strings *st, const char *s);
+const char *sym_intern_n(struct sym_strings *st, const char *s, size_t n);
+void sym_strings_free(struct sym_strings *st);
+
+struct sym_function {
+	const char *linkage_name; /* as in the binary */
+	const char *display_name; /* computed on first lookup (demangling is costly) */
+	const char *file;         /* DW_AT_decl_file, NULL unknown */
+	uint32_t line;            /* DW_AT_decl_line, 0 unknown */
+};
+
+/* A subprogram (parent SYM_NONE) or an inlined call within its parent. */
+struct sym_node {
+	uint32_t function;
+	uint32_t parent;
+	const char *call_file; /* where parent calls function (inlined only) */
+	uint32_t call_line;
+};
+
+/* Address range [lo, hi) of node; depth orders nested ranges. */
+struct sym_range {
+	uint64_t lo, hi;
+	uint32_t node;
+	uint32_t depth;
+};
+
+/* One line-table row; rows are sorted so the answer for an address is the
+ * last row at or below it. end marks the end of a sequence (no line). */
+struct sym_row {
+	uint64_t addr;
+	const char *file;
+	uint32_t line;
+	uint32_t order; /* original position, to keep sequence order on ties */
+};
+
+struct sym_symbol {
+	uint64_t addr, size;
+	uint32_t function;
+	uint32_t rank; /* among aliases at one address the highest rank names it */
+};
+
+struct sym_index {
+	struct sym_function *functions;
+	uint32_t nfunctions, functions_cap;
+	struct sym_node *nodes;
+	uint32_t nnodes, nodes_cap;
+	struct sym_range *ranges; /* while building: every range of every node */
+	size_t nranges, ranges_cap;
+	struct sym_range *segments; /* after sym_index_finish: disjoint, sorted */
+	size_t nsegments;
+	struct sym_range *unit_ranges; /* code of the compile units (merged) */
+	size_t nunit_ranges, unit_ranges_cap;
+	struct sym_row *rows;
+	size_t nrows, rows_cap;
+	struct sym_symbol *symbols;
+	size_t nsymbols, symbols_cap;
+	int has_inlines;
+	int has_dwarf; /* at least one CU */
+};
+
+uint32_t sym_add_function(struct sym_index *ix, const char *linkage_name, const char *file,
+			  uint32_t line);
+uint32_t sym_add_node(struct sym_index *ix, uint32_t function, uint32_t parent,
+		      const char *call_file, uint32_t call_line);
+void sym_add_range(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node, uint32_t depth);
+void sym_add_row(struct sym_index *ix, uint64_t addr, const char *file, uint32_t line);
+/* Line rows only answer inside a compile unit's code, as addr2line's do. */
+void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi);
+void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint32_t function,
+		    uint32_t rank);
+/* Sort everything and flatten nested ranges into disjoint segments. */
+void sym_index_finish(struct sym_index *ix);
+void sym_index_free(struct sym_index *ix);
+/* Innermost node at addr, SYM_NONE if none. */
+uint32_t sym_find_node(const struct sym_index *ix, uint64_t addr);
+/* Row for addr (NULL when no line info covers it). */
+const struct sym_row *sym_find_row(const struct sym_index *ix, uint64_t addr);
+/* Symbol containing addr (SYM_NONE if none). */
+uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr);
+
+/* symbolize_dwarf.c: index the DWARF of debug_path. Returns 0 on success
+ * (even with zero CUs: ix->has_dwarf says), -1 when libdwarf cannot read it. */
+int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path);
+
+/* symbolize_elf.c */
+struct sym_elf_info {
+	int readable;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	int has_debug_info; /* a .debug_info with contents */
+	int has_symtab;
+	char debuglink[256]; /* "" when none */
+};
+/* What the ELF file at path says about itself; readable = 0 if it is not ELF. */
+void sym_elf_inspect(const char *path, struct sym_elf_info *info);
+/* Path of the file holding DWARF for the module at path (maybe path itself),
+ * or "" when none: the file, then by build-id, then by debuglink, in
+ * /usr/lib/debug and each debug dir. */
+void sym_elf_find_debug_file(const char *path, const struct sym_elf_info *info,
+			     const char *const *debug_dirs, int ndebug_dirs, char *out,
+			     size_t out_len);
+/* Add the function symbols of path (.symtab, else .dynsym); count added. */
+size_t sym_elf_load_symbols(struct sym_index *ix, struct sym_strings *st, const char *path);
+
+#endif

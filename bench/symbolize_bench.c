@@ -1,0 +1,183 @@
+/*
+ * symbolize_bench.c - drive the symbolizer the way addr2line is driven, so
+ * the two can be timed and compared on the same addresses.
+ *
+ *   symbolize_bench --gen N [--seed S] FILE   N distinct code addresses of FILE
+ *   symbolize_bench [options] FILE < addrs    addr2line -a -f -i style output
+ *
+ * Options: -d DIR (debug dir, repeatable), --no-demangle, --keep-clones,
+ * -q (no output, timing only). Timing goes to stderr as one line:
+ * "load S s, N lookups in S s, R lookups/s".
+ */
+#include <getopt.h>
+#include <gelf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+
+#define MAX_FRAMES 64
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Executable sections of FILE, as [start, end) pairs; returns the count. */
+static size_t code_sections(const char *path, uint64_t (*out)[2], size_t max)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n = 0;
+	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn && n < max;
+	     scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_PROGBITS &&
+		    (shdr.sh_flags & SHF_EXECINSTR) && shdr.sh_size > 16) {
+			out[n][0] = shdr.sh_addr;
+			out[n][1] = shdr.sh_addr + shdr.sh_size;
+			n++;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return n;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* N distinct addresses spread over the code, printed in random order. */
+static int generate(const char *path, size_t n, unsigned seed)
+{
+	uint64_t sections[32][2];
+	size_t nsections = code_sections(path, sections, 32);
+	uint64_t total = 0;
+	for (size_t i = 0; i < nsections; i++)
+		total += sections[i][1] - sections[i][0];
+	if (total < 2 * (uint64_t)n) {
+		fprintf(stderr, "symbolize_bench: %s has too little code for %zu addresses\n", path, n);
+		return 1;
+	}
+	srandom(seed);
+	uint64_t *addrs = malloc(n * sizeof(*addrs));
+	size_t have = 0;
+	while (have < n) {
+		while (have < n) {
+			uint64_t r = ((uint64_t)random() << 31 | (uint64_t)random()) % total;
+			size_t s = 0;
+			for (; r >= sections[s][1] - sections[s][0]; s++)
+				r -= sections[s][1] - sections[s][0];
+			addrs[have++] = sections[s][0] + r;
+		}
+		qsort(addrs, have, sizeof(*addrs), compare_u64);
+		size_t kept = 0;
+		for (size_t i = 0; i < have; i++)
+			if (kept == 0 || addrs[kept - 1] != addrs[i])
+				addrs[kept++] = addrs[i];
+		have = kept;
+	}
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = (size_t)random() % (i + 1);
+		uint64_t t = addrs[i];
+		addrs[i] = addrs[j];
+		addrs[j] = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("0x%" PRIx64 "\n", addrs[i]);
+	free(addrs);
+	return 0;
+}
+
+static void usage(void)
+{
+	fputs("usage: symbolize_bench [-d DIR]... [--no-demangle] [--keep-clones] [-q] FILE < addrs\n"
+	      "       symbolize_bench --gen N [--seed S] FILE\n",
+	      stderr);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"gen", required_argument, NULL, 'g'},   {"seed", required_argument, NULL, 's'},
+		{"no-demangle", no_argument, NULL, 'n'}, {"keep-clones", no_argument, NULL, 'k'},
+		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+	};
+	const char *dirs[16];
+	struct symbolizer_options options = {.debug_dirs = dirs, .demangle = 1};
+	size_t gen = 0;
+	unsigned seed = 1;
+	int quiet = 0, c;
+	while ((c = getopt_long(argc, argv, "d:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (options.ndebug_dirs < 16)
+				dirs[options.ndebug_dirs++] = optarg;
+			break;
+		case 'g': gen = strtoul(optarg, NULL, 0); break;
+		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'n': options.demangle = 0; break;
+		case 'k': options.keep_clones = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(); return 0;
+		default: usage(); return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage();
+		return 2;
+	}
+	const char *path = argv[optind];
+	if (gen > 0)
+		return generate(path, gen, seed);
+
+	size_t naddrs = 0, cap = 1024;
+	uint64_t *addrs = malloc(cap * sizeof(*addrs));
+	char buf[128];
+	while (fgets(buf, sizeof(buf), stdin)) {
+		if (naddrs == cap)
+			addrs = realloc(addrs, (cap *= 2) * sizeof(*addrs));
+		addrs[naddrs++] = strtoull(buf, NULL, 16);
+	}
+
+	double t0 = now();
+	struct symbolizer *s = symbolizer_new(&options);
+	char warning[512];
+	struct symbol_module *m = symbolizer_module(s, path, NULL, 0, warning, sizeof(warning));
+	if (warning[0] != '\0')
+		fprintf(stderr, "%s\n", warning);
+	double t1 = now();
+	static struct symbol_frame frames[MAX_FRAMES];
+	for (size_t i = 0; i < naddrs; i++) {
+		int n = symbol_module_lookup(m, addrs[i], frames, MAX_FRAMES);
+		if (quiet)
+			continue;
+		printf("0x%016" PRIx64 "\n", addrs[i]);
+		if (n == 0)
+			fputs("??\n??:0\n", stdout);
+		for (int f = 0; f < n; f++)
+			printf("%s\n%s:%" PRIu32 "\n", frames[f].function,
+			       frames[f].file ? frames[f].file : "??", frames[f].line);
+	}
+	double t2 = now();
+	fprintf(stderr, "load %.3f s, %zu lookups in %.3f s, %.0f lookups/s\n", t1 - t0, naddrs,
+		t2 - t1, naddrs / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+	symbolizer_free(s);
+	free(addrs);
+	return 0;
+}
