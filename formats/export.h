@@ -11,6 +11,7 @@
 #ifndef IPSCOPE_EXPORT_H
 #define IPSCOPE_EXPORT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile.h"
@@ -19,6 +20,8 @@ struct export_options {
 	int lines;           /* folded, speedscope: one frame per source line ("f:12") */
 	int annotate_inline; /* folded: suffix inlined frames with "_[i]" */
 	int thread_roots;    /* folded: each stack starts with its thread's frame */
+	uint64_t mincount;   /* leave out what weighs less: folded lines, pprof samples,
+				a thread's samples of one stack in speedscope */
 };
 
 /* "root;...;leaf count" lines, sorted, one per distinct rendered stack;

@@ -150,7 +150,8 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 		uint64_t j = i;
 		while (j < nlines && !strcmp(stack, text.buf + lines[j].offset))
 			count += lines[j++].weight;
-		fprintf(out, "%s %" PRIu64 "\n", stack, count);
+		if (count >= o->mincount)
+			fprintf(out, "%s %" PRIu64 "\n", stack, count);
 		i = j;
 	}
 	errno = EIO; /* ferror() without a failing fflush() keeps no errno */

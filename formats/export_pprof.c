@@ -143,15 +143,21 @@ static int fill_tables(struct pprof *x, const struct profile *p)
 	return 0;
 }
 
-static int fill_samples(struct pprof *x, const struct profile *p)
+static int fill_samples(struct pprof *x, const struct profile *p, uint64_t mincount)
 {
 	uint64_t n = 0;
 	struct export_stack_weight *w = export_stack_weights(p, 1, &n);
 	if (!w)
 		return -1;
-	uint64_t nids = 0;
-	for (uint64_t i = 0; i < n; i++)
+	/* --mincount: drop light samples first, so the tables below fit. */
+	uint64_t kept = 0, nids = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (w[i].weight < mincount)
+			continue;
+		w[kept++] = w[i];
 		nids += p->stacks[w[i].stack].depth;
+	}
+	n = kept;
 	x->labels = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->labels));
 	x->label_ptrs = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->label_ptrs));
 	x->samples = calloc(count_or_one(n), sizeof(*x->samples));
@@ -197,7 +203,7 @@ static int fill_samples(struct pprof *x, const struct profile *p)
 	return 0;
 }
 
-static int fill_profile(struct pprof *x, const struct profile *p)
+static int fill_profile(struct pprof *x, const struct profile *p, uint64_t mincount)
 {
 	PprofProfile *pr = &x->profile;
 	perftools__profiles__profile__init(pr);
@@ -234,7 +240,7 @@ static int fill_profile(struct pprof *x, const struct profile *p)
 	x->comments[1] = p->command;
 	pr->n_comment = p->command ? 2 : 1;
 	pr->comment = x->comments;
-	return fill_tables(x, p) || fill_samples(x, p) ? -1 : 0;
+	return fill_tables(x, p) || fill_samples(x, p, mincount) ? -1 : 0;
 }
 
 static void free_pprof(struct pprof *x)
@@ -296,11 +302,12 @@ static void gzip_sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t 
 
 int export_pprof(const struct profile *p, const struct export_options *o, FILE *out)
 {
-	(void)o; /* pprof keeps lines and threads itself; its consumers choose views */
+	/* o->lines and o->thread_roots do not apply: pprof keeps lines and
+	 * threads itself, and its consumers choose the view. */
 	struct pprof x = { 0 };
 	int ret = -1;
 	errno = ENOMEM;
-	if (fill_profile(&x, p))
+	if (fill_profile(&x, p, o->mincount))
 		goto out;
 	struct gzip_sink *g = calloc(1, sizeof(*g));
 	if (!g)

@@ -205,7 +205,7 @@ static int flush_bytes(struct bytes *b, FILE *out)
  * exactly the same timeline from it, and hot loops shrink a lot.
  */
 static int write_thread_samples(struct speedscope *s, const uint64_t *sample_index, uint64_t n,
-				uint64_t ns_per_weight, FILE *out)
+				const uint64_t *stack_total, uint64_t ns_per_weight, FILE *out)
 {
 	const struct profile *p = s->p;
 	struct bytes b = { 0 };
@@ -215,27 +215,33 @@ static int write_thread_samples(struct speedscope *s, const uint64_t *sample_ind
 			goto out;
 		memcpy(b.buf, pass ? "],\"weights\":[" : ",\"samples\":[", pass ? 13 : 12);
 		b.len = pass ? 13 : 12;
+		int first = 1;
 		for (uint64_t i = 0; i < n;) {
 			uint32_t stack = p->samples[sample_index[i]].stack;
 			uint64_t weight = 0;
 			uint64_t j = i;
 			while (j < n && p->samples[sample_index[j]].stack == stack)
 				weight += p->samples[sample_index[j++]].weight;
+			if (stack_total && stack_total[stack] < s->o->mincount) {
+				i = j;
+				continue;
+			}
 			if (pass == 0) {
 				uint32_t len = s->stack_length[stack];
 				if (bytes_reserve(&b, len + 1))
 					goto out;
-				if (i)
+				if (!first)
 					b.buf[b.len++] = ',';
 				memcpy(b.buf + b.len, s->stacks.buf + s->stack_offset[stack], len);
 				b.len += len;
 			} else {
 				if (bytes_reserve(&b, 22))
 					goto out;
-				if (i)
+				if (!first)
 					b.buf[b.len++] = ',';
 				bytes_put_u64(&b, weight * ns_per_weight);
 			}
+			first = 0;
 			if (b.len >= FLUSH_AT && flush_bytes(&b, out))
 				goto out;
 			i = j;
@@ -304,15 +310,49 @@ static json_t *document_head(const struct profile *p, json_t *frames)
 	return doc;
 }
 
+/* With stack_total (--mincount), sum (add) or clear (!add) the per-stack
+ * weights of one thread's samples; clearing only what was touched keeps
+ * this linear in samples, not in threads times stacks. */
+static void set_stack_totals(const struct profile *p, const uint64_t *sample_index, uint64_t n,
+			     uint64_t *stack_total, int add)
+{
+	if (!stack_total)
+		return;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct profile_sample *sample = &p->samples[sample_index[i]];
+		stack_total[sample->stack] = add ? stack_total[sample->stack] + sample->weight : 0;
+	}
+}
+
+/* A thread's exported weight: all of it, or with --mincount that of its
+ * stacks heavy enough (stack_total is left filled in for the writer). */
+static uint64_t thread_weight(struct speedscope *s, const uint64_t *sample_index, uint64_t n,
+			      uint64_t *stack_total)
+{
+	const struct profile *p = s->p;
+	set_stack_totals(p, sample_index, n, stack_total, 1);
+	uint64_t total = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct profile_sample *sample = &p->samples[sample_index[i]];
+		if (!stack_total || stack_total[sample->stack] >= s->o->mincount)
+			total += sample->weight;
+	}
+	return total;
+}
+
 static int write_document(struct speedscope *s, FILE *out)
 {
 	const struct profile *p = s->p;
 	uint64_t *first = NULL;
 	uint64_t *index = samples_by_thread(p, &first);
 	uint32_t *order = malloc(((size_t)p->nthreads + 1) * sizeof(*order));
+	/* --mincount works per thread and stack: their summed weight. */
+	uint64_t *stack_total = s->o->mincount > 1 ? calloc(p->nstacks + 1, sizeof(*stack_total)) : NULL;
 	json_t *head = document_head(p, s->frames);
 	int ret = -1;
-	if (!index || !order || !head || write_object_open(head, out) || fputs(",\"profiles\":[", out) == EOF)
+	if ((s->o->mincount > 1 && !stack_total) || !index || !order || !head)
+		goto out;
+	if (write_object_open(head, out) || fputs(",\"profiles\":[", out) == EOF)
 		goto out;
 	for (uint32_t t = 0; t < p->nthreads; t++)
 		order[t] = t;
@@ -325,9 +365,11 @@ static int write_document(struct speedscope *s, FILE *out)
 		uint32_t t = order[k];
 		if (first[t] == first[t + 1])
 			continue; /* a thread that was never sampled has nothing to show */
-		uint64_t total = 0;
-		for (uint64_t i = first[t]; i < first[t + 1]; i++)
-			total += p->samples[index[i]].weight;
+		uint64_t total = thread_weight(s, index + first[t], first[t + 1] - first[t], stack_total);
+		if (!total) {
+			set_stack_totals(p, index + first[t], first[t + 1] - first[t], stack_total, 0);
+			continue; /* every stack of the thread was lighter than --mincount */
+		}
 		char title[256];
 		export_thread_title(p, t, title, sizeof(title));
 		json_t *head_t = json_pack("{s:s,s:s,s:s,s:i,s:I}", "type", "sampled", "name", title,
@@ -336,13 +378,15 @@ static int write_document(struct speedscope *s, FILE *out)
 		int failed = !head_t || (written && fputc(',', out) == EOF) || write_object_open(head_t, out);
 		json_decref(head_t);
 		if (failed || write_thread_samples(s, index + first[t], first[t + 1] - first[t],
-						   ns_per_weight, out))
+						   stack_total, ns_per_weight, out))
 			goto out;
 		written++;
+		set_stack_totals(p, index + first[t], first[t + 1] - first[t], stack_total, 0);
 	}
 	ret = fputs("]}\n", out) == EOF ? -1 : 0;
 out:
 	json_decref(head);
+	free(stack_total);
 	free(order);
 	free(index);
 	free(first);

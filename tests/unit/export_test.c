@@ -180,7 +180,7 @@ static void test_folded(const struct profile *p)
  * space) and check the lines are sorted, unique and sum to the total. */
 static void test_folded_sums_to_total(const struct profile *p)
 {
-	struct export_options variants[] = { { 0, 0, 0 }, { 1, 1, 0 }, { 0, 0, 1 }, { 1, 1, 1 } };
+	struct export_options variants[] = { { 0, 0, 0, 0 }, { 1, 1, 0, 0 }, { 0, 0, 1, 0 }, { 1, 1, 1, 0 } };
 	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
 		char *text = export_to_memory(export_folded, p, &variants[v], NULL);
 		uint64_t sum = 0;
@@ -379,7 +379,7 @@ static void test_deterministic(void)
 	int (*exporters[])(const struct profile *, const struct export_options *, FILE *) = {
 		export_folded, export_speedscope, export_pprof
 	};
-	struct export_options o = { 1, 1, 1 };
+	struct export_options o = { 1, 1, 1, 2 };
 	for (size_t e = 0; e < 3; e++) {
 		struct profile *a = build_profile(), *b = build_profile();
 		size_t la, lb;
@@ -393,6 +393,38 @@ static void test_deterministic(void)
 		profile_free(a);
 		profile_free(b);
 	}
+}
+
+/* --mincount leaves out each format's unit of aggregation below it. */
+static void test_mincount(const struct profile *p)
+{
+	struct export_options o = { .mincount = 5 };
+	expect_folded(p, &o,
+		      "__libc_start_call_main;main;compute(int);square(int) 7\n"
+		      "__libc_start_call_main;main;" TEMPLATE_NAME " 5\n");
+
+	/* speedscope: per thread and stack; every stack of app weighs < 4 */
+	o.mincount = 4;
+	char *text = export_to_memory(export_speedscope, p, &o, NULL);
+	json_t *doc = json_loads(text, 0, NULL);
+	CHECK(doc != NULL);
+	json_t *profiles = json_object_get(doc, "profiles");
+	CHECK(json_array_size(profiles) == 1);
+	CHECK(json_integer_value(json_object_get(json_array_get(profiles, 0), "endValue")) ==
+	      9 * INTERVAL_NS);
+	json_decref(doc);
+	free(text);
+
+	/* pprof: per (stack, thread) sample: worker's compute (4) and push (5) */
+	size_t len, raw_len;
+	char *gz = export_to_memory(export_pprof, p, &o, &len);
+	uint8_t *raw = gunzip(gz, len, &raw_len);
+	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	CHECK(pr && pr->n_sample == 2);
+	CHECK(pr->sample[0]->value[0] == 4 && pr->sample[1]->value[0] == 5);
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	free(raw);
+	free(gz);
 }
 
 /* A profile with no samples still gives well-formed output. */
@@ -426,6 +458,7 @@ int main(void)
 	test_folded_sums_to_total(p);
 	test_speedscope(p);
 	test_pprof(p);
+	test_mincount(p);
 	profile_free(p);
 	test_deterministic();
 	test_empty();

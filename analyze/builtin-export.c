@@ -1,0 +1,219 @@
+/*
+ * builtin-export.c - `analyze export`: load a trace, apply the same filters
+ * as tree and flat, and write it for another tool: folded stacks
+ * (flamegraph.pl, inferno), speedscope JSON or pprof (go tool pprof).
+ *
+ * The formats themselves live in formats/export_*.c; this file is options,
+ * loading and where the bytes go. A file given with -o is written beside
+ * itself under a temporary name and renamed at the end, so a failed export
+ * never leaves a truncated file that looks complete.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "filter.h"
+#include "load.h"
+#include "options.h"
+
+int cmd_export(int argc, char **argv);
+
+typedef int (*exporter_fn)(const struct profile *, const struct export_options *, FILE *);
+
+static const struct {
+	const char *name;
+	exporter_fn write;
+	int binary; /* not for a terminal */
+} formats[] = {
+	{ "folded", export_folded, 0 },
+	{ "speedscope", export_speedscope, 0 },
+	{ "pprof", export_pprof, 1 },
+};
+
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+enum {
+	OPTION_ANNOTATE_INLINE = OPTION_COMMAND_FIRST,
+	OPTION_THREAD_ROOTS,
+};
+
+struct export_args {
+	const struct analyze_command *cmd;
+	int format; /* index into formats, -1 until given */
+	const char *output;
+	int annotate_inline;
+	int thread_roots;
+};
+
+static const struct option export_options_long[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "annotate-inline", no_argument, NULL, OPTION_ANNOTATE_INLINE },
+	{ "thread-roots", no_argument, NULL, OPTION_THREAD_ROOTS },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char export_help[] =
+	"  -f, --format FORMAT     folded: \"root;...;leaf count\" lines for flamegraph.pl\n"
+	"                          and inferno (count in timer periods, as flat counts);\n"
+	"                          speedscope: JSON, one profile per thread, samples in\n"
+	"                          time order, inline frames expanded;\n"
+	"                          pprof: gzipped profile.proto for go tool pprof, with\n"
+	"                          sample labels \"thread\" (name) and \"tid\" (number)\n"
+	"  -o, --output FILE       write to FILE (default: standard output, '-')\n"
+	"      --annotate-inline   folded: mark inlined frames with \"_[i]\"\n"
+	"      --thread-roots      folded: start each stack with its thread\n";
+
+static int handle_export_option(int opt, const char *arg, void *ctx)
+{
+	struct export_args *a = ctx;
+	switch (opt) {
+	case 'f':
+		for (size_t i = 0; i < NFORMATS; i++) {
+			if (!strcmp(arg, formats[i].name)) {
+				a->format = (int)i;
+				return 0;
+			}
+		}
+		usage_error(a->cmd, "--format wants folded, speedscope or pprof, not '%s'", arg);
+		return -1;
+	case 'o':
+		a->output = arg;
+		return 0;
+	case OPTION_ANNOTATE_INLINE:
+		a->annotate_inline = 1;
+		return 0;
+	case OPTION_THREAD_ROOTS:
+		a->thread_roots = 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* Where the export goes: stdout, or a temporary file renamed into place. */
+struct destination {
+	FILE *file;
+	const char *path; /* NULL for stdout */
+	char *temp_path;
+};
+
+static int destination_open(struct destination *d, const char *path)
+{
+	memset(d, 0, sizeof(*d));
+	if (!path || !strcmp(path, "-")) {
+		d->file = stdout;
+		return 0;
+	}
+	d->path = path;
+	if (asprintf(&d->temp_path, "%s.XXXXXX", path) < 0) {
+		d->temp_path = NULL;
+		return -1;
+	}
+	int fd = mkstemp(d->temp_path);
+	if (fd < 0)
+		return -1;
+	/* mkstemp makes the file 0600; give it the mode a plain fopen would. */
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0 || !(d->file = fdopen(fd, "w"))) {
+		int saved = errno;
+		close(fd);
+		unlink(d->temp_path);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/* Finish (ok) or abandon the output; 0, or -1 with errno set. */
+static int destination_close(struct destination *d, int ok)
+{
+	int ret = 0;
+	if (!d->path) {
+		if (fflush(stdout) != 0)
+			ret = -1;
+	} else if (d->file) {
+		if (fclose(d->file) != 0)
+			ret = -1;
+		if (ok && ret == 0 && rename(d->temp_path, d->path) < 0)
+			ret = -1;
+		if (!ok || ret < 0) {
+			int saved = errno;
+			unlink(d->temp_path);
+			errno = saved;
+		}
+	}
+	free(d->temp_path);
+	return ret;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_args a = { .format = -1 };
+	const struct analyze_command cmd = {
+		.name = "export",
+		.synopsis = "analyze export --format folded|speedscope|pprof [-o FILE] [options] TRACE",
+		.summary = "Write the profile for flamegraph.pl/inferno, speedscope or go tool pprof.",
+		.help = export_help,
+		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_LINES,
+		.options = export_options_long,
+		.short_options = "f:o:",
+		.handle = handle_export_option,
+		.ctx = &a,
+	};
+	a.cmd = &cmd;
+	struct analyze_options o;
+	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	if (rc >= 0)
+		return rc;
+	if (a.format < 0) {
+		rc = usage_error(&cmd, "--format is required: folded, speedscope or pprof");
+		goto out;
+	}
+	int to_stdout = !a.output || !strcmp(a.output, "-");
+	if (formats[a.format].binary && to_stdout && isatty(STDOUT_FILENO)) {
+		rc = usage_error(&cmd, "pprof output is binary; use -o FILE or a pipe");
+		goto out;
+	}
+
+	struct profile *p = load_trace(o.trace, &o.load, NULL);
+	if (!p) {
+		rc = 1;
+		goto out;
+	}
+	p = filter_profile_consume(p, &o.filter);
+	const struct export_options eo = {
+		.lines = o.lines,
+		.annotate_inline = a.annotate_inline,
+		.thread_roots = a.thread_roots,
+		.mincount = o.mincount,
+	};
+	struct destination d;
+	if (destination_open(&d, a.output) < 0) {
+		fprintf(stderr, "analyze export: %s: %s\n", a.output, strerror(errno));
+		profile_free(p);
+		rc = 1;
+		goto out;
+	}
+	/* Exports run to hundreds of megabytes; large writes are much cheaper. */
+	setvbuf(d.file, NULL, _IOFBF, 1 << 20);
+	int ok = formats[a.format].write(p, &eo, d.file) == 0;
+	int saved = errno;
+	if (destination_close(&d, ok) < 0 && ok) {
+		ok = 0;
+		saved = errno;
+	}
+	if (!ok)
+		fprintf(stderr, "analyze export: writing %s: %s\n", to_stdout ? "standard output" : a.output,
+			strerror(saved));
+	profile_free(p);
+	rc = ok ? 0 : 1;
+out:
+	analyze_options_free(&o);
+	return rc;
+}
