@@ -2,7 +2,8 @@
  * symbolize_bench.c - drive the symbolizer the way addr2line is driven, so
  * the two can be timed and compared on the same addresses.
  *
- *   symbolize_bench --gen N [--seed S] FILE   N distinct code addresses of FILE
+ *   symbolize_bench --gen N [--seed S] FILE   N distinct addresses inside the
+ *                                             functions of FILE's symbol table
  *   symbolize_bench [options] FILE < addrs    addr2line -a -f -i style output
  *
  * Options: -d DIR (debug dir, repeatable), --no-demangle, --keep-clones,
@@ -31,23 +32,38 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Executable sections of FILE, as [start, end) pairs; returns the count. */
-static size_t code_sections(const char *path, uint64_t (*out)[2], size_t max)
+/* Extents [value, value+size) of the sized function symbols of path
+ * (.symtab, else .dynsym): where a profiler's samples can land. */
+static size_t function_extents(const char *path, uint64_t (**out)[2])
 {
+	*out = NULL;
 	elf_version(EV_CURRENT);
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return 0;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	size_t n = 0;
-	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn && n < max;
-	     scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr shdr;
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_PROGBITS &&
-		    (shdr.sh_flags & SHF_EXECINSTR) && shdr.sh_size > 16) {
-			out[n][0] = shdr.sh_addr;
-			out[n][1] = shdr.sh_addr + shdr.sh_size;
-			n++;
+	size_t n = 0, cap = 0;
+	for (int pass = 0; pass < 2 && n == 0; pass++) {
+		Elf64_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+		for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn;
+		     scn = elf_nextscn(elf, scn)) {
+			GElf_Shdr shdr;
+			Elf_Data *data;
+			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != want ||
+			    shdr.sh_entsize == 0 || !(data = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+				GElf_Sym sym;
+				if (!gelf_getsym(data, (int)i, &sym) ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || sym.st_size == 0 || sym.st_value == 0)
+					continue;
+				if (n == cap)
+					*out = realloc(*out, (cap = cap ? 2 * cap : 1024) * sizeof(**out));
+				(*out)[n][0] = sym.st_value;
+				(*out)[n][1] = sym.st_value + sym.st_size;
+				n++;
+			}
 		}
 	}
 	if (elf)
@@ -62,16 +78,20 @@ static int compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* N distinct addresses spread over the code, printed in random order. */
-static int generate(const char *path, size_t n, unsigned seed)
+/* N distinct addresses inside functions of symbols_path, in random order.
+ * Aliases make extents overlap: an address is drawn per extent and the
+ * duplicates dropped, then drawn again until there are N. */
+static int generate(const char *symbols_path, size_t n, unsigned seed)
 {
-	uint64_t sections[32][2];
-	size_t nsections = code_sections(path, sections, 32);
+	uint64_t(*extents)[2];
+	size_t nextents = function_extents(symbols_path, &extents);
 	uint64_t total = 0;
-	for (size_t i = 0; i < nsections; i++)
-		total += sections[i][1] - sections[i][0];
+	for (size_t i = 0; i < nextents; i++)
+		total += extents[i][1] - extents[i][0];
 	if (total < 2 * (uint64_t)n) {
-		fprintf(stderr, "symbolize_bench: %s has too little code for %zu addresses\n", path, n);
+		fprintf(stderr, "symbolize_bench: %s has too little code for %zu addresses\n",
+			symbols_path, n);
+		free(extents);
 		return 1;
 	}
 	srandom(seed);
@@ -80,10 +100,10 @@ static int generate(const char *path, size_t n, unsigned seed)
 	while (have < n) {
 		while (have < n) {
 			uint64_t r = ((uint64_t)random() << 31 | (uint64_t)random()) % total;
-			size_t s = 0;
-			for (; r >= sections[s][1] - sections[s][0]; s++)
-				r -= sections[s][1] - sections[s][0];
-			addrs[have++] = sections[s][0] + r;
+			size_t e = 0;
+			for (; r >= extents[e][1] - extents[e][0]; e++)
+				r -= extents[e][1] - extents[e][0];
+			addrs[have++] = extents[e][0] + r;
 		}
 		qsort(addrs, have, sizeof(*addrs), compare_u64);
 		size_t kept = 0;
@@ -101,13 +121,14 @@ static int generate(const char *path, size_t n, unsigned seed)
 	for (size_t i = 0; i < n; i++)
 		printf("0x%" PRIx64 "\n", addrs[i]);
 	free(addrs);
+	free(extents);
 	return 0;
 }
 
 static void usage(void)
 {
 	fputs("usage: symbolize_bench [-d DIR]... [--no-demangle] [--keep-clones] [-q] FILE < addrs\n"
-	      "       symbolize_bench --gen N [--seed S] FILE\n",
+	      "       symbolize_bench --gen N [--seed S] SYMBOL-FILE\n",
 	      stderr);
 }
 

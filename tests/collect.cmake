@@ -1,0 +1,24 @@
+# collect: end-to-end tests of the collector and the trace it writes, on
+# workloads with known answers (tests/e2e/workloads/collect_*.c).
+ipscope_workload(collect_busy e2e/workloads/collect_busy.c)
+ipscope_workload(collect_threads e2e/workloads/collect_threads.c)
+target_link_libraries(collect_threads PRIVATE pthread)
+ipscope_workload(collect_exit e2e/workloads/collect_exit.c)
+ipscope_workload(collect_dlopen e2e/workloads/collect_dlopen.c)
+target_link_libraries(collect_dlopen PRIVATE dl)
+add_library(collect_plugin SHARED e2e/workloads/collect_plugin.c)
+set_target_properties(collect_plugin PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/workloads)
+target_compile_options(collect_plugin PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(collect_plugin PRIVATE -fno-sanitize=all)
+target_include_directories(collect_plugin PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
+
+# The demo the README's first command profiles.
+ipscope_workload(ipscope-demo e2e/workloads/demo.c)
+set_target_properties(ipscope-demo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+target_link_libraries(ipscope-demo PRIVATE pthread)
+
+foreach(test cpu_time threads_share exit_status program_killed truncated errors dlopen interrupt)
+  add_test(NAME e2e_collect_${test}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_${test}.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e_collect_${test} PROPERTIES LABELS e2e TIMEOUT 120)
+endforeach()

@@ -1,0 +1,23 @@
+# Four threads burn 0.1/0.2/0.3/0.4 s (x2) of CPU: each thread's share of the
+# sampled weight must be within 5 points of its share of measured CPU time.
+. "$(dirname "$0")/lib.sh"
+"$bin/collect" -o "$scratch/t.zst" "$workloads/collect_threads" 2 2>"$scratch/err" ||
+	fail "collect exited $?: $(cat "$scratch/err")"
+"$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "analyze info failed"
+cat "$scratch/info"
+grep '^thread tid=' "$scratch/err" | sed 's/thread tid=\([0-9]*\) cpu_seconds=\([0-9.]*\)/\1 \2/' \
+	>"$scratch/measured"
+[ "$(wc -l <"$scratch/measured")" -eq 4 ] || fail "workload did not report 4 threads"
+total_measured=$(awk '{ s += $2 } END { print s }' "$scratch/measured")
+# Thread lines of analyze info: "  TID NAME SAMPLES CPU_SECONDS ..." under "Threads:".
+awk '/^Threads:/ { on = 1; next } on && /^[^ ]/ { on = 0 } on && $1 ~ /^[0-9]+$/ { print $1, $4 }' \
+	"$scratch/info" >"$scratch/profiled"
+total_profiled=$(awk '{ s += $2 } END { print s }' "$scratch/profiled")
+while read -r tid cpu; do
+	prof=$(awk -v t="$tid" '$1 == t { print $2 }' "$scratch/profiled")
+	[ -n "$prof" ] || fail "thread $tid missing from analyze info"
+	want=$(awk -v c="$cpu" -v t="$total_measured" 'BEGIN { print 100 * c / t }')
+	got=$(awk -v c="$prof" -v t="$total_profiled" 'BEGIN { print 100 * c / t }')
+	echo "thread $tid: measured share $want%, profiled share $got%"
+	within "$got" "$want" 5 || fail "thread $tid share $got% is not within 5 points of $want%"
+done <"$scratch/measured"
