@@ -17,9 +17,8 @@
 #include <unistd.h>
 
 #include "export.h"
-#include "filter.h"
-#include "load.h"
 #include "options.h"
+#include "report.h"
 
 int cmd_export(int argc, char **argv);
 
@@ -181,12 +180,11 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 
-	struct profile *p = load_trace(o.trace, &o.load, NULL);
+	struct profile *p = report_profile(&o); /* loaded and filtered as tree and flat do */
 	if (!p) {
 		rc = 1;
 		goto out;
 	}
-	p = filter_profile_consume(p, &o.filter);
 	const struct export_options eo = {
 		.lines = o.lines,
 		.annotate_inline = a.annotate_inline,

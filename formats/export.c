@@ -171,7 +171,7 @@ void export_thread_title(const struct profile *p, uint32_t thread, char *buf, si
 	const struct profile_thread *t = &p->threads[thread];
 	const char *name = profile_string(p, t->name);
 	if (*name)
-		snprintf(buf, len, "%s (tid %u)", name, t->tid);
+		snprintf(buf, len, "%u (%s)", t->tid, name);
 	else
-		snprintf(buf, len, "tid %u", t->tid);
+		snprintf(buf, len, "%u", t->tid);
 }

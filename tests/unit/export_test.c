@@ -169,11 +169,11 @@ static void test_folded(const struct profile *p)
 		      "__libc_start_call_main;main:35;weird:name:41 1\n");
 	o = (struct export_options){ .thread_roots = 1 };
 	expect_folded(p, &o,
-		      "app (tid 100) 1\n"
-		      "app (tid 100);__libc_start_call_main;main;compute(int);square(int) 3\n"
-		      "app (tid 100);__libc_start_call_main;main;weird:name 1\n"
-		      "worker (tid 101);__libc_start_call_main;main;compute(int);square(int) 4\n"
-		      "worker (tid 101);__libc_start_call_main;main;" TEMPLATE_NAME " 5\n");
+		      "100 (app) 1\n"
+		      "100 (app);__libc_start_call_main;main;compute(int);square(int) 3\n"
+		      "100 (app);__libc_start_call_main;main;weird:name 1\n"
+		      "101 (worker);__libc_start_call_main;main;compute(int);square(int) 4\n"
+		      "101 (worker);__libc_start_call_main;main;" TEMPLATE_NAME " 5\n");
 }
 
 /* Parse folded text back the way flamegraph.pl does (count after the last
@@ -226,7 +226,7 @@ static void test_speedscope(const struct profile *p)
 	CHECK(json_array_size(profiles) == 2);
 
 	/* heaviest thread first */
-	const char *names[] = { "worker (tid 101)", "app (tid 100)" };
+	const char *names[] = { "101 (worker)", "100 (app)" };
 	const uint64_t weights[] = { 9, 5 };
 	for (size_t i = 0; i < 2; i++) {
 		json_t *prof = json_array_get(profiles, i);
