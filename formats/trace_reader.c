@@ -31,7 +31,7 @@
 #include <zstd.h>
 
 #define INPUT_CHUNK (256u << 10)
-#define WINDOW_INITIAL (256u << 10)
+#define WINDOW_INITIAL (64u << 10)
 
 struct trace_reader {
 	char *name;

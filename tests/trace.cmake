@@ -11,3 +11,28 @@ target_include_directories(unit_trace PRIVATE ${CMAKE_SOURCE_DIR}/formats)
 target_link_libraries(unit_trace PRIVATE PkgConfig::ZSTD)
 add_test(NAME unit_trace COMMAND unit_trace)
 set_tests_properties(unit_trace PROPERTIES TIMEOUT 600)
+
+# The fuzzer runs on a copy of the committed seed corpus (libFuzzer adds the
+# inputs it finds to its first directory), for a bounded time; crashes land
+# in fuzz_trace_artifacts/ of the build directory.
+if(IPSCOPE_FUZZ)
+  set(FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+  add_executable(fuzz_trace_reader ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c
+    ${CMAKE_SOURCE_DIR}/formats/trace_reader.c)
+  target_include_directories(fuzz_trace_reader PRIVATE ${CMAKE_SOURCE_DIR}/formats)
+  target_compile_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS} -g)
+  target_link_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS})
+  target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
+
+  add_executable(make_trace_corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/make_trace_corpus.c
+    ${CMAKE_SOURCE_DIR}/formats/trace_writer.c)
+  target_include_directories(make_trace_corpus PRIVATE ${CMAKE_SOURCE_DIR}/formats)
+  target_link_libraries(make_trace_corpus PRIVATE PkgConfig::ZSTD)
+
+  set(FUZZ_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_corpus)
+  set(FUZZ_ARTIFACTS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_artifacts)
+  add_test(NAME fuzz_trace_reader
+    COMMAND sh -c "rm -rf '${FUZZ_WORK}' && mkdir -p '${FUZZ_WORK}' '${FUZZ_ARTIFACTS}' && cp '${CMAKE_CURRENT_SOURCE_DIR}'/fuzz/corpus/* '${FUZZ_WORK}/' && exec \"$0\" -max_total_time=30 -timeout=10 -max_len=16384 -print_final_stats=1 -dict='${CMAKE_CURRENT_SOURCE_DIR}/fuzz/trace.dict' -artifact_prefix='${FUZZ_ARTIFACTS}/' '${FUZZ_WORK}'"
+    $<TARGET_FILE:fuzz_trace_reader>)
+  set_tests_properties(fuzz_trace_reader PROPERTIES TIMEOUT 120)
+endif()

@@ -1,0 +1,155 @@
+/*
+ * make_trace_corpus.c - writes the fuzzer's seed corpus (tests/fuzz/corpus/)
+ * with the real trace writer: small traces of every record type, each as the
+ * zstd file collect would write and as its decompressed record stream (which
+ * fuzz_trace_reader compresses before reading; see there why).
+ *
+ * Regenerate after a format change (commit the result, a few KiB in all):
+ *   build-fuzz/bin/make_trace_corpus tests/fuzz/corpus
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+static void die(const char *what)
+{
+	fprintf(stderr, "make_trace_corpus: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void save(const char *dir, const char *name, const void *data, size_t size)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+		die(path);
+}
+
+/* Saves the trace written to fd as NAME.zst (cut to `cut` bytes when not 0)
+ * and its decompressed stream as NAME.raw. */
+static void save_trace(const char *dir, const char *name, int fd, size_t cut)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	uint8_t *z = malloc((size_t)size);
+	if (!z || pread(fd, z, (size_t)size, 0) != size)
+		die("read back");
+	close(fd);
+	char file[256];
+	snprintf(file, sizeof file, "%s.zst", name);
+	save(dir, file, z, cut ? cut : (size_t)size);
+	if (cut)
+		size = (off_t)cut;
+
+	size_t raw_cap = 1 << 20, raw_len = 0;
+	uint8_t *raw = malloc(raw_cap);
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	ZSTD_inBuffer in = { z, (size_t)size, 0 };
+	while (in.pos < in.size && raw_len < raw_cap) {
+		ZSTD_outBuffer out = { raw, raw_cap, raw_len };
+		if (ZSTD_isError(ZSTD_decompressStream(d, &out, &in)))
+			die("decompress");
+		raw_len = out.pos;
+	}
+	snprintf(file, sizeof file, "%s.raw", name);
+	save(dir, file, raw, raw_len);
+	ZSTD_freeDCtx(d);
+	free(raw);
+	free(z);
+}
+
+static struct trace_writer *start(int *fd)
+{
+	*fd = memfd_create("seed", 0);
+	struct trace_writer *w = *fd < 0 ? NULL : trace_writer_open(*fd, 1);
+	if (!w)
+		die("trace_writer_open");
+	return w;
+}
+
+static void samples(struct trace_writer *w, uint32_t n, uint32_t nstacks)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct trace_sample s = { 1000000000ull + i * 997003ull, 100, 100 + i % 3, i % nstacks,
+					  1 + (i % 7 == 0), i % 4 == 0 ? 1 : 0 };
+		trace_writer_sample(w, &s);
+	}
+}
+
+static void every_record_type(struct trace_writer *w)
+{
+	static const uint8_t build_id[20] = { 0x8f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96,
+					      0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0, 1, 2, 3, 4 };
+	static const struct trace_segment segs[2] = {
+		{ 0, 0x2000, 0, TRACE_SEGMENT_READ },
+		{ 0x2000, 0x8000, 0x2000, TRACE_SEGMENT_READ | TRACE_SEGMENT_EXEC },
+	};
+	static const uint64_t ips[6] = { 0x555555555129, 0x55555555514a, 0x7ffff7dd2d8a,
+					 0x7ffff7dd2e45, 0x555555555065, 0 };
+	trace_writer_meta(w, TRACE_META_COMMAND, "./busy 1");
+	trace_writer_meta(w, TRACE_META_MODE, "cpu");
+	trace_writer_meta(w, TRACE_META_INTERVAL_NS, "1000000");
+	struct trace_module m = { 100, 1, 5, 0x555555554000, "/work/busy", build_id, 20, 2, segs };
+	trace_writer_module(w, &m);
+	struct trace_module libc = { 100, 2, 6, 0x7ffff7dab000, "/lib/x86_64-linux-gnu/libc.so.6",
+				     NULL, 0, 1, segs + 1 };
+	trace_writer_module(w, &libc);
+	struct trace_thread t = { 100, 100, 7, TRACE_THREAD_START | TRACE_THREAD_NAME, "busy" };
+	trace_writer_thread(w, &t);
+	struct trace_stack s0 = { 0, TRACE_STACK_LEAF_EXACT, 6, ips };
+	struct trace_stack s1 = { 1, TRACE_STACK_LEAF_EXACT | TRACE_STACK_TRUNCATED, 3, ips + 2 };
+	trace_writer_stack(w, &s0);
+	trace_writer_stack(w, &s1);
+	samples(w, 20, 2);
+	struct trace_loss l = { 100, 101, 8, 3 };
+	trace_writer_loss(w, &l);
+	trace_writer_flush(w);
+	samples(w, 5, 2);
+	struct trace_module_unload u = { 100, 2, 9 };
+	trace_writer_module_unload(w, &u);
+	t.flags = TRACE_THREAD_EXIT;
+	trace_writer_thread(w, &t);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: make_trace_corpus DIR\n");
+		return 2;
+	}
+	const char *dir = argv[1];
+	int fd;
+	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3 };
+
+	struct trace_writer *w = start(&fd);
+	trace_writer_close(w, &end);
+	save_trace(dir, "empty", fd, 0);
+
+	w = start(&fd);
+	every_record_type(w);
+	trace_writer_close(w, &end);
+	save_trace(dir, "every_type", fd, 0);
+
+	w = start(&fd);
+	every_record_type(w);
+	trace_writer_flush(w);
+	off_t at_flush = lseek(fd, 0, SEEK_END);
+	trace_writer_close(w, &end);
+	save_trace(dir, "cut", fd, (size_t)at_flush - 20);
+
+	/* Several batches, one of them cut by a flush. */
+	w = start(&fd);
+	samples(w, 30, 1);
+	trace_writer_flush(w);
+	samples(w, 90, 5);
+	end.samples = 120;
+	trace_writer_close(w, &end);
+	save_trace(dir, "batches", fd, 0);
+	return 0;
+}
