@@ -1,0 +1,246 @@
+/*
+ * calltree.c - report frames, stack weights and the call tree (see
+ * calltree.h).
+ *
+ * Samples are first summed per stack (10 million samples usually share a
+ * hundred thousand stacks), so the tree is built once per distinct stack,
+ * never once per sample.
+ */
+#include "calltree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (!p) {
+		fputs("ipscope: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static void *xrealloc(void *ptr, size_t size)
+{
+	void *q = realloc(ptr, size ? size : 1);
+	if (!q) {
+		fputs("ipscope: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+struct frame_lookup {
+	const struct calltree *t;
+	const struct calltree_frame *key;
+};
+
+static int frame_equal(const void *ctx, uint32_t id)
+{
+	const struct frame_lookup *fl = ctx;
+	const struct calltree_frame *a = &fl->t->frames[id], *b = fl->key;
+	return a->address == b->address && a->function == b->function && a->file == b->file &&
+	       a->line == b->line && a->inlined == b->inlined;
+}
+
+static uint32_t intern_frame(struct calltree *t, struct idmap *map, uint32_t *cap,
+			     const struct calltree_frame *f)
+{
+	uint64_t h = hash_u64(f->address);
+	h = hash_combine(h, ((uint64_t)f->function << 32) | f->file);
+	h = hash_combine(h, ((uint64_t)f->line << 1) | f->inlined);
+	struct frame_lookup fl = {t, f};
+	uint32_t id = idmap_find(map, h, frame_equal, &fl);
+	if (id != HASHMAP_NONE)
+		return id;
+	if (t->nframes == *cap) {
+		*cap = *cap ? 2 * *cap : 1024;
+		t->frames = xrealloc(t->frames, *cap * sizeof(*t->frames));
+	}
+	t->frames[t->nframes] = *f;
+	idmap_insert(map, h, t->nframes);
+	return t->nframes++;
+}
+
+static void build_frames(struct calltree *t)
+{
+	const struct profile *p = t->profile;
+	struct idmap map;
+	uint32_t cap = 0;
+	idmap_init(&map, 1024);
+	t->location_first = xcalloc(p->nlocations, sizeof(*t->location_first));
+	uint64_t total = 0;
+	for (uint32_t l = 0; l < p->nlocations; l++) {
+		t->location_first[l] = (uint32_t)total;
+		total += p->locations[l].nlines;
+	}
+	t->location_frames = xcalloc(total, sizeof(*t->location_frames));
+	for (uint32_t l = 0; l < p->nlocations; l++) {
+		const struct profile_location *loc = &p->locations[l];
+		uint32_t *out = t->location_frames + t->location_first[l];
+		/* Lines are innermost first; frames go root first. */
+		for (uint32_t i = 0; i < loc->nlines; i++) {
+			const struct profile_line *line = &p->lines[loc->first_line + i];
+			struct calltree_frame f = {
+				.address = t->combine ? 0 : loc->address,
+				.function = line->function,
+				.file = line->file,
+				.line = line->line,
+				.inlined = line->inlined,
+			};
+			out[loc->nlines - 1 - i] = intern_frame(t, &map, &cap, &f);
+		}
+	}
+	idmap_free(&map);
+}
+
+struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread)
+{
+	struct calltree *t = xcalloc(1, sizeof(*t));
+	t->profile = p;
+	t->combine = combine;
+	build_frames(t);
+	t->stack_weight = xcalloc(p->nstacks, sizeof(*t->stack_weight));
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		if (thread != CALLTREE_ALL_THREADS && s->thread != thread)
+			continue;
+		t->stack_weight[s->stack] += s->weight;
+		t->total_weight += s->weight;
+		t->total_samples++;
+	}
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		if (!t->stack_weight[s])
+			continue;
+		uint32_t n = 0;
+		const struct profile_stack *st = &p->stacks[s];
+		for (uint32_t i = 0; i < st->depth; i++)
+			n += p->locations[p->stack_locations[st->first + i]].nlines;
+		if (n > t->max_frames)
+			t->max_frames = n;
+	}
+	return t;
+}
+
+uint32_t calltree_stack_frames(const struct calltree *t, uint32_t stack, uint32_t *out)
+{
+	const struct profile *p = t->profile;
+	const struct profile_stack *st = &p->stacks[stack];
+	uint32_t n = 0;
+	for (uint32_t i = st->depth; i-- > 0;) {
+		uint32_t l = p->stack_locations[st->first + i];
+		uint32_t k = p->locations[l].nlines;
+		memcpy(out + n, t->location_frames + t->location_first[l], k * sizeof(*out));
+		n += k;
+	}
+	return n;
+}
+
+void calltree_build_nodes(struct calltree *t)
+{
+	const struct profile *p = t->profile;
+	uint32_t cap = 1024;
+	t->nodes = xcalloc(cap, sizeof(*t->nodes));
+	t->nodes[0] = (struct calltree_node){.frame = CALLTREE_NONE, .parent = CALLTREE_NONE,
+					     .first_child = CALLTREE_NONE,
+					     .next_sibling = CALLTREE_NONE};
+	t->nnodes = 1;
+	struct u64map edges; /* parent << 32 | frame -> child */
+	u64map_init(&edges, 4096);
+	uint32_t *frames = xcalloc(t->max_frames, sizeof(*frames));
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint64_t w = t->stack_weight[s];
+		if (!w)
+			continue;
+		uint32_t n = calltree_stack_frames(t, s, frames);
+		uint32_t node = 0;
+		t->nodes[0].count += w;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t *child = u64map_slot(&edges, (uint64_t)node << 32 | frames[i]);
+			if (*child == HASHMAP_NONE) {
+				if (t->nnodes == cap) {
+					cap *= 2;
+					t->nodes = xrealloc(t->nodes, cap * sizeof(*t->nodes));
+				}
+				struct calltree_node *parent = &t->nodes[node];
+				t->nodes[t->nnodes] = (struct calltree_node){
+					.frame = frames[i],
+					.parent = node,
+					.first_child = CALLTREE_NONE,
+					.next_sibling = parent->first_child,
+					.depth = parent->depth + 1,
+				};
+				parent->first_child = t->nnodes;
+				*child = t->nnodes++;
+			}
+			node = *child;
+			t->nodes[node].count += w;
+		}
+		t->nodes[node].self += w;
+	}
+	free(frames);
+	u64map_free(&edges);
+}
+
+void calltree_free(struct calltree *t)
+{
+	if (!t)
+		return;
+	free(t->frames);
+	free(t->location_first);
+	free(t->location_frames);
+	free(t->stack_weight);
+	free(t->nodes);
+	free(t);
+}
+
+int calltree_frame_compare(const struct calltree *t, uint32_t a, uint32_t b)
+{
+	const struct profile *p = t->profile;
+	const struct calltree_frame *x = &t->frames[a], *y = &t->frames[b];
+	if ((x->file == 0) != (y->file == 0))
+		return x->file == 0 ? 1 : -1;
+	int c = strcmp(profile_string(p, x->file), profile_string(p, y->file));
+	if (c)
+		return c;
+	c = strcmp(profile_string(p, p->functions[x->function].name),
+		   profile_string(p, p->functions[y->function].name));
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->address != y->address)
+		return x->address < y->address ? -1 : 1;
+	return (int)x->inlined - (int)y->inlined;
+}
+
+static const struct calltree *sort_tree;
+
+static int child_order(const void *a, const void *b)
+{
+	const struct calltree_node *x = &sort_tree->nodes[*(const uint32_t *)a];
+	const struct calltree_node *y = &sort_tree->nodes[*(const uint32_t *)b];
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return calltree_frame_compare(sort_tree, x->frame, y->frame);
+}
+
+uint32_t calltree_sorted_children(const struct calltree *t, uint32_t node, uint32_t **out)
+{
+	uint32_t n = 0;
+	for (uint32_t c = t->nodes[node].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
+		n++;
+	uint32_t *children = xcalloc(n, sizeof(*children));
+	n = 0;
+	for (uint32_t c = t->nodes[node].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
+		children[n++] = c;
+	sort_tree = t;
+	qsort(children, n, sizeof(*children), child_order);
+	sort_tree = NULL;
+	*out = children;
+	return n;
+}

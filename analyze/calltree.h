@@ -1,0 +1,76 @@
+/*
+ * calltree.h - the one aggregation behind every report: report frames (one
+ * per inline-chain entry of a location), the weight of each stack, and the
+ * call tree (a prefix tree of root-first frame paths) with inclusive and self
+ * counts. tree prints the nodes; flat folds the frames into rows; exporters
+ * may walk stacks as frames with calltree_stack_frames.
+ *
+ * Counts are sample weights (timer periods: 1 + overruns), so they add up
+ * to CPU time, not to sample records.
+ */
+#ifndef IPSCOPE_CALLTREE_H
+#define IPSCOPE_CALLTREE_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+#define CALLTREE_ALL_THREADS UINT32_MAX
+
+/*
+ * A frame as reports show it. With combine, frames with the same function,
+ * file, line and inlined-ness are one frame (address 0); without, every
+ * location's entries stay apart and carry the location's address.
+ */
+struct calltree_frame {
+	uint64_t address;
+	uint32_t function;
+	uint32_t file;
+	uint32_t line;
+	uint32_t inlined;
+};
+
+struct calltree_node {
+	uint32_t frame;
+	uint32_t parent;
+	uint32_t first_child; /* children are linked in no particular order */
+	uint32_t next_sibling;
+	uint32_t depth;       /* top level is 1; the root (node 0) is 0 */
+	uint64_t count;       /* inclusive: weight of samples through this node */
+	uint64_t self;        /* weight of samples whose innermost frame is this node */
+};
+
+#define CALLTREE_NONE UINT32_MAX
+
+struct calltree {
+	const struct profile *profile;
+	int combine;
+	struct calltree_frame *frames;
+	uint32_t nframes;
+	/* Per location: its frames root first (outermost inline call first). */
+	uint32_t *location_first;  /* index into location_frames */
+	uint32_t *location_frames; /* location l has profile->locations[l].nlines frames */
+	uint64_t *stack_weight;    /* per profile stack: weight of the selected samples */
+	uint32_t max_frames;       /* most frames in any stack */
+	uint64_t total_weight;     /* of the selected samples */
+	uint64_t total_samples;
+	struct calltree_node *nodes; /* after calltree_build_nodes; nodes[0] is the root */
+	uint32_t nnodes;
+};
+
+/* Frames and stack weights of p's samples of one thread index (or all). */
+struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread);
+/* Build the prefix tree (nodes). */
+void calltree_build_nodes(struct calltree *t);
+void calltree_free(struct calltree *t);
+
+/* Frames of a stack, root first, into out (room for t->max_frames); count returned. */
+uint32_t calltree_stack_frames(const struct calltree *t, uint32_t stack, uint32_t *out);
+
+/* Order for listing: file, function name, line, address (unknown files last). */
+int calltree_frame_compare(const struct calltree *t, uint32_t a, uint32_t b);
+
+/* Children of node, sorted by count (largest first), ties by frame order. */
+uint32_t calltree_sorted_children(const struct calltree *t, uint32_t node, uint32_t **out);
+
+#endif

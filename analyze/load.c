@@ -1,0 +1,325 @@
+/*
+ * load.c - trace -> profile (see load.h).
+ *
+ * Three passes, so that the costly part scales with distinct addresses, not
+ * with samples:
+ *   1. read: every record through the streaming reader; raw stacks are kept
+ *      as instruction pointers, samples go straight into the profile, their
+ *      stack index being the raw stack's index (one profile stack per raw one);
+ *   2. resolve: hash the distinct (address, is-return-address) pairs, sort
+ *      them by address, find each one's module by its PT_LOAD segments and
+ *      symbolize them in address order (the symbolizer's index is walked
+ *      forward, one module at a time), interning functions and lines;
+ *   3. translate every raw stack into profile locations.
+ */
+#include "load.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "resolve.h"
+#include "trace.h"
+
+struct raw_stack {
+	uint64_t first; /* into loader.ips */
+	uint32_t depth;
+	uint32_t flags; /* TRACE_STACK_* */
+};
+
+struct loader {
+	struct profile *p;
+	struct load_stats *stats;
+	struct resolver *resolver;
+	struct u64map stack_ids; /* trace stack id -> raw stack index */
+	struct raw_stack *raw;
+	uint32_t nraw, raw_cap;
+	uint64_t *ips;
+	uint64_t nips, ips_cap;
+	struct u64map threads; /* pid << 32 | tid -> thread index */
+	uint64_t last_thread_key;
+	uint32_t last_thread;
+	uint32_t last_stack_id, last_stack;
+	uint64_t last_time_ns;
+	uint64_t loss_samples;
+};
+
+static void *xrealloc(void *ptr, size_t size)
+{
+	void *q = realloc(ptr, size ? size : 1);
+	if (!q) {
+		fputs("ipscope: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+void load_options_init(struct load_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->demangle = 1;
+	o->symbolize = 1;
+	o->open_modules = 1;
+}
+
+void load_stats_free(struct load_stats *stats)
+{
+	if (stats) {
+		free(stats->meta);
+		stats->meta = NULL;
+		stats->nmeta = 0;
+	}
+}
+
+static uint32_t thread_index(struct loader *L, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	if (key == L->last_thread_key && L->last_thread != HASHMAP_NONE)
+		return L->last_thread;
+	uint32_t *slot = u64map_slot(&L->threads, key);
+	if (*slot == HASHMAP_NONE) {
+		struct profile_thread t = {.pid = pid, .tid = tid};
+		*slot = profile_add_thread(L->p, &t);
+	}
+	L->last_thread_key = key;
+	return L->last_thread = *slot;
+}
+
+/* Raw stack index of a trace stack id; a placeholder if not defined yet. */
+static uint32_t stack_index(struct loader *L, uint32_t id)
+{
+	if (id == L->last_stack_id && L->last_stack != HASHMAP_NONE)
+		return L->last_stack;
+	uint32_t *slot = u64map_slot(&L->stack_ids, id);
+	if (*slot == HASHMAP_NONE) {
+		if (L->nraw == L->raw_cap) {
+			L->raw_cap = L->raw_cap ? L->raw_cap * 2 : 1024;
+			L->raw = xrealloc(L->raw, L->raw_cap * sizeof(*L->raw));
+		}
+		L->raw[L->nraw] = (struct raw_stack){0};
+		*slot = L->nraw++;
+	}
+	L->last_stack_id = id;
+	return L->last_stack = *slot;
+}
+
+static void add_stack(struct loader *L, const struct trace_stack *s)
+{
+	uint32_t i = stack_index(L, s->id);
+	if (L->nips + s->nframes > L->ips_cap) {
+		while (L->nips + s->nframes > L->ips_cap)
+			L->ips_cap = L->ips_cap ? L->ips_cap * 2 : 65536;
+		L->ips = xrealloc(L->ips, L->ips_cap * sizeof(*L->ips));
+	}
+	memcpy(L->ips + L->nips, s->ips, s->nframes * sizeof(*s->ips));
+	L->raw[i].first = L->nips;
+	L->raw[i].depth = s->nframes;
+	L->raw[i].flags = s->flags;
+	L->nips += s->nframes;
+	if (L->stats) {
+		L->stats->stack_records++;
+		L->stats->truncated_stacks += (s->flags & TRACE_STACK_TRUNCATED) != 0;
+	}
+}
+
+static void add_samples(struct loader *L, const struct trace_samples *b)
+{
+	struct profile *p = L->p;
+	for (uint32_t i = 0; i < b->count; i++) {
+		const struct trace_sample *ts = &b->samples[i];
+		struct profile_sample s = {
+			.stack = stack_index(L, ts->stack_id),
+			.thread = thread_index(L, ts->pid, ts->tid),
+			.time_ns = ts->time_ns,
+			.weight = ts->weight,
+		};
+		profile_add_sample(p, &s);
+		if (ts->time_ns > L->last_time_ns)
+			L->last_time_ns = ts->time_ns;
+	}
+}
+
+static void add_meta(struct loader *L, const struct trace_meta *m)
+{
+	struct profile *p = L->p;
+	uint32_t value = profile_intern(p, m->value);
+	if (!strcmp(m->key, TRACE_META_COMMAND))
+		p->command = value;
+	else if (!strcmp(m->key, TRACE_META_MODE))
+		p->mode = value;
+	else if (!strcmp(m->key, TRACE_META_SOURCE))
+		p->source = value;
+	else if (!strcmp(m->key, TRACE_META_INTERVAL_NS))
+		p->interval_ns = strtoull(m->value, NULL, 10);
+	else if (!strcmp(m->key, TRACE_META_START_REALTIME_NS))
+		p->start_realtime_ns = strtoull(m->value, NULL, 10);
+	else if (!strcmp(m->key, TRACE_META_START_MONOTONIC_NS))
+		p->start_ns = strtoull(m->value, NULL, 10);
+	struct load_stats *st = L->stats;
+	if (st) {
+		st->meta = xrealloc(st->meta, (st->nmeta + 1) * sizeof(*st->meta));
+		st->meta[st->nmeta].key = profile_intern(p, m->key);
+		st->meta[st->nmeta].value = value;
+		st->nmeta++;
+	}
+}
+
+static void add_thread_record(struct loader *L, const struct trace_thread *t)
+{
+	uint32_t i = thread_index(L, t->pid, t->tid);
+	if (t->name && *t->name)
+		L->p->threads[i].name = profile_intern(L->p, t->name);
+}
+
+static void add_end(struct loader *L, const struct trace_end *e)
+{
+	struct profile *p = L->p;
+	p->ended = 1;
+	p->wait_status = e->wait_status;
+	if (e->time_ns > L->last_time_ns)
+		L->last_time_ns = e->time_ns;
+	if (e->lost_samples > L->loss_samples)
+		L->loss_samples = e->lost_samples;
+	if (L->stats) {
+		L->stats->end_samples = e->samples;
+		L->stats->end_weight = e->weight;
+		L->stats->end_flags = e->flags;
+	}
+}
+
+/* Pass 1. Returns 0, or -1 after printing the reader's error. */
+static int read_trace(struct loader *L, const char *path)
+{
+	char err[512];
+	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
+	if (!r) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	struct trace_record rec;
+	int got;
+	while ((got = trace_reader_next(r, &rec)) == 1) {
+		switch (rec.type) {
+		case TRACE_META:
+			add_meta(L, &rec.u.meta);
+			break;
+		case TRACE_MODULE:
+			resolver_add_module(L->resolver, &rec.u.module);
+			break;
+		case TRACE_THREAD:
+			add_thread_record(L, &rec.u.thread);
+			break;
+		case TRACE_STACK:
+			add_stack(L, &rec.u.stack);
+			break;
+		case TRACE_SAMPLES:
+			add_samples(L, &rec.u.samples);
+			break;
+		case TRACE_LOSS:
+			L->loss_samples += rec.u.loss.samples;
+			break;
+		case TRACE_END:
+			add_end(L, &rec.u.end);
+			break;
+		default: /* unloads and types newer than us: nothing to do yet */
+			break;
+		}
+	}
+	if (got < 0) {
+		fprintf(stderr, "%s\n", trace_reader_error(r));
+		trace_reader_close(r);
+		return -1;
+	}
+	int truncated = trace_reader_truncated(r);
+	if (truncated)
+		fprintf(stderr, "warning: %s\n", trace_reader_error(r));
+	if (L->stats) {
+		L->stats->truncated = truncated;
+		L->stats->compressed_bytes = trace_reader_compressed_bytes(r);
+		L->stats->raw_bytes = trace_reader_raw_bytes(r);
+		trace_reader_version(r, &L->stats->version_major, &L->stats->version_minor);
+	}
+	trace_reader_close(r);
+	struct profile *p = L->p;
+	p->lost_samples = L->loss_samples;
+	if (p->start_ns && L->last_time_ns > p->start_ns)
+		p->duration_ns = L->last_time_ns - p->start_ns;
+	return 0;
+}
+
+/* Passes 2 and 3: resolve the distinct addresses, then build the stacks. */
+static void build_stacks(struct loader *L)
+{
+	struct resolver *R = L->resolver;
+	/* Remember, per raw ip, which distinct address it is. */
+	uint32_t *frame_address = xrealloc(NULL, (L->nips ? L->nips : 1) * sizeof(*frame_address));
+	for (uint32_t s = 0; s < L->nraw; s++) {
+		const struct raw_stack *rs = &L->raw[s];
+		for (uint32_t i = 0; i < rs->depth; i++) {
+			/* Only an exact leaf is looked up as is; every other ip is
+			 * a return address: its call is the instruction before. */
+			int is_return = i > 0 || !(rs->flags & TRACE_STACK_LEAF_EXACT);
+			frame_address[rs->first + i] =
+				resolver_add_address(R, L->ips[rs->first + i], is_return);
+		}
+	}
+	resolver_resolve(R);
+
+	uint32_t *locs = NULL;
+	uint32_t cap = 0;
+	for (uint32_t s = 0; s < L->nraw; s++) {
+		const struct raw_stack *rs = &L->raw[s];
+		if (rs->depth > cap) {
+			cap = rs->depth;
+			locs = xrealloc(locs, cap * sizeof(*locs));
+		}
+		for (uint32_t i = 0; i < rs->depth; i++)
+			locs[i] = resolver_location(R, frame_address[rs->first + i]);
+		profile_add_stack(L->p, locs, rs->depth);
+	}
+	free(locs);
+	free(frame_address);
+	if (L->stats) {
+		L->stats->distinct_addresses = resolver_distinct(R);
+		L->stats->unresolved_addresses = resolver_unresolved(R);
+	}
+}
+
+struct profile *load_trace(const char *path, const struct load_options *o, struct load_stats *stats)
+{
+	struct load_options defaults;
+	if (!o) {
+		load_options_init(&defaults);
+		o = &defaults;
+	}
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	struct loader L = {.stats = stats, .last_stack = HASHMAP_NONE, .last_thread = HASHMAP_NONE};
+	L.p = profile_new();
+	if (!L.p) {
+		fputs("ipscope: out of memory\n", stderr);
+		return NULL;
+	}
+	L.resolver = resolver_new(L.p, o);
+	u64map_init(&L.stack_ids, 1024);
+	u64map_init(&L.threads, 64);
+
+	int rc = read_trace(&L, path);
+	if (rc == 0) {
+		resolver_finish_modules(L.resolver);
+		build_stacks(&L);
+	}
+	resolver_free(L.resolver);
+	u64map_free(&L.stack_ids);
+	u64map_free(&L.threads);
+	free(L.raw);
+	free(L.ips);
+	if (rc) {
+		profile_free(L.p);
+		load_stats_free(stats);
+		return NULL;
+	}
+	return L.p;
+}

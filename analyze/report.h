@@ -1,0 +1,40 @@
+/*
+ * report.h - what tree and flat (and exporters, for the first function)
+ * share: getting the filtered profile the options ask for, and printing the
+ * header, the footer and a frame's "file:line; function" the same way.
+ */
+#ifndef IPSCOPE_REPORT_H
+#define IPSCOPE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calltree.h"
+#include "options.h"
+#include "profile.h"
+#include "terminal.h"
+
+/*
+ * Load o->trace with o->load and apply o->filter. NULL after an error was
+ * printed (exit 1).
+ */
+struct profile *report_profile(const struct analyze_options *o);
+
+/* Command, samples, CPU time, threads and lost samples, then a blank line. */
+void report_header(FILE *out, const struct profile *p, const struct palette *pal);
+
+/* "Total samples: ..." line for selected samples of total weight. */
+void report_footer(FILE *out, const struct profile *p, uint64_t samples, uint64_t weight,
+		   const struct analyze_options *o);
+
+/* Name of a thread for headings: "1234 (name)" or "1234". */
+const char *report_thread_name(const struct profile *p, uint32_t thread, char *buf, size_t len);
+
+/* A frame's source file as shown ("?" when unknown) and line ("?" when 0). */
+const char *report_file(const struct profile *p, uint32_t file, int full_paths);
+const char *report_line(uint32_t line, char *buf, size_t len);
+
+/* Percentage of part in whole, 0 when whole is 0. */
+double report_percent(uint64_t part, uint64_t whole);
+
+#endif

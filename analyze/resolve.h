@@ -1,0 +1,38 @@
+/*
+ * resolve.h - from raw instruction pointers to profile locations: module
+ * maps, distinct-address bookkeeping and symbolization (load.c's passes 2
+ * and 3; see load.c for the whole picture).
+ */
+#ifndef IPSCOPE_RESOLVE_H
+#define IPSCOPE_RESOLVE_H
+
+#include <stdint.h>
+
+#include "load.h"
+#include "profile.h"
+#include "trace.h"
+
+struct resolver;
+
+struct resolver *resolver_new(struct profile *p, const struct load_options *o);
+void resolver_free(struct resolver *R);
+
+/* A module record: becomes a profile module and address ranges. */
+void resolver_add_module(struct resolver *R, const struct trace_module *m);
+/* After the last module: index the ranges (and open every module if asked). */
+void resolver_finish_modules(struct resolver *R);
+
+/*
+ * Note one frame's ip; is_return: a return address (looked up at ip - 1).
+ * Returns the distinct address's index, the same for the same pair.
+ */
+uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return);
+/* Symbolize every distinct address once, in address order. */
+void resolver_resolve(struct resolver *R);
+/* Profile location of a distinct address (after resolver_resolve). */
+uint32_t resolver_location(const struct resolver *R, uint32_t address);
+
+uint64_t resolver_distinct(const struct resolver *R);
+uint64_t resolver_unresolved(const struct resolver *R);
+
+#endif
