@@ -16,14 +16,8 @@
 #include "hashmap.h"
 #include "options.h"
 #include "report.h"
+#include "reports.h"
 #include "terminal.h"
-
-enum sort_key { SORT_FILEFUNCLINE, SORT_COUNT, SORT_SELF };
-
-struct flat_options {
-	enum sort_key sort;
-	uint64_t limit; /* 0: all rows */
-};
 
 enum { OPT_SORTEDBY = OPTION_COMMAND_FIRST, OPT_LIMIT };
 
@@ -56,11 +50,11 @@ static int flat_handle(int opt, const char *arg, void *ctx)
 	switch (opt) {
 	case OPT_SORTEDBY:
 		if (!strcmp(arg, "filefuncline"))
-			fo->sort = SORT_FILEFUNCLINE;
+			fo->sort = FLAT_SORT_FILEFUNCLINE;
 		else if (!strcmp(arg, "count"))
-			fo->sort = SORT_COUNT;
+			fo->sort = FLAT_SORT_COUNT;
 		else if (!strcmp(arg, "self") || !strcmp(arg, "overhead"))
-			fo->sort = SORT_SELF;
+			fo->sort = FLAT_SORT_SELF;
 		else {
 			usage_error(&flat_command,
 				    "--sortedby wants filefuncline, count or self, not '%s'", arg);
@@ -160,7 +154,7 @@ static void build_rows(struct flat_table *ft, int by_line)
 }
 
 static const struct flat_table *sort_table;
-static enum sort_key sort_by;
+static enum flat_sort sort_by;
 
 static int filefuncline(const struct flat_row *x, const struct flat_row *y)
 {
@@ -182,14 +176,14 @@ static int row_order(const void *a, const void *b)
 {
 	const struct flat_row *x = &sort_table->rows[*(const uint32_t *)a];
 	const struct flat_row *y = &sort_table->rows[*(const uint32_t *)b];
-	if (sort_by == SORT_COUNT && x->count != y->count)
+	if (sort_by == FLAT_SORT_COUNT && x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	if (sort_by == SORT_SELF && x->self != y->self)
+	if (sort_by == FLAT_SORT_SELF && x->self != y->self)
 		return x->self > y->self ? -1 : 1;
 	return filefuncline(x, y);
 }
 
-static void print_rows(const struct flat_table *ft, const struct analyze_options *o,
+static void print_rows(FILE *out, const struct flat_table *ft, const struct analyze_options *o,
 		       const struct flat_options *fo)
 {
 	const struct calltree *t = ft->t;
@@ -231,9 +225,9 @@ static void print_rows(const struct flat_table *ft, const struct analyze_options
 			wfile = 2 * ntext / 5;
 		wfunc = ntext - wfile;
 	}
-	fprintf(stdout, "%s%*s %6s %*s %6s %-*s %*s Function%s\n", pal.bold, wcount, "Count", "%",
+	fprintf(out, "%s%*s %6s %*s %6s %-*s %*s Function%s\n", pal.bold, wcount, "Count", "%",
 		wself, "Self", "%", wfile, "File", wline, "Line", pal.reset);
-	fprintf(stdout, "%*s %6s %*s %6s %-*s %*s ========\n", wcount, "=====", "======", wself,
+	fprintf(out, "%*s %6s %*s %6s %-*s %*s ========\n", wcount, "=====", "======", wself,
 		"====", "======", wfile, "====", wline, "====");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flat_row *r = &ft->rows[order[i]];
@@ -247,17 +241,36 @@ static void print_rows(const struct flat_table *ft, const struct analyze_options
 			name = abuf;
 		}
 		name = fit_text(name, wfunc, 0, nbuf, sizeof(nbuf));
-		fprintf(stdout, "%s%*llu%s %5.1f%% %s%*llu%s %5.1f%% %-*s %*s %s%s%s",
+		fprintf(out, "%s%*llu%s %5.1f%% %s%*llu%s %5.1f%% %-*s %*s %s%s%s",
 			pal.count, wcount, (unsigned long long)r->count, pal.reset,
 			report_percent(r->count, t->total_weight), pal.self, wself,
 			(unsigned long long)r->self, pal.reset, report_percent(r->self, t->total_weight),
 			wfile, file, wline, report_line(r->key.line, lbuf, sizeof(lbuf)), pal.bold,
 			name, pal.reset);
 		if (!r->seen_outlined)
-			fprintf(stdout, " %s[inlined]%s", pal.inlined, pal.reset);
-		fputc('\n', stdout);
+			fprintf(out, " %s[inlined]%s", pal.inlined, pal.reset);
+		fputc('\n', out);
 	}
 	free(order);
+}
+
+void flat_report(FILE *out, const struct profile *p, const struct analyze_options *o,
+		 const struct flat_options *fo)
+{
+	struct palette pal;
+	palette_init(&pal, o->color);
+	report_header(out, p, &pal);
+	struct calltree *t = calltree_new(p, o->combine, CALLTREE_ALL_THREADS);
+	struct flat_table ft = {.t = t};
+	build_rows(&ft, o->lines);
+	if (t->total_weight == 0)
+		fputs("No samples.\n", out);
+	else
+		print_rows(out, &ft, o, fo);
+	report_footer(out, p, t->total_samples, t->total_weight, o);
+	free(ft.rows);
+	free(ft.frame_row);
+	calltree_free(t);
 }
 
 int cmd_flat(int argc, char **argv)
@@ -272,20 +285,7 @@ int cmd_flat(int argc, char **argv)
 		analyze_options_free(&o);
 		return 1;
 	}
-	struct palette pal;
-	palette_init(&pal, o.color);
-	report_header(stdout, p, &pal);
-	struct calltree *t = calltree_new(p, o.combine, CALLTREE_ALL_THREADS);
-	struct flat_table ft = {.t = t};
-	build_rows(&ft, o.lines);
-	if (t->total_weight == 0)
-		fputs("No samples.\n", stdout);
-	else
-		print_rows(&ft, &o, &flat_opts);
-	report_footer(stdout, p, t->total_samples, t->total_weight, &o);
-	free(ft.rows);
-	free(ft.frame_row);
-	calltree_free(t);
+	flat_report(stdout, p, &o, &flat_opts);
 	profile_free(p);
 	analyze_options_free(&o);
 	return 0;

@@ -21,13 +21,8 @@
 #include "calltree.h"
 #include "options.h"
 #include "report.h"
+#include "reports.h"
 #include "terminal.h"
-
-struct tree_options {
-	double noisefloor;
-	uint64_t maxdepth; /* 0: unlimited */
-	int threads;       /* --threads: one tree per thread */
-};
 
 enum { OPT_NOISEFLOOR = OPTION_COMMAND_FIRST, OPT_MAXDEPTH, OPT_THREADS };
 
@@ -217,29 +212,45 @@ static void print_tree(struct tree_printer *tp)
 	free(stack);
 }
 
-static void print_one(const struct profile *p, const struct analyze_options *o,
+static void print_one(FILE *out, const struct profile *p, const struct analyze_options *o,
 		      const struct tree_options *to, uint32_t thread)
 {
 	struct calltree *t = calltree_new(p, o->combine, thread);
 	calltree_build_nodes(t);
-	struct tree_printer tp = {.t = t, .o = o, .to = to, .out = stdout};
+	struct tree_printer tp = {.t = t, .o = o, .to = to, .out = out};
 	palette_init(&tp.pal, o->color);
 	if (thread != CALLTREE_ALL_THREADS) {
 		char name[300], cpu[32];
-		fprintf(stdout, "%sThread %s%s: %llu samples, %s of CPU\n", tp.pal.bold,
+		fprintf(out, "%sThread %s%s: %llu samples, %s of CPU\n", tp.pal.bold,
 			report_thread_name(p, thread, name, sizeof(name)), tp.pal.reset,
 			(unsigned long long)t->total_samples,
 			format_duration(profile_weight_ns(p, t->total_weight), cpu, sizeof(cpu)));
 	}
 	if (t->total_weight == 0)
-		fputs("No samples.\n", stdout);
+		fputs("No samples.\n", out);
 	else
 		print_tree(&tp);
 	if (thread == CALLTREE_ALL_THREADS)
-		report_footer(stdout, p, t->total_samples, t->total_weight, o);
+		report_footer(out, p, t->total_samples, t->total_weight, o);
 	else
-		fputc('\n', stdout);
+		fputc('\n', out);
 	calltree_free(t);
+}
+
+void tree_report(FILE *out, const struct profile *p, const struct analyze_options *o,
+		 const struct tree_options *to)
+{
+	struct palette pal;
+	palette_init(&pal, o->color);
+	report_header(out, p, &pal);
+	if (to->threads) {
+		for (uint32_t i = 0; i < p->nthreads; i++)
+			if (p->threads[i].samples)
+				print_one(out, p, o, to, i);
+		report_footer(out, p, p->nsamples, p->total_weight, o);
+	} else {
+		print_one(out, p, o, to, CALLTREE_ALL_THREADS);
+	}
 }
 
 int cmd_tree(int argc, char **argv)
@@ -254,17 +265,7 @@ int cmd_tree(int argc, char **argv)
 		analyze_options_free(&o);
 		return 1;
 	}
-	struct palette pal;
-	palette_init(&pal, o.color);
-	report_header(stdout, p, &pal);
-	if (tree_opts.threads) {
-		for (uint32_t i = 0; i < p->nthreads; i++)
-			if (p->threads[i].samples)
-				print_one(p, &o, &tree_opts, i);
-		report_footer(stdout, p, p->nsamples, p->total_weight, &o);
-	} else {
-		print_one(p, &o, &tree_opts, CALLTREE_ALL_THREADS);
-	}
+	tree_report(stdout, p, &o, &tree_opts);
 	profile_free(p);
 	analyze_options_free(&o);
 	return 0;
