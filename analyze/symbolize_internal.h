@@ -64,6 +64,16 @@ struct sym_symbol {
 	uint32_t rank; /* among aliases at one address the highest rank names it */
 };
 
+/* Sorted start addresses of one table, paged for fast search. */
+struct sym_keys {
+	uint64_t *keys;
+	size_t n;
+	uint64_t base;
+	unsigned shift;
+	size_t npages;
+	uint32_t *page_first; /* npages + 1 entries */
+};
+
 struct sym_index {
 	struct sym_function *functions;
 	uint32_t nfunctions, functions_cap;
@@ -79,6 +89,7 @@ struct sym_index {
 	size_t nrows, rows_cap;
 	struct sym_symbol *symbols;
 	size_t nsymbols, symbols_cap;
+	struct sym_keys segment_keys, unit_keys, row_keys, symbol_keys;
 	int has_inlines;
 	int has_dwarf; /* at least one CU */
 };
