@@ -634,6 +634,24 @@ static void test_versions_and_unknown_records(void)
 	trace_reader_close(r);
 	free(z.p);
 	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+
+	/* Several zstd frames and a skippable frame make one stream; after END,
+	 * whatever follows is ignored. */
+	put_file_header(&raw, 1, 0, 16);
+	struct bytes frames = zstd_compress(&raw);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	put(&frames, "\x50\x2a\x4d\x18\x03\x00\x00\x00" "abc", 11); /* skippable frame */
+	put_end_record(&raw);
+	put(&raw, "trailing garbage", 16);
+	z = zstd_compress(&raw);
+	put(&frames, z.p, z.len);
+	o = read_memory(frames.p, frames.len, 0);
+	CHECKF(o.last == 0 && o.records == 1 && !o.truncated, "%d %d %s", o.last, o.records, o.message);
+	free(frames.p);
+	free(z.p);
+	free(raw.p);
 }
 
 /* Each kind of impossible record gets a one-line error naming the offset. */
