@@ -7,8 +7,8 @@
 measured=$(value_of cpu_seconds "$scratch/err")
 "$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "analyze info failed"
 cat "$scratch/info"
-profiled=$(awk '/^CPU time:/ { print $3; exit }' "$scratch/info")
-samples=$(awk '/^Samples:/ { print $2; exit }' "$scratch/info")
+profiled=$(info_cpu_seconds "$scratch/info")
+samples=$(info_samples "$scratch/info")
 [ -n "$profiled" ] && [ -n "$samples" ] || fail "no CPU time or samples line in analyze info"
 echo "measured ${measured}s, profiled ${profiled}s, $samples samples"
 within "$profiled" "$measured" "$(awk -v m="$measured" 'BEGIN { print m * 0.10 }')" ||

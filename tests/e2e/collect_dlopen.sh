@@ -3,6 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_dlopen" "$workloads/libcollect_plugin.so" ||
 	fail "collect failed"
-"$bin/analyze" info --modules "$scratch/t.zst" >"$scratch/info" || fail "analyze info failed"
+"$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "analyze info failed"
 cat "$scratch/info"
 grep 'libcollect_plugin.so' "$scratch/info" >"$scratch/line" || fail "plugin missing from the module map"

@@ -8,7 +8,7 @@
 perl -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec @ARGV or die' -- setsid "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_busy" 5 2>/dev/null &
 pid=$!
 sleep 1
-kill -INT -- "-$pid"
+/bin/kill -s INT -- "-$pid"
 set +e
 wait $pid
 rc=$?
@@ -17,5 +17,5 @@ set -e
 "$bin/analyze" info "$scratch/t.zst" >"$scratch/info" 2>"$scratch/warn" || fail "analyze info failed"
 cat "$scratch/info"
 if grep -qi truncated "$scratch/warn"; then fail "trace was not finished after Ctrl-C"; fi
-samples=$(awk '/^Samples:/ { print $2; exit }' "$scratch/info")
+samples=$(info_samples "$scratch/info")
 [ "${samples:-0}" -gt 100 ] || fail "only ${samples:-0} samples"

@@ -9,9 +9,7 @@ grep '^thread tid=' "$scratch/err" | sed 's/thread tid=\([0-9]*\) cpu_seconds=\(
 	>"$scratch/measured"
 [ "$(wc -l <"$scratch/measured")" -eq 4 ] || fail "workload did not report 4 threads"
 total_measured=$(awk '{ s += $2 } END { print s }' "$scratch/measured")
-# Thread lines of analyze info: "  TID NAME SAMPLES CPU_SECONDS ..." under "Threads:".
-awk '/^Threads:/ { on = 1; next } on && /^[^ ]/ { on = 0 } on && $1 ~ /^[0-9]+$/ { print $1, $4 }' \
-	"$scratch/info" >"$scratch/profiled"
+info_threads "$scratch/info" >"$scratch/profiled"
 total_profiled=$(awk '{ s += $2 } END { print s }' "$scratch/profiled")
 while read -r tid cpu; do
 	prof=$(awk -v t="$tid" '$1 == t { print $2 }' "$scratch/profiled")

@@ -5,14 +5,15 @@
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_busy" 3 2>/dev/null &
 pid=$!
 sleep 1.5
+child=$(pgrep -P $pid || true)
 kill -KILL $pid
 wait $pid 2>/dev/null || true
-pkill -KILL -f "$workloads/collect_busy" 2>/dev/null || true
+[ -z "$child" ] || kill -KILL $child 2>/dev/null || true
 "$bin/analyze" info "$scratch/t.zst" >"$scratch/info" 2>"$scratch/warn" ||
 	fail "analyze info failed on a cut-off trace: $(cat "$scratch/warn")"
 cat "$scratch/info" "$scratch/warn"
 grep -qi 'truncated' "$scratch/warn" || fail "no truncation warning"
-samples=$(awk '/^Samples:/ { print $2; exit }' "$scratch/info")
+samples=$(info_samples "$scratch/info")
 [ "${samples:-0}" -gt 100 ] || fail "only ${samples:-0} samples survived the cut"
 
 # Bit flips and cuts inside the compressed stream.
