@@ -16,11 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "export.h"
 #include "options.h"
 #include "report.h"
-
-int cmd_export(int argc, char **argv);
 
 typedef int (*exporter_fn)(const struct profile *, const struct export_options *, FILE *);
 

@@ -1,8 +1,30 @@
 # Tests of the exporters (formats/export*.c, analyze export): the unit test on
-# hand-built profiles, and the end-to-end test that runs the real consumers
-# (go tool pprof, the speedscope schema) on exports of collected workloads.
+# hand-built profiles, and end-to-end tests that run the real consumers (go
+# tool pprof; the speedscope package's JSON schema, validated with ajv) on
+# exports of a collected workload and compare their numbers with analyze flat.
 add_executable(unit_export ${CMAKE_CURRENT_SOURCE_DIR}/unit/export_test.c)
 # export_test.c unpacks pprof output with the generated protobuf-c code.
 target_include_directories(unit_export PRIVATE ${CMAKE_BINARY_DIR}/formats)
 target_link_libraries(unit_export PRIVATE ipscope_formats)
 add_test(NAME unit_export COMMAND unit_export)
+
+ipscope_workload(export_threads e2e/workloads/export_threads.cpp)
+target_link_libraries(export_threads PRIVATE pthread)
+
+# Fixtures: the npm consumers installed into the build directory (77: node or
+# npm missing, reported as skipped), and the trace every step reads.
+set(EXPORT_E2E ${CMAKE_CURRENT_SOURCE_DIR}/e2e/export_consumers.sh)
+add_test(NAME e2e_export_setup_node
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/export_setup_node.sh ${CMAKE_BINARY_DIR}/tests/export-node)
+set_tests_properties(e2e_export_setup_node PROPERTIES FIXTURES_SETUP export_node
+  SKIP_RETURN_CODE 77 LABELS e2e TIMEOUT 300)
+add_test(NAME e2e_export_collect COMMAND sh ${EXPORT_E2E} collect ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_export_collect PROPERTIES FIXTURES_SETUP export_trace
+  LABELS e2e TIMEOUT 120)
+
+foreach(step pprof speedscope folded stable)
+  add_test(NAME e2e_export_${step} COMMAND sh ${EXPORT_E2E} ${step} ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e_export_${step} PROPERTIES FIXTURES_REQUIRED export_trace
+    SKIP_RETURN_CODE 77 LABELS e2e TIMEOUT 300)
+endforeach()
+set_tests_properties(e2e_export_speedscope PROPERTIES FIXTURES_REQUIRED "export_trace;export_node")

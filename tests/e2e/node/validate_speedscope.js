@@ -18,9 +18,9 @@ if (!modules || !file) {
   console.error('usage: node validate_speedscope.js NODE_MODULES FILE.json');
   process.exit(2);
 }
-const Ajv = require(path.join(modules, 'ajv'));
+const Ajv = require(path.resolve(modules, 'ajv'));
 const schema = JSON.parse(fs.readFileSync(
-    path.join(modules, 'speedscope/dist/release/file-format-schema.json'), 'utf8'));
+    path.resolve(modules, 'speedscope/dist/release/file-format-schema.json'), 'utf8'));
 
 function fail(message) {
   console.error(`${file}: ${message}`);

@@ -1,0 +1,202 @@
+#!/bin/sh
+# export_consumers.sh - end-to-end tests of `analyze export` with the real
+# consumers: a trace of tests/e2e/workloads/export_threads.cpp (three named
+# threads; an inlined function, a template, recursion) is exported to each
+# format, read back by the tool that format is for, and its numbers compared
+# with `analyze flat` on the same trace: every function's self and
+# cumulative count must match exactly, with and without -C.
+#
+# usage: export_consumers.sh STEP BUILD_DIR
+#   STEP  collect | pprof | speedscope | folded | stable; collect runs first
+#         (a ctest fixture) and the others read its trace from
+#         BUILD_DIR/tests/export-e2e; speedscope needs export_setup_node.sh
+#         to have installed the npm packages into BUILD_DIR/tests/export-node.
+# Exit 0 pass, 1 fail, 77 skip (go or node missing; said on stderr).
+set -eu
+step=${1:?usage: export_consumers.sh STEP BUILD_DIR}
+build=$(cd "${2:?usage: export_consumers.sh STEP BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+work=$build/tests/export-e2e
+node_dir=$build/tests/export-node
+trace=$work/threads.trace.zst
+analyze=$build/bin/analyze
+
+fail() {
+	echo "FAIL ($step): $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP ($step): $*" >&2
+	exit 77
+}
+
+# Per-function "name<TAB>self<TAB>cum" rows of `analyze flat`, names summed
+# (flat keeps same-named functions of different files apart; consumers
+# merge by name).
+flat_functions() {
+	"$analyze" flat --full-paths "$@" "$trace" 2>/dev/null |
+		sed -nE 's/^ *([0-9]+) +[0-9.]+% +([0-9]+) +[0-9.]+% +[^ ]+ +[^ ]+ (.*)$/\3\t\2\t\1/p' |
+		sed -E 's/ \[inlined\]\t/\t/' | sum_by_name
+}
+
+sum_by_name() {
+	awk -F'\t' '{ self[$1] += $2; cum[$1] += $3 }
+		END { for (n in self) printf "%s\t%.0f\t%.0f\n", n, self[n], cum[n] }' | LC_ALL=C sort
+}
+
+# Total weight `analyze flat` states ("Total samples: N (weight W = ...").
+flat_total() {
+	"$analyze" flat "$@" "$trace" 2>/dev/null | sed -nE 's/^Total samples: [0-9]+ \(weight ([0-9]+) .*/\1/p'
+}
+
+# tid<TAB>name of every sampled thread, from analyze info.
+trace_threads() {
+	"$analyze" info "$trace" 2>/dev/null |
+		awk '/^ +PID +TID +SAMPLES/ { table = 1; next }
+		     table && NF >= 6 && $1 ~ /^[0-9]+$/ { if ($3 > 0) print $2 "\t" $NF; next }
+		     table { table = 0 }' | LC_ALL=C sort
+}
+
+compare() { # what expected actual
+	[ -s "$2" ] && [ -s "$3" ] || fail "$1: nothing to compare ($2, $3)"
+	if ! diff -u "$2" "$3" >"$work/$1.diff"; then
+		cat "$work/$1.diff" >&2
+		fail "$1: $(basename "$3") differs from analyze flat (diff above)"
+	fi
+}
+
+case $step in
+collect)
+	mkdir -p "$work"
+	rm -f "$trace"
+	"$build/bin/collect" -o "$trace" "$build/tests/workloads/export_threads" 0.6 >/dev/null 2>&1 ||
+		fail "collect on export_threads failed"
+	[ "$(trace_threads | wc -l)" -eq 3 ] || fail "expected 3 sampled threads: $(trace_threads)"
+	;;
+
+pprof)
+	command -v go >/dev/null 2>&1 || skip "go not found: install golang-go (scripts/setup) for go tool pprof"
+	# go tool pprof keeps settings under $HOME; give it a private one.
+	export HOME="$work/home"
+	mkdir -p "$HOME"
+	for opt in "" -C; do
+		name=pprof${opt}
+		"$analyze" export --format pprof $opt -o "$work/$name.pb.gz" "$trace" 2>/dev/null
+		flat_functions $opt >"$work/$name.flat"
+		# -nodefraction=0 etc.: -top drops small nodes by default.
+		go tool pprof -top -sample_index=samples -nodecount=1000000 -nodefraction=0 \
+			-edgefraction=0 "$work/$name.pb.gz" >"$work/$name.top" 2>"$work/$name.top.err" ||
+			fail "go tool pprof -top failed: $(cat "$work/$name.top.err")"
+		[ ! -s "$work/$name.top.err" ] || fail "go tool pprof -top warned: $(cat "$work/$name.top.err")"
+		sed -nE 's/^ *([0-9]+) +[0-9.]+% +[0-9.]+% +([0-9]+) +[0-9.]+% +(.*)$/\3\t\1\t\2/p' \
+			"$work/$name.top" | sed -E 's/ \((partial-)?inline\)\t/\t/' | sum_by_name >"$work/$name.pprof"
+		[ -s "$work/$name.pprof" ] || fail "no rows parsed from go tool pprof -top"
+		compare "$name" "$work/$name.flat" "$work/$name.pprof"
+		total=$(sed -nE 's/.*Total samples = ([0-9]+) *$/\1/p' "$work/$name.top")
+		[ "$total" = "$(flat_total $opt)" ] || fail "pprof total $total, flat $(flat_total $opt)"
+		echo "pprof$opt: $(wc -l <"$work/$name.pprof") functions, self and cum equal to analyze flat; total $total"
+	done
+	# -traces: readable without warnings; every sample labelled with its
+	# thread's name and tid; per-thread sums equal flat --tid.
+	go tool pprof -traces -sample_index=samples "$work/pprof.pb.gz" >"$work/traces.txt" 2>"$work/traces.err" ||
+		fail "go tool pprof -traces failed: $(cat "$work/traces.err")"
+	[ ! -s "$work/traces.err" ] || fail "go tool pprof -traces warned: $(cat "$work/traces.err")"
+	awk '/^-+\+-+$/ { if (n) print tid "\t" thread "\t" value; n = 0; tid = thread = "?"; next }
+	     $1 == "thread:" { thread = $2; next }
+	     $1 == "tid:" { tid = $2; next }
+	     tid != "" && !n && $1 ~ /^[0-9]+$/ { value = $1; n = 1 }' "$work/traces.txt" |
+		awk -F'\t' '{ sum[$1 "\t" $2] += $3 } END { for (k in sum) print k "\t" sum[k] }' |
+		LC_ALL=C sort >"$work/traces.threads"
+	trace_threads | while IFS="$(printf '\t')" read -r tid tname; do
+		echo "$tid	$tname	$(flat_total --tid "$tid")"
+	done >"$work/flat.threads"
+	compare traces "$work/flat.threads" "$work/traces.threads"
+	echo "pprof -traces: thread and tid labels on every sample, per-thread totals equal flat --tid"
+	;;
+
+speedscope)
+	command -v node >/dev/null 2>&1 || skip "node not found: install nodejs and npm (scripts/setup)"
+	[ -f "$node_dir/node_modules/speedscope/dist/release/file-format-schema.json" ] ||
+		fail "speedscope package not installed in $node_dir (export_setup_node.sh)"
+	for opt in "" -C; do
+		name=speedscope${opt}
+		"$analyze" export --format speedscope $opt -o "$work/$name.json" "$trace" 2>/dev/null
+		node "$here/node/validate_speedscope.js" "$node_dir/node_modules" "$work/$name.json" \
+			>"$work/$name.summary" || fail "speedscope export does not validate"
+		# Weights are nanoseconds: divide by the interval, which must divide them.
+		total=$(flat_total $opt)
+		ns=$(awk -F'\t' '$1 == "profile" { s += $3 } END { printf "%.0f", s }' "$work/$name.summary")
+		[ $((ns % total)) -eq 0 ] || fail "speedscope total $ns ns is not a multiple of $total samples"
+		interval=$((ns / total))
+		awk -F'\t' -v i="$interval" '$1 == "function" {
+			if ($3 % i || $4 % i) { print "bad " $0; exit 1 }
+			printf "%s\t%.0f\t%.0f\n", $2, $3 / i, $4 / i }' "$work/$name.summary" |
+			sum_by_name >"$work/$name.speedscope"
+		flat_functions $opt >"$work/$name.flat"
+		compare "$name" "$work/$name.flat" "$work/$name.speedscope"
+		echo "speedscope$opt: schema-valid, $(wc -l <"$work/$name.speedscope") functions equal to analyze flat"
+	done
+	# One profile per sampled thread, named "tid (name)", heaviest first,
+	# each weighing what flat --tid says.
+	awk -F'\t' '$1 == "profile" { print $2 "\t" $3 }' "$work/speedscope.summary" >"$work/profiles.txt"
+	trace_threads | while IFS="$(printf '\t')" read -r tid tname; do
+		echo "$tid ($tname)	$(($(flat_total --tid "$tid") * interval))"
+	done | LC_ALL=C sort >"$work/flat.profiles"
+	LC_ALL=C sort "$work/profiles.txt" >"$work/profiles.sorted"
+	compare profiles "$work/flat.profiles" "$work/profiles.sorted"
+	sort -s -t"$(printf '\t')" -k2,2nr "$work/profiles.txt" | cmp -s - "$work/profiles.txt" ||
+		fail "profiles are not sorted by weight: $(cat "$work/profiles.txt")"
+	echo "speedscope: one profile per thread ($(wc -l <"$work/profiles.txt")), sorted by weight, totals equal flat --tid"
+	;;
+
+folded)
+	for opt in "" -C; do
+		name=folded${opt}
+		# --annotate-inline marks inlined frames "_[i]"; strip it to compare names.
+		"$analyze" export --format folded --annotate-inline $opt -o "$work/$name.txt" "$trace" 2>/dev/null
+		grep -q '_\[i\]' "$work/$name.txt" || fail "no inlined frame marked _[i] in $name.txt"
+		LC_ALL=C sort -c "$work/$name.txt" || fail "$name.txt is not sorted"
+		awk '{
+			count = $NF; stack = substr($0, 1, length($0) - length(count) - 1)
+			if (count !~ /^[0-9]+$/ || stack == "") { print "bad line: " $0 > "/dev/stderr"; exit 1 }
+			n = split(stack, f, ";")
+			for (i = 1; i <= n; i++) sub(/_\[i\]$/, "", f[i])
+			self[f[n]] += count
+			delete seen
+			for (i = 1; i <= n; i++) if (!(f[i] in seen)) { seen[f[i]] = 1; cum[f[i]] += count }
+		} END { for (k in cum) printf "%s\t%.0f\t%.0f\n", k, self[k], cum[k] }' "$work/$name.txt" |
+			sum_by_name >"$work/$name.folded"
+		flat_functions $opt >"$work/$name.flat"
+		compare "$name" "$work/$name.flat" "$work/$name.folded"
+		total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$work/$name.txt")
+		[ "$total" = "$(flat_total $opt)" ] || fail "folded sums to $total, flat says $(flat_total $opt)"
+		echo "folded$opt: $(wc -l <"$work/$name.txt") stacks summing to $total; per-function equal to analyze flat"
+	done
+	# --thread-roots: each thread's lines sum to its flat --tid total.
+	"$analyze" export --format folded --thread-roots -o "$work/roots.txt" "$trace" 2>/dev/null
+	awk '{ root = $0; sub(/;.*/, "", root); sub(/ [0-9]+$/, "", root); sum[root] += $NF }
+	     END { for (r in sum) print r "\t" sum[r] }' "$work/roots.txt" | LC_ALL=C sort >"$work/roots.sums"
+	trace_threads | while IFS="$(printf '\t')" read -r tid tname; do
+		echo "$tid ($tname)	$(flat_total --tid "$tid")"
+	done | LC_ALL=C sort >"$work/flat.roots"
+	compare roots "$work/flat.roots" "$work/roots.sums"
+	echo "folded --thread-roots: per-thread sums equal flat --tid"
+	;;
+
+stable)
+	# Same trace, same options: same bytes, to a file or to a pipe.
+	for format in folded speedscope pprof; do
+		"$analyze" export --format "$format" --lines -o "$work/a.$format" "$trace" 2>/dev/null
+		"$analyze" export --format "$format" --lines -o "$work/b.$format" "$trace" 2>/dev/null
+		"$analyze" export --format "$format" --lines "$trace" 2>/dev/null | cat >"$work/c.$format"
+		cmp -s "$work/a.$format" "$work/b.$format" || fail "$format differs between two runs"
+		cmp -s "$work/a.$format" "$work/c.$format" || fail "$format differs between -o FILE and stdout"
+	done
+	echo "folded, speedscope and pprof are byte-identical across runs"
+	;;
+
+*)
+	fail "unknown step '$step'"
+	;;
+esac
