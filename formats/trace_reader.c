@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define INPUT_CHUNK (256u << 10)
 #define WINDOW_INITIAL (64u << 10)
@@ -147,11 +148,10 @@ static int fill(struct trace_reader *r)
 		size_t hint = ZSTD_decompressStream(r->dctx, &out, &r->in);
 		r->compressed_bytes += r->in.pos - in_before;
 		if (ZSTD_isError(hint)) {
-			if (r->raw_bytes == 0)
-				return corrupt(r, 0, "not an ipscope trace (not zstd-compressed: %s)",
-					       ZSTD_getErrorName(hint));
+			if (ZSTD_getErrorCode(hint) == ZSTD_error_prefix_unknown && r->raw_bytes == 0)
+				return corrupt(r, 0, "not an ipscope trace (not zstd-compressed)");
 			return corrupt(r, r->buf_offset + r->len,
-				       "compressed data is corrupt near compressed byte %" PRIu64 " (zstd: %s)",
+				       "compressed data is corrupt after compressed byte %" PRIu64 " (zstd: %s)",
 				       r->compressed_bytes, ZSTD_getErrorName(hint));
 		}
 		r->zstd_hint = hint;

@@ -666,6 +666,15 @@ static void test_corrupt_records(void)
 	o = read_memory("hello, world\n", 13, 0);
 	CHECKF(o.last == -2 && strstr(o.message, "not an ipscope trace"), "%s", o.message);
 
+	/* The frame's content checksum (its last 4 bytes) catches what zstd would not. */
+	uint64_t flush_sizes[4];
+	int flush_records[4];
+	struct bytes z = write_small_trace(flush_sizes, flush_records);
+	z.p[z.len - 1] ^= 1;
+	o = read_memory(z.p, z.len, 0);
+	CHECKF(o.last < 0 && strstr(o.message, "checksum"), "%s", o.message);
+	free(z.p);
+
 	put_file_header(&raw, 1, 0, 16);
 	at = begin_record(&raw, TRACE_SAMPLES, 0);
 	put_le(&raw, 0xffffffff, 4), put_le(&raw, 0x10000, 4); /* 2^48 bytes of entries */
