@@ -34,6 +34,11 @@ static const char usage_text[] =
 	"  -i, --interval TIME      sampling interval of each thread's CPU time: 250us,\n"
 	"                           1ms (default), 10ms; units ns, us, ms, s\n"
 	"  -m, --mode MODE          cpu (default); wall is not available yet\n"
+	"      --source SOURCE      what times the samples: auto (default: perf when the\n"
+	"                           kernel allows it, else timer), perf (a task-clock\n"
+	"                           perf event per thread, at the requested rate) or timer\n"
+	"                           (CPU-time timers: fire on the scheduler tick only,\n"
+	"                           each sample weighted by 1 + overruns)\n"
 	"      --max-frames N       deepest backtrace kept, 1..1024 (default 256)\n"
 	"      --zstd-level N       compression level 1..19 (default 1)\n"
 	"      --program-stdout FILE\n"
@@ -94,12 +99,13 @@ static int parse_int(const char *text, long lo, long hi, long *out)
 /* Returns -1 to go on, or the exit status for --help, --version and usage errors. */
 static int parse_options(int argc, char **argv, struct collect_options *o)
 {
-	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT };
+	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
+		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "zstd-level", required_argument, NULL, OPT_ZSTD_LEVEL },
 		{ "program-stdout", required_argument, NULL, OPT_PROGRAM_STDOUT },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -133,6 +139,16 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 			if (parse_int(optarg, 1, 1024, &v) < 0)
 				return usage_error("bad --max-frames '%s' (1..1024)", optarg);
 			o->max_frames = (uint32_t)v;
+			break;
+		case OPT_SOURCE:
+			if (!strcmp(optarg, "auto"))
+				o->source = TRANSPORT_SOURCE_NONE;
+			else if (!strcmp(optarg, "perf"))
+				o->source = TRANSPORT_SOURCE_PERF;
+			else if (!strcmp(optarg, "timer"))
+				o->source = TRANSPORT_SOURCE_TIMER;
+			else
+				return usage_error("unknown --source '%s' (auto, perf, timer)", optarg);
 			break;
 		case OPT_ZSTD_LEVEL:
 			if (parse_int(optarg, 1, 19, &v) < 0)

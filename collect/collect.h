@@ -17,6 +17,7 @@ struct collect_options {
 	const char *program_stdout; /* NULL: default (stderr when the trace is on stdout) */
 	uint64_t interval_ns;
 	uint32_t max_frames;
+	uint32_t source; /* enum transport_source; NONE: the best available */
 	int zstd_level;
 	int quiet;
 	char **argv; /* program and its arguments */

@@ -44,6 +44,7 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	l->shm->mode = TRANSPORT_MODE_CPU;
 	l->shm->interval_ns = o->interval_ns;
 	l->shm->max_frames = o->max_frames;
+	l->shm->requested_source = o->source;
 	return 0;
 }
 

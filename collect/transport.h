@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #define TRANSPORT_MAGIC 0x31505049u /* "IPP1" */
-#define TRANSPORT_RINGS 256u
-#define TRANSPORT_RING_BYTES (1u << 20) /* power of two */
+#define TRANSPORT_RINGS 1024u
+#define TRANSPORT_RING_BYTES (256u << 10) /* power of two; pages are only touched when used */
 #define TRANSPORT_ENV_FD "IPSCOPE_SHM_FD"
 #define TRANSPORT_ENV_PID "IPSCOPE_PID"
 
@@ -39,6 +39,7 @@ struct transport_header {
 	uint64_t interval_ns;
 	uint32_t max_frames;
 	uint32_t pid; /* the process the agent may run in (not its children) */
+	uint32_t requested_source; /* enum transport_source; NONE: the best available */
 	_Atomic uint32_t attached; /* 0 until one agent claimed this memory */
 	_Atomic uint32_t agent_state;
 	uint32_t source; /* enum transport_source, set before agent_state = RUNNING */

@@ -22,3 +22,8 @@ foreach(test cpu_time threads_share exit_status program_killed truncated errors 
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_collect_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+
+ipscope_workload(collect_stress e2e/workloads/collect_stress.c)
+target_link_libraries(collect_stress PRIVATE dl pthread)
+add_test(NAME e2e_collect_stress COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_stress.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_stress PROPERTIES LABELS e2e TIMEOUT 180)

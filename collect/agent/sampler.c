@@ -218,7 +218,13 @@ int sampler_init(void)
 		return -1;
 	}
 	/* Probe the precise source once; every thread then uses the same one. */
-	int fd = perf_event_open_thread(agent_shm->interval_ns);
+	int fd = agent_shm->requested_source == TRANSPORT_SOURCE_TIMER ? -1 :
+		 perf_event_open_thread(agent_shm->interval_ns);
+	if (fd < 0 && agent_shm->requested_source == TRANSPORT_SOURCE_PERF) {
+		strcpy(agent_shm->agent_error, "perf_event_open refused a task-clock event "
+					       "(see /proc/sys/kernel/perf_event_paranoid)");
+		return -1;
+	}
 	if (fd >= 0) {
 		close(fd);
 		agent_shm->source = TRANSPORT_SOURCE_PERF;

@@ -1,7 +1,10 @@
 # Four threads burn 0.1/0.2/0.3/0.4 s (x2) of CPU: each thread's share of the
-# sampled weight must be within 5 points of its share of measured CPU time.
+# sampled weight must be within 5 points of its share of measured CPU time,
+# with either sampling source.
 . "$(dirname "$0")/lib.sh"
-"$bin/collect" -o "$scratch/t.zst" "$workloads/collect_threads" 2 2>"$scratch/err" ||
+for source in perf timer; do
+echo "== source $source"
+"$bin/collect" --source $source -o "$scratch/t.zst" "$workloads/collect_threads" 2 2>"$scratch/err" ||
 	fail "collect exited $?: $(cat "$scratch/err")"
 "$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "analyze info failed"
 cat "$scratch/info"
@@ -19,3 +22,4 @@ while read -r tid cpu; do
 	echo "thread $tid: measured share $want%, profiled share $got%"
 	within "$got" "$want" 5 || fail "thread $tid share $got% is not within 5 points of $want%"
 done <"$scratch/measured"
+done

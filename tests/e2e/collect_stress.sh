@@ -1,0 +1,27 @@
+# The agent under stress: dlopen/dlclose in a loop while sampling (must not
+# deadlock: bounded by timeout), forked and system()ed children (must not
+# corrupt the trace or change results), and more live threads than rings
+# (the excess is counted as lost, never silently dropped).
+. "$(dirname "$0")/lib.sh"
+run() {
+	name=$1
+	shift
+	timeout 60 "$bin/collect" -q -i 250us -o "$scratch/$name.zst" "$workloads/collect_stress" "$@" \
+		2>"$scratch/$name.err" || fail "$name: collect exited $?: $(tail -3 "$scratch/$name.err")"
+	grep -q '^ok$' "$scratch/$name.err" || fail "$name: workload did not finish: $(cat "$scratch/$name.err")"
+	"$bin/analyze" info "$scratch/$name.zst" >"$scratch/$name.info" 2>&1 || fail "$name: trace unreadable"
+	if grep -qi truncated "$scratch/$name.info"; then fail "$name: trace truncated"; fi
+}
+run dlopen dlopen "$workloads/libcollect_plugin.so"
+cpu=$(info_cpu_seconds "$scratch/dlopen.info")
+within "$cpu" 1.5 1.5 || fail "dlopen: profiled ${cpu}s of CPU, want about 1 s or more"
+
+run fork fork
+threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/fork.info")
+[ "$threads" -eq 1 ] || fail "fork: children's threads leaked into the trace ($threads threads)"
+
+run threads threads
+threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/threads.info")
+lost=$(awk '/^Lost samples:/ { print $3; exit }' "$scratch/threads.info")
+echo "threads: $threads threads in the trace, $lost samples lost"
+[ "$threads" -ge 1000 ] || fail "threads: only $threads of 1201 threads recorded"

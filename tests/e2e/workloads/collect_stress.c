@@ -1,0 +1,113 @@
+/*
+ * collect_stress - the situations an in-process sampler can get wrong, each
+ * run for a bounded time while the profiler samples every thread:
+ *   dlopen PLUGIN  one thread loops dlopen/dlclose while another burns CPU
+ *                  inside the plugin (the loader-lock deadlock of
+ *                  shared/ARCHITECTURE.md);
+ *   fork           fork()ed and system()ed children doing work of their own;
+ *   threads        1000 short-lived threads, up to 300 alive at once (more
+ *                  than the agent has rings).
+ * Prints "ok" to stderr at the end.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "workload_util.h"
+
+static volatile int stop;
+static const char *plugin;
+
+static void *loader_loop(void *arg)
+{
+	long *loads = arg;
+	while (!stop) {
+		void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			dlclose(h);
+			(*loads)++;
+		}
+	}
+	return NULL;
+}
+
+static int stress_dlopen(void)
+{
+	void *h = dlopen(plugin, RTLD_NOW);
+	if (!h)
+		return 1;
+	void (*work)(double) = (void (*)(double))dlsym(h, "plugin_work");
+	long loads = 0;
+	pthread_t loader;
+	pthread_create(&loader, NULL, loader_loop, &loads);
+	for (int i = 0; i < 20; i++)
+		work(0.05);
+	stop = 1;
+	pthread_join(loader, NULL);
+	fprintf(stderr, "dlopen/dlclose cycles: %ld\n", loads);
+	return loads > 0 ? 0 : 1;
+}
+
+static int stress_fork(void)
+{
+	for (int i = 0; i < 5; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			burn_cpu(0.05);
+			_exit(7);
+		}
+		burn_cpu(0.05);
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
+			return 1;
+		if (system("true") != 0)
+			return 1;
+	}
+	return 0;
+}
+
+static pthread_barrier_t gate;
+
+static void *short_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&gate);
+	burn_cpu(0.002);
+	return NULL;
+}
+
+static int stress_threads(void)
+{
+	enum { WAVE = 300, WAVES = 4 };
+	static pthread_t threads[WAVE];
+	for (int w = 0; w < WAVES; w++) {
+		pthread_barrier_init(&gate, NULL, WAVE);
+		for (int i = 0; i < WAVE; i++)
+			if (pthread_create(&threads[i], NULL, short_thread, NULL))
+				return 1;
+		for (int i = 0; i < WAVE; i++)
+			pthread_join(threads[i], NULL);
+		pthread_barrier_destroy(&gate);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = 2;
+	if (argc > 2 && !strcmp(argv[1], "dlopen")) {
+		plugin = argv[2];
+		rc = stress_dlopen();
+	} else if (argc > 1 && !strcmp(argv[1], "fork")) {
+		rc = stress_fork();
+	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
+		rc = stress_threads();
+	}
+	if (rc == 0)
+		fprintf(stderr, "ok\n");
+	return rc;
+}
