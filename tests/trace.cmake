@@ -10,12 +10,15 @@ add_executable(unit_trace ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_trace.c ${TRACE_
 target_include_directories(unit_trace PRIVATE ${CMAKE_SOURCE_DIR}/formats)
 target_link_libraries(unit_trace PRIVATE PkgConfig::ZSTD)
 add_test(NAME unit_trace COMMAND unit_trace)
-set_tests_properties(unit_trace PROPERTIES TIMEOUT 600)
+set_tests_properties(unit_trace PROPERTIES TIMEOUT 600 LABELS unit)
 
 # The fuzzer runs on a copy of the committed seed corpus (libFuzzer adds the
 # inputs it finds to its first directory), for a bounded time; crashes land
 # in fuzz_trace_artifacts/ of the build directory.
 if(IPSCOPE_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "IPSCOPE_FUZZ needs clang's libFuzzer: configure with CC=clang CXX=clang++")
+  endif()
   set(FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   add_executable(fuzz_trace_reader ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c
     ${CMAKE_SOURCE_DIR}/formats/trace_reader.c)
@@ -34,5 +37,5 @@ if(IPSCOPE_FUZZ)
   add_test(NAME fuzz_trace_reader
     COMMAND sh -c "rm -rf '${FUZZ_WORK}' && mkdir -p '${FUZZ_WORK}' '${FUZZ_ARTIFACTS}' && cp '${CMAKE_CURRENT_SOURCE_DIR}'/fuzz/corpus/* '${FUZZ_WORK}/' && exec \"$0\" -max_total_time=30 -timeout=10 -max_len=16384 -print_final_stats=1 -dict='${CMAKE_CURRENT_SOURCE_DIR}/fuzz/trace.dict' -artifact_prefix='${FUZZ_ARTIFACTS}/' '${FUZZ_WORK}'"
     $<TARGET_FILE:fuzz_trace_reader>)
-  set_tests_properties(fuzz_trace_reader PROPERTIES TIMEOUT 120)
+  set_tests_properties(fuzz_trace_reader PROPERTIES TIMEOUT 120 LABELS fuzz)
 endif()
