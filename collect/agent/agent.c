@@ -120,7 +120,7 @@ static void thread_end(void *unused)
 	if (!agent_self.registered)
 		return;
 	agent_block_signal(&old);
-	sampler_thread_stop();
+	sampler_thread_stop(0);
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_EXIT);
 	if (agent_self.ring != AGENT_NO_RING) {
 		struct transport_ring *r = &transport_rings(agent_shm)[agent_self.ring];
@@ -220,7 +220,7 @@ static void after_fork_child(void)
 	if (!agent_enabled)
 		return;
 	agent_enabled = 0;
-	sampler_thread_stop();
+	sampler_thread_stop(1);
 	agent_self.ring = AGENT_NO_RING;
 	agent_self.registered = 0;
 	munmap(agent_shm, transport_size(agent_shm->nrings, agent_shm->ring_bytes));
@@ -287,7 +287,7 @@ __attribute__((destructor)) static void agent_stop(void)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
-	sampler_thread_stop();
+	sampler_thread_stop(0);
 	agent_thread_record(TRACE_THREAD_NAME);
 	agent_restore_signal(&old);
 }

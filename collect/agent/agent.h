@@ -53,9 +53,9 @@ void agent_restore_signal(const sigset_t *old);
 /* sampler.c */
 /* Install the signal handler and pick the sampling source; 0 or -1 (agent_shm error set). */
 int sampler_init(void);
-/* Start / stop the calling thread's CPU-time timer. */
+/* Start / stop the calling thread's CPU-time timer (in a forked child: release the inherited one). */
 int sampler_thread_start(void);
-void sampler_thread_stop(void);
+void sampler_thread_stop(int in_forked_child);
 /* Unwind once outside a signal handler so libunwind sets up its per-thread cache. */
 void sampler_warm_up(void);
 

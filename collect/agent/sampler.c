@@ -96,10 +96,12 @@ int sampler_thread_start(void)
 	return start_timer();
 }
 
-void sampler_thread_stop(void)
+void sampler_thread_stop(int in_forked_child)
 {
 	if (agent_self.timer_kind == TRANSPORT_SOURCE_PERF) {
-		ioctl(agent_self.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		/* A forked child's fd is the parent thread's event: only let go of it. */
+		if (!in_forked_child)
+			ioctl(agent_self.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 		close(agent_self.perf_fd);
 		agent_self.perf_fd = -1;
 	} else if (agent_self.timer_kind == TRANSPORT_SOURCE_TIMER) {

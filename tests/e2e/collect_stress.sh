@@ -19,6 +19,9 @@ within "$cpu" 1.5 1.5 || fail "dlopen: profiled ${cpu}s of CPU, want about 1 s o
 run fork fork
 threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/fork.info")
 [ "$threads" -eq 1 ] || fail "fork: children's threads leaked into the trace ($threads threads)"
+# The parent burns 5 x 50 ms between forks: its sampling must survive them.
+cpu=$(info_cpu_seconds "$scratch/fork.info")
+within "$cpu" 0.25 0.04 || fail "fork: profiled ${cpu}s of the parent's 0.25 s"
 
 run threads threads
 threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/threads.info")
