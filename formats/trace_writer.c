@@ -17,6 +17,7 @@
 #include "trace_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,7 +53,8 @@ static int fail(struct trace_writer *w, int err)
 	return -1;
 }
 
-/* write(2) until everything is out: a pipe reader may take partial writes. */
+/* write(2) until everything is out: a pipe reader may take partial writes,
+ * and a stdout someone else made non-blocking may say EAGAIN: wait for it. */
 static int write_all(struct trace_writer *w, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
@@ -60,6 +62,11 @@ static int write_all(struct trace_writer *w, const uint8_t *p, size_t n)
 		if (done < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				struct pollfd pfd = { .fd = w->fd, .events = POLLOUT };
+				if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
+					continue;
+			}
 			return fail(w, errno);
 		}
 		p += done;

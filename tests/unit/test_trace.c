@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -750,6 +751,46 @@ static void test_writer_errors(void)
 	close(fds[1]);
 }
 
+/* Through a non-blocking pipe to a slow reader: partial writes and EAGAIN
+ * must be waited out, not lose bytes. */
+static void test_writer_nonblocking_pipe(void)
+{
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	int out = new_memfd();
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(fds[1]);
+		usleep(100000); /* let the pipe fill up */
+		char chunk[4096];
+		ssize_t n;
+		while ((n = read(fds[0], chunk, sizeof chunk)) > 0)
+			if (write(out, chunk, (size_t)n) != n)
+				_exit(1);
+		_exit(n < 0);
+	}
+	close(fds[0]);
+	CHECK(fcntl(fds[1], F_SETFL, O_NONBLOCK) == 0);
+	struct trace_writer *w = trace_writer_open(fds[1], 1);
+	CHECK(w != NULL);
+	rng_state = 777;
+	for (uint32_t i = 0; i < 200000; i++) {
+		struct trace_sample s = { rng(), 1, 2, (uint32_t)rng(), 1, 0 };
+		CHECK(trace_writer_sample(w, &s) == 0);
+	}
+	struct trace_end e = { 0 };
+	CHECK(trace_writer_close(w, &e) == 0);
+	close(fds[1]);
+	int status;
+	CHECK(waitpid(child, &status, 0) == child && status == 0);
+	struct bytes z = fd_contents(out);
+	CHECK(z.len > 65536 * 4); /* random samples: far more than a pipe holds */
+	struct outcome o = read_memory(z.p, z.len, 0);
+	CHECKF(o.last == 0 && !o.truncated, "%s", o.message);
+	free(z.p);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
@@ -757,6 +798,7 @@ int main(void)
 	test_versions_and_unknown_records();
 	test_corrupt_records();
 	test_writer_errors();
+	test_writer_nonblocking_pipe();
 	test_cuts();
 	test_large();
 	test_bit_flips();
