@@ -22,4 +22,7 @@ while read -r tid cpu; do
 	echo "thread $tid: measured share $want%, profiled share $got%"
 	within "$got" "$want" 5 || fail "thread $tid share $got% is not within 5 points of $want%"
 done <"$scratch/measured"
+for n in 1 2 3 4; do
+	grep -q "worker-$n" "$scratch/info" || fail "thread name worker-$n (set after start) missing"
+done
 done

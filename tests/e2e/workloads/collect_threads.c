@@ -1,5 +1,6 @@
 /* collect_threads - four threads burning unequal, known amounts of CPU
- * (0.1, 0.2, 0.3, 0.4 s times argv[1]); each prints its tid and measured CPU. */
+ * (0.1, 0.2, 0.3, 0.4 s times argv[1]); each names itself "worker-N" after it
+ * started and prints its tid and measured CPU. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,9 @@ static double scale = 1.0;
 static void *worker(void *arg)
 {
 	long n = (long)arg;
+	char name[16];
+	snprintf(name, sizeof name, "worker-%ld", n);
+	pthread_setname_np(pthread_self(), name);
 	burn_cpu(0.1 * (double)n * scale);
 	fprintf(stderr, "thread tid=%ld cpu_seconds=%.6f\n", (long)syscall(SYS_gettid), thread_cpu_seconds());
 	return NULL;
