@@ -73,17 +73,6 @@ void drain_free(struct drain *d)
 	free(d);
 }
 
-static uint64_t hash_ips(const uint64_t *ips, uint32_t n, uint32_t flags)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)flags << 32);
-	for (uint32_t i = 0; i < n; i++) {
-		h ^= ips[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h;
-}
-
 static struct merged_stack *find_slot(struct drain *d, uint64_t hash, const uint64_t *ips, uint32_t n)
 {
 	uint32_t mask = d->slots_cap - 1;
@@ -127,7 +116,7 @@ static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
 	if (size < sizeof *s || (size - sizeof *s) / sizeof(uint64_t) < s->nframes)
 		return;
 	const uint64_t *ips = (const uint64_t *)(s + 1);
-	uint64_t hash = hash_ips(ips, s->nframes, s->flags);
+	uint64_t hash = transport_hash_stack(ips, s->nframes, s->flags);
 	struct merged_stack *m = find_slot(d, hash, ips, s->nframes);
 	if (!m->trace_id) {
 		if (d->ips_used + s->nframes > d->ips_cap) {

@@ -93,3 +93,14 @@ uint64_t transport_drain(struct transport_header *h, uint32_t ring, transport_re
 	atomic_store_explicit(&r->tail, tail, memory_order_release);
 	return seen;
 }
+
+uint64_t transport_hash_stack(const uint64_t *ips, uint32_t n, uint32_t flags)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)flags << 32);
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}

@@ -136,6 +136,9 @@ void *transport_reserve(struct transport_header *h, uint32_t ring, uint32_t type
 /* Producer: publish the record last reserved in this ring. */
 void transport_commit(struct transport_header *h, uint32_t ring);
 
+/* Hash of a backtrace, the same in the agent's and in collect's stack tables. */
+uint64_t transport_hash_stack(const uint64_t *ips, uint32_t n, uint32_t flags);
+
 /* Consumer: call fn for each published record, then release their space; returns records seen. */
 typedef void (*transport_record_fn)(void *ctx, uint32_t ring, uint32_t type, const void *payload,
 				    uint32_t size);

@@ -54,17 +54,6 @@ void stack_table_free(struct stack_table *t)
 		munmap(t, t->bytes);
 }
 
-static uint64_t hash_stack(const uint64_t *ips, uint32_t n, uint32_t flags)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)flags << 32);
-	for (uint32_t i = 0; i < n; i++) {
-		h ^= ips[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h;
-}
-
 static struct stack_entry *find_slot(struct stack_table *t, uint64_t hash, const uint64_t *ips, uint32_t n)
 {
 	uint32_t mask = t->capacity - 1;
@@ -124,7 +113,7 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 			uint32_t flags)
 {
 	struct stack_table *t = *table;
-	uint64_t hash = hash_stack(ips, n, flags);
+	uint64_t hash = transport_hash_stack(ips, n, flags);
 	if (t) {
 		struct stack_entry *e = find_slot(t, hash, ips, n);
 		if (e->id)
