@@ -61,6 +61,27 @@ static void bytes_put_u64(struct bytes *b, uint64_t v)
 		b->buf[b->len++] = digits[--n];
 }
 
+/*
+ * A JSON string of s. Jansson takes only valid UTF-8, and names from binaries
+ * or a thread's comm need not be: then every non-ASCII byte becomes '?'
+ * rather than the export failing.
+ */
+static json_t *json_string_lossy(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *ascii = strdup(s);
+	if (!ascii)
+		return NULL;
+	for (char *c = ascii; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(ascii);
+	free(ascii);
+	return j;
+}
+
 /* Frame identity: the function, plus file and line with o->lines. */
 struct frame_key {
 	uint32_t function, file, line;
@@ -123,11 +144,11 @@ static int build_frames(struct speedscope *s, const struct export_stack_weight *
 	for (uint32_t i = 0; i < nkeys; i++) {
 		if (i == 0 || compare_frame_keys(&keys[i - 1], &keys[i])) {
 			const struct profile_function *fn = &p->functions[keys[i].function];
-			json_t *frame = json_pack("{s:s}", "name", profile_string(p, fn->name));
+			json_t *frame = json_pack("{s:o}", "name", json_string_lossy(profile_string(p, fn->name)));
 			if (!frame || json_array_append_new(s->frames, frame))
 				goto out;
 			if (keys[i].file &&
-			    json_object_set_new(frame, "file", json_string(profile_string(p, keys[i].file))))
+			    json_object_set_new(frame, "file", json_string_lossy(profile_string(p, keys[i].file))))
 				goto out;
 			if (keys[i].line && json_object_set_new(frame, "line", json_integer(keys[i].line)))
 				goto out;
@@ -300,7 +321,7 @@ static json_t *document_head(const struct profile *p, json_t *frames)
 	if (!doc)
 		return NULL;
 	const char *command = profile_string(p, p->command);
-	if ((*command && json_object_set_new(doc, "name", json_string(command))) ||
+	if ((*command && json_object_set_new(doc, "name", json_string_lossy(command))) ||
 	    /* Threads are written heaviest first, so the heaviest is profile 0. */
 	    json_object_set_new(doc, "activeProfileIndex", json_integer(0)) ||
 	    json_object_set_new(doc, "shared", json_pack("{s:O}", "frames", frames))) {
@@ -372,7 +393,8 @@ static int write_document(struct speedscope *s, FILE *out)
 		}
 		char title[256];
 		export_thread_title(p, t, title, sizeof(title));
-		json_t *head_t = json_pack("{s:s,s:s,s:s,s:i,s:I}", "type", "sampled", "name", title,
+		json_t *head_t = json_pack("{s:s,s:o,s:s,s:i,s:I}", "type", "sampled", "name",
+					   json_string_lossy(title),
 					   "unit", in_ns ? "nanoseconds" : "none", "startValue", 0,
 					   "endValue", (json_int_t)(total * ns_per_weight));
 		int failed = !head_t || (written && fputc(',', out) == EOF) || write_object_open(head_t, out);

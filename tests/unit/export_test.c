@@ -427,6 +427,44 @@ static void test_mincount(const struct profile *p)
 	free(gz);
 }
 
+/* Names need not be UTF-8 (Latin-1 sources, arbitrary comm bytes); the JSON
+ * must still be written, and valid. */
+static void test_invalid_utf8(void)
+{
+	struct profile *p = profile_new();
+	struct profile_module m = { profile_intern(p, "/opt/caf\xe9/app"), 0, 0x1000, 0x2000, 0, 0,
+				    PROFILE_MODULE_HAS_FUNCTIONS };
+	profile_add_module(p, &m);
+	struct profile_function f = { profile_intern(p, "caf\xe9_\xff"), profile_intern(p, "caf\xe9_\xff"),
+				      profile_intern(p, "caf\xe9.c"), 1, 0, 0 };
+	profile_add_function(p, &f);
+	struct profile_line l = { 0, profile_intern(p, "caf\xe9.c"), 2, 0 };
+	profile_add_line(p, &l);
+	struct profile_location loc = { 0x1010, 0, 0, 1 };
+	profile_add_location(p, &loc);
+	uint32_t location = 0;
+	profile_add_stack(p, &location, 1);
+	struct profile_thread t = { 7, 7, profile_intern(p, "w\xc3"), 0, 0 };
+	profile_add_thread(p, &t);
+	struct profile_sample sample = { 0, 0, 1, 1 };
+	profile_add_sample(p, &sample);
+	p->mode = profile_intern(p, "cpu");
+	p->interval_ns = 1000;
+
+	struct export_options o = { 0 };
+	char *text = export_to_memory(export_speedscope, p, &o, NULL);
+	json_error_t error;
+	json_t *doc = json_loads(text, 0, &error);
+	CHECKF(doc != NULL, "%s", error.text);
+	json_t *frame = json_array_get(json_object_get(json_object_get(doc, "shared"), "frames"), 0);
+	CHECK(!strcmp(json_string_value(json_object_get(frame, "name")), "caf?_?"));
+	json_t *prof = json_array_get(json_object_get(doc, "profiles"), 0);
+	CHECK(!strcmp(json_string_value(json_object_get(prof, "name")), "7 (w?)"));
+	json_decref(doc);
+	free(text);
+	profile_free(p);
+}
+
 /* A profile with no samples still gives well-formed output. */
 static void test_empty(void)
 {
@@ -461,6 +499,7 @@ int main(void)
 	test_mincount(p);
 	profile_free(p);
 	test_deterministic();
+	test_invalid_utf8();
 	test_empty();
 	puts("unit_export: all passed");
 	return 0;
