@@ -27,3 +27,8 @@ ipscope_workload(collect_stress e2e/workloads/collect_stress.c)
 target_link_libraries(collect_stress PRIVATE dl pthread)
 add_test(NAME e2e_collect_stress COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_stress.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_stress PROPERTIES LABELS e2e TIMEOUT 180)
+
+add_executable(unit_transport unit/test_transport.c)
+target_link_libraries(unit_transport PRIVATE ipscope_transport)
+add_test(NAME unit_transport COMMAND unit_transport)
+set_tests_properties(unit_transport PROPERTIES LABELS unit)
