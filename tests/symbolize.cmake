@@ -1,0 +1,87 @@
+# Tests of the symbolizer (analyze/symbolize*.c): a unit test on workloads
+# built -O2 -g as users build them (inline, C++, stripped with a debuglink or
+# a --debug-dir, symbol table only, rebuilt), and agreement with binutils'
+# addr2line on libc (DWARF 5, with libc6-dbg), a large generated program in
+# DWARF 4 and 5, and the C++ workload.
+# The workloads are compiled by plain compiler calls, not targets, so that no
+# project flag (-Werror, sanitizers) changes how they are built.
+find_program(OBJCOPY objcopy REQUIRED)
+find_program(ADDR2LINE addr2line)
+set(SYM_SRC ${CMAKE_CURRENT_SOURCE_DIR}/unit/symbolize)
+set(SYM_BIN ${CMAKE_CURRENT_BINARY_DIR}/symbolize)
+set(SYM_INLINE_DEPS ${SYM_SRC}/inline_workload.c ${SYM_SRC}/inline_helper.h)
+
+add_custom_command(OUTPUT ${SYM_BIN}/inline_workload ${SYM_BIN}/inline_workload_v2
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}
+  COMMAND ${CMAKE_C_COMPILER} -O2 -g -o ${SYM_BIN}/inline_workload ${SYM_SRC}/inline_workload.c
+  COMMAND ${CMAKE_C_COMPILER} -O2 -g -DVARIANT=1 -o ${SYM_BIN}/inline_workload_v2
+    ${SYM_SRC}/inline_workload.c
+  DEPENDS ${SYM_INLINE_DEPS}
+  COMMENT "symbolize workloads: inline_workload")
+
+# Stripped copies: DWARF beside in .debug/ (debuglink), DWARF in a separate
+# store (found through --debug-dir), and none at all.
+add_custom_command(OUTPUT ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/debugdir/inline_workload
+    ${SYM_BIN}/nodebug/inline_workload ${SYM_BIN}/store/inline_workload.debug
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}/debuglink/.debug ${SYM_BIN}/debugdir
+    ${SYM_BIN}/nodebug ${SYM_BIN}/store
+  COMMAND ${OBJCOPY} --only-keep-debug ${SYM_BIN}/inline_workload
+    ${SYM_BIN}/debuglink/.debug/inline_workload.debug
+  COMMAND ${OBJCOPY} --strip-debug
+    --add-gnu-debuglink=${SYM_BIN}/debuglink/.debug/inline_workload.debug
+    ${SYM_BIN}/inline_workload ${SYM_BIN}/debuglink/inline_workload
+  COMMAND ${OBJCOPY} --only-keep-debug ${SYM_BIN}/inline_workload
+    ${SYM_BIN}/store/inline_workload.debug
+  COMMAND ${OBJCOPY} --strip-debug --add-gnu-debuglink=${SYM_BIN}/store/inline_workload.debug
+    ${SYM_BIN}/inline_workload ${SYM_BIN}/debugdir/inline_workload
+  COMMAND ${OBJCOPY} --strip-debug ${SYM_BIN}/inline_workload ${SYM_BIN}/nodebug/inline_workload
+  DEPENDS ${SYM_BIN}/inline_workload
+  COMMENT "symbolize workloads: stripped copies")
+
+add_custom_command(OUTPUT ${SYM_BIN}/cpp_workload
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}
+  COMMAND ${CMAKE_CXX_COMPILER} -O2 -g -o ${SYM_BIN}/cpp_workload ${SYM_SRC}/cpp_workload.cpp
+  DEPENDS ${SYM_SRC}/cpp_workload.cpp
+  COMMENT "symbolize workloads: cpp_workload")
+
+add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
+  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload)
+
+add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
+target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)
+add_dependencies(unit_symbolize symbolize_workloads)
+add_test(NAME unit_symbolize COMMAND unit_symbolize ${SYM_SRC} ${SYM_BIN})
+set_tests_properties(unit_symbolize PROPERTIES TIMEOUT 300)
+
+# The driver bench/symbolize-speed times; the agreement tests use it too.
+add_executable(symbolize_bench ${CMAKE_SOURCE_DIR}/bench/symbolize_bench.c)
+target_link_libraries(symbolize_bench PRIVATE ipscope_analyze)
+
+# A large generated C program (inline chains across a header, .cold and .part
+# clones, several text sections), built with DWARF 4 (range lists relative to
+# the CU base, 1-based file indexes) and DWARF 5, for the agreement tests.
+set(SYM_GEN_MODULES 40)
+add_custom_command(OUTPUT ${SYM_BIN}/generated_dwarf4 ${SYM_BIN}/generated_dwarf5
+  COMMAND sh ${SYM_SRC}/gen_program.sh ${SYM_BIN}/generated ${SYM_GEN_MODULES}
+  COMMAND ${CMAKE_C_COMPILER} -O2 -gdwarf-4 -o ${SYM_BIN}/generated_dwarf4
+    ${SYM_BIN}/generated/*.c
+  COMMAND ${CMAKE_C_COMPILER} -O2 -gdwarf-5 -o ${SYM_BIN}/generated_dwarf5
+    ${SYM_BIN}/generated/*.c
+  DEPENDS ${SYM_SRC}/gen_program.sh
+  COMMENT "symbolize workloads: generated program (DWARF 4 and 5)")
+add_custom_target(symbolize_generated ALL DEPENDS ${SYM_BIN}/generated_dwarf4)
+
+if(ADDR2LINE)
+  set(SYM_AGREE ${SYM_SRC}/agree.sh)
+  add_test(NAME symbolize_agree_libc COMMAND sh ${SYM_AGREE} $<TARGET_FILE:symbolize_bench> libc
+    100000 1000)
+  add_test(NAME symbolize_agree_dwarf4 COMMAND sh ${SYM_AGREE} $<TARGET_FILE:symbolize_bench>
+    ${SYM_BIN}/generated_dwarf4 10000 1000)
+  add_test(NAME symbolize_agree_dwarf5 COMMAND sh ${SYM_AGREE} $<TARGET_FILE:symbolize_bench>
+    ${SYM_BIN}/generated_dwarf5 10000 1000)
+  add_test(NAME symbolize_agree_cpp COMMAND sh ${SYM_AGREE} $<TARGET_FILE:symbolize_bench>
+    ${SYM_BIN}/cpp_workload 100 100)
+  # Skipped (77) when libc's debug package is not installed.
+  set_tests_properties(symbolize_agree_libc symbolize_agree_dwarf4 symbolize_agree_dwarf5
+    symbolize_agree_cpp PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()

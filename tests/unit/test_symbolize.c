@@ -1,0 +1,391 @@
+/*
+ * test_symbolize.c - unit tests of the symbolizer on workloads built -O2 -g
+ * by tests/symbolize.cmake:
+ *
+ *   BIN/inline_workload            full DWARF (mix_step inlined into churn)
+ *   BIN/inline_workload_v2         same source rebuilt: another build-id
+ *   BIN/debuglink/inline_workload  stripped, DWARF in .debug/ via .gnu_debuglink
+ *   BIN/debugdir/inline_workload   stripped, DWARF in BIN/store (a --debug-dir)
+ *   BIN/nodebug/inline_workload    stripped, no debuglink: symbol table only
+ *   BIN/cpp_workload               C++ namespaces and templates
+ *
+ * usage: unit_symbolize SOURCE_DIR BIN_DIR
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "symbolize.h"
+#include "symbolize_demangle.h"
+#include "symbolize_internal.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			failures++;                                        \
+			fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+		}                                                          \
+	} while (0)
+
+static const char *source_dir, *bin_dir;
+
+/* dir/name in one of 64 rotating buffers: enough for any test's live paths. */
+static char *path_in(const char *dir, const char *name)
+{
+	static char buf[64][4096];
+	static int next;
+	char *p = buf[next++ % 64];
+	snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
+	return p;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Line number of the first line of file containing marker, 0 if none. */
+static uint32_t marker_line(const char *file, const char *marker)
+{
+	FILE *f = fopen(file, "r");
+	char line[1024];
+	uint32_t n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, marker)) {
+			fclose(f);
+			return n;
+		}
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+/* Address and size of the function symbol name in path's .symtab. */
+static int symbol_extent(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY), found = 0;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn && !found;
+	     scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+			const char *s;
+			if (gelf_getsym(data, (int)i, &sym) &&
+			    (s = elf_strptr(elf, shdr.sh_link, sym.st_name)) && strcmp(s, name) == 0) {
+				*addr = sym.st_value;
+				*size = sym.st_size;
+				found = 1;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+static struct sym_elf_info build_id_of(const char *path)
+{
+	struct sym_elf_info info;
+	sym_elf_inspect(path, &info);
+	return info;
+}
+
+static void test_demangle(void)
+{
+	static const struct {
+		const char *in;
+		int demangle, keep_clones;
+		const char *out;
+	} cases[] = {
+		{"foo", 1, 0, "foo"},
+		{"foo.isra.0", 1, 0, "foo"},
+		{"foo.part.1.cold", 1, 0, "foo"},
+		{"foo.constprop.0.isra.0", 1, 0, "foo"},
+		{"foo.cold", 1, 0, "foo"},
+		{"foo.lto_priv.3", 1, 0, "foo"},
+		{"foo.isra.0", 1, 1, "foo.isra.0"},
+		{"foo.bar", 1, 0, "foo.bar"},
+		{"foo.123", 1, 0, "foo.123"},
+		{"_ZN3foo3barEv.isra.0", 1, 0, "foo::bar()"},
+		{"_ZN3foo3barEv.constprop.0", 0, 0, "_ZN3foo3barEv"},
+		{"_ZN3foo3barEv", 0, 0, "_ZN3foo3barEv"},
+		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", 1, 0,
+		 "geometry::shapes::Scaler<double>::apply(double) const"},
+		{"_ZN5hello4main17h0123456789abcdefE", 1, 0, "hello::main"},
+		{"_RNvCs1234_5hello4main", 1, 0, "hello::main"},
+		{"_Znotmangled", 1, 0, "_Znotmangled"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = demangle_function_name(cases[i].in, cases[i].demangle, cases[i].keep_clones);
+		CHECK(got && strcmp(got, cases[i].out) == 0, "%s -> %s, want %s", cases[i].in,
+		      got ? got : "(null)", cases[i].out);
+		free(got);
+	}
+}
+
+static void test_system_paths(void)
+{
+	static const char *const system[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30",
+		"/lib64/ld-linux-x86-64.so.2", "linux-vdso.so.1", "[vdso]", "/lib/libm.so.6",
+		"/usr/lib/x86_64-linux-gnu/libgcc_s.so.1", "/opt/ipscope/libipscope-agent.so",
+		"/lib/x86_64-linux-gnu/libpthread.so.0", "/lib/librt.so.1", "libdl.so.2",
+	};
+	static const char *const user[] = {
+		"/usr/bin/python3", "/home/u/libcurl.so.4", "/tmp/libmine.so", "./app", "/lib/libcap.so.2",
+	};
+	for (size_t i = 0; i < sizeof(system) / sizeof(system[0]); i++)
+		CHECK(symbol_path_is_system(system[i]), "%s", system[i]);
+	for (size_t i = 0; i < sizeof(user) / sizeof(user[0]); i++)
+		CHECK(!symbol_path_is_system(user[i]), "%s", user[i]);
+}
+
+/* Open path as the traced inline_workload (its build-id) and return the module. */
+static struct symbol_module *open_traced(struct symbolizer *s, const char *path, char *warning,
+					 size_t warning_len)
+{
+	struct sym_elf_info traced = build_id_of(path_in(bin_dir, "inline_workload"));
+	CHECK(traced.build_id_len > 0, "workload has no build-id");
+	return symbolizer_module(s, path, traced.build_id, traced.build_id_len, warning, warning_len);
+}
+
+/*
+ * Full symbolization of one copy of inline_workload: somewhere in churn,
+ * the chain is mix_step (inline_helper.h, inlined) <- churn at the call line.
+ */
+static void check_inline_chain(const char *path, const char *const *debug_dirs, int ndebug_dirs)
+{
+	struct symbolizer_options o = {.debug_dirs = debug_dirs, .ndebug_dirs = ndebug_dirs, .demangle = 1};
+	struct symbolizer *s = symbolizer_new(&o);
+	char warning[512];
+	struct symbol_module *m = open_traced(s, path, warning, sizeof(warning));
+	unsigned want = PROFILE_MODULE_HAS_FUNCTIONS | PROFILE_MODULE_HAS_FILENAMES |
+			PROFILE_MODULE_HAS_LINE_NUMBERS | PROFILE_MODULE_HAS_INLINE_FRAMES;
+	CHECK((symbol_module_flags(m) & want) == want, "%s: flags %#x", path, symbol_module_flags(m));
+	CHECK(!(symbol_module_flags(m) & (PROFILE_MODULE_NO_DEBUG_INFO | PROFILE_MODULE_SYSTEM)),
+	      "%s: flags %#x", path, symbol_module_flags(m));
+	CHECK(warning[0] == '\0', "%s: warning '%s'", path, warning);
+
+	uint64_t addr, size;
+	CHECK(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
+	uint32_t body = marker_line(path_in(source_dir, "inline_helper.h"), "MARK:helper-body");
+	uint32_t call = marker_line(path_in(source_dir, "inline_workload.c"), "MARK:call");
+	int inlined_seen = 0, outer_ok = 1;
+	for (uint64_t a = addr; a < addr + size; a++) {
+		struct symbol_frame f[8];
+		int n = symbol_module_lookup(m, a, f, 8);
+		CHECK(n >= 1, "%s: nothing at %#lx", path, (unsigned long)a);
+		if (n < 1)
+			break;
+		outer_ok &= strcmp(f[n - 1].function, "churn") == 0 && !f[n - 1].inlined &&
+			    ends_with(f[n - 1].file, "inline_workload.c");
+		if (n == 2 && strcmp(f[0].function, "mix_step") == 0) {
+			inlined_seen = 1;
+			CHECK(f[0].inlined == 1, "mix_step not marked inlined");
+			CHECK(ends_with(f[0].file, "inline_helper.h"), "inline file %s", f[0].file);
+			CHECK(f[0].line >= body && f[0].line <= body + 3, "inline line %u, body at %u",
+			      f[0].line, body);
+			CHECK(ends_with(f[0].function_file, "inline_helper.h") &&
+				      f[0].function_line == body - 2,
+			      "mix_step declared at %s:%u", f[0].function_file, f[0].function_line);
+			CHECK(f[1].line == call, "call line %u, want %u", f[1].line, call);
+		}
+	}
+	CHECK(inlined_seen, "%s: no address of churn shows mix_step inlined", path);
+	CHECK(outer_ok, "%s: outermost frame is not churn in inline_workload.c", path);
+	CHECK(symbol_module_lookup(m, 0x10, (struct symbol_frame[4]){0}, 4) == 0, "ELF header named");
+	symbolizer_free(s);
+}
+
+/* A module with only a symbol table: churn by name, nothing more. */
+static void check_symbols_only(const char *path)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	char warning[512];
+	struct symbol_module *m = open_traced(s, path, warning, sizeof(warning));
+	unsigned flags = symbol_module_flags(m);
+	CHECK((flags & PROFILE_MODULE_NO_DEBUG_INFO) && (flags & PROFILE_MODULE_HAS_FUNCTIONS) &&
+		      !(flags & PROFILE_MODULE_HAS_LINE_NUMBERS),
+	      "flags %#x", flags);
+	CHECK(strstr(warning, "no debug info") != NULL, "warning '%s'", warning);
+	uint64_t addr, size;
+	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
+	struct symbol_frame f[4];
+	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
+	CHECK(n == 1 && strcmp(f[0].function, "churn") == 0 && f[0].file == NULL && f[0].line == 0,
+	      "n=%d %s", n, n ? f[0].function : "");
+	symbolizer_free(s);
+}
+
+/* DWARF found by build-id in a --debug-dir: DIR/.build-id/xx/yyyy.debug. */
+static void test_build_id_debug_dir(void)
+{
+	struct sym_elf_info info = build_id_of(path_in(bin_dir, "inline_workload"));
+	char hex[129] = "", dir[4096], file[4400];
+	for (size_t i = 0; i < info.build_id_len; i++)
+		sprintf(hex + 2 * i, "%02x", info.build_id[i]);
+	snprintf(dir, sizeof(dir), "%s/buildid-store/.build-id/%.2s", bin_dir, hex);
+	snprintf(file, sizeof(file), "%s/%s.debug", dir, hex + 2);
+	char cmd[16384];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", dir,
+		 path_in(bin_dir, "store/inline_workload.debug"), file);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	const char *dirs[] = {"/nonexistent", path_in(bin_dir, "buildid-store")};
+	check_inline_chain(path_in(bin_dir, "nodebug/inline_workload"), dirs, 2);
+}
+
+static void test_unusable_modules(void)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	char warning[512];
+	uint64_t addr, size;
+	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
+	struct symbol_frame f[4];
+
+	/* Rebuilt after the trace: flagged, and no names at all. */
+	struct symbol_module *m = open_traced(s, path_in(bin_dir, "inline_workload_v2"), warning,
+					      sizeof(warning));
+	CHECK(symbol_module_flags(m) & PROFILE_MODULE_BUILD_ID_MISMATCH, "flags %#x",
+	      symbol_module_flags(m));
+	CHECK(strstr(warning, "build-id differs from the traced one") != NULL, "warning '%s'", warning);
+	for (uint64_t a = addr; a < addr + size; a++)
+		CHECK(symbol_module_lookup(m, a, f, 4) == 0, "mismatched module answered at %#lx",
+		      (unsigned long)a);
+
+	m = symbolizer_module(s, "/nonexistent/app", NULL, 0, warning, sizeof(warning));
+	CHECK(m && (symbol_module_flags(m) & PROFILE_MODULE_MISSING), "missing file");
+	CHECK(strstr(warning, "file not found") != NULL, "warning '%s'", warning);
+	CHECK(symbol_module_lookup(m, addr, f, 4) == 0, "missing module answered");
+
+	m = symbolizer_module(s, path_in(source_dir, "inline_workload.c"), NULL, 0, warning,
+			      sizeof(warning));
+	CHECK(m && (symbol_module_flags(m) & PROFILE_MODULE_MISSING), "non-ELF file");
+	CHECK(strstr(warning, "not a readable ELF") != NULL, "warning '%s'", warning);
+
+	m = symbolizer_module(s, "[vdso]", NULL, 0, warning, sizeof(warning));
+	CHECK(m && (symbol_module_flags(m) & PROFILE_MODULE_SYSTEM) && warning[0] == '\0',
+	      "vdso: flags %#x warning '%s'", symbol_module_flags(m), warning);
+
+	/* The same module twice is the same handle, indexed once. */
+	struct symbol_module *a1 = symbolizer_module(s, path_in(bin_dir, "inline_workload"), NULL, 0,
+						     NULL, 0);
+	CHECK(a1 == symbolizer_module(s, path_in(bin_dir, "inline_workload"), NULL, 0, NULL, 0),
+	      "module not cached");
+	symbolizer_free(s);
+}
+
+static void test_cpp(void)
+{
+	const char *path = path_in(bin_dir, "cpp_workload");
+	static const struct {
+		const char *linkage, *pretty;
+	} functions[] = {
+		{"_ZNK8geometry6shapes6ScalerIdE5applyEd",
+		 "geometry::shapes::Scaler<double>::apply(double) const"},
+		{"_ZNK8geometry6shapes6ScalerIlE5applyEl",
+		 "geometry::shapes::Scaler<long>::apply(long) const"},
+		{"_ZN8geometry6shapes5totalERKSt6vectorIlSaIlEE",
+		 "geometry::shapes::total(std::vector<long, std::allocator<long> > const&)"},
+	};
+	for (int demangle = 0; demangle <= 1; demangle++) {
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = demangle});
+		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
+		for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
+			uint64_t addr, size;
+			CHECK(symbol_extent(path, functions[i].linkage, &addr, &size), "no %s",
+			      functions[i].linkage);
+			struct symbol_frame f[8];
+			int n = symbol_module_lookup(m, addr, f, 8);
+			const char *want = demangle ? functions[i].pretty : functions[i].linkage;
+			CHECK(n >= 1 && strcmp(f[n - 1].function, want) == 0, "got %s, want %s",
+			      n ? f[n - 1].function : "nothing", want);
+			CHECK(n >= 1 && strcmp(f[n - 1].linkage_name, functions[i].linkage) == 0,
+			      "linkage %s", n ? f[n - 1].linkage_name : "");
+			CHECK(n >= 1 && ends_with(f[n - 1].file, "cpp_workload.cpp"), "file %s",
+			      n ? f[n - 1].file : "");
+		}
+		symbolizer_free(s);
+	}
+}
+
+/* Damaged DWARF must cost names, never the process: flip bytes all over the
+ * file's sections and symbolize every address of churn. */
+static void test_corrupt_files(void)
+{
+	const char *orig = path_in(bin_dir, "inline_workload");
+	FILE *in = fopen(orig, "rb");
+	CHECK(in != NULL, "open %s", orig);
+	if (!in)
+		return;
+	static unsigned char data[4 << 20];
+	size_t n = fread(data, 1, sizeof(data), in);
+	fclose(in);
+	uint64_t addr, size;
+	symbol_extent(orig, "churn", &addr, &size);
+	srandom(7);
+	for (int round = 0; round < 40; round++) {
+		static unsigned char copy[4 << 20];
+		memcpy(copy, data, n);
+		/* Round 0 truncates; the others damage 64 bytes past the ELF header. */
+		size_t len = round == 0 ? n / 3 : n;
+		for (int i = 0; round > 0 && i < 64; i++)
+			copy[64 + (size_t)random() % (n - 64)] = (unsigned char)random();
+		char *tmp = path_in(bin_dir, "corrupt_workload");
+		FILE *out = fopen(tmp, "wb");
+		fwrite(copy, 1, len, out);
+		fclose(out);
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+		struct symbol_module *m = symbolizer_module(s, tmp, NULL, 0, NULL, 0);
+		struct symbol_frame f[16];
+		for (uint64_t a = addr; a < addr + size; a++)
+			symbol_module_lookup(m, a, f, 16);
+		symbolizer_free(s);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: unit_symbolize SOURCE_DIR BIN_DIR\n");
+		return 2;
+	}
+	source_dir = argv[1];
+	bin_dir = argv[2];
+	test_demangle();
+	test_system_paths();
+	check_inline_chain(path_in(bin_dir, "inline_workload"), NULL, 0);
+	check_inline_chain(path_in(bin_dir, "debuglink/inline_workload"), NULL, 0);
+	const char *store[] = {path_in(bin_dir, "store")};
+	check_inline_chain(path_in(bin_dir, "debugdir/inline_workload"), store, 1);
+	check_symbols_only(path_in(bin_dir, "nodebug/inline_workload"));
+	test_build_id_debug_dir();
+	test_unusable_modules();
+	test_cpp();
+	test_corrupt_files();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	else
+		printf("unit_symbolize: all passed\n");
+	return failures ? 1 : 0;
+}
