@@ -33,15 +33,23 @@ struct loader {
 	struct profile *p;
 	struct load_stats *stats;
 	struct resolver *resolver;
-	struct u64map stack_ids; /* trace stack id -> raw stack index */
+	/*
+	 * trace stack id -> raw stack index. collect numbers stacks 1, 2, 3...
+	 * so small ids go through a plain array (one load per sample, not a
+	 * hash probe); other ids through the map.
+	 */
+	uint32_t *stack_by_id;
+	uint32_t stack_by_id_cap;
+	struct u64map stack_ids;
 	struct raw_stack *raw;
 	uint32_t nraw, raw_cap;
 	uint64_t *ips;
 	uint64_t nips, ips_cap;
 	struct u64map threads; /* pid << 32 | tid -> thread index */
-	uint64_t last_thread_key;
-	uint32_t last_thread;
-	uint32_t last_stack_id, last_stack;
+	/* Samples of a few threads interleave: remember the last few. */
+	uint64_t recent_thread_key[4];
+	uint32_t recent_thread[4];
+	uint32_t recent_next;
 	uint64_t last_time_ns;
 	uint64_t loss_samples;
 };
@@ -76,33 +84,52 @@ void load_stats_free(struct load_stats *stats)
 static uint32_t thread_index(struct loader *L, uint32_t pid, uint32_t tid)
 {
 	uint64_t key = (uint64_t)pid << 32 | tid;
-	if (key == L->last_thread_key && L->last_thread != HASHMAP_NONE)
-		return L->last_thread;
+	for (int i = 0; i < 4; i++)
+		if (L->recent_thread_key[i] == key && L->recent_thread[i] != HASHMAP_NONE)
+			return L->recent_thread[i];
 	uint32_t *slot = u64map_slot(&L->threads, key);
 	if (*slot == HASHMAP_NONE) {
 		struct profile_thread t = {.pid = pid, .tid = tid};
 		*slot = profile_add_thread(L->p, &t);
 	}
-	L->last_thread_key = key;
-	return L->last_thread = *slot;
+	uint32_t i = L->recent_next++ & 3;
+	L->recent_thread_key[i] = key;
+	return L->recent_thread[i] = *slot;
+}
+
+#define DENSE_STACK_IDS (1u << 24)
+
+static uint32_t new_raw_stack(struct loader *L)
+{
+	if (L->nraw == L->raw_cap) {
+		L->raw_cap = L->raw_cap ? L->raw_cap * 2 : 1024;
+		L->raw = xrealloc(L->raw, L->raw_cap * sizeof(*L->raw));
+	}
+	L->raw[L->nraw] = (struct raw_stack){0};
+	return L->nraw++;
 }
 
 /* Raw stack index of a trace stack id; a placeholder if not defined yet. */
 static uint32_t stack_index(struct loader *L, uint32_t id)
 {
-	if (id == L->last_stack_id && L->last_stack != HASHMAP_NONE)
-		return L->last_stack;
-	uint32_t *slot = u64map_slot(&L->stack_ids, id);
-	if (*slot == HASHMAP_NONE) {
-		if (L->nraw == L->raw_cap) {
-			L->raw_cap = L->raw_cap ? L->raw_cap * 2 : 1024;
-			L->raw = xrealloc(L->raw, L->raw_cap * sizeof(*L->raw));
+	if (id < DENSE_STACK_IDS) {
+		if (id >= L->stack_by_id_cap) {
+			uint32_t cap = L->stack_by_id_cap ? L->stack_by_id_cap : 4096;
+			while (cap <= id)
+				cap *= 2;
+			L->stack_by_id = xrealloc(L->stack_by_id, cap * sizeof(*L->stack_by_id));
+			memset(L->stack_by_id + L->stack_by_id_cap, 0xff,
+			       (cap - L->stack_by_id_cap) * sizeof(*L->stack_by_id));
+			L->stack_by_id_cap = cap;
 		}
-		L->raw[L->nraw] = (struct raw_stack){0};
-		*slot = L->nraw++;
+		if (L->stack_by_id[id] == HASHMAP_NONE)
+			L->stack_by_id[id] = new_raw_stack(L);
+		return L->stack_by_id[id];
 	}
-	L->last_stack_id = id;
-	return L->last_stack = *slot;
+	uint32_t *slot = u64map_slot(&L->stack_ids, id);
+	if (*slot == HASHMAP_NONE)
+		*slot = new_raw_stack(L);
+	return *slot;
 }
 
 static void add_stack(struct loader *L, const struct trace_stack *s)
@@ -296,7 +323,8 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	}
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
-	struct loader L = {.stats = stats, .last_stack = HASHMAP_NONE, .last_thread = HASHMAP_NONE};
+	struct loader L = {.stats = stats};
+	memset(L.recent_thread, 0xff, sizeof(L.recent_thread));
 	L.p = profile_new();
 	if (!L.p) {
 		fputs("ipscope: out of memory\n", stderr);
@@ -316,6 +344,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	u64map_free(&L.threads);
 	free(L.raw);
 	free(L.ips);
+	free(L.stack_by_id);
 	if (rc) {
 		profile_free(L.p);
 		load_stats_free(stats);

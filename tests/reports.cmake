@@ -14,3 +14,7 @@ foreach(test split recursive inline cli)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+
+# bench/analyze-speed's trace generator (a real ELF's functions, N samples).
+add_executable(analyze_speed_gen ${CMAKE_SOURCE_DIR}/bench/analyze_speed_gen.c)
+target_link_libraries(analyze_speed_gen PRIVATE ipscope_formats PkgConfig::LIBELF)
