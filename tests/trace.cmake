@@ -24,6 +24,8 @@ if(IPSCOPE_FUZZ)
     ${CMAKE_SOURCE_DIR}/formats/trace_reader.c)
   target_include_directories(fuzz_trace_reader PRIVATE ${CMAKE_SOURCE_DIR}/formats)
   target_compile_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS} -g)
+  # A 256-byte initial window makes the reader's window handling reachable.
+  target_compile_definitions(fuzz_trace_reader PRIVATE TRACE_READER_WINDOW=256)
   target_link_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS})
   target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
 
