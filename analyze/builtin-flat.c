@@ -73,7 +73,7 @@ static int flat_handle(int opt, const char *arg, void *ctx)
 }
 
 struct flat_row {
-	struct calltree_frame key; /* file/line 0 for function rows; inlined unused */
+	struct calltree_frame key; /* function rows: the function's own file and start line */
 	uint64_t count, self;
 	uint32_t stamp;     /* last stack counted + 1, so recursion counts once */
 	int seen_outlined;  /* some occurrence was not inlined */

@@ -11,6 +11,11 @@
  *      symbolize them in address order (the symbolizer's index is walked
  *      forward, one module at a time), interning functions and lines;
  *   3. translate every raw stack into profile locations.
+ *
+ * Module lookup is not time-aware: where two modules' ranges overlap (one
+ * dlclosed, another dlopened at the same place), the one recorded later wins
+ * for every sample. Doing better needs each sample's time per address, which
+ * would cost the per-sample path more than such rare traces justify.
  */
 #include "load.h"
 
