@@ -228,7 +228,8 @@ int main(int argc, char **argv)
 	if (trace_writer_close(w, &end) < 0)
 		die("write");
 	close(fd);
-	fprintf(stderr, "export_tracegen: %llu samples (weight %llu), %u stacks, %u threads, %zu functions of %s\n",
+	fprintf(stderr,
+		"export_tracegen: %llu samples (weight %llu), %u stacks, %u threads, %zu functions of %s\n",
 		(unsigned long long)nsamples, (unsigned long long)weight, nstacks, nthreads,
 		info.nfunctions, argv[2]);
 	free(stacks);

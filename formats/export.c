@@ -166,6 +166,42 @@ struct export_stack_weight *export_stack_weights(const struct profile *p, int by
 	return by_thread ? weights_by_stack_and_thread(p, n) : weights_by_stack(p, n);
 }
 
+int export_buffer_reserve(struct export_buffer *b, size_t more)
+{
+	if (b->len + more <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 1 << 16;
+	while (cap < b->len + more)
+		cap *= 2;
+	char *q = realloc(b->buf, cap);
+	if (!q)
+		return -1;
+	b->buf = q;
+	b->cap = cap;
+	return 0;
+}
+
+int export_buffer_put(struct export_buffer *b, const void *s, size_t n)
+{
+	if (export_buffer_reserve(b, n))
+		return -1;
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+	return 0;
+}
+
+void export_buffer_put_u64(struct export_buffer *b, uint64_t v)
+{
+	char digits[20];
+	int n = 0;
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		b->buf[b->len++] = digits[--n];
+}
+
 void export_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
 {
 	const struct profile_thread *t = &p->threads[thread];

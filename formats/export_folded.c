@@ -15,81 +15,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rendered stacks live back to back, NUL-terminated, in one growable buffer. */
-struct text {
-	char *buf;
-	size_t len, cap;
-};
-
-static int text_reserve(struct text *t, size_t more)
-{
-	if (t->len + more <= t->cap)
-		return 0;
-	size_t cap = t->cap ? t->cap : 1 << 16;
-	while (cap < t->len + more)
-		cap *= 2;
-	char *q = realloc(t->buf, cap);
-	if (!q)
-		return -1;
-	t->buf = q;
-	t->cap = cap;
-	return 0;
-}
-
-static int text_put(struct text *t, const char *s, size_t n)
-{
-	if (text_reserve(t, n))
-		return -1;
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-	return 0;
-}
-
 /* Append s, replacing what would break the line format: ';' separates frames
  * and a newline ends the record. Spaces are fine (the count follows the last). */
-static int text_put_name(struct text *t, const char *s)
+static int put_frame_name(struct export_buffer *b, const char *s)
 {
 	size_t n = strlen(s);
-	if (text_reserve(t, n))
+	if (export_buffer_reserve(b, n))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		t->buf[t->len++] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+		b->buf[b->len++] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
 	}
 	return 0;
 }
 
-static int text_printf_u32(struct text *t, const char *prefix, uint32_t v)
-{
-	if (text_reserve(t, 32))
-		return -1;
-	t->len += (size_t)sprintf(t->buf + t->len, "%s%" PRIu32, prefix, v);
-	return 0;
-}
-
-static int render_frame(struct text *t, const struct profile *p, const struct export_options *o,
+static int render_frame(struct export_buffer *b, const struct profile *p,
+			const struct export_options *o,
 			uint32_t line_index)
 {
 	const struct profile_line *line = &p->lines[line_index];
 	const struct profile_function *fn = &p->functions[line->function];
-	if (text_put_name(t, profile_string(p, fn->name)))
+	if (put_frame_name(b, profile_string(p, fn->name)))
 		return -1;
-	if (o->lines && line->line && text_printf_u32(t, ":", line->line))
-		return -1;
+	if (o->lines && line->line) {
+		if (export_buffer_put(b, ":", 1) || export_buffer_reserve(b, 20))
+			return -1;
+		export_buffer_put_u64(b, line->line);
+	}
 	/* flamegraph.pl colours frames ending in "_[i]" as inlined. */
-	if (o->annotate_inline && line->inlined && text_put(t, "_[i]", 4))
+	if (o->annotate_inline && line->inlined && export_buffer_put(b, "_[i]", 4))
 		return -1;
 	return 0;
 }
 
-static int render_stack(struct text *t, const struct profile *p, const struct export_options *o,
+static int render_stack(struct export_buffer *b, const struct profile *p,
+			const struct export_options *o,
 			const struct export_stack_weight *w, uint32_t *frames)
 {
 	int first = 1;
 	if (o->thread_roots) {
 		char title[256];
 		export_thread_title(p, w->thread, title, sizeof(title));
-		if (text_put_name(t, title))
+		if (put_frame_name(b, title))
 			return -1;
 		first = 0;
 	}
@@ -97,12 +64,12 @@ static int render_stack(struct text *t, const struct profile *p, const struct ex
 	/* A stack the agent could not unwind at all still carries weight;
 	 * dropping it would make the flame graph's total disagree with flat. */
 	if (n == 0 && first)
-		return text_put_name(t, "[unknown]");
+		return put_frame_name(b, "[unknown]");
 	for (uint32_t i = 0; i < n; i++) {
-		if (!first && text_put(t, ";", 1))
+		if (!first && export_buffer_put(b, ";", 1))
 			return -1;
 		first = 0;
-		if (render_frame(t, p, o, frames[i]))
+		if (render_frame(b, p, o, frames[i]))
 			return -1;
 	}
 	return 0;
@@ -126,7 +93,7 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 	struct export_stack_weight *weights = export_stack_weights(p, o->thread_roots, &n);
 	uint32_t *frames = malloc(((size_t)export_max_stack_frames(p) + 1) * sizeof(*frames));
 	struct folded_line *lines = malloc((n ? n : 1) * sizeof(*lines));
-	struct text text = { 0 };
+	struct export_buffer text = { 0 }; /* rendered stacks, NUL-terminated, back to back */
 	int ret = -1;
 	errno = ENOMEM; /* what every failure before the writing means */
 	if (!weights || !frames || !lines)
@@ -137,7 +104,7 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 			continue;
 		lines[nlines].offset = text.len;
 		lines[nlines].weight = weights[i].weight;
-		if (render_stack(&text, p, o, &weights[i], frames) || text_reserve(&text, 1))
+		if (render_stack(&text, p, o, &weights[i], frames) || export_buffer_reserve(&text, 1))
 			goto out;
 		text.buf[text.len++] = '\0';
 		nlines++;

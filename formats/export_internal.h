@@ -6,6 +6,7 @@
 #ifndef IPSCOPE_EXPORT_INTERNAL_H
 #define IPSCOPE_EXPORT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"
@@ -35,5 +36,18 @@ struct export_stack_weight {
  */
 struct export_stack_weight *export_stack_weights(const struct profile *p, int by_thread,
 						 uint64_t *n);
+
+/* A growable byte buffer: rendered stacks, cached JSON, output batches. */
+struct export_buffer {
+	char *buf;
+	size_t len, cap;
+};
+
+/* Room for more bytes after len; 0, or -1 on out of memory. */
+int export_buffer_reserve(struct export_buffer *b, size_t more);
+/* Append n bytes; 0, or -1 on out of memory. */
+int export_buffer_put(struct export_buffer *b, const void *s, size_t n);
+/* Append v in decimal; the caller has reserved 20 bytes. */
+void export_buffer_put_u64(struct export_buffer *b, uint64_t v);
 
 #endif

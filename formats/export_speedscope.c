@@ -27,40 +27,6 @@
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
-/* A growable byte buffer, used for the per-stack cache and for output. */
-struct bytes {
-	char *buf;
-	size_t len, cap;
-};
-
-static int bytes_reserve(struct bytes *b, size_t more)
-{
-	if (b->len + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 1 << 16;
-	while (cap < b->len + more)
-		cap *= 2;
-	char *q = realloc(b->buf, cap);
-	if (!q)
-		return -1;
-	b->buf = q;
-	b->cap = cap;
-	return 0;
-}
-
-/* Caller has reserved 21 bytes. */
-static void bytes_put_u64(struct bytes *b, uint64_t v)
-{
-	char digits[20];
-	int n = 0;
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		b->buf[b->len++] = digits[--n];
-}
-
 /*
  * A JSON string of s. Jansson takes only valid UTF-8, and names from binaries
  * or a thread's comm need not be: then every non-ASCII byte becomes '?'
@@ -105,14 +71,15 @@ struct speedscope {
 	const struct export_options *o;
 	uint32_t *frame_of_line;  /* per profile line: shared.frames index */
 	json_t *frames;           /* shared.frames */
-	struct bytes stacks;      /* per used stack: "[root,...,leaf]" */
+	struct export_buffer stacks;      /* per used stack: "[root,...,leaf]" */
 	uint64_t *stack_offset;   /* per stack: into stacks, UINT64_MAX unused */
 	uint32_t *stack_length;
 };
 
 /* Number the frames the sampled stacks use, in (function, file, line) order
  * so the numbering depends only on the profile. */
-static int build_frames(struct speedscope *s, const struct export_stack_weight *used, uint64_t nused)
+static int build_frames(struct speedscope *s, const struct export_stack_weight *used,
+			uint64_t nused)
 {
 	const struct profile *p = s->p;
 	struct frame_key *keys = malloc((p->nlines ? p->nlines : 1) * sizeof(*keys));
@@ -179,7 +146,7 @@ static int build_stack_cache(struct speedscope *s, const struct export_stack_wei
 		s->stack_offset[i] = UINT64_MAX;
 	for (uint64_t i = 0; i < nused; i++) {
 		uint32_t n = export_stack_frames(p, used[i].stack, frames);
-		if (bytes_reserve(&s->stacks, 2 + (size_t)n * 21)) {
+		if (export_buffer_reserve(&s->stacks, 2 + (size_t)n * 21)) {
 			free(frames);
 			return -1;
 		}
@@ -188,7 +155,7 @@ static int build_stack_cache(struct speedscope *s, const struct export_stack_wei
 		for (uint32_t f = 0; f < n; f++) {
 			if (f)
 				s->stacks.buf[s->stacks.len++] = ',';
-			bytes_put_u64(&s->stacks, s->frame_of_line[frames[f]]);
+			export_buffer_put_u64(&s->stacks, s->frame_of_line[frames[f]]);
 		}
 		s->stacks.buf[s->stacks.len++] = ']';
 		s->stack_offset[used[i].stack] = start;
@@ -211,7 +178,7 @@ static int write_object_open(json_t *object, FILE *out)
 	return ok ? 0 : -1;
 }
 
-static int flush_bytes(struct bytes *b, FILE *out)
+static int flush_bytes(struct export_buffer *b, FILE *out)
 {
 	int ok = fwrite(b->buf, 1, b->len, out) == b->len;
 	b->len = 0;
@@ -221,51 +188,87 @@ static int flush_bytes(struct bytes *b, FILE *out)
 #define FLUSH_AT (1u << 20)
 
 /*
- * The "samples" and "weights" arrays of one thread. Consecutive samples in
- * the same stack become one entry with their summed weight: speedscope draws
- * exactly the same timeline from it, and hot loops shrink a lot.
+ * A thread's samples in time order, consecutive samples in one stack merged
+ * into one run with their summed weight: speedscope draws exactly the same
+ * timeline from the runs, hot loops shrink a lot, and the writer reads a
+ * short array per thread instead of gathering from all samples.
  */
-static int write_thread_samples(struct speedscope *s, const uint64_t *sample_index, uint64_t n,
+struct run {
+	uint32_t stack;
+	uint64_t weight;
+};
+
+struct thread_runs {
+	struct run *runs;
+	uint64_t n, cap;
+};
+
+/* One pass over the samples; NULL on out of memory. */
+static struct thread_runs *runs_by_thread(const struct profile *p)
+{
+	struct thread_runs *threads = calloc((size_t)p->nthreads + 1, sizeof(*threads));
+	if (!threads)
+		return NULL;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *sample = &p->samples[i];
+		struct thread_runs *t = &threads[sample->thread];
+		if (t->n && t->runs[t->n - 1].stack == sample->stack) {
+			t->runs[t->n - 1].weight += sample->weight;
+			continue;
+		}
+		if (t->n == t->cap) {
+			uint64_t cap = t->cap ? 2 * t->cap : 256;
+			struct run *q = realloc(t->runs, cap * sizeof(*q));
+			if (!q)
+				goto fail;
+			t->runs = q;
+			t->cap = cap;
+		}
+		t->runs[t->n++] = (struct run){ sample->stack, sample->weight };
+	}
+	return threads;
+fail:
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		free(threads[t].runs);
+	free(threads);
+	return NULL;
+}
+
+/* The "samples" and "weights" arrays of one thread, without the runs whose
+ * stack is lighter than --mincount when stack_total is given. */
+static int write_thread_samples(struct speedscope *s, const struct thread_runs *t,
 				const uint64_t *stack_total, uint64_t ns_per_weight, FILE *out)
 {
-	const struct profile *p = s->p;
-	struct bytes b = { 0 };
+	struct export_buffer b = { 0 };
 	int ret = -1;
 	for (int pass = 0; pass < 2; pass++) {
-		if (bytes_reserve(&b, FLUSH_AT + 64))
+		const char *opening = pass ? "],\"weights\":[" : ",\"samples\":[";
+		if (export_buffer_reserve(&b, FLUSH_AT + 64) ||
+		    export_buffer_put(&b, opening, strlen(opening)))
 			goto out;
-		memcpy(b.buf, pass ? "],\"weights\":[" : ",\"samples\":[", pass ? 13 : 12);
-		b.len = pass ? 13 : 12;
 		int first = 1;
-		for (uint64_t i = 0; i < n;) {
-			uint32_t stack = p->samples[sample_index[i]].stack;
-			uint64_t weight = 0;
-			uint64_t j = i;
-			while (j < n && p->samples[sample_index[j]].stack == stack)
-				weight += p->samples[sample_index[j++]].weight;
-			if (stack_total && stack_total[stack] < s->o->mincount) {
-				i = j;
+		for (uint64_t i = 0; i < t->n; i++) {
+			const struct run *r = &t->runs[i];
+			if (stack_total && stack_total[r->stack] < s->o->mincount)
 				continue;
-			}
 			if (pass == 0) {
-				uint32_t len = s->stack_length[stack];
-				if (bytes_reserve(&b, len + 1))
+				uint32_t len = s->stack_length[r->stack];
+				if (export_buffer_reserve(&b, len + 1))
 					goto out;
 				if (!first)
 					b.buf[b.len++] = ',';
-				memcpy(b.buf + b.len, s->stacks.buf + s->stack_offset[stack], len);
+				memcpy(b.buf + b.len, s->stacks.buf + s->stack_offset[r->stack], len);
 				b.len += len;
 			} else {
-				if (bytes_reserve(&b, 22))
+				if (export_buffer_reserve(&b, 21))
 					goto out;
 				if (!first)
 					b.buf[b.len++] = ',';
-				bytes_put_u64(&b, weight * ns_per_weight);
+				export_buffer_put_u64(&b, r->weight * ns_per_weight);
 			}
 			first = 0;
 			if (b.len >= FLUSH_AT && flush_bytes(&b, out))
 				goto out;
-			i = j;
 		}
 		if (flush_bytes(&b, out))
 			goto out;
@@ -289,31 +292,6 @@ static int compare_threads(const void *a, const void *b, void *profile)
 	return x < y ? -1 : x > y;
 }
 
-/* Sample indices grouped by thread, each group in time order (a stable
- * counting sort); first[t] .. first[t + 1] is thread t's range. */
-static uint64_t *samples_by_thread(const struct profile *p, uint64_t **first_out)
-{
-	uint64_t *first = calloc((size_t)p->nthreads + 1, sizeof(*first));
-	uint64_t *index = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*index));
-	uint64_t *next = malloc(((size_t)p->nthreads + 1) * sizeof(*next));
-	if (!first || !index || !next) {
-		free(first);
-		free(index);
-		free(next);
-		return NULL;
-	}
-	for (uint64_t i = 0; i < p->nsamples; i++)
-		first[p->samples[i].thread + 1]++;
-	for (uint32_t t = 0; t < p->nthreads; t++)
-		first[t + 1] += first[t];
-	memcpy(next, first, ((size_t)p->nthreads + 1) * sizeof(*next));
-	for (uint64_t i = 0; i < p->nsamples; i++)
-		index[next[p->samples[i].thread]++] = i;
-	free(next);
-	*first_out = first;
-	return index;
-}
-
 static json_t *document_head(const struct profile *p, json_t *frames)
 {
 	json_t *doc = json_pack("{s:s,s:s}", "$schema", SPEEDSCOPE_SCHEMA, "exporter",
@@ -332,46 +310,41 @@ static json_t *document_head(const struct profile *p, json_t *frames)
 }
 
 /* With stack_total (--mincount), sum (add) or clear (!add) the per-stack
- * weights of one thread's samples; clearing only what was touched keeps
- * this linear in samples, not in threads times stacks. */
-static void set_stack_totals(const struct profile *p, const uint64_t *sample_index, uint64_t n,
-			     uint64_t *stack_total, int add)
+ * weights of one thread; clearing only what was touched keeps this linear in
+ * runs, not in threads times stacks. */
+static void set_stack_totals(const struct thread_runs *t, uint64_t *stack_total, int add)
 {
 	if (!stack_total)
 		return;
-	for (uint64_t i = 0; i < n; i++) {
-		const struct profile_sample *sample = &p->samples[sample_index[i]];
-		stack_total[sample->stack] = add ? stack_total[sample->stack] + sample->weight : 0;
+	for (uint64_t i = 0; i < t->n; i++) {
+		const struct run *r = &t->runs[i];
+		stack_total[r->stack] = add ? stack_total[r->stack] + r->weight : 0;
 	}
 }
 
 /* A thread's exported weight: all of it, or with --mincount that of its
  * stacks heavy enough (stack_total is left filled in for the writer). */
-static uint64_t thread_weight(struct speedscope *s, const uint64_t *sample_index, uint64_t n,
+static uint64_t thread_weight(struct speedscope *s, const struct thread_runs *t,
 			      uint64_t *stack_total)
 {
-	const struct profile *p = s->p;
-	set_stack_totals(p, sample_index, n, stack_total, 1);
+	set_stack_totals(t, stack_total, 1);
 	uint64_t total = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		const struct profile_sample *sample = &p->samples[sample_index[i]];
-		if (!stack_total || stack_total[sample->stack] >= s->o->mincount)
-			total += sample->weight;
-	}
+	for (uint64_t i = 0; i < t->n; i++)
+		if (!stack_total || stack_total[t->runs[i].stack] >= s->o->mincount)
+			total += t->runs[i].weight;
 	return total;
 }
 
 static int write_document(struct speedscope *s, FILE *out)
 {
 	const struct profile *p = s->p;
-	uint64_t *first = NULL;
-	uint64_t *index = samples_by_thread(p, &first);
+	struct thread_runs *threads = runs_by_thread(p);
 	uint32_t *order = malloc(((size_t)p->nthreads + 1) * sizeof(*order));
 	/* --mincount works per thread and stack: their summed weight. */
 	uint64_t *stack_total = s->o->mincount > 1 ? calloc(p->nstacks + 1, sizeof(*stack_total)) : NULL;
 	json_t *head = document_head(p, s->frames);
 	int ret = -1;
-	if ((s->o->mincount > 1 && !stack_total) || !index || !order || !head)
+	if ((s->o->mincount > 1 && !stack_total) || !threads || !order || !head)
 		goto out;
 	if (write_object_open(head, out) || fputs(",\"profiles\":[", out) == EOF)
 		goto out;
@@ -383,35 +356,37 @@ static int write_document(struct speedscope *s, FILE *out)
 	uint64_t ns_per_weight = in_ns ? p->interval_ns : 1;
 	int written = 0;
 	for (uint32_t k = 0; k < p->nthreads; k++) {
-		uint32_t t = order[k];
-		if (first[t] == first[t + 1])
+		const struct thread_runs *t = &threads[order[k]];
+		if (!t->n)
 			continue; /* a thread that was never sampled has nothing to show */
-		uint64_t total = thread_weight(s, index + first[t], first[t + 1] - first[t], stack_total);
+		uint64_t total = thread_weight(s, t, stack_total);
 		if (!total) {
-			set_stack_totals(p, index + first[t], first[t + 1] - first[t], stack_total, 0);
+			set_stack_totals(t, stack_total, 0);
 			continue; /* every stack of the thread was lighter than --mincount */
 		}
 		char title[256];
-		export_thread_title(p, t, title, sizeof(title));
+		export_thread_title(p, order[k], title, sizeof(title));
 		json_t *head_t = json_pack("{s:s,s:o,s:s,s:i,s:I}", "type", "sampled", "name",
 					   json_string_lossy(title),
 					   "unit", in_ns ? "nanoseconds" : "none", "startValue", 0,
 					   "endValue", (json_int_t)(total * ns_per_weight));
-		int failed = !head_t || (written && fputc(',', out) == EOF) || write_object_open(head_t, out);
+		int failed = !head_t || (written && fputc(',', out) == EOF) ||
+			     write_object_open(head_t, out);
 		json_decref(head_t);
-		if (failed || write_thread_samples(s, index + first[t], first[t + 1] - first[t],
-						   stack_total, ns_per_weight, out))
+		if (failed || write_thread_samples(s, t, stack_total, ns_per_weight, out))
 			goto out;
 		written++;
-		set_stack_totals(p, index + first[t], first[t + 1] - first[t], stack_total, 0);
+		set_stack_totals(t, stack_total, 0);
 	}
 	ret = fputs("]}\n", out) == EOF ? -1 : 0;
 out:
 	json_decref(head);
 	free(stack_total);
 	free(order);
-	free(index);
-	free(first);
+	if (threads)
+		for (uint32_t t = 0; t < p->nthreads; t++)
+			free(threads[t].runs);
+	free(threads);
 	return ret;
 }
 

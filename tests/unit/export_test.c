@@ -63,14 +63,20 @@ static struct profile *build_profile(void)
 	CHECK(profile_add_module(p, &app) == 0);
 	CHECK(profile_add_module(p, &libc) == 1);
 
-	uint32_t app_c = profile_intern(p, "app.c"), vec_h = profile_intern(p, "/usr/include/c++/12/bits/stl_vector.h");
+	uint32_t app_c = profile_intern(p, "app.c");
+	uint32_t vec_h = profile_intern(p, "/usr/include/c++/12/bits/stl_vector.h");
+	uint32_t start = profile_intern(p, "__libc_start_call_main");
+	uint32_t main_name = profile_intern(p, "main"), weird = profile_intern(p, "weird;name");
 	struct profile_function fn[NFUNCTIONS] = {
-		[F_START] = { profile_intern(p, "__libc_start_call_main"), profile_intern(p, "__libc_start_call_main"), 0, 0, 1, PROFILE_FUNCTION_SYSTEM },
-		[F_MAIN] = { profile_intern(p, "main"), profile_intern(p, "main"), app_c, 30, 0, 0 },
-		[F_COMPUTE] = { profile_intern(p, "compute(int)"), profile_intern(p, "_Z7computei"), app_c, 10, 0, 0 },
-		[F_SQUARE] = { profile_intern(p, "square(int)"), profile_intern(p, "_Z6squarei"), app_c, 5, 0, 0 },
-		[F_PUSH] = { profile_intern(p, TEMPLATE_NAME), profile_intern(p, TEMPLATE_MANGLED), vec_h, 1280, 0, 0 },
-		[F_WEIRD] = { profile_intern(p, "weird;name"), profile_intern(p, "weird;name"), app_c, 40, 0, 0 },
+		[F_START] = { start, start, 0, 0, 1, PROFILE_FUNCTION_SYSTEM },
+		[F_MAIN] = { main_name, main_name, app_c, 30, 0, 0 },
+		[F_COMPUTE] = { profile_intern(p, "compute(int)"), profile_intern(p, "_Z7computei"),
+				app_c, 10, 0, 0 },
+		[F_SQUARE] = { profile_intern(p, "square(int)"), profile_intern(p, "_Z6squarei"),
+			       app_c, 5, 0, 0 },
+		[F_PUSH] = { profile_intern(p, TEMPLATE_NAME), profile_intern(p, TEMPLATE_MANGLED),
+			     vec_h, 1280, 0, 0 },
+		[F_WEIRD] = { weird, weird, app_c, 40, 0, 0 },
 	};
 	for (int i = 0; i < NFUNCTIONS; i++)
 		CHECK(profile_add_function(p, &fn[i]) == (uint32_t)i);
@@ -315,11 +321,15 @@ static void test_pprof(const struct profile *p)
 #define STR(i) (CHECK((size_t)(i) < pr->n_string_table), s[i])
 	CHECK(pr->n_string_table > 0 && !strcmp(s[0], ""));
 	CHECK(pr->n_sample_type == 2);
-	CHECK(!strcmp(STR(pr->sample_type[0]->type), "samples") && !strcmp(STR(pr->sample_type[0]->unit), "count"));
-	CHECK(!strcmp(STR(pr->sample_type[1]->type), "cpu") && !strcmp(STR(pr->sample_type[1]->unit), "nanoseconds"));
-	CHECK(!strcmp(STR(pr->period_type->type), "cpu") && !strcmp(STR(pr->period_type->unit), "nanoseconds"));
+	CHECK(!strcmp(STR(pr->sample_type[0]->type), "samples"));
+	CHECK(!strcmp(STR(pr->sample_type[0]->unit), "count"));
+	CHECK(!strcmp(STR(pr->sample_type[1]->type), "cpu"));
+	CHECK(!strcmp(STR(pr->sample_type[1]->unit), "nanoseconds"));
+	CHECK(!strcmp(STR(pr->period_type->type), "cpu"));
+	CHECK(!strcmp(STR(pr->period_type->unit), "nanoseconds"));
 	CHECK(pr->period == INTERVAL_NS);
-	CHECK(pr->time_nanos == (int64_t)p->start_realtime_ns && pr->duration_nanos == (int64_t)p->duration_ns);
+	CHECK(pr->time_nanos == (int64_t)p->start_realtime_ns);
+	CHECK(pr->duration_nanos == (int64_t)p->duration_ns);
 
 	CHECK(pr->n_mapping == 2);
 	CHECK(pr->mapping[0]->id == 1 && !strcmp(STR(pr->mapping[0]->filename), "/usr/bin/app"));
