@@ -1,11 +1,12 @@
 /*
  * symbolize_dwarf.c - read a module's DWARF once into the symbolizer's index.
  *
- * One pass over every compile unit: its line table becomes sorted rows, and
- * every subprogram and inlined call with code becomes a node with address
- * ranges (flattened later by symbolize_index.c). Only the DIEs that can hold
- * code are descended into (namespaces, functions, blocks), which keeps
- * loading libc's debug info well under a second.
+ * One pass over every compile unit: its line table becomes sorted rows
+ * (decoded by symbolize_lines.c, which also names the CU's files), and every
+ * subprogram and inlined call with code becomes a node with address ranges
+ * (flattened later by symbolize_index.c). Only the DIEs that can hold code
+ * are descended into (namespaces, functions, blocks), which keeps loading
+ * libc's debug info well under a second.
  *
  * libdwarf 20210528 traps handled here: DW_FORM_implicit_const (gcc's
  * call_file/call_line) fails dwarf_formudata, so fall back to
@@ -25,12 +26,10 @@
 #define MAX_DIE_DEPTH 256 /* deeper nesting is malformed; stop descending */
 #define MAX_ORIGIN_HOPS 8 /* abstract_origin / specification chain */
 
-/* A CU's file names, interned; index as DW_AT_decl_file/call_file give it. */
+/* The file names of one CU, as its DW_AT_decl_file / call_file number them. */
 struct file_table {
 	Dwarf_Off cu_offset;
-	const char **names;
-	Dwarf_Signed count;
-	int one_based; /* DWARF 2-4 */
+	struct sym_file_table t;
 };
 
 struct loader {
@@ -52,9 +51,7 @@ struct loader {
 	/* scratch for one DIE's ranges */
 	Dwarf_Addr (*ranges)[2];
 	size_t nranges, ranges_cap;
-	/* line file-number -> interned name, for the CU being read */
-	const char **line_files;
-	size_t line_files_cap;
+	struct sym_line_data lines;
 };
 
 /* 1 when res is DW_DLV_OK; frees the error libdwarf allocated otherwise. */
@@ -128,36 +125,36 @@ static int attr_reference(struct loader *L, Dwarf_Die die, Dwarf_Half name, Dwar
 
 /* ---- file tables ---- */
 
-static void load_file_table(struct loader *L, Dwarf_Die cu_die, struct file_table *t)
+/* Offset of the CU's line table in .debug_line. */
+static int stmt_list(struct loader *L, Dwarf_Die cu_die, Dwarf_Unsigned *offset)
 {
-	memset(t, 0, sizeof(*t));
-	Dwarf_Half version = 0, offset_size = 0;
-	if (ok(L, dwarf_get_version_of_die(cu_die, &version, &offset_size)))
-		t->one_based = version < 5;
-	if (!ok(L, dwarf_CU_dieoffset_given_die(cu_die, &t->cu_offset, &L->err)))
-		t->cu_offset = 0;
-	char **names;
-	Dwarf_Signed count;
-	if (!ok(L, dwarf_srcfiles(cu_die, &names, &count, &L->err)))
-		return;
-	t->names = calloc(count > 0 ? (size_t)count : 1, sizeof(*t->names));
-	for (Dwarf_Signed i = 0; i < count; i++) {
-		if (t->names != NULL)
-			t->names[i] = sym_intern(L->st, names[i]);
-		dwarf_dealloc(L->dbg, names[i], DW_DLA_STRING);
-	}
-	dwarf_dealloc(L->dbg, names, DW_DLA_LIST);
-	t->count = t->names != NULL ? count : 0;
+	Dwarf_Attribute attr;
+	if (!ok(L, dwarf_attr(cu_die, DW_AT_stmt_list, &attr, &L->err)))
+		return 0;
+	Dwarf_Off off;
+	int found = ok(L, dwarf_global_formref(attr, &off, &L->err));
+	if (found)
+		*offset = off;
+	else /* DWARF 2-3 spell it as plain data */
+		found = ok(L, dwarf_formudata(attr, offset, &L->err));
+	dwarf_dealloc_attribute(attr);
+	return found;
 }
 
-static const char *file_name(const struct file_table *t, Dwarf_Unsigned index)
+/* Read the line table of cu_die: its file names into t, and its rows into
+ * the index when rows is set (unit_ranges: how many ranges the CU has). */
+static void load_line_table(struct loader *L, Dwarf_Die cu_die, struct file_table *t, int rows,
+			    size_t unit_ranges)
 {
-	if (t->one_based) {
-		if (index == 0)
-			return NULL;
-		index--;
-	}
-	return index < (Dwarf_Unsigned)t->count ? t->names[index] : NULL;
+	memset(t, 0, sizeof(*t));
+	if (!ok(L, dwarf_CU_dieoffset_given_die(cu_die, &t->cu_offset, &L->err)))
+		t->cu_offset = 0;
+	Dwarf_Unsigned offset;
+	if (!stmt_list(L, cu_die, &offset))
+		return;
+	const char *comp_dir = attr_string(L, cu_die, DW_AT_comp_dir);
+	sym_lines_decode(&L->lines, offset, comp_dir, L->st, &t->t, rows ? L->ix : NULL,
+			 unit_ranges == 0);
 }
 
 /* The file table of the CU that holds die (the current one, usually). */
@@ -175,7 +172,7 @@ static const struct file_table *file_table_of(struct loader *L, Dwarf_Die die)
 	if (!ok(L, dwarf_offdie_b(L->dbg, cu_offset, 1, &cu_die, &L->err)))
 		return NULL;
 	L->foreign = grow_array(L->foreign, &L->foreign_cap, L->nforeign + 1, sizeof(*L->foreign));
-	load_file_table(L, cu_die, &L->foreign[L->nforeign]);
+	load_line_table(L, cu_die, &L->foreign[L->nforeign], 0, 0);
 	dwarf_dealloc_die(cu_die);
 	return &L->foreign[L->nforeign++];
 }
@@ -210,7 +207,7 @@ static uint32_t function_from_die(struct loader *L, Dwarf_Die die)
 		Dwarf_Unsigned index;
 		if (decl_file == NULL && attr_unsigned(L, cur, DW_AT_decl_file, &index)) {
 			const struct file_table *t = file_table_of(L, cur);
-			decl_file = t != NULL ? file_name(t, index) : NULL;
+			decl_file = t != NULL ? sym_file_name(&t->t, index) : NULL;
 			if (!attr_unsigned(L, cur, DW_AT_decl_line, &decl_line))
 				decl_line = 0;
 		}
@@ -388,7 +385,7 @@ static void add_code_node(struct loader *L, Dwarf_Die die, Dwarf_Half tag, uint3
 	Dwarf_Unsigned call_line = 0, index;
 	if (tag == DW_TAG_inlined_subroutine) {
 		if (attr_unsigned(L, die, DW_AT_call_file, &index))
-			call_file = file_name(&L->files, index);
+			call_file = sym_file_name(&L->files.t, index);
 		if (!attr_unsigned(L, die, DW_AT_call_line, &call_line) || call_line > UINT32_MAX)
 			call_line = 0;
 	} else {
@@ -443,102 +440,18 @@ static void walk_children(struct loader *L, Dwarf_Die parent, uint32_t node, uin
 	}
 }
 
-/* ---- line tables ---- */
-
-static const char *line_file(struct loader *L, Dwarf_Line line)
-{
-	Dwarf_Unsigned fileno;
-	int cacheable = ok(L, dwarf_line_srcfileno(line, &fileno, &L->err)) && fileno < 65536;
-	if (cacheable) {
-		size_t old_cap = L->line_files_cap;
-		L->line_files = grow_array(L->line_files, &L->line_files_cap, fileno + 1,
-					   sizeof(*L->line_files));
-		memset(L->line_files + old_cap, 0,
-		       (L->line_files_cap - old_cap) * sizeof(*L->line_files));
-		if (L->line_files[fileno] != NULL)
-			return L->line_files[fileno];
-	}
-	char *name = NULL;
-	const char *interned = "??";
-	if (ok(L, dwarf_linesrc(line, &name, &L->err)) && name != NULL) {
-		interned = sym_intern(L->st, name);
-		dwarf_dealloc(L->dbg, name, DW_DLA_STRING);
-	} else {
-		interned = sym_intern(L->st, "??");
-	}
-	if (cacheable)
-		L->line_files[fileno] = interned;
-	return interned;
-}
-
-/* Read the CU's line table into rows. Without ranges of its own
- * (unit_ranges == 0), the CU's code is taken to be its line sequences. A row
- * repeating the file and line of the one before it in its sequence answers
- * nothing new and is dropped (a third of libc's rows). */
-static void load_lines(struct loader *L, Dwarf_Die cu_die, size_t unit_ranges)
-{
-	Dwarf_Unsigned version;
-	Dwarf_Small table_count;
-	Dwarf_Line_Context context;
-	if (!ok(L, dwarf_srclines_b(cu_die, &version, &table_count, &context, &L->err)))
-		return;
-	Dwarf_Line *lines;
-	Dwarf_Signed count;
-	if (L->line_files_cap > 0)
-		memset(L->line_files, 0, L->line_files_cap * sizeof(*L->line_files));
-	if (ok(L, dwarf_srclines_from_linecontext(context, &lines, &count, &L->err))) {
-		int sequence_start = 1, skip_sequence = 0;
-		Dwarf_Addr first = 0;
-		const char *last_file = NULL;
-		Dwarf_Unsigned last_line = 0;
-		for (Dwarf_Signed i = 0; i < count; i++) {
-			Dwarf_Addr addr;
-			Dwarf_Unsigned lineno;
-			Dwarf_Bool end = 0;
-			if (!ok(L, dwarf_lineaddr(lines[i], &addr, &L->err)) ||
-			    !ok(L, dwarf_lineendsequence(lines[i], &end, &L->err)))
-				continue;
-			/* A sequence at 0 is a function the linker dropped. */
-			if (sequence_start) {
-				skip_sequence = addr == 0;
-				first = addr;
-				last_file = NULL;
-			}
-			sequence_start = end;
-			if (skip_sequence)
-				continue;
-			if (end) {
-				sym_add_row(L->ix, addr, NULL, 0);
-				if (unit_ranges == 0)
-					sym_add_unit_range(L->ix, first, addr);
-				continue;
-			}
-			if (!ok(L, dwarf_lineno(lines[i], &lineno, &L->err)) || lineno > UINT32_MAX)
-				lineno = 0;
-			const char *file = line_file(L, lines[i]);
-			if (file == last_file && lineno == last_line)
-				continue;
-			sym_add_row(L->ix, addr, file, (uint32_t)lineno);
-			last_file = file;
-			last_line = lineno;
-		}
-	}
-	dwarf_srclines_dealloc_b(context);
-}
-
 /* ---- compile units ---- */
 
 static void load_cu(struct loader *L, Dwarf_Die cu_die)
 {
 	Dwarf_Addr base;
 	L->cu_base = ok(L, dwarf_lowpc(cu_die, &base, &L->err)) ? base : 0;
-	load_file_table(L, cu_die, &L->files);
 	size_t unit_ranges = die_ranges(L, cu_die);
 	for (size_t i = 0; i < unit_ranges; i++)
 		sym_add_unit_range(L->ix, L->ranges[i][0], L->ranges[i][1]);
-	load_lines(L, cu_die, unit_ranges);
+	load_line_table(L, cu_die, &L->files, 1, unit_ranges);
 	walk_children(L, cu_die, SYM_NONE, 0);
-	free(L->files.names);
+	free(L->files.t.names);
 	memset(&L->files, 0, sizeof(L->files));
 }
 
@@ -558,6 +471,8 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 			dwarf_dealloc(NULL, L.err, DW_DLA_ERROR);
 		return -1;
 	}
+	/* Without readable line tables, functions still get their names. */
+	sym_lines_open(&L.lines, debug_path);
 	for (;;) {
 		Dwarf_Unsigned header_length, type_offset, next_offset;
 		Dwarf_Half address_size, length_size, extension_size, unit_type;
@@ -577,12 +492,12 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 		dwarf_dealloc_die(cu_die);
 	}
 	for (size_t i = 0; i < L.nforeign; i++)
-		free(L.foreign[i].names);
+		free(L.foreign[i].t.names);
 	free(L.foreign);
 	free(L.origin_keys);
 	free(L.origin_values);
 	free(L.ranges);
-	free(L.line_files);
+	sym_lines_close(&L.lines);
 	dwarf_finish(L.dbg, &L.err);
 	return 0;
 }

@@ -118,6 +118,31 @@ uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr);
  * (even with zero CUs: ix->has_dwarf says), -1 when libdwarf cannot read it. */
 int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path);
 
+/* symbolize_lines.c: line tables read from the file's own bytes */
+struct sym_line_data {
+	void *elf; /* Elf * */
+	int fd;
+	const uint8_t *line, *line_str, *str; /* decompressed sections, NULL if absent */
+	size_t line_size, line_str_size, str_size;
+};
+/* A CU's file names (full paths, interned) as DW_AT_decl_file numbers them. */
+struct sym_file_table {
+	const char **names;
+	size_t count;
+	int one_based; /* DWARF 2-4: index 0 means "no file" */
+};
+int sym_lines_open(struct sym_line_data *d, const char *path);
+void sym_lines_close(struct sym_line_data *d);
+/* Decode the line table at offset in .debug_line: its file names into files
+ * (caller frees files->names) and, when ix is non-NULL, its rows; with
+ * add_unit_ranges each sequence is also a unit range (for CUs without
+ * ranges). 0, or -1 when malformed (rows decoded so far are kept). */
+int sym_lines_decode(const struct sym_line_data *d, uint64_t offset, const char *comp_dir,
+		     struct sym_strings *st, struct sym_file_table *files, struct sym_index *ix,
+		     int add_unit_ranges);
+/* Name of file index in t, NULL when out of range. */
+const char *sym_file_name(const struct sym_file_table *t, uint64_t index);
+
 /* symbolize_elf.c */
 struct sym_elf_info {
 	int readable;
