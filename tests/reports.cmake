@@ -9,7 +9,7 @@ add_test(NAME unit_report COMMAND unit_report)
 ipscope_workload(report_split e2e/workloads/report_split.c)
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
 ipscope_workload(report_inline e2e/workloads/report_inline.c)
-foreach(test split recursive inline cli)
+foreach(test split recursive inline cli symbols)
   add_test(NAME e2e_report_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)

@@ -1,0 +1,60 @@
+# Names in reports through the whole pipeline (collect, then analyze): C++
+# names demangled (mangled with --no-demangle); a fully stripped binary whose
+# DWARF is reached through .gnu_debuglink is fully symbolized; one without
+# debug info anywhere gets names from its symbol table; a binary rebuilt
+# after collection is warned about and never given wrong names.
+. "$(dirname "$0")/lib.sh"
+src=$(dirname "$0")/workloads/report_cpp.cpp
+name='geometry::Accumulator<double>::add_many(long)'
+mangled='_ZN8geometry11AccumulatorIdE8add_manyEl'
+line=$(grep -n "@add-many-line" "$src" | cut -d: -f1)
+cxx() { c++ -O2 -g -DVARIANT="$1" -o "$2" "$src" || fail "cannot compile $src"; }
+profile() { # BINARY TRACE
+	"$bin/collect" -q -o "$2" "$1" 0.6 2>"$scratch/collect.err" ||
+		fail "collect $1 exited $?: $(cat "$scratch/collect.err")"
+}
+
+# 1. Demangling, with file and line.
+cxx 0 "$scratch/app"
+profile "$scratch/app" "$scratch/app.zst"
+"$bin/analyze" flat "$scratch/app.zst" >"$scratch/flat" || fail "analyze flat failed"
+cat "$scratch/flat"
+grep -F "$name" "$scratch/flat" | grep -q "report_cpp.cpp" || fail "no demangled '$name' row with its file"
+"$bin/analyze" tree "$scratch/app.zst" >"$scratch/tree" || fail "analyze tree failed"
+grep -qF "report_cpp.cpp:$line; $name" "$scratch/tree" || fail "tree lacks 'report_cpp.cpp:$line; $name'"
+"$bin/analyze" flat --no-demangle "$scratch/app.zst" >"$scratch/raw" || fail "--no-demangle failed"
+grep -qF "$mangled" "$scratch/raw" || fail "--no-demangle does not show $mangled"
+
+# 2. Fully stripped, DWARF in a separate file found by .gnu_debuglink.
+mkdir -p "$scratch/linked"
+cxx 0 "$scratch/linked/app"
+objcopy --only-keep-debug "$scratch/linked/app" "$scratch/linked/app.debug"
+strip --strip-all "$scratch/linked/app"
+(cd "$scratch/linked" && objcopy --add-gnu-debuglink=app.debug app)
+readelf -S "$scratch/linked/app" | grep -q '\.debug_info' && fail "the stripped binary still has DWARF"
+profile "$scratch/linked/app" "$scratch/linked.zst"
+"$bin/analyze" tree "$scratch/linked.zst" >"$scratch/tree" 2>"$scratch/err" || fail "analyze tree failed"
+grep -qF "report_cpp.cpp:$line; $name" "$scratch/tree" ||
+	fail "debuglink: tree lacks 'report_cpp.cpp:$line; $name': $(cat "$scratch/tree" "$scratch/err")"
+
+# 3. No DWARF anywhere, symbol table kept: names without lines, and a warning.
+mkdir -p "$scratch/symtab"
+cxx 0 "$scratch/symtab/app"
+strip --strip-debug "$scratch/symtab/app"
+profile "$scratch/symtab/app" "$scratch/symtab.zst"
+"$bin/analyze" flat "$scratch/symtab.zst" >"$scratch/flat" 2>"$scratch/err" || fail "analyze flat failed"
+cat "$scratch/flat" "$scratch/err"
+grep -qF "geometry::Accumulator<double>::add_many" "$scratch/flat" || fail "symtab: no name from the symbol table"
+grep -q "no debug info" "$scratch/err" || fail "symtab: no warning about missing debug info"
+
+# 4. Rebuilt after collection: a warning, and module+offset instead of names.
+mkdir -p "$scratch/rebuilt"
+cxx 0 "$scratch/rebuilt/app"
+profile "$scratch/rebuilt/app" "$scratch/rebuilt.zst"
+cxx 7 "$scratch/rebuilt/app"
+"$bin/analyze" flat "$scratch/rebuilt.zst" >"$scratch/flat" 2>"$scratch/err" || fail "analyze flat failed"
+cat "$scratch/flat" "$scratch/err"
+[ "$(grep -c "build-id" "$scratch/err")" -eq 1 ] || fail "rebuilt: expected one build-id warning"
+grep -q "add_many" "$scratch/flat" && fail "rebuilt: a name was read from the new binary"
+grep -q "app+0x" "$scratch/flat" || fail "rebuilt: frames are not shown as app+0xoffset"
+echo "symbols: ok"
