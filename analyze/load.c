@@ -26,6 +26,7 @@
 
 #include "hashmap.h"
 #include "resolve.h"
+#include "terminal.h"
 #include "trace.h"
 
 struct raw_stack {
@@ -231,8 +232,15 @@ static int read_trace(struct loader *L, const char *path)
 		return -1;
 	}
 	struct trace_record rec;
+	struct progress pr;
+	progress_init(&pr);
+	uint64_t records = 0;
 	int got;
 	while ((got = trace_reader_next(r, &rec)) == 1) {
+		if ((++records & 4095) == 0)
+			progress_update(&pr, "analyze: reading %s: %.0f MiB, %llu samples", path,
+					(double)trace_reader_compressed_bytes(r) / 1048576.0,
+					(unsigned long long)L->p->nsamples);
 		switch (rec.type) {
 		case TRACE_META:
 			add_meta(L, &rec.u.meta);
@@ -259,6 +267,7 @@ static int read_trace(struct loader *L, const char *path)
 			break;
 		}
 	}
+	progress_done(&pr);
 	if (got < 0) {
 		fprintf(stderr, "%s\n", trace_reader_error(r));
 		trace_reader_close(r);

@@ -3,9 +3,11 @@
  */
 #include "terminal.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 int terminal_use_color(const char *when, int fd)
@@ -98,4 +100,42 @@ int decimal_digits(uint64_t v)
 		d++;
 	}
 	return d;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void progress_init(struct progress *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->enabled = isatty(STDERR_FILENO);
+	pr->start_ns = pr->last_ns = now_ns();
+}
+
+void progress_update(struct progress *pr, const char *fmt, ...)
+{
+	if (!pr->enabled)
+		return;
+	uint64_t t = now_ns();
+	if (t - pr->start_ns < 1000000000ull || t - pr->last_ns < 200000000ull)
+		return;
+	pr->last_ns = t;
+	va_list ap;
+	fputs("\r\033[K", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	pr->shown = 1;
+}
+
+void progress_done(struct progress *pr)
+{
+	if (pr->shown)
+		fputs("\r\033[K", stderr);
+	pr->shown = 0;
 }

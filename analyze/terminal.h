@@ -37,6 +37,20 @@ const char *fit_text(const char *s, int width, int keep_end, char *buf, size_t b
 /* "1.234 s", "12.3 ms", "850 us": a duration in ns for people. */
 const char *format_duration(uint64_t ns, char *buf, size_t buflen);
 
+/*
+ * A one-line progress note on stderr, only when stderr is a terminal and the
+ * work has already taken more than a second (ARCHITECTURE.md), redrawn at
+ * most 5 times a second. progress_done erases it.
+ */
+struct progress {
+	int enabled;
+	uint64_t start_ns, last_ns;
+	int shown;
+};
+void progress_init(struct progress *pr);
+void progress_update(struct progress *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void progress_done(struct progress *pr);
+
 /* Number of decimal digits of v (1 for 0). */
 int decimal_digits(uint64_t v);
 
