@@ -4,9 +4,9 @@
  * (flamegraph.pl, inferno), speedscope JSON or pprof (go tool pprof).
  *
  * The formats themselves live in formats/export_*.c; this file is options,
- * loading and where the bytes go. A file given with -o is written beside
- * itself under a temporary name and renamed at the end, so a failed export
- * never leaves a truncated file that looks complete.
+ * loading and where the bytes go. A regular file given with -o is written
+ * beside itself under a temporary name and renamed at the end, so a failed
+ * export never leaves a truncated file that looks complete.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,11 +93,12 @@ static int handle_export_option(int opt, const char *arg, void *ctx)
 	return -1;
 }
 
-/* Where the export goes: stdout, or a temporary file renamed into place. */
+/* Where the export goes: stdout, a temporary file renamed into place, or a
+ * device, FIFO or symlink written as it is. */
 struct destination {
 	FILE *file;
 	const char *path; /* NULL for stdout */
-	char *temp_path;
+	char *temp_path;  /* NULL when writing path directly */
 };
 
 static int destination_open(struct destination *d, const char *path)
@@ -108,6 +109,13 @@ static int destination_open(struct destination *d, const char *path)
 		return 0;
 	}
 	d->path = path;
+	/* Renaming over /dev/null or a pipe would replace it: only a regular
+	 * file (or a new one) gets the temporary name. */
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		d->file = fopen(path, "w");
+		return d->file ? 0 : -1;
+	}
 	if (asprintf(&d->temp_path, "%s.XXXXXX", path) < 0) {
 		d->temp_path = NULL;
 		return -1;
@@ -133,14 +141,14 @@ static int destination_close(struct destination *d, int ok)
 {
 	int ret = 0;
 	if (!d->path) {
-		if (fflush(stdout) != 0)
+		if (fflush(stdout) != 0 || ferror(stdout))
 			ret = -1;
 	} else if (d->file) {
 		if (fclose(d->file) != 0)
 			ret = -1;
-		if (ok && ret == 0 && rename(d->temp_path, d->path) < 0)
+		if (d->temp_path && ok && ret == 0 && rename(d->temp_path, d->path) < 0)
 			ret = -1;
-		if (!ok || ret < 0) {
+		if (d->temp_path && (!ok || ret < 0)) {
 			int saved = errno;
 			unlink(d->temp_path);
 			errno = saved;

@@ -22,7 +22,7 @@ add_test(NAME e2e_export_collect COMMAND sh ${EXPORT_E2E} collect ${CMAKE_BINARY
 set_tests_properties(e2e_export_collect PROPERTIES FIXTURES_SETUP export_trace
   LABELS e2e TIMEOUT 120)
 
-foreach(step pprof speedscope folded stable)
+foreach(step pprof speedscope folded stable output)
   add_test(NAME e2e_export_${step} COMMAND sh ${EXPORT_E2E} ${step} ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_export_${step} PROPERTIES FIXTURES_REQUIRED export_trace
     SKIP_RETURN_CODE 77 LABELS e2e TIMEOUT 300)

@@ -7,7 +7,7 @@
 # cumulative count must match exactly, with and without -C.
 #
 # usage: export_consumers.sh STEP BUILD_DIR
-#   STEP  collect | pprof | speedscope | folded | stable; collect runs first
+#   STEP  collect | pprof | speedscope | folded | stable | output; collect runs first
 #         (a ctest fixture) and the others read its trace from
 #         BUILD_DIR/tests/export-e2e; speedscope needs export_setup_node.sh
 #         to have installed the npm packages into BUILD_DIR/tests/export-node.
@@ -194,6 +194,32 @@ stable)
 		cmp -s "$work/a.$format" "$work/c.$format" || fail "$format differs between -o FILE and stdout"
 	done
 	echo "folded, speedscope and pprof are byte-identical across runs"
+	;;
+
+output)
+	# -o to a FIFO writes through it (a rename would replace it); a write
+	# error or an unreadable trace exits 1 and leaves no file behind.
+	rm -f "$work/fifo" "$work/fifo.out" "$work/nofile.txt"
+	mkfifo "$work/fifo"
+	cat "$work/fifo" >"$work/fifo.out" &
+	"$analyze" export --format folded -o "$work/fifo" "$trace" 2>/dev/null || fail "export to a FIFO failed"
+	wait
+	[ -p "$work/fifo" ] || fail "the FIFO was replaced"
+	"$analyze" export --format folded "$trace" 2>/dev/null | cmp -s - "$work/fifo.out" ||
+		fail "what went through the FIFO differs from stdout"
+	status=0
+	"$analyze" export --format folded "$trace" >/dev/full 2>"$work/full.err" || status=$?
+	[ $status -eq 1 ] || fail "writing to a full device: exit $status, not 1"
+	grep -q "No space left" "$work/full.err" || fail "no error message for a full device"
+	status=0
+	"$analyze" export --format pprof -o "$work/nofile.txt" "$work/missing.trace.zst" 2>/dev/null || status=$?
+	[ $status -eq 1 ] || fail "missing trace: exit $status, not 1"
+	[ ! -e "$work/nofile.txt" ] || fail "a failed export left $work/nofile.txt"
+	ls "$work" | grep -q 'nofile.txt\.' && fail "a failed export left a temporary file"
+	status=0
+	"$analyze" export "$trace" 2>/dev/null || status=$?
+	[ $status -eq 2 ] || fail "no --format: exit $status, not 2"
+	echo "output: FIFO written through, write errors and bad input exit 1, usage errors 2"
 	;;
 
 *)
