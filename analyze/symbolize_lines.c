@@ -56,9 +56,9 @@ int sym_lines_open(struct sym_line_data *d, const char *path)
 	d->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (d->fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
 		return -1;
-	/* ELF_C_READ, not _MMAP: decompression replaces the section data in
-	 * memory, which a read-only mapping cannot take. */
-	Elf *elf = elf_begin(d->fd, ELF_C_READ, NULL);
+	/* Mapped, not read: only the three sections are touched, and
+	 * elf_compress puts their decompressed bytes in buffers of its own. */
+	Elf *elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
 	size_t shstrndx;
 	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0) {
 		if (elf != NULL)
