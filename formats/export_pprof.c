@@ -47,7 +47,7 @@ enum extra_string {
 };
 
 static const char *const extra_strings[NEXTRA] = {
-	"samples", "count", "cpu", "nanoseconds", "thread", "tid", "ipscope@" IPSCOPE_VERSION,
+	"samples", "count", "cpu", "nanoseconds", "thread", "tid", ("ipscope@" IPSCOPE_VERSION),
 };
 
 /* All the message storage, allocated as a few arrays, freed together. */
