@@ -214,7 +214,8 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 		if (t == UNMAPPED)
 			continue;
 		s.thread = t;
-		s.stack = map_stack(st, s.stack);
+		uint32_t stack = st->stack_map[s.stack];
+		s.stack = stack != UNMAPPED ? stack : map_stack(st, s.stack);
 		out->threads[t].samples++;
 		out->threads[t].weight += s.weight;
 		out->total_weight += s.weight;
