@@ -88,7 +88,7 @@ static int is_pseudo_module(const char *path)
 
 static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-	return alen == blen && memcmp(a, b, alen) == 0;
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
 /* Read and index the module; fills m->flags and m->warning. */

@@ -241,6 +241,13 @@ static void build_lookup_keys(struct sym_index *ix)
 
 /* ---- sorting and flattening ---- */
 
+/* qsort, which must not be handed an empty (NULL) array. */
+static void sort_array(void *base, size_t n, size_t size, int (*compare)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, compare);
+}
+
 static int compare_u64(uint64_t a, uint64_t b)
 {
 	return (a > b) - (a < b);
@@ -309,7 +316,7 @@ static void emit_segment(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_
  */
 static void flatten_ranges(struct sym_index *ix)
 {
-	qsort(ix->ranges, ix->nranges, sizeof(*ix->ranges), compare_ranges);
+	sort_array(ix->ranges, ix->nranges, sizeof(*ix->ranges), compare_ranges);
 	ix->segments = xrealloc(NULL, (2 * ix->nranges + 1) * sizeof(*ix->segments));
 	ix->nsegments = 0;
 	struct sym_range *stack = xrealloc(NULL, (ix->nranges + 1) * sizeof(*stack));
@@ -342,7 +349,7 @@ static void flatten_ranges(struct sym_index *ix)
 /* Sort the compile units' ranges and merge the ones that touch. */
 static void merge_unit_ranges(struct sym_index *ix)
 {
-	qsort(ix->unit_ranges, ix->nunit_ranges, sizeof(*ix->unit_ranges), compare_ranges);
+	sort_array(ix->unit_ranges, ix->nunit_ranges, sizeof(*ix->unit_ranges), compare_ranges);
 	size_t kept = 0;
 	for (size_t i = 0; i < ix->nunit_ranges; i++) {
 		struct sym_range r = ix->unit_ranges[i];
@@ -383,7 +390,8 @@ static void sort_rows(struct sym_index *ix)
 		runs[nruns++] = (struct row_run){.first = start, .count = i + 1 - start};
 		start = i + 1;
 	}
-	qsort_r(runs, nruns, sizeof(*runs), compare_runs, ix->rows);
+	if (nruns > 1)
+		qsort_r(runs, nruns, sizeof(*runs), compare_runs, ix->rows);
 	int disjoint = 1;
 	for (size_t r = 0; r + 1 < nruns && disjoint; r++) {
 		const struct sym_row *last = &ix->rows[runs[r].first + runs[r].count - 1];
@@ -393,7 +401,7 @@ static void sort_rows(struct sym_index *ix)
 		for (size_t i = 1; i < runs[r].count && disjoint; i++)
 			disjoint = ix->rows[runs[r].first + i - 1].addr <= ix->rows[runs[r].first + i].addr;
 	if (!disjoint) {
-		qsort(ix->rows, ix->nrows, sizeof(*ix->rows), compare_rows);
+		sort_array(ix->rows, ix->nrows, sizeof(*ix->rows), compare_rows);
 	} else {
 		struct sym_row *sorted = xrealloc(NULL, ix->nrows * sizeof(*sorted));
 		size_t n = 0;
@@ -411,7 +419,7 @@ void sym_index_finish(struct sym_index *ix)
 	flatten_ranges(ix);
 	merge_unit_ranges(ix);
 	sort_rows(ix);
-	qsort(ix->symbols, ix->nsymbols, sizeof(*ix->symbols), compare_symbols);
+	sort_array(ix->symbols, ix->nsymbols, sizeof(*ix->symbols), compare_symbols);
 	/* Keep one symbol per address: the preferred alias sorted first. */
 	size_t kept = 0;
 	for (size_t i = 0; i < ix->nsymbols; i++)
