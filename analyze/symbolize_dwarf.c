@@ -64,20 +64,6 @@ static int ok(struct loader *L, int res)
 	return res == DW_DLV_OK;
 }
 
-static void *grow_array(void *p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * elem);
-	if (q == NULL)
-		abort(); /* as sym_* growth: no recovery worth having */
-	*cap = n;
-	return q;
-}
-
 /* ---- attributes ---- */
 
 /* Unsigned value of an attribute of class constant, including
@@ -171,7 +157,7 @@ static const struct file_table *file_table_of(struct loader *L, Dwarf_Die die)
 	Dwarf_Die cu_die;
 	if (!ok(L, dwarf_offdie_b(L->dbg, cu_offset, 1, &cu_die, &L->err)))
 		return NULL;
-	L->foreign = grow_array(L->foreign, &L->foreign_cap, L->nforeign + 1, sizeof(*L->foreign));
+	SYM_GROW(L->foreign, L->nforeign, L->foreign_cap);
 	load_line_table(L, cu_die, &L->foreign[L->nforeign], 0, 0);
 	dwarf_dealloc_die(cu_die);
 	return &L->foreign[L->nforeign++];
@@ -279,7 +265,7 @@ static uint32_t function_for(struct loader *L, Dwarf_Die die)
 
 static void add_scratch_range(struct loader *L, Dwarf_Addr lo, Dwarf_Addr hi)
 {
-	L->ranges = grow_array(L->ranges, &L->ranges_cap, L->nranges + 1, sizeof(*L->ranges));
+	SYM_GROW(L->ranges, L->nranges, L->ranges_cap);
 	L->ranges[L->nranges][0] = lo;
 	L->ranges[L->nranges][1] = hi;
 	L->nranges++;

@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Profiles are built from trusted-size inputs; running out of memory here has
- * no useful recovery, so say so and stop, as profile.h's tables do. */
-static void *xrealloc(void *p, size_t n)
+void *sym_xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);
 	if (q == NULL) {
@@ -24,15 +22,6 @@ static void *xrealloc(void *p, size_t n)
 	}
 	return q;
 }
-
-/* Make room for one more element in a growing array. */
-#define GROW(array, count, cap)                                                        \
-	do {                                                                           \
-		if ((count) == (cap)) {                                                \
-			(cap) = (cap) ? (cap) * 2 : 64;                                \
-			(array) = xrealloc((array), (size_t)(cap) * sizeof(*(array))); \
-		}                                                                      \
-	} while (0)
 
 /* ---- string pool ---- */
 
@@ -48,8 +37,8 @@ static char *pool_alloc(struct sym_strings *st, size_t n)
 {
 	if (st->nchunks == 0 || st->chunk_used + n > st->chunk_size) {
 		size_t size = n > 65536 ? n : 65536;
-		GROW(st->chunks, st->nchunks, st->chunks_cap);
-		st->chunks[st->nchunks++] = xrealloc(NULL, size);
+		SYM_GROW(st->chunks, st->nchunks, st->chunks_cap);
+		st->chunks[st->nchunks++] = sym_xrealloc(NULL, size);
 		st->chunk_size = size;
 		st->chunk_used = 0;
 	}
@@ -61,7 +50,7 @@ static char *pool_alloc(struct sym_strings *st, size_t n)
 static void pool_rehash(struct sym_strings *st)
 {
 	size_t nslots = st->nslots ? st->nslots * 2 : 1024;
-	const char **slots = xrealloc(NULL, nslots * sizeof(*slots));
+	const char **slots = sym_xrealloc(NULL, nslots * sizeof(*slots));
 	memset(slots, 0, nslots * sizeof(*slots));
 	for (size_t i = 0; i < st->nslots; i++) {
 		const char *s = st->slots[i];
@@ -112,7 +101,7 @@ void sym_strings_free(struct sym_strings *st)
 uint32_t sym_add_function(struct sym_index *ix, const char *linkage_name, const char *file,
 			  uint32_t line)
 {
-	GROW(ix->functions, ix->nfunctions, ix->functions_cap);
+	SYM_GROW(ix->functions, ix->nfunctions, ix->functions_cap);
 	ix->functions[ix->nfunctions] = (struct sym_function){
 		.linkage_name = linkage_name, .file = file, .line = line};
 	return ix->nfunctions++;
@@ -121,7 +110,7 @@ uint32_t sym_add_function(struct sym_index *ix, const char *linkage_name, const 
 uint32_t sym_add_node(struct sym_index *ix, uint32_t function, uint32_t parent,
 		      const char *call_file, uint32_t call_line)
 {
-	GROW(ix->nodes, ix->nnodes, ix->nodes_cap);
+	SYM_GROW(ix->nodes, ix->nnodes, ix->nodes_cap);
 	ix->nodes[ix->nnodes] = (struct sym_node){
 		.function = function, .parent = parent, .call_file = call_file, .call_line = call_line};
 	if (parent != SYM_NONE)
@@ -135,13 +124,13 @@ void sym_add_range(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node
 	 * tombstone near ~0): nothing there is code of this module. */
 	if (lo >= hi || lo == 0 || hi >= UINT64_MAX - 1)
 		return;
-	GROW(ix->ranges, ix->nranges, ix->ranges_cap);
+	SYM_GROW(ix->ranges, ix->nranges, ix->ranges_cap);
 	ix->ranges[ix->nranges++] = (struct sym_range){.lo = lo, .hi = hi, .node = node, .depth = depth};
 }
 
 void sym_add_row(struct sym_index *ix, uint64_t addr, const char *file, uint32_t line)
 {
-	GROW(ix->rows, ix->nrows, ix->rows_cap);
+	SYM_GROW(ix->rows, ix->nrows, ix->rows_cap);
 	ix->rows[ix->nrows] = (struct sym_row){
 		.addr = addr, .file = file, .line = line, .order = (uint32_t)ix->nrows};
 	ix->nrows++;
@@ -151,14 +140,14 @@ void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi)
 {
 	if (lo >= hi || lo == 0 || hi >= UINT64_MAX - 1)
 		return;
-	GROW(ix->unit_ranges, ix->nunit_ranges, ix->unit_ranges_cap);
+	SYM_GROW(ix->unit_ranges, ix->nunit_ranges, ix->unit_ranges_cap);
 	ix->unit_ranges[ix->nunit_ranges++] = (struct sym_range){.lo = lo, .hi = hi};
 }
 
 void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint32_t function,
 		    uint32_t rank)
 {
-	GROW(ix->symbols, ix->nsymbols, ix->symbols_cap);
+	SYM_GROW(ix->symbols, ix->nsymbols, ix->symbols_cap);
 	ix->symbols[ix->nsymbols++] = (struct sym_symbol){
 		.addr = addr, .size = size, .function = function, .rank = rank};
 }
@@ -185,7 +174,7 @@ static void keys_build(struct sym_keys *k, uint64_t *keys, size_t n)
 		shift++;
 	k->shift = shift;
 	k->npages = (size_t)(span >> shift) + 1;
-	k->page_first = xrealloc(NULL, (k->npages + 1) * sizeof(*k->page_first));
+	k->page_first = sym_xrealloc(NULL, (k->npages + 1) * sizeof(*k->page_first));
 	size_t i = 0;
 	for (size_t page = 0; page <= k->npages; page++) {
 		uint64_t page_start = k->base + ((uint64_t)page << shift);
@@ -225,7 +214,7 @@ static size_t keys_count_at_or_below(const struct sym_keys *k, uint64_t addr)
 /* Build the key index of an array of structs by one uint64_t member. */
 #define KEYS_OF(keys, array, count, member)                                  \
 	do {                                                                 \
-		uint64_t *keys_ = xrealloc(NULL, ((count) + 1) * sizeof(*keys_)); \
+		uint64_t *keys_ = sym_xrealloc(NULL, ((count) + 1) * sizeof(*keys_)); \
 		for (size_t i_ = 0; i_ < (count); i_++)                      \
 			keys_[i_] = (array)[i_].member;                      \
 		keys_build((keys), keys_, (count));                          \
@@ -317,9 +306,9 @@ static void emit_segment(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_
 static void flatten_ranges(struct sym_index *ix)
 {
 	sort_array(ix->ranges, ix->nranges, sizeof(*ix->ranges), compare_ranges);
-	ix->segments = xrealloc(NULL, (2 * ix->nranges + 1) * sizeof(*ix->segments));
+	ix->segments = sym_xrealloc(NULL, (2 * ix->nranges + 1) * sizeof(*ix->segments));
 	ix->nsegments = 0;
-	struct sym_range *stack = xrealloc(NULL, (ix->nranges + 1) * sizeof(*stack));
+	struct sym_range *stack = sym_xrealloc(NULL, (ix->nranges + 1) * sizeof(*stack));
 	size_t depth = 0;
 	uint64_t pos = 0;
 	for (size_t i = 0; i <= ix->nranges; i++) {
@@ -386,7 +375,7 @@ static void sort_rows(struct sym_index *ix)
 	for (size_t i = 0; i < ix->nrows; i++) {
 		if (ix->rows[i].file != NULL && i + 1 < ix->nrows)
 			continue;
-		GROW(runs, nruns, cap);
+		SYM_GROW(runs, nruns, cap);
 		runs[nruns++] = (struct row_run){.first = start, .count = i + 1 - start};
 		start = i + 1;
 	}
@@ -403,7 +392,7 @@ static void sort_rows(struct sym_index *ix)
 	if (!disjoint) {
 		sort_array(ix->rows, ix->nrows, sizeof(*ix->rows), compare_rows);
 	} else {
-		struct sym_row *sorted = xrealloc(NULL, ix->nrows * sizeof(*sorted));
+		struct sym_row *sorted = sym_xrealloc(NULL, ix->nrows * sizeof(*sorted));
 		size_t n = 0;
 		for (size_t r = 0; r < nruns; r++, n += runs[r - 1].count)
 			memcpy(&sorted[n], &ix->rows[runs[r].first], runs[r].count * sizeof(*sorted));

@@ -15,6 +15,19 @@
 
 #define SYM_NONE UINT32_MAX
 
+/* realloc that stops the process when memory runs out: an index half built
+ * has no useful recovery (profile.h's tables do the same). */
+void *sym_xrealloc(void *p, size_t n);
+
+/* Make room for one more element of a growing array (capacity doubles). */
+#define SYM_GROW(array, count, cap)                                                        \
+	do {                                                                               \
+		if ((count) == (cap)) {                                                    \
+			(cap) = (cap) ? (cap) * 2 : 16;                                    \
+			(array) = sym_xrealloc((array), (size_t)(cap) * sizeof(*(array))); \
+		}                                                                          \
+	} while (0)
+
 /* Interned strings: equal strings share one pointer, freed all at once. */
 struct sym_strings {
 	char **chunks;

@@ -6,10 +6,12 @@
  * re-parses every header to build the same file names again: together they
  * were 40% of the time to load libc's debug info. This decoder walks each
  * line program once, keeps only the rows that change file or line, and
- * composes file names exactly as binutils does (comp_dir / directory / name,
- * the compile directory only in front of relative directories), so that
- * frames read the same as addr2line's. Every read is bounds-checked: a
- * damaged table ends early, it never reads outside its section.
+ * composes file names as binutils does (comp_dir / directory / name, the
+ * compile directory only in front of relative directories). A DWARF 5 file
+ * register N names entry N of the file table, as the standard, elfutils and
+ * LLVM read it; libdwarf 20210528 and binutils 2.40 take entry N-1 and name
+ * the wrong file where entries 0 and 1 differ. Every read is bounds-checked:
+ * a damaged table ends early, it never reads outside its section.
  */
 #include "symbolize_internal.h"
 
@@ -169,42 +171,30 @@ struct header {
 	int line_base, default_is_stmt;
 	const uint8_t *opcode_lengths;
 	const char **dirs; /* as numbered by the table (DWARF 5: 0 = compile dir) */
-	size_t ndirs;
-	const char **names; /* raw file names, with their directory index */
-	uint64_t *name_dirs;
-	size_t nnames;
+	size_t ndirs, dirs_cap;
+	struct file_entry {
+		const char *name; /* as written, NULL if unreadable */
+		uint64_t dir;     /* directory index */
+	} *files;
+	size_t nfiles, files_cap;
 };
 
 static void header_free(struct header *h)
 {
 	free(h->dirs);
-	free(h->names);
-	free(h->name_dirs);
-}
-
-/* Append to a growing array of n elements (capacity doubles at powers of 2). */
-static void *append_slot(void *array, size_t n, size_t elem)
-{
-	if (n == 0 || (n & (n - 1)) == 0) {
-		array = realloc(array, (n ? 2 * n : 8) * elem);
-		if (array == NULL)
-			abort(); /* as elsewhere in the index: no recovery worth having */
-	}
-	return array;
+	free(h->files);
 }
 
 static void add_dir(struct header *h, const char *dir)
 {
-	h->dirs = append_slot(h->dirs, h->ndirs, sizeof(*h->dirs));
+	SYM_GROW(h->dirs, h->ndirs, h->dirs_cap);
 	h->dirs[h->ndirs++] = dir;
 }
 
 static void add_name(struct header *h, const char *name, uint64_t dir)
 {
-	h->names = append_slot(h->names, h->nnames, sizeof(*h->names));
-	h->name_dirs = append_slot(h->name_dirs, h->nnames, sizeof(*h->name_dirs));
-	h->names[h->nnames] = name;
-	h->name_dirs[h->nnames++] = dir;
+	SYM_GROW(h->files, h->nfiles, h->files_cap);
+	h->files[h->nfiles++] = (struct file_entry){.name = name, .dir = dir};
 }
 
 /* One DWARF 5 attribute value of a directory or file entry: strings come
@@ -226,7 +216,10 @@ static void read_entry_value(struct reader *r, const struct sym_line_data *d,
 	case DW_FORM_data2: *number = read_fixed(r, 2); break;
 	case DW_FORM_data4: *number = read_fixed(r, 4); break;
 	case DW_FORM_data8: *number = read_fixed(r, 8); break;
-	case DW_FORM_data16: read_fixed(r, 8), read_fixed(r, 8); break;
+	case DW_FORM_data16: /* an MD5: two 8-byte reads skip it */
+		read_fixed(r, 8);
+		read_fixed(r, 8);
+		break;
 	case DW_FORM_block: {
 		uint64_t n = read_uleb(r);
 		if (n > (uint64_t)(r->end - r->p))
@@ -332,12 +325,12 @@ static int read_header(struct reader *r, const struct sym_line_data *d, struct h
 static const char *full_name(struct sym_strings *st, const struct header *h, size_t i,
 			     const char *comp_dir)
 {
-	const char *name = h->names[i];
+	const char *name = h->files[i].name;
 	if (name == NULL)
 		return sym_intern(st, "??");
 	if (name[0] == '/')
 		return sym_intern(st, name);
-	uint64_t d = h->name_dirs[i];
+	uint64_t d = h->files[i].dir;
 	const char *subdir = NULL;
 	if (h->version >= 5)
 		subdir = d < h->ndirs ? h->dirs[d] : NULL;
@@ -352,9 +345,7 @@ static const char *full_name(struct sym_strings *st, const struct header *h, siz
 		return sym_intern(st, name);
 	size_t n = strlen(dir) + (subdir ? strlen(subdir) + 1 : 0) + strlen(name) + 2;
 	char stack_buf[1024];
-	char *buf = n <= sizeof(stack_buf) ? stack_buf : malloc(n);
-	if (buf == NULL)
-		abort();
+	char *buf = n <= sizeof(stack_buf) ? stack_buf : sym_xrealloc(NULL, n);
 	snprintf(buf, n, "%s%s%s/%s", dir, subdir ? "/" : "", subdir ? subdir : "", name);
 	const char *interned = sym_intern(st, buf);
 	if (buf != stack_buf)
@@ -470,12 +461,10 @@ int sym_lines_decode(const struct sym_line_data *d, uint64_t offset, const char 
 	int result = read_header(&r, d, &h);
 	if (result == 0) {
 		files->one_based = h.version < 5;
-		files->names = calloc(h.nnames ? h.nnames : 1, sizeof(*files->names));
-		if (files->names == NULL)
-			abort();
-		for (size_t i = 0; i < h.nnames; i++)
+		files->names = sym_xrealloc(NULL, (h.nfiles + 1) * sizeof(*files->names));
+		for (size_t i = 0; i < h.nfiles; i++)
 			files->names[i] = full_name(st, &h, i, comp_dir);
-		files->count = h.nnames;
+		files->count = h.nfiles;
 		if (ix != NULL) {
 			struct row_sink sink = {.ix = ix, .add_unit_ranges = add_unit_ranges};
 			run_program(&r, &h, files, sym_intern(st, "??"), &sink);
