@@ -153,6 +153,10 @@ static int fill(struct trace_reader *r)
 		if (ZSTD_isError(hint)) {
 			if (ZSTD_getErrorCode(hint) == ZSTD_error_prefix_unknown && r->raw_bytes == 0)
 				return corrupt(r, 0, "not an ipscope trace (not zstd-compressed)");
+			/* zstd checks the checksum at the end of the frame: the damage can be anywhere. */
+			if (ZSTD_getErrorCode(hint) == ZSTD_error_checksum_wrong)
+				return corrupt(r, r->buf_offset + r->len,
+					       "content checksum mismatch: the compressed data is corrupt");
 			return corrupt(r, r->buf_offset + r->len,
 				       "compressed data is corrupt after compressed byte %" PRIu64 " (zstd: %s)",
 				       r->compressed_bytes, ZSTD_getErrorName(hint));
