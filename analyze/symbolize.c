@@ -206,6 +206,30 @@ static void name_frame(struct symbol_module *m, uint32_t fn, struct symbol_frame
 	frame->function_line = f->line;
 }
 
+/*
+ * The function that names the outermost frame: DWARF's, unless DWARF left it
+ * unnamed (then the symbol table's), or keep_clones wants the copy the code
+ * really is in: DWARF says foo where the symbol table says foo.isra.0 or
+ * foo.cold.
+ */
+static uint32_t outer_function(const struct symbol_module *m, uint32_t fn, uint64_t vaddr)
+{
+	const struct sym_index *ix = &m->ix;
+	const char *dwarf_name = ix->functions[fn].linkage_name;
+	if (dwarf_name[0] != '\0' && !m->owner->options.keep_clones)
+		return fn;
+	uint32_t symbol_fn = sym_find_symbol_function(ix, vaddr);
+	if (symbol_fn == SYM_NONE)
+		return fn;
+	if (dwarf_name[0] == '\0')
+		return symbol_fn;
+	const char *symbol_name = ix->functions[symbol_fn].linkage_name;
+	size_t base = demangle_clone_base_length(symbol_name);
+	int clone_of_fn = symbol_name[base] != '\0' && strncmp(symbol_name, dwarf_name, base) == 0 &&
+			  dwarf_name[base] == '\0';
+	return clone_of_fn ? symbol_fn : fn;
+}
+
 int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_frame *frames,
 			 int max)
 {
@@ -216,12 +240,10 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_
 	const char *file = row != NULL ? row->file : NULL;
 	uint32_t line = row != NULL ? row->line : 0;
 	uint32_t node = sym_find_node(ix, vaddr);
-	/* The symbol table names what DWARF does not cover (assembly) or
-	 * leaves unnamed. */
-	uint32_t symbol_fn = SYM_NONE;
-	if (node == SYM_NONE || ix->functions[ix->nodes[node].function].linkage_name[0] == '\0')
-		symbol_fn = sym_find_symbol_function(ix, vaddr);
 	if (node == SYM_NONE) {
+		/* No DWARF function here (assembly, or no DWARF at all): the
+		 * symbol table names it, the line table may still place it. */
+		uint32_t symbol_fn = sym_find_symbol_function(ix, vaddr);
 		if (symbol_fn == SYM_NONE)
 			return 0;
 		memset(&frames[0], 0, sizeof(frames[0]));
@@ -236,7 +258,7 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_
 		struct symbol_frame *frame = &frames[n];
 		memset(frame, 0, sizeof(*frame));
 		int outermost = nd->parent == SYM_NONE;
-		name_frame(m, outermost && symbol_fn != SYM_NONE ? symbol_fn : nd->function, frame);
+		name_frame(m, outermost ? outer_function(m, nd->function, vaddr) : nd->function, frame);
 		if (frame->function[0] == '\0')
 			frame->function = frame->linkage_name = "??";
 		frame->file = file;

@@ -49,7 +49,7 @@ add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
 
 add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
 target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)
-add_dependencies(unit_symbolize symbolize_workloads)
+add_dependencies(unit_symbolize symbolize_workloads symbolize_generated)
 add_test(NAME unit_symbolize COMMAND unit_symbolize ${SYM_SRC} ${SYM_BIN})
 set_tests_properties(unit_symbolize PROPERTIES TIMEOUT 300)
 

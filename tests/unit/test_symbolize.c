@@ -8,6 +8,7 @@
  *   BIN/debugdir/inline_workload   stripped, DWARF in BIN/store (a --debug-dir)
  *   BIN/nodebug/inline_workload    stripped, no debuglink: symbol table only
  *   BIN/cpp_workload               C++ namespaces and templates
+ *   BIN/generated_dwarf5           the generated program: .cold clones
  *
  * usage: unit_symbolize SOURCE_DIR BIN_DIR
  */
@@ -329,6 +330,28 @@ static void test_cpp(void)
 	}
 }
 
+/* gcc's .cold / .part copies: merged into their function by default, kept
+ * as the symbol table names them with keep_clones. */
+static void test_clones(void)
+{
+	const char *path = path_in(bin_dir, "generated_dwarf5");
+	uint64_t addr, size;
+	CHECK(symbol_extent(path, "entry_3.cold", &addr, &size), "no entry_3.cold in %s", path);
+	for (int keep = 0; keep <= 1; keep++) {
+		struct symbolizer *s = symbolizer_new(
+			&(struct symbolizer_options){.demangle = 1, .keep_clones = keep});
+		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
+		struct symbol_frame f[16];
+		int n = symbol_module_lookup(m, addr, f, 16);
+		const char *want = keep ? "entry_3.cold" : "entry_3";
+		CHECK(n >= 1 && strcmp(f[n - 1].function, want) == 0, "keep_clones=%d: %s, want %s",
+		      keep, n ? f[n - 1].function : "nothing", want);
+		CHECK(n >= 1 && ends_with(f[n - 1].file, "module_3.c"), "file %s",
+		      n ? f[n - 1].file : "");
+		symbolizer_free(s);
+	}
+}
+
 /* Damaged DWARF must cost names, never the process: flip bytes all over the
  * file's sections and symbolize every address of churn. */
 static void test_corrupt_files(void)
@@ -382,6 +405,7 @@ int main(int argc, char **argv)
 	test_build_id_debug_dir();
 	test_unusable_modules();
 	test_cpp();
+	test_clones();
 	test_corrupt_files();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
