@@ -49,24 +49,32 @@ static int compare_stack_weight(const void *a, const void *b)
 	return 0;
 }
 
-/* Per stack only: a dense array indexed by stack id is the cheapest sum. */
-static struct export_stack_weight *weights_by_stack(const struct profile *p, uint64_t *n)
+/*
+ * Dense sums: one slot per (stack, thread), or per stack, indexed directly,
+ * which beats any hash when the product is small; the slots come out in
+ * (stack, thread) order, so no sort either.
+ */
+static struct export_stack_weight *weights_dense(const struct profile *p, uint32_t nthreads,
+						 uint64_t *n)
 {
-	struct export_stack_weight *w = calloc(p->nstacks ? p->nstacks : 1, sizeof(*w));
+	uint64_t nslots = (uint64_t)p->nstacks * nthreads;
+	struct export_stack_weight *w = calloc(nslots ? nslots : 1, sizeof(*w));
 	if (!w)
 		return NULL;
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
-		w[s->stack].samples++;
-		w[s->stack].weight += s->weight;
+		struct export_stack_weight *slot =
+			&w[(uint64_t)s->stack * nthreads + (nthreads > 1 ? s->thread : 0)];
+		slot->samples++;
+		slot->weight += s->weight;
 	}
 	uint64_t used = 0;
-	for (uint32_t s = 0; s < p->nstacks; s++) {
-		if (!w[s].samples)
+	for (uint64_t k = 0; k < nslots; k++) {
+		if (!w[k].samples)
 			continue;
-		w[used] = w[s];
-		w[used].stack = s;
-		w[used].thread = 0;
+		w[used] = w[k];
+		w[used].stack = (uint32_t)(k / nthreads);
+		w[used].thread = (uint32_t)(k % nthreads);
 		used++;
 	}
 	*n = used;
@@ -163,7 +171,14 @@ struct export_stack_weight *export_stack_weights(const struct profile *p, int by
 						 uint64_t *n)
 {
 	*n = 0;
-	return by_thread ? weights_by_stack_and_thread(p, n) : weights_by_stack(p, n);
+	uint32_t nthreads = by_thread ? p->nthreads : 1;
+	/* Dense slots while they cost no more memory than the samples do;
+	 * many threads times many stacks would not fit, a hash of the pairs
+	 * actually seen always does. */
+	uint64_t dense_limit = p->nsamples > (1u << 20) ? p->nsamples : (1u << 20);
+	if (!by_thread || (uint64_t)p->nstacks * nthreads <= dense_limit)
+		return weights_dense(p, nthreads, n);
+	return weights_by_stack_and_thread(p, n);
 }
 
 int export_buffer_reserve(struct export_buffer *b, size_t more)

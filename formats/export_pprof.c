@@ -6,10 +6,11 @@
  * module i is Mapping i+1, function i is Function i+1, location i is
  * Location i+1 with its inline chain as lines (innermost first), and the
  * model's string table is the start of the pprof string table (its id 0 is
- * already ""). A Sample is one distinct (stack, thread) pair with labels
- * "thread" (the name) and "tid" (numeric), values [samples, cpu ns]:
- * samples/count is the weight in timer periods, the unit `analyze flat`
- * counts in, and cpu/nanoseconds is that times the interval, as Go does.
+ * already ""). A Sample, packed on its own after the rest (write_samples),
+ * is one distinct (stack, thread) pair with labels "thread" (the name) and
+ * "tid" (numeric), values [samples, cpu ns]: samples/count is the weight in
+ * timer periods, the unit `analyze flat` counts in, and cpu/nanoseconds is
+ * that times the interval, as Go does.
  */
 #include "export.h"
 #include "export_internal.h"
@@ -62,9 +63,12 @@ struct pprof {
 	PprofLine *lines, **line_ptrs;
 	PprofLocation *locations, **location_ptrs;
 	PprofLabel *labels, **label_ptrs; /* two per thread: thread, tid */
-	PprofSample *samples, **sample_ptrs;
-	uint64_t *location_ids; /* every sample's stack, leaf first, as ids */
-	int64_t *values;        /* two per sample */
+	/* Samples are not in the Profile message: they are packed one by one
+	 * after it (see write_samples), from these. */
+	struct export_stack_weight *weights; /* one per Sample */
+	uint64_t nweights;
+	uint64_t *location_ids; /* each used stack once, leaf first, as ids */
+	uint64_t *stack_ids;    /* per stack: its first entry in location_ids */
 };
 
 static size_t count_or_one(size_t n)
@@ -143,31 +147,42 @@ static int fill_tables(struct pprof *x, const struct profile *p)
 	return 0;
 }
 
-static int fill_samples(struct pprof *x, const struct profile *p, uint64_t mincount)
+/* What the samples need: their (stack, thread) sums, each used stack's
+ * location ids once (samples of one stack in several threads share them),
+ * and the two labels of each thread. */
+static int prepare_samples(struct pprof *x, const struct profile *p, uint64_t mincount)
 {
 	uint64_t n = 0;
 	struct export_stack_weight *w = export_stack_weights(p, 1, &n);
-	if (!w)
+	x->weights = w;
+	x->stack_ids = malloc(count_or_one(p->nstacks) * sizeof(*x->stack_ids));
+	if (!w || !x->stack_ids)
 		return -1;
-	/* --mincount: drop light samples first, so the tables below fit. */
 	uint64_t kept = 0, nids = 0;
+	for (uint32_t st = 0; st < p->nstacks; st++)
+		x->stack_ids[st] = UINT64_MAX;
 	for (uint64_t i = 0; i < n; i++) {
 		if (w[i].weight < mincount)
-			continue;
+			continue; /* --mincount */
 		w[kept++] = w[i];
-		nids += p->stacks[w[i].stack].depth;
+		if (x->stack_ids[w[i].stack] == UINT64_MAX) {
+			x->stack_ids[w[i].stack] = nids;
+			nids += p->stacks[w[i].stack].depth;
+		}
 	}
-	n = kept;
+	x->nweights = kept;
+	x->location_ids = malloc(count_or_one(nids) * sizeof(*x->location_ids));
 	x->labels = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->labels));
 	x->label_ptrs = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->label_ptrs));
-	x->samples = calloc(count_or_one(n), sizeof(*x->samples));
-	x->sample_ptrs = calloc(count_or_one(n), sizeof(*x->sample_ptrs));
-	x->location_ids = malloc(count_or_one(nids) * sizeof(*x->location_ids));
-	x->values = malloc(count_or_one(2 * n) * sizeof(*x->values));
-	if (!x->labels || !x->label_ptrs || !x->samples || !x->sample_ptrs || !x->location_ids ||
-	    !x->values) {
-		free(w);
+	if (!x->location_ids || !x->labels || !x->label_ptrs)
 		return -1;
+	for (uint32_t st = 0; st < p->nstacks; st++) {
+		if (x->stack_ids[st] == UINT64_MAX)
+			continue;
+		const struct profile_stack *stack = &p->stacks[st];
+		for (uint32_t d = 0; d < stack->depth; d++)
+			x->location_ids[x->stack_ids[st] + d] =
+				(uint64_t)p->stack_locations[stack->first + d] + 1;
 	}
 	for (uint32_t t = 0; t < p->nthreads; t++) {
 		PprofLabel *name = &x->labels[2 * t], *tid = &x->labels[2 * t + 1];
@@ -180,26 +195,6 @@ static int fill_samples(struct pprof *x, const struct profile *p, uint64_t minco
 		x->label_ptrs[2 * t] = name;
 		x->label_ptrs[2 * t + 1] = tid;
 	}
-	uint64_t *ids = x->location_ids;
-	for (uint64_t i = 0; i < n; i++) {
-		const struct profile_stack *st = &p->stacks[w[i].stack];
-		PprofSample *s = &x->samples[i];
-		perftools__profiles__sample__init(s);
-		s->n_location_id = st->depth;
-		s->location_id = ids;
-		for (uint32_t d = 0; d < st->depth; d++)
-			*ids++ = (uint64_t)p->stack_locations[st->first + d] + 1;
-		s->n_value = 2;
-		s->value = &x->values[2 * i];
-		s->value[0] = (int64_t)w[i].weight;
-		s->value[1] = (int64_t)(w[i].weight * p->interval_ns);
-		s->n_label = 2;
-		s->label = &x->label_ptrs[2 * (size_t)w[i].thread];
-		x->sample_ptrs[i] = s;
-	}
-	free(w);
-	x->profile.n_sample = n;
-	x->profile.sample = x->sample_ptrs;
 	return 0;
 }
 
@@ -240,7 +235,7 @@ static int fill_profile(struct pprof *x, const struct profile *p, uint64_t minco
 	x->comments[1] = p->command;
 	pr->n_comment = p->command ? 2 : 1;
 	pr->comment = x->comments;
-	return fill_tables(x, p) || fill_samples(x, p, mincount) ? -1 : 0;
+	return fill_tables(x, p) || prepare_samples(x, p, mincount) ? -1 : 0;
 }
 
 static void free_pprof(struct pprof *x)
@@ -256,10 +251,9 @@ static void free_pprof(struct pprof *x)
 	free(x->location_ptrs);
 	free(x->labels);
 	free(x->label_ptrs);
-	free(x->samples);
-	free(x->sample_ptrs);
+	free(x->weights);
 	free(x->location_ids);
-	free(x->values);
+	free(x->stack_ids);
 }
 
 /* A protobuf-c output buffer that deflates what it is given straight into
@@ -300,6 +294,41 @@ static void gzip_sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t 
 	}
 }
 
+/*
+ * Append the samples as Profile.sample (field 2) entries. A message's fields
+ * may come in any order and repeated ones concatenate, so packing each Sample
+ * on its own after the rest of the Profile is the same Profile to a reader,
+ * without millions of Sample structs in memory at once.
+ */
+static void write_samples(const struct pprof *x, const struct profile *p, struct gzip_sink *g)
+{
+	PprofSample sample;
+	int64_t values[2];
+	perftools__profiles__sample__init(&sample);
+	sample.n_value = 2;
+	sample.value = values;
+	sample.n_label = 2;
+	for (uint64_t i = 0; i < x->nweights && !g->failed; i++) {
+		const struct export_stack_weight *w = &x->weights[i];
+		sample.n_location_id = p->stacks[w->stack].depth;
+		sample.location_id = &x->location_ids[x->stack_ids[w->stack]];
+		values[0] = (int64_t)w->weight;
+		values[1] = (int64_t)(w->weight * p->interval_ns);
+		sample.label = &x->label_ptrs[2 * (size_t)w->thread];
+		/* key (field 2, length-delimited), length, then the message */
+		uint8_t head[1 + 10];
+		size_t n = 0;
+		head[n++] = 2 << 3 | 2;
+		uint64_t len = perftools__profiles__sample__get_packed_size(&sample);
+		do {
+			head[n++] = (uint8_t)(len & 0x7f) | (len > 0x7f ? 0x80 : 0);
+			len >>= 7;
+		} while (len);
+		gzip_sink_append(&g->base, n, head);
+		perftools__profiles__sample__pack_to_buffer(&sample, &g->base);
+	}
+}
+
 int export_pprof(const struct profile *p, const struct export_options *o, FILE *out)
 {
 	/* o->lines and o->thread_roots do not apply: pprof keeps lines and
@@ -321,6 +350,7 @@ int export_pprof(const struct profile *p, const struct export_options *o, FILE *
 		goto out;
 	}
 	perftools__profiles__profile__pack_to_buffer(&x.profile, &g->base);
+	write_samples(&x, p, g);
 	if (!g->failed)
 		gzip_sink_run(g, NULL, 0, Z_FINISH);
 	deflateEnd(&g->z);

@@ -9,6 +9,7 @@
  * the end-to-end tests, tests/e2e/export_consumers.sh.
  */
 #include "export.h"
+#include "export_internal.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -437,6 +438,65 @@ static void test_mincount(const struct profile *p)
 	free(gz);
 }
 
+/* export_stack_weights sums with a dense array when stacks x threads is
+ * small and with a hash of the pairs otherwise: both must give the sums a
+ * plain count gives, in (stack, thread) order. */
+static void test_stack_weights(void)
+{
+	for (int many = 0; many < 2; many++) {
+		/* 2000 x 600 pairs exceed the dense limit (2^20); 20 x 6 do not */
+		uint32_t nstacks = many ? 2000 : 20, nthreads = many ? 600 : 6;
+		struct profile *p = profile_new();
+		struct profile_function f = { profile_intern(p, "f"), profile_intern(p, "f"), 0, 0, 0, 0 };
+		profile_add_function(p, &f);
+		struct profile_line l = { 0, 0, 0, 0 };
+		profile_add_line(p, &l);
+		struct profile_location loc = { 0x10, UINT32_MAX, 0, 1 };
+		profile_add_location(p, &loc);
+		uint32_t location = 0;
+		for (uint32_t i = 0; i < nstacks; i++)
+			profile_add_stack(p, &location, 1);
+		for (uint32_t i = 0; i < nthreads; i++) {
+			struct profile_thread t = { 1, 100 + i, 0, 0, 0 };
+			profile_add_thread(p, &t);
+		}
+		uint64_t *want = calloc((size_t)nstacks * nthreads, sizeof(*want));
+		uint64_t *want_stack = calloc(nstacks, sizeof(*want_stack));
+		uint64_t seed = 12345;
+		for (int i = 0; i < 20000; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			struct profile_sample sm = { (uint32_t)(seed >> 33) % nstacks,
+						     (uint32_t)(seed >> 17) % nthreads, (uint64_t)i,
+						     1 + (seed >> 60) % 3 };
+			profile_add_sample(p, &sm);
+			want[(size_t)sm.stack * nthreads + sm.thread] += sm.weight;
+			want_stack[sm.stack] += sm.weight;
+		}
+		for (int by_thread = 0; by_thread < 2; by_thread++) {
+			uint64_t n = 0, k = 0;
+			struct export_stack_weight *w = export_stack_weights(p, by_thread, &n);
+			CHECK(w != NULL);
+			uint32_t width = by_thread ? nthreads : 1;
+			for (size_t slot = 0; slot < (size_t)nstacks * width; slot++) {
+				uint64_t expect = by_thread ? want[slot] : want_stack[slot];
+				if (!expect)
+					continue;
+				CHECKF(k < n && w[k].stack == slot / width &&
+					       w[k].thread == (by_thread ? slot % width : 0) &&
+					       w[k].weight == expect,
+				       "many %d by_thread %d entry %llu", many, by_thread,
+				       (unsigned long long)k);
+				k++;
+			}
+			CHECK(k == n);
+			free(w);
+		}
+		free(want);
+		free(want_stack);
+		profile_free(p);
+	}
+}
+
 /* Names need not be UTF-8 (Latin-1 sources, arbitrary comm bytes); the JSON
  * must still be written, and valid. */
 static void test_invalid_utf8(void)
@@ -509,6 +569,7 @@ int main(void)
 	test_mincount(p);
 	profile_free(p);
 	test_deterministic();
+	test_stack_weights();
 	test_invalid_utf8();
 	test_empty();
 	puts("unit_export: all passed");
