@@ -7,6 +7,7 @@ add_executable(unit_export ${CMAKE_CURRENT_SOURCE_DIR}/unit/export_test.c)
 target_include_directories(unit_export PRIVATE ${CMAKE_BINARY_DIR}/formats)
 target_link_libraries(unit_export PRIVATE ipscope_formats)
 add_test(NAME unit_export COMMAND unit_export)
+set_tests_properties(unit_export PROPERTIES LABELS unit)
 
 ipscope_workload(export_threads e2e/workloads/export_threads.cpp)
 target_link_libraries(export_threads PRIVATE pthread)
