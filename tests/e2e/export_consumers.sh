@@ -45,6 +45,29 @@ sum_by_name() {
 		END { for (n in self) printf "%s\t%.0f\t%.0f\n", n, self[n], cum[n] }' | LC_ALL=C sort
 }
 
+# Same per source line (flat --lines), keyed as folded --lines names frames:
+# "function:line", or "function" when the line is unknown.
+flat_lines() {
+	"$analyze" flat --lines --full-paths "$@" "$trace" 2>/dev/null |
+		sed -nE 's/^ *([0-9]+) +[0-9.]+% +([0-9]+) +[0-9.]+% +[^ ]+ +([^ ]+) (.*)$/\4\t\3\t\2\t\1/p' |
+		sed -E 's/ \[inlined\]\t/\t/' |
+		awk -F'\t' '{ printf "%s%s\t%s\t%s\n", $1, ($2 == "?" ? "" : ":" $2), $3, $4 }' | sum_by_name
+}
+
+# "name<TAB>self<TAB>cum" from folded text on stdin (count after the last
+# space, frames split at ';', "_[i]" marks dropped, cum once per line).
+folded_functions() {
+	awk '{
+		count = $NF; stack = substr($0, 1, length($0) - length(count) - 1)
+		if (count !~ /^[0-9]+$/ || stack == "") { print "bad line: " $0 > "/dev/stderr"; exit 1 }
+		n = split(stack, f, ";")
+		for (i = 1; i <= n; i++) sub(/_\[i\]$/, "", f[i])
+		self[f[n]] += count
+		delete seen
+		for (i = 1; i <= n; i++) if (!(f[i] in seen)) { seen[f[i]] = 1; cum[f[i]] += count }
+	} END { for (k in cum) printf "%s\t%.0f\t%.0f\n", k, self[k], cum[k] }' | sum_by_name
+}
+
 # Total weight `analyze flat` states ("Total samples: N (weight W = ...").
 flat_total() {
 	"$analyze" flat "$@" "$trace" 2>/dev/null | sed -nE 's/^Total samples: [0-9]+ \(weight ([0-9]+) .*/\1/p'
@@ -157,22 +180,19 @@ folded)
 		"$analyze" export --format folded --annotate-inline $opt -o "$work/$name.txt" "$trace" 2>/dev/null
 		grep -q '_\[i\]' "$work/$name.txt" || fail "no inlined frame marked _[i] in $name.txt"
 		LC_ALL=C sort -c "$work/$name.txt" || fail "$name.txt is not sorted"
-		awk '{
-			count = $NF; stack = substr($0, 1, length($0) - length(count) - 1)
-			if (count !~ /^[0-9]+$/ || stack == "") { print "bad line: " $0 > "/dev/stderr"; exit 1 }
-			n = split(stack, f, ";")
-			for (i = 1; i <= n; i++) sub(/_\[i\]$/, "", f[i])
-			self[f[n]] += count
-			delete seen
-			for (i = 1; i <= n; i++) if (!(f[i] in seen)) { seen[f[i]] = 1; cum[f[i]] += count }
-		} END { for (k in cum) printf "%s\t%.0f\t%.0f\n", k, self[k], cum[k] }' "$work/$name.txt" |
-			sum_by_name >"$work/$name.folded"
+		folded_functions <"$work/$name.txt" >"$work/$name.folded"
 		flat_functions $opt >"$work/$name.flat"
 		compare "$name" "$work/$name.flat" "$work/$name.folded"
 		total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$work/$name.txt")
 		[ "$total" = "$(flat_total $opt)" ] || fail "folded sums to $total, flat says $(flat_total $opt)"
 		echo "folded$opt: $(wc -l <"$work/$name.txt") stacks summing to $total; per-function equal to analyze flat"
 	done
+	# --lines: frames "function:line", per line equal to flat --lines.
+	"$analyze" export --format folded --lines -o "$work/lines.txt" "$trace" 2>/dev/null
+	folded_functions <"$work/lines.txt" >"$work/lines.folded"
+	flat_lines >"$work/lines.flat"
+	compare lines "$work/lines.flat" "$work/lines.folded"
+	echo "folded --lines: $(wc -l <"$work/lines.folded") source lines equal to analyze flat --lines"
 	# --thread-roots: each thread's lines sum to its flat --tid total.
 	"$analyze" export --format folded --thread-roots -o "$work/roots.txt" "$trace" 2>/dev/null
 	awk '{ root = $0; sub(/;.*/, "", root); sub(/ [0-9]+$/, "", root); sum[root] += $NF }
