@@ -256,13 +256,19 @@ static void free_pprof(struct pprof *x)
 	free(x->stack_ids);
 }
 
-/* A protobuf-c output buffer that deflates what it is given straight into
- * the file, so the packed message never exists whole in memory. */
+/*
+ * A protobuf-c output buffer that deflates what it is given straight into
+ * the file, so the packed message never exists whole in memory. protobuf-c
+ * appends a few bytes at a time (a tag, one varint), and a deflate() call
+ * costs far more than that, so pieces are staged and deflated 64 KiB at once.
+ */
 struct gzip_sink {
 	ProtobufCBuffer base;
 	z_stream z;
 	FILE *out;
 	int failed;
+	size_t staged;
+	unsigned char stage[1 << 16];
 	unsigned char chunk[1 << 16];
 };
 
@@ -285,13 +291,30 @@ static void gzip_sink_run(struct gzip_sink *g, const uint8_t *data, size_t len, 
 static void gzip_sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data)
 {
 	struct gzip_sink *g = (struct gzip_sink *)buffer;
-	/* protobuf-c hands over small pieces; uInt bounds one deflate call. */
-	while (len && !g->failed) {
+	if (g->staged + len <= sizeof(g->stage)) {
+		memcpy(g->stage + g->staged, data, len);
+		g->staged += len;
+		return;
+	}
+	gzip_sink_run(g, g->stage, g->staged, Z_NO_FLUSH);
+	g->staged = 0;
+	/* A big piece goes to deflate directly; uInt bounds one call. */
+	while (len > sizeof(g->stage)) {
 		size_t piece = len > (1u << 30) ? (1u << 30) : len;
-		gzip_sink_run(g, data, piece, Z_NO_FLUSH);
+		if (!g->failed)
+			gzip_sink_run(g, data, piece, Z_NO_FLUSH);
 		data += piece;
 		len -= piece;
 	}
+	memcpy(g->stage, data, len);
+	g->staged = len;
+}
+
+/* Deflate what is staged and end the gzip stream. */
+static void gzip_sink_finish(struct gzip_sink *g)
+{
+	gzip_sink_run(g, g->stage, g->staged, Z_FINISH);
+	g->staged = 0;
 }
 
 /*
@@ -352,7 +375,7 @@ int export_pprof(const struct profile *p, const struct export_options *o, FILE *
 	perftools__profiles__profile__pack_to_buffer(&x.profile, &g->base);
 	write_samples(&x, p, g);
 	if (!g->failed)
-		gzip_sink_run(g, NULL, 0, Z_FINISH);
+		gzip_sink_finish(g);
 	deflateEnd(&g->z);
 	errno = EIO;
 	ret = !g->failed && fflush(out) == 0 && !ferror(out) ? 0 : -1;

@@ -535,6 +535,43 @@ static void test_invalid_utf8(void)
 	profile_free(p);
 }
 
+/* A string longer than the pprof writer's 64 KiB staging buffer goes to
+ * deflate in one piece; it must come back whole. */
+static void test_pprof_long_name(void)
+{
+	size_t n = 200000;
+	char *name = malloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		name[i] = (char)('a' + i % 26);
+	name[n] = '\0';
+	struct profile *p = profile_new();
+	struct profile_function f = { profile_intern(p, name), profile_intern(p, "f"), 0, 0, 0, 0 };
+	profile_add_function(p, &f);
+	struct profile_line l = { 0, 0, 0, 0 };
+	profile_add_line(p, &l);
+	struct profile_location loc = { 0x10, UINT32_MAX, 0, 1 };
+	profile_add_location(p, &loc);
+	uint32_t location = 0;
+	profile_add_stack(p, &location, 1);
+	struct profile_thread t = { 1, 1, 0, 0, 0 };
+	profile_add_thread(p, &t);
+	struct profile_sample sample = { 0, 0, 1, 3 };
+	profile_add_sample(p, &sample);
+
+	struct export_options o = { 0 };
+	size_t len, raw_len;
+	char *gz = export_to_memory(export_pprof, p, &o, &len);
+	uint8_t *raw = gunzip(gz, len, &raw_len);
+	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	CHECK(pr && pr->n_function == 1 && pr->n_sample == 1 && pr->sample[0]->value[0] == 3);
+	CHECK(!strcmp(pr->string_table[pr->function[0]->name], name));
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	free(raw);
+	free(gz);
+	profile_free(p);
+	free(name);
+}
+
 /* A profile with no samples still gives well-formed output. */
 static void test_empty(void)
 {
@@ -571,6 +608,7 @@ int main(void)
 	test_deterministic();
 	test_stack_weights();
 	test_invalid_utf8();
+	test_pprof_long_name();
 	test_empty();
 	puts("unit_export: all passed");
 	return 0;
