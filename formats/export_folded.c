@@ -15,27 +15,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Append s, replacing what would break the line format: ';' separates frames
- * and a newline ends the record. Spaces are fine (the count follows the last). */
-static int put_frame_name(struct export_buffer *b, const char *s)
+/* Each function's name, made safe for the line format once: ';' separates
+ * frames and a newline ends the record, so they become ':' and ' '. Spaces
+ * are fine (the count follows the last space). */
+struct frame_names {
+	struct export_buffer text;
+	uint64_t *offset; /* per function, UINT64_MAX until first used */
+	uint32_t *length;
+};
+
+static void put_safe(char *dst, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		dst[i] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+	}
+}
+
+static int put_safe_text(struct export_buffer *b, const char *s)
 {
 	size_t n = strlen(s);
 	if (export_buffer_reserve(b, n))
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		b->buf[b->len++] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
-	}
+	put_safe(b->buf + b->len, s, n);
+	b->len += n;
 	return 0;
 }
 
-static int render_frame(struct export_buffer *b, const struct profile *p,
-			const struct export_options *o,
+static int put_function_name(struct export_buffer *b, struct frame_names *names,
+			     const struct profile *p, uint32_t function)
+{
+	if (names->offset[function] == UINT64_MAX) {
+		size_t start = names->text.len;
+		if (put_safe_text(&names->text, profile_string(p, p->functions[function].name)))
+			return -1;
+		names->offset[function] = start;
+		names->length[function] = (uint32_t)(names->text.len - start);
+	}
+	return export_buffer_put(b, names->text.buf + names->offset[function],
+				 names->length[function]);
+}
+
+static int render_frame(struct export_buffer *b, struct frame_names *names,
+			const struct profile *p, const struct export_options *o,
 			uint32_t line_index)
 {
 	const struct profile_line *line = &p->lines[line_index];
-	const struct profile_function *fn = &p->functions[line->function];
-	if (put_frame_name(b, profile_string(p, fn->name)))
+	if (put_function_name(b, names, p, line->function))
 		return -1;
 	if (o->lines && line->line) {
 		if (export_buffer_put(b, ":", 1) || export_buffer_reserve(b, 20))
@@ -48,15 +74,15 @@ static int render_frame(struct export_buffer *b, const struct profile *p,
 	return 0;
 }
 
-static int render_stack(struct export_buffer *b, const struct profile *p,
-			const struct export_options *o,
+static int render_stack(struct export_buffer *b, struct frame_names *names,
+			const struct profile *p, const struct export_options *o,
 			const struct export_stack_weight *w, uint32_t *frames)
 {
 	int first = 1;
 	if (o->thread_roots) {
 		char title[256];
 		export_thread_title(p, w->thread, title, sizeof(title));
-		if (put_frame_name(b, title))
+		if (put_safe_text(b, title))
 			return -1;
 		first = 0;
 	}
@@ -64,12 +90,12 @@ static int render_stack(struct export_buffer *b, const struct profile *p,
 	/* A stack the agent could not unwind at all still carries weight;
 	 * dropping it would make the flame graph's total disagree with flat. */
 	if (n == 0 && first)
-		return put_frame_name(b, "[unknown]");
+		return put_safe_text(b, "[unknown]");
 	for (uint32_t i = 0; i < n; i++) {
 		if (!first && export_buffer_put(b, ";", 1))
 			return -1;
 		first = 0;
-		if (render_frame(b, p, o, frames[i]))
+		if (render_frame(b, names, p, o, frames[i]))
 			return -1;
 	}
 	return 0;
@@ -77,6 +103,7 @@ static int render_stack(struct export_buffer *b, const struct profile *p,
 
 struct folded_line {
 	size_t offset; /* into the text buffer */
+	size_t length;
 	uint64_t weight;
 };
 
@@ -94,18 +121,25 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 	uint32_t *frames = malloc(((size_t)export_max_stack_frames(p) + 1) * sizeof(*frames));
 	struct folded_line *lines = malloc((n ? n : 1) * sizeof(*lines));
 	struct export_buffer text = { 0 }; /* rendered stacks, NUL-terminated, back to back */
+	struct frame_names names = { { 0 }, NULL, NULL };
+	names.offset = malloc(((size_t)p->nfunctions + 1) * sizeof(*names.offset));
+	names.length = malloc(((size_t)p->nfunctions + 1) * sizeof(*names.length));
 	int ret = -1;
 	errno = ENOMEM; /* what every failure before the writing means */
-	if (!weights || !frames || !lines)
+	if (!weights || !frames || !lines || !names.offset || !names.length)
 		goto out;
+	for (uint32_t f = 0; f < p->nfunctions; f++)
+		names.offset[f] = UINT64_MAX;
 	uint64_t nlines = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		if (!weights[i].weight)
 			continue;
 		lines[nlines].offset = text.len;
 		lines[nlines].weight = weights[i].weight;
-		if (render_stack(&text, p, o, &weights[i], frames) || export_buffer_reserve(&text, 1))
+		if (render_stack(&text, &names, p, o, &weights[i], frames) ||
+		    export_buffer_reserve(&text, 1))
 			goto out;
+		lines[nlines].length = text.len - lines[nlines].offset;
 		text.buf[text.len++] = '\0';
 		nlines++;
 	}
@@ -115,15 +149,21 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 		const char *stack = text.buf + lines[i].offset;
 		uint64_t count = 0;
 		uint64_t j = i;
-		while (j < nlines && !strcmp(stack, text.buf + lines[j].offset))
+		while (j < nlines && lines[j].length == lines[i].length &&
+		       !memcmp(stack, text.buf + lines[j].offset, lines[i].length))
 			count += lines[j++].weight;
-		if (count >= o->mincount)
-			fprintf(out, "%s %" PRIu64 "\n", stack, count);
+		if (count >= o->mincount) {
+			fwrite(stack, 1, lines[i].length, out);
+			fprintf(out, " %" PRIu64 "\n", count);
+		}
 		i = j;
 	}
 	errno = EIO; /* ferror() without a failing fflush() keeps no errno */
 	ret = fflush(out) == 0 && !ferror(out) ? 0 : -1;
 out:
+	free(names.text.buf);
+	free(names.offset);
+	free(names.length);
 	free(text.buf);
 	free(lines);
 	free(frames);
