@@ -119,7 +119,8 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 	char debug_path[PATH_MAX];
 	sym_elf_find_debug_file(m->path, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
-	if (debug_path[0] != '\0' && sym_dwarf_load(&m->ix, &s->strings, debug_path) != 0)
+	int damaged = debug_path[0] != '\0' && sym_dwarf_load(&m->ix, &s->strings, debug_path) != 0;
+	if (damaged)
 		debug_path[0] = '\0';
 	/* A separate debug file keeps the full .symtab; the stripped file
 	 * only .dynsym. */
@@ -132,7 +133,8 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 
 	if (!m->ix.has_dwarf) {
 		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
-		snprintf(m->warning, sizeof(m->warning), "%s: no debug info%s", m->path,
+		snprintf(m->warning, sizeof(m->warning), "%s: %s%s", m->path,
+			 damaged ? "damaged debug info" : "no debug info",
 			 nsymbols > 0 ? ": function names from the symbol table only"
 				      : " and no symbols: frames shown as module+offset");
 	}

@@ -444,6 +444,10 @@ static void load_cu(struct loader *L, Dwarf_Die cu_die)
 int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path)
 {
 	struct loader L = {.ix = ix, .st = st};
+	if (sym_lines_open(&L.lines, debug_path) != 0 || !L.lines.lists_sane) {
+		sym_lines_close(&L.lines);
+		return -1;
+	}
 	/* libdwarf's tracking of every allocation (for dwarf_finish to free
 	 * what callers forgot) cost a quarter of the load time; everything is
 	 * freed here explicitly. */
@@ -455,10 +459,9 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 	if (res != DW_DLV_OK) {
 		if (res == DW_DLV_ERROR && L.err != NULL)
 			dwarf_dealloc(NULL, L.err, DW_DLA_ERROR);
+		sym_lines_close(&L.lines);
 		return -1;
 	}
-	/* Without readable line tables, functions still get their names. */
-	sym_lines_open(&L.lines, debug_path);
 	for (;;) {
 		Dwarf_Unsigned header_length, type_offset, next_offset;
 		Dwarf_Half address_size, length_size, extension_size, unit_type;

@@ -128,7 +128,8 @@ const struct sym_row *sym_find_row(const struct sym_index *ix, uint64_t addr);
 uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr);
 
 /* symbolize_dwarf.c: index the DWARF of debug_path. Returns 0 on success
- * (even with zero CUs: ix->has_dwarf says), -1 when libdwarf cannot read it. */
+ * (even with zero CUs: ix->has_dwarf says), -1 when it cannot be read or is
+ * too damaged to hand to libdwarf. */
 int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path);
 
 /* symbolize_lines.c: line tables read from the file's own bytes */
@@ -137,6 +138,7 @@ struct sym_line_data {
 	int fd;
 	const uint8_t *line, *line_str, *str; /* decompressed sections, NULL if absent */
 	size_t line_size, line_str_size, str_size;
+	int lists_sane; /* libdwarf can read the range and location list headers */
 };
 /* A CU's file names (full paths, interned) as DW_AT_decl_file numbers them. */
 struct sym_file_table {
@@ -144,6 +146,7 @@ struct sym_file_table {
 	size_t count;
 	int one_based; /* DWARF 2-4: index 0 means "no file" */
 };
+/* Map path's line sections (and check its list headers); -1 if not ELF. */
 int sym_lines_open(struct sym_line_data *d, const char *path);
 void sym_lines_close(struct sym_line_data *d);
 /* Decode the line table at offset in .debug_line: its file names into files

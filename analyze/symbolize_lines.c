@@ -52,6 +52,40 @@ static const uint8_t *section_bytes(Elf *elf, size_t shstrndx, const char *name,
 	return NULL;
 }
 
+/*
+ * libdwarf 20210528 reads every header of .debug_rnglists and .debug_loclists
+ * when it meets the first compile unit, and on a header it cannot read it
+ * retries the same offset forever. So check the chain of headers first with
+ * libdwarf's own rules (length within the section, version 5, address size
+ * 2, 4 or 8, the whole fixed part present): 1 when libdwarf can read them.
+ */
+static int list_headers_sane(const uint8_t *sec, size_t size)
+{
+	for (uint64_t offset = 0; sec != NULL && offset < size;) {
+		const uint8_t *p = sec + offset;
+		uint64_t left = size - offset, length = 0, length_size = 4;
+		if (left < 4)
+			return 0;
+		memcpy(&length, p, 4);
+		if (length == 0xffffffffu) {
+			if (left < 12)
+				return 0;
+			memcpy(&length, p + 4, 8);
+			length_size = 12;
+		}
+		/* version (2), address size (1), segment size (1), count (4) */
+		if (length > size || left < length_size + 8 || length < 8)
+			return 0;
+		uint16_t version;
+		memcpy(&version, p + length_size, 2);
+		uint8_t address_size = p[length_size + 2];
+		if (version != 5 || (address_size != 2 && address_size != 4 && address_size != 8))
+			return 0;
+		offset += length_size + length;
+	}
+	return 1;
+}
+
 int sym_lines_open(struct sym_line_data *d, const char *path)
 {
 	memset(d, 0, sizeof(*d));
@@ -73,6 +107,11 @@ int sym_lines_open(struct sym_line_data *d, const char *path)
 	d->line = section_bytes(elf, shstrndx, ".debug_line", &d->line_size);
 	d->line_str = section_bytes(elf, shstrndx, ".debug_line_str", &d->line_str_size);
 	d->str = section_bytes(elf, shstrndx, ".debug_str", &d->str_size);
+	size_t size;
+	const uint8_t *lists = section_bytes(elf, shstrndx, ".debug_rnglists", &size);
+	d->lists_sane = list_headers_sane(lists, size);
+	lists = section_bytes(elf, shstrndx, ".debug_loclists", &size);
+	d->lists_sane &= list_headers_sane(lists, size);
 	return 0;
 }
 
