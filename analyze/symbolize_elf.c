@@ -223,6 +223,20 @@ static uint32_t alias_rank(int bind, const char *name, size_t length)
 	return binding << 20 | (15 - underscores) << 16 | (0xffff - (uint32_t)length);
 }
 
+/*
+ * Where the code of a symbol may end at most: the end of its section. A PLT
+ * stub must not read as the unsized _init in .init before it, nor .fini's
+ * code as the last function of .text.
+ */
+static uint64_t section_end(Elf *elf, const GElf_Sym *sym)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = sym->st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym->st_shndx) : NULL;
+	if (scn == NULL || gelf_getshdr(scn, &shdr) == NULL || shdr.sh_addr + shdr.sh_size <= sym->st_value)
+		return sym->st_value + (sym->st_size ? sym->st_size : 1);
+	return shdr.sh_addr + shdr.sh_size;
+}
+
 /* Add the function symbols of one symbol table section. */
 static size_t load_symbol_section(struct sym_index *ix, struct sym_strings *st, Elf *elf,
 				  Elf_Scn *scn, const GElf_Shdr *shdr)
@@ -245,7 +259,8 @@ static size_t load_symbol_section(struct sym_index *ix, struct sym_strings *st, 
 		/* .symtab spells versioned symbols "memcpy@@GLIBC_2.14". */
 		size_t length = strcspn(name, "@");
 		uint32_t fn = sym_add_function(ix, sym_intern_n(st, name, length), NULL, 0);
-		sym_add_symbol(ix, sym.st_value, sym.st_size, fn, alias_rank(bind, name, length));
+		sym_add_symbol(ix, sym.st_value, section_end(elf, &sym), fn,
+			       alias_rank(bind, name, length));
 		added++;
 	}
 	return added;

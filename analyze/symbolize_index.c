@@ -144,12 +144,12 @@ void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi)
 	ix->unit_ranges[ix->nunit_ranges++] = (struct sym_range){.lo = lo, .hi = hi};
 }
 
-void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint32_t function,
+void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t limit, uint32_t function,
 		    uint32_t rank)
 {
 	SYM_GROW(ix->symbols, ix->nsymbols, ix->symbols_cap);
 	ix->symbols[ix->nsymbols++] = (struct sym_symbol){
-		.addr = addr, .size = size, .function = function, .rank = rank};
+		.addr = addr, .limit = limit, .function = function, .rank = rank};
 }
 
 /* ---- paged keys for the lookups ---- */
@@ -461,10 +461,8 @@ uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr)
 	if (n == 0)
 		return SYM_NONE;
 	/* The nearest symbol below, as addr2line does: alignment padding after
-	 * a function and unsized assembly symbols run to the next symbol. Only
-	 * the last one is held to its size. */
+	 * a function and unsized assembly symbols run to the next symbol, but
+	 * not out of their section. */
 	const struct sym_symbol *sym = &ix->symbols[n - 1];
-	if (n == ix->nsymbols && sym->size > 0 && addr >= sym->addr + sym->size)
-		return SYM_NONE;
-	return sym->function;
+	return addr < sym->limit ? sym->function : SYM_NONE;
 }

@@ -72,7 +72,8 @@ struct sym_row {
 };
 
 struct sym_symbol {
-	uint64_t addr, size;
+	uint64_t addr;
+	uint64_t limit; /* end of the symbol's section: nothing past it is this symbol */
 	uint32_t function;
 	uint32_t rank; /* among aliases at one address the highest rank names it */
 };
@@ -115,7 +116,7 @@ void sym_add_range(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node
 void sym_add_row(struct sym_index *ix, uint64_t addr, const char *file, uint32_t line);
 /* Line rows only answer inside a compile unit's code, as addr2line's do. */
 void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi);
-void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint32_t function,
+void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t limit, uint32_t function,
 		    uint32_t rank);
 /* Sort everything and flatten nested ranges into disjoint segments. */
 void sym_index_finish(struct sym_index *ix);

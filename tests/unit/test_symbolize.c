@@ -105,6 +105,29 @@ static int symbol_extent(const char *path, const char *name, uint64_t *addr, uin
 	return found;
 }
 
+/* Address of section name in path, 0 if none. */
+static uint64_t section_address(const char *path, const char *name)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	uint64_t addr = 0;
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !addr; scn = elf_nextscn(elf, scn)) {
+			GElf_Shdr shdr;
+			const char *s;
+			if (gelf_getshdr(scn, &shdr) && (s = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+			    strcmp(s, name) == 0)
+				addr = shdr.sh_addr;
+		}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return addr;
+}
+
 static struct sym_elf_info build_id_of(const char *path)
 {
 	struct sym_elf_info info;
@@ -236,6 +259,11 @@ static void check_symbols_only(const char *path)
 	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
 	CHECK(n == 1 && strcmp(f[0].function, "churn") == 0 && f[0].file == NULL && f[0].line == 0,
 	      "n=%d %s", n, n ? f[0].function : "");
+	/* A PLT stub is no part of the unsized _init before it. */
+	uint64_t plt = section_address(path, ".plt");
+	CHECK(plt != 0, "no .plt in %s", path);
+	n = symbol_module_lookup(m, plt + 16, f, 4);
+	CHECK(n == 0, "PLT stub named %s", n ? f[0].function : "");
 	symbolizer_free(s);
 }
 
