@@ -72,17 +72,11 @@ static void build_frames(struct calltree *t)
 	struct idmap map;
 	uint32_t cap = 0;
 	idmap_init(&map, 1024);
-	t->location_first = xcalloc(p->nlocations, sizeof(*t->location_first));
-	uint64_t total = 0;
-	for (uint32_t l = 0; l < p->nlocations; l++) {
-		t->location_first[l] = (uint32_t)total;
-		total += p->locations[l].nlines;
-	}
-	t->location_frames = xcalloc(total, sizeof(*t->location_frames));
+	/* Every line row belongs to one location (profile.h), so its frame is
+	 * known from the row alone. */
+	t->line_frame = xcalloc(p->nlines, sizeof(*t->line_frame));
 	for (uint32_t l = 0; l < p->nlocations; l++) {
 		const struct profile_location *loc = &p->locations[l];
-		uint32_t *out = t->location_frames + t->location_first[l];
-		/* Lines are innermost first; frames go root first. */
 		for (uint32_t i = 0; i < loc->nlines; i++) {
 			const struct profile_line *line = &p->lines[loc->first_line + i];
 			struct calltree_frame f = {
@@ -92,7 +86,7 @@ static void build_frames(struct calltree *t)
 				.line = line->line,
 				.inlined = line->inlined,
 			};
-			out[loc->nlines - 1 - i] = intern_frame(t, &map, &cap, &f);
+			t->line_frame[loc->first_line + i] = intern_frame(t, &map, &cap, &f);
 		}
 	}
 	idmap_free(&map);
@@ -116,10 +110,7 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 	for (uint32_t s = 0; s < p->nstacks; s++) {
 		if (!t->stack_weight[s])
 			continue;
-		uint32_t n = 0;
-		const struct profile_stack *st = &p->stacks[s];
-		for (uint32_t i = 0; i < st->depth; i++)
-			n += p->locations[p->stack_locations[st->first + i]].nlines;
+		uint32_t n = profile_stack_nframes(p, s);
 		if (n > t->max_frames)
 			t->max_frames = n;
 	}
@@ -128,15 +119,9 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 
 uint32_t calltree_stack_frames(const struct calltree *t, uint32_t stack, uint32_t *out)
 {
-	const struct profile *p = t->profile;
-	const struct profile_stack *st = &p->stacks[stack];
-	uint32_t n = 0;
-	for (uint32_t i = st->depth; i-- > 0;) {
-		uint32_t l = p->stack_locations[st->first + i];
-		uint32_t k = p->locations[l].nlines;
-		memcpy(out + n, t->location_frames + t->location_first[l], k * sizeof(*out));
-		n += k;
-	}
+	uint32_t n = profile_stack_frames(t->profile, stack, out);
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = t->line_frame[out[i]];
 	return n;
 }
 
@@ -191,8 +176,7 @@ void calltree_free(struct calltree *t)
 	if (!t)
 		return;
 	free(t->frames);
-	free(t->location_first);
-	free(t->location_frames);
+	free(t->line_frame);
 	free(t->stack_weight);
 	free(t->nodes);
 	free(t);

@@ -2,8 +2,9 @@
  * calltree.h - the one aggregation behind every report: report frames (one
  * per inline-chain entry of a location), the weight of each stack, and the
  * call tree (a prefix tree of root-first frame paths) with inclusive and self
- * counts. tree prints the nodes; flat folds the frames into rows; exporters
- * may walk stacks as frames with calltree_stack_frames.
+ * counts. tree prints the nodes; flat folds the frames into rows. A stack's
+ * frames are the model's (profile_stack_frames), as the exporters see them,
+ * each mapped to its report frame.
  *
  * Counts are sample weights (timer periods: 1 + overruns), so they add up
  * to CPU time, not to sample records.
@@ -47,9 +48,7 @@ struct calltree {
 	int combine;
 	struct calltree_frame *frames;
 	uint32_t nframes;
-	/* Per location: its frames root first (outermost inline call first). */
-	uint32_t *location_first;  /* index into location_frames */
-	uint32_t *location_frames; /* location l has profile->locations[l].nlines frames */
+	uint32_t *line_frame;      /* per profile line row: its frame */
 	uint64_t *stack_weight;    /* per profile stack: weight of the selected samples */
 	uint32_t max_frames;       /* most frames in any stack */
 	uint64_t total_weight;     /* of the selected samples */
@@ -64,7 +63,7 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 void calltree_build_nodes(struct calltree *t);
 void calltree_free(struct calltree *t);
 
-/* Frames of a stack, root first, into out (room for t->max_frames); count returned. */
+/* Report frames of a stack, root first, into out (room for t->max_frames); count returned. */
 uint32_t calltree_stack_frames(const struct calltree *t, uint32_t stack, uint32_t *out);
 
 /* Order for listing: file, function name, line, address (unknown files last). */

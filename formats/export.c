@@ -1,8 +1,8 @@
 /*
- * export.c - the pieces every exporter shares: expanding a stack into
- * root-first frames, summing weights per stack (and thread), and the thread
- * title. Keeping them here means folded, speedscope and pprof agree on what a
- * frame is and on which samples a stack stands for.
+ * export.c - the pieces every exporter shares: summing weights per stack (and
+ * thread), the output buffer, and the thread title. Keeping them here means
+ * folded, speedscope and pprof agree on which samples a stack stands for;
+ * what a frame is comes from the model (profile_stack_frames).
  */
 #include "export.h"
 #include "export_internal.h"
@@ -10,34 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-uint32_t export_max_stack_frames(const struct profile *p)
-{
-	uint32_t max = 0;
-	for (uint32_t s = 0; s < p->nstacks; s++) {
-		const struct profile_stack *st = &p->stacks[s];
-		uint32_t n = 0;
-		for (uint32_t i = 0; i < st->depth; i++)
-			n += p->locations[p->stack_locations[st->first + i]].nlines;
-		if (n > max)
-			max = n;
-	}
-	return max;
-}
-
-uint32_t export_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames)
-{
-	const struct profile_stack *st = &p->stacks[stack];
-	uint32_t n = 0;
-	/* Locations are stored leaf first and each inline chain innermost
-	 * first, so root first means walking both backwards. */
-	for (uint32_t i = st->depth; i-- > 0;) {
-		const struct profile_location *loc = &p->locations[p->stack_locations[st->first + i]];
-		for (uint32_t l = loc->nlines; l-- > 0;)
-			frames[n++] = loc->first_line + l;
-	}
-	return n;
-}
 
 static int compare_stack_weight(const void *a, const void *b)
 {

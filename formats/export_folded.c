@@ -86,7 +86,7 @@ static int render_stack(struct export_buffer *b, struct frame_names *names,
 			return -1;
 		first = 0;
 	}
-	uint32_t n = export_stack_frames(p, w->stack, frames);
+	uint32_t n = profile_stack_frames(p, w->stack, frames);
 	/* A stack the agent could not unwind at all still carries weight;
 	 * dropping it would make the flame graph's total disagree with flat. */
 	if (n == 0 && first)
@@ -118,7 +118,7 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 {
 	uint64_t n = 0;
 	struct export_stack_weight *weights = export_stack_weights(p, o->thread_roots, &n);
-	uint32_t *frames = malloc(((size_t)export_max_stack_frames(p) + 1) * sizeof(*frames));
+	uint32_t *frames = malloc(((size_t)profile_max_stack_frames(p) + 1) * sizeof(*frames));
 	struct folded_line *lines = malloc((n ? n : 1) * sizeof(*lines));
 	struct export_buffer text = { 0 }; /* rendered stacks, NUL-terminated, back to back */
 	struct frame_names names = { { 0 }, NULL, NULL };

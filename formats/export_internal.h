@@ -1,7 +1,8 @@
 /*
- * export_internal.h - what the exporters (export_*.c) share: walking a stack
- * into frames and summing sample weights per stack. Not for other callers:
- * reports have their own aggregation in analyze/.
+ * export_internal.h - what the exporters (export_*.c) share: summing sample
+ * weights per stack and a growable output buffer. Walking a stack into frames
+ * is the model's (profile_stack_frames in profile.h), shared with the reports.
+ * Not for other callers: reports have their own aggregation in analyze/.
  */
 #ifndef IPSCOPE_EXPORT_INTERNAL_H
 #define IPSCOPE_EXPORT_INTERNAL_H
@@ -10,16 +11,6 @@
 #include <stdint.h>
 
 #include "profile.h"
-
-/* Most frames (lines of locations) any stack of p expands to. */
-uint32_t export_max_stack_frames(const struct profile *p);
-
-/*
- * The frames of stack, root first: indices into p->lines, each location's
- * inline chain outermost (the real function) first. frames must hold
- * export_max_stack_frames(p) entries; returns the count.
- */
-uint32_t export_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames);
 
 /* Summed samples of one stack, or of one (stack, thread) pair. */
 struct export_stack_weight {

@@ -135,7 +135,7 @@ static int build_stack_cache(struct speedscope *s, const struct export_stack_wei
 			     uint64_t nused)
 {
 	const struct profile *p = s->p;
-	uint32_t *frames = malloc(((size_t)export_max_stack_frames(p) + 1) * sizeof(*frames));
+	uint32_t *frames = malloc(((size_t)profile_max_stack_frames(p) + 1) * sizeof(*frames));
 	s->stack_offset = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*s->stack_offset));
 	s->stack_length = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*s->stack_length));
 	if (!frames || !s->stack_offset || !s->stack_length) {
@@ -145,7 +145,7 @@ static int build_stack_cache(struct speedscope *s, const struct export_stack_wei
 	for (uint32_t i = 0; i < p->nstacks; i++)
 		s->stack_offset[i] = UINT64_MAX;
 	for (uint64_t i = 0; i < nused; i++) {
-		uint32_t n = export_stack_frames(p, used[i].stack, frames);
+		uint32_t n = profile_stack_frames(p, used[i].stack, frames);
 		if (export_buffer_reserve(&s->stacks, 2 + (size_t)n * 21)) {
 			free(frames);
 			return -1;

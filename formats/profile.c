@@ -1,6 +1,7 @@
 /*
  * profile.c - the profile data model's storage: growable tables and string
- * interning (see profile.h for the model itself).
+ * interning (see profile.h for the model itself), and the walk every report
+ * and exporter shares: a stack as root-first frames.
  *
  * Interning is on the hot path of loading (every symbolized frame interns its
  * function and file names) and of every filter that rebuilds a profile, so it
@@ -282,4 +283,38 @@ void profile_add_sample(struct profile *p, const struct profile_sample *s)
 		p->threads[s->thread].weight += s->weight;
 	}
 	p->total_weight += s->weight;
+}
+
+uint32_t profile_stack_nframes(const struct profile *p, uint32_t stack)
+{
+	const struct profile_stack *st = &p->stacks[stack];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < st->depth; i++)
+		n += p->locations[p->stack_locations[st->first + i]].nlines;
+	return n;
+}
+
+uint32_t profile_max_stack_frames(const struct profile *p)
+{
+	uint32_t max = 0;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t n = profile_stack_nframes(p, s);
+		if (n > max)
+			max = n;
+	}
+	return max;
+}
+
+uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames)
+{
+	const struct profile_stack *st = &p->stacks[stack];
+	uint32_t n = 0;
+	/* Locations are stored leaf first and each inline chain innermost
+	 * first, so root first means walking both backwards. */
+	for (uint32_t i = st->depth; i-- > 0;) {
+		const struct profile_location *loc = &p->locations[p->stack_locations[st->first + i]];
+		for (uint32_t l = loc->nlines; l-- > 0;)
+			frames[n++] = loc->first_line + l;
+	}
+	return n;
 }

@@ -63,7 +63,8 @@ struct profile_line {
 struct profile_location {
 	uint64_t address; /* runtime address as sampled (return address for callers) */
 	uint32_t module;  /* module index, UINT32_MAX when outside every module */
-	uint32_t first_line; /* lines[first_line .. first_line+nlines): innermost first */
+	uint32_t first_line; /* lines[first_line .. first_line+nlines): innermost first;
+				these rows are this location's own, never shared */
 	uint32_t nlines;  /* >= 1 */
 };
 
@@ -152,6 +153,17 @@ uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t);
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth);
 /* Append a sample and add its weight to its thread and to total_weight. */
 void profile_add_sample(struct profile *p, const struct profile_sample *s);
+
+/* Frames (inline-chain entries of its locations) stack expands to. */
+uint32_t profile_stack_nframes(const struct profile *p, uint32_t stack);
+/* Most frames any stack of p expands to; 0 when p has no stacks. */
+uint32_t profile_max_stack_frames(const struct profile *p);
+/*
+ * The frames of stack, root first: indices into p->lines, each location's
+ * inline chain outermost (the real function) first. frames must hold
+ * profile_stack_nframes(p, stack) entries; returns that count.
+ */
+uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames);
 
 /* Nanoseconds a weight stands for. */
 static inline uint64_t profile_weight_ns(const struct profile *p, uint64_t weight)
