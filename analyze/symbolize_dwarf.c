@@ -51,7 +51,7 @@ struct loader {
 	/* scratch for one DIE's ranges */
 	Dwarf_Addr (*ranges)[2];
 	size_t nranges, ranges_cap;
-	struct sym_line_data lines;
+	struct sym_sections sections;
 };
 
 /* 1 when res is DW_DLV_OK; frees the error libdwarf allocated otherwise. */
@@ -139,7 +139,7 @@ static void load_line_table(struct loader *L, Dwarf_Die cu_die, struct file_tabl
 	if (!stmt_list(L, cu_die, &offset))
 		return;
 	const char *comp_dir = attr_string(L, cu_die, DW_AT_comp_dir);
-	sym_lines_decode(&L->lines, offset, comp_dir, L->st, &t->t, rows ? L->ix : NULL,
+	sym_lines_decode(&L->sections, offset, comp_dir, L->st, &t->t, rows ? L->ix : NULL,
 			 unit_ranges == 0);
 }
 
@@ -444,24 +444,16 @@ static void load_cu(struct loader *L, Dwarf_Die cu_die)
 int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path)
 {
 	struct loader L = {.ix = ix, .st = st};
-	if (sym_lines_open(&L.lines, debug_path) != 0 || !L.lines.lists_sane) {
-		sym_lines_close(&L.lines);
+	if (sym_sections_open(&L.sections, debug_path) != 0 ||
+	    !sym_sections_lists_sane(&L.sections) || sym_sections_dwarf(&L.sections, &L.dbg) != 0) {
+		sym_sections_close(&L.sections);
 		return -1;
 	}
 	/* libdwarf's tracking of every allocation (for dwarf_finish to free
 	 * what callers forgot) cost a quarter of the load time; everything is
 	 * freed here explicitly. */
 	dwarf_set_de_alloc_flag(0);
-	/* No true-path buffer: the caller already chose the file (and checked
-	 * its build-id), libdwarf must not wander off to another. */
-	int res = dwarf_init_path(debug_path, NULL, 0, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL,
-				  &L.dbg, NULL, 0, NULL, &L.err);
-	if (res != DW_DLV_OK) {
-		if (res == DW_DLV_ERROR && L.err != NULL)
-			dwarf_dealloc(NULL, L.err, DW_DLA_ERROR);
-		sym_lines_close(&L.lines);
-		return -1;
-	}
+	int res;
 	for (;;) {
 		Dwarf_Unsigned header_length, type_offset, next_offset;
 		Dwarf_Half address_size, length_size, extension_size, unit_type;
@@ -486,7 +478,7 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 	free(L.origin_keys);
 	free(L.origin_values);
 	free(L.ranges);
-	sym_lines_close(&L.lines);
-	dwarf_finish(L.dbg, &L.err);
+	dwarf_object_finish(L.dbg, &L.err);
+	sym_sections_close(&L.sections);
 	return 0;
 }

@@ -133,14 +133,33 @@ uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr);
  * too damaged to hand to libdwarf. */
 int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path);
 
-/* symbolize_lines.c: line tables read from the file's own bytes */
-struct sym_line_data {
+/* symbolize_sections.c: a debug file's sections, decompressed once, for the
+ * line decoder and (through its object interface) libdwarf */
+struct sym_section;
+struct sym_sections {
 	void *elf; /* Elf * */
 	int fd;
-	const uint8_t *line, *line_str, *str; /* decompressed sections, NULL if absent */
+	struct sym_section *sections;
+	size_t nsections;
+	int pointer_size, big_endian;
+	void *access; /* Dwarf_Obj_Access_Interface handed to libdwarf */
+	/* for the line decoder, NULL (size 0) when absent */
+	const uint8_t *line, *line_str, *str;
 	size_t line_size, line_str_size, str_size;
-	int lists_sane; /* libdwarf can read the range and location list headers */
 };
+/* Open path's sections (reading the three the line decoder needs); -1 if
+ * it is not a readable ELF file. Close even after a failed open. */
+int sym_sections_open(struct sym_sections *s, const char *path);
+void sym_sections_close(struct sym_sections *s);
+/* Contents of section name, decompressed; NULL when absent or unreadable. */
+const uint8_t *sym_section_data(struct sym_sections *s, const char *name, size_t *size);
+/* 1 when libdwarf can walk .debug_rnglists' headers without looping. */
+int sym_sections_lists_sane(struct sym_sections *s);
+/* dwarf_object_init_b over these sections into *(Dwarf_Debug *)dbg: 0 or
+ * -1. Finish with dwarf_object_finish before sym_sections_close. */
+int sym_sections_dwarf(struct sym_sections *s, void *dbg);
+
+/* symbolize_lines.c: line tables decoded from .debug_line */
 /* A CU's file names (full paths, interned) as DW_AT_decl_file numbers them. */
 struct sym_file_table {
 	const char **names;
@@ -148,13 +167,11 @@ struct sym_file_table {
 	int one_based; /* DWARF 2-4: index 0 means "no file" */
 };
 /* Map path's line sections (and check its list headers); -1 if not ELF. */
-int sym_lines_open(struct sym_line_data *d, const char *path);
-void sym_lines_close(struct sym_line_data *d);
 /* Decode the line table at offset in .debug_line: its file names into files
  * (caller frees files->names) and, when ix is non-NULL, its rows; with
  * add_unit_ranges each sequence is also a unit range (for CUs without
  * ranges). 0, or -1 when malformed (rows decoded so far are kept). */
-int sym_lines_decode(const struct sym_line_data *d, uint64_t offset, const char *comp_dir,
+int sym_lines_decode(const struct sym_sections *d, uint64_t offset, const char *comp_dir,
 		     struct sym_strings *st, struct sym_file_table *files, struct sym_index *ix,
 		     int add_unit_ranges);
 /* Name of file index in t, NULL when out of range. */

@@ -1,6 +1,6 @@
 /*
  * symbolize_lines.c - DWARF 2-5 line tables, decoded straight from the
- * .debug_line bytes (libelf hands them over, decompressed).
+ * .debug_line bytes (symbolize_sections.c hands them over, decompressed).
  *
  * libdwarf's dwarf_srclines_b allocates an object per row and dwarf_srcfiles
  * re-parses every header to build the same file names again: together they
@@ -15,115 +15,11 @@
  */
 #include "symbolize_internal.h"
 
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <dwarf.h>
-
-/* ---- sections ---- */
-
-/* The bytes of section name, decompressed; NULL (size 0) when absent. */
-static const uint8_t *section_bytes(Elf *elf, size_t shstrndx, const char *name, size_t *size)
-{
-	*size = 0;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr shdr;
-		const char *sname;
-		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type == SHT_NOBITS ||
-		    (sname = elf_strptr(elf, shstrndx, shdr.sh_name)) == NULL)
-			continue;
-		int gnu = sname[1] == 'z' && strcmp(sname + 2, name + 2) == 0; /* .zdebug_* */
-		if (!gnu && strcmp(sname, name) != 0)
-			continue;
-		if (gnu ? elf_compress_gnu(scn, 0, 0) < 0
-			: (shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return NULL;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (data == NULL || data->d_buf == NULL)
-			return NULL;
-		*size = data->d_size;
-		return data->d_buf;
-	}
-	return NULL;
-}
-
-/*
- * libdwarf 20210528 reads every header of .debug_rnglists and .debug_loclists
- * when it meets the first compile unit, and on a header it cannot read it
- * retries the same offset forever. So check the chain of headers first with
- * libdwarf's own rules (length within the section, version 5, address size
- * 2, 4 or 8, the whole fixed part present): 1 when libdwarf can read them.
- */
-static int list_headers_sane(const uint8_t *sec, size_t size)
-{
-	for (uint64_t offset = 0; sec != NULL && offset < size;) {
-		const uint8_t *p = sec + offset;
-		uint64_t left = size - offset, length = 0, length_size = 4;
-		if (left < 4)
-			return 0;
-		memcpy(&length, p, 4);
-		if (length == 0xffffffffu) {
-			if (left < 12)
-				return 0;
-			memcpy(&length, p + 4, 8);
-			length_size = 12;
-		}
-		/* version (2), address size (1), segment size (1), count (4) */
-		if (length > size || left < length_size + 8 || length < 8)
-			return 0;
-		uint16_t version;
-		memcpy(&version, p + length_size, 2);
-		uint8_t address_size = p[length_size + 2];
-		if (version != 5 || (address_size != 2 && address_size != 4 && address_size != 8))
-			return 0;
-		offset += length_size + length;
-	}
-	return 1;
-}
-
-int sym_lines_open(struct sym_line_data *d, const char *path)
-{
-	memset(d, 0, sizeof(*d));
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (d->fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
-		return -1;
-	/* Mapped, not read: only the three sections are touched, and
-	 * elf_compress puts their decompressed bytes in buffers of its own. */
-	Elf *elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
-	size_t shstrndx;
-	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0) {
-		if (elf != NULL)
-			elf_end(elf);
-		close(d->fd);
-		d->fd = -1;
-		return -1;
-	}
-	d->elf = elf;
-	d->line = section_bytes(elf, shstrndx, ".debug_line", &d->line_size);
-	d->line_str = section_bytes(elf, shstrndx, ".debug_line_str", &d->line_str_size);
-	d->str = section_bytes(elf, shstrndx, ".debug_str", &d->str_size);
-	size_t size;
-	const uint8_t *lists = section_bytes(elf, shstrndx, ".debug_rnglists", &size);
-	d->lists_sane = list_headers_sane(lists, size);
-	lists = section_bytes(elf, shstrndx, ".debug_loclists", &size);
-	d->lists_sane &= list_headers_sane(lists, size);
-	return 0;
-}
-
-void sym_lines_close(struct sym_line_data *d)
-{
-	if (d->elf != NULL)
-		elf_end(d->elf);
-	if (d->fd >= 0)
-		close(d->fd);
-	memset(d, 0, sizeof(*d));
-	d->fd = -1;
-}
 
 /* ---- bounds-checked reading ---- */
 
@@ -238,7 +134,7 @@ static void add_name(struct header *h, const char *name, uint64_t dir)
 
 /* One DWARF 5 attribute value of a directory or file entry: strings come
  * back in *string, numbers in *number; other forms are skipped. */
-static void read_entry_value(struct reader *r, const struct sym_line_data *d,
+static void read_entry_value(struct reader *r, const struct sym_sections *d,
 			     const struct header *h, uint64_t form, const char **string,
 			     uint64_t *number)
 {
@@ -278,7 +174,7 @@ static void read_entry_value(struct reader *r, const struct sym_line_data *d,
 }
 
 /* DWARF 5 directory or file name list: a format, then the entries. */
-static void read_entries(struct reader *r, const struct sym_line_data *d, struct header *h,
+static void read_entries(struct reader *r, const struct sym_sections *d, struct header *h,
 			 int files)
 {
 	uint64_t format[2 * 16];
@@ -310,7 +206,7 @@ static void read_entries(struct reader *r, const struct sym_line_data *d, struct
 }
 
 /* Parse the header at r; r is left at the line program. 0 or -1. */
-static int read_header(struct reader *r, const struct sym_line_data *d, struct header *h)
+static int read_header(struct reader *r, const struct sym_sections *d, struct header *h)
 {
 	h->version = (unsigned)read_fixed(r, 2);
 	if (h->version < 2 || h->version > 5)
@@ -480,7 +376,7 @@ static void run_program(struct reader *r, const struct header *h, const struct s
 	}
 }
 
-int sym_lines_decode(const struct sym_line_data *d, uint64_t offset, const char *comp_dir,
+int sym_lines_decode(const struct sym_sections *d, uint64_t offset, const char *comp_dir,
 		     struct sym_strings *st, struct sym_file_table *files, struct sym_index *ix,
 		     int add_unit_ranges)
 {

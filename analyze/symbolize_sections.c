@@ -1,0 +1,268 @@
+/*
+ * symbolize_sections.c - a debug file's sections, read through libelf and
+ * decompressed at most once, for both the line-table decoder and libdwarf
+ * (which reads them through its object-access interface instead of opening
+ * the file itself).
+ *
+ * Two reasons not to let dwarf_init_path open the file: libdwarf would
+ * inflate .debug_str, .debug_line_str and .debug_rnglists a second time and
+ * .debug_loclists for nothing (variable locations: a quarter of libc's DWARF,
+ * never needed to name code); and libdwarf 20210528 loops forever on a list
+ * header it cannot read, so .debug_rnglists is checked here first and
+ * .debug_loclists never shown to it.
+ */
+#include "symbolize_internal.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <libdwarf.h>
+
+struct sym_section {
+	char name[64]; /* "" for sections libdwarf must not see */
+	GElf_Shdr shdr;
+	uint64_t size; /* decompressed */
+	int zlib_gnu;  /* .zdebug_*: GNU-style compression */
+	int loaded;
+	const uint8_t *data;
+};
+
+/* Sections whose contents never help name code; hidden from libdwarf. */
+static int unwanted(const char *name)
+{
+	return strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0;
+}
+
+/* Decompressed size of a section, from its compression header. */
+static uint64_t plain_size(Elf_Scn *scn, const GElf_Shdr *shdr, int zlib_gnu)
+{
+	if (shdr->sh_type == SHT_NOBITS)
+		return 0;
+	if (shdr->sh_flags & SHF_COMPRESSED) {
+		GElf_Chdr chdr;
+		return gelf_getchdr(scn, &chdr) != NULL ? chdr.ch_size : 0;
+	}
+	if (zlib_gnu) { /* "ZLIB" then the size, 8 bytes big-endian */
+		Elf_Data *raw = elf_rawdata(scn, NULL);
+		if (raw == NULL || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4) != 0)
+			return 0;
+		uint64_t size = 0;
+		for (int i = 4; i < 12; i++)
+			size = size << 8 | ((const uint8_t *)raw->d_buf)[i];
+		return size;
+	}
+	return shdr->sh_size;
+}
+
+int sym_sections_open(struct sym_sections *s, const char *path)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	/* Mapped: only the sections asked for are touched, and elf_compress
+	 * puts their decompressed bytes in buffers of its own. */
+	Elf *elf = elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx, count;
+	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0 || elf_getshdrnum(elf, &count) != 0 ||
+	    count > 0xffff) {
+		if (elf != NULL)
+			elf_end(elf);
+		return -1;
+	}
+	s->elf = elf;
+	s->pointer_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+	const char *ident = elf_getident(elf, NULL);
+	s->big_endian = ident != NULL && ident[EI_DATA] == ELFDATA2MSB;
+	s->sections = calloc(count ? count : 1, sizeof(*s->sections));
+	if (s->sections == NULL)
+		return -1;
+	s->nsections = count;
+	for (size_t i = 1; i < count; i++) {
+		struct sym_section *sec = &s->sections[i];
+		Elf_Scn *scn = elf_getscn(elf, i);
+		const char *name;
+		if (scn == NULL || gelf_getshdr(scn, &sec->shdr) == NULL ||
+		    (name = elf_strptr(elf, shstrndx, sec->shdr.sh_name)) == NULL)
+			continue;
+		/* libdwarf is shown .zdebug_info as the .debug_info it holds. */
+		sec->zlib_gnu = strncmp(name, ".zdebug_", 8) == 0;
+		snprintf(sec->name, sizeof(sec->name), "%s%s", sec->zlib_gnu ? ".debug_" : "",
+			 sec->zlib_gnu ? name + 8 : name);
+		if (unwanted(sec->name))
+			sec->name[0] = '\0';
+		sec->size = plain_size(scn, &sec->shdr, sec->zlib_gnu);
+	}
+	s->line = sym_section_data(s, ".debug_line", &s->line_size);
+	s->line_str = sym_section_data(s, ".debug_line_str", &s->line_str_size);
+	s->str = sym_section_data(s, ".debug_str", &s->str_size);
+	return 0;
+}
+
+void sym_sections_close(struct sym_sections *s)
+{
+	if (s->elf != NULL)
+		elf_end(s->elf);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->sections);
+	free(s->access);
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+}
+
+/* Bytes of section i, decompressed on first use; NULL when unreadable. */
+static const uint8_t *load(struct sym_sections *s, size_t i)
+{
+	struct sym_section *sec = &s->sections[i];
+	if (sec->loaded)
+		return sec->data;
+	sec->loaded = 1;
+	Elf_Scn *scn = elf_getscn(s->elf, i);
+	if (scn == NULL || sec->shdr.sh_type == SHT_NOBITS)
+		return NULL;
+	if (sec->zlib_gnu ? elf_compress_gnu(scn, 0, 0) < 0
+			  : (sec->shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (data == NULL || data->d_buf == NULL || data->d_size != sec->size)
+		return NULL;
+	sec->data = data->d_buf;
+	return sec->data;
+}
+
+const uint8_t *sym_section_data(struct sym_sections *s, const char *name, size_t *size)
+{
+	*size = 0;
+	for (size_t i = 1; i < s->nsections; i++) {
+		if (strcmp(s->sections[i].name, name) != 0)
+			continue;
+		const uint8_t *data = load(s, i);
+		*size = data != NULL ? s->sections[i].size : 0;
+		return data;
+	}
+	return NULL;
+}
+
+/*
+ * libdwarf 20210528 reads every header of .debug_rnglists when it meets the
+ * first compile unit and, on one it cannot read, retries the same offset
+ * forever. Check the chain first with its rules (length within the section,
+ * version 5, address size 2, 4 or 8, the fixed part present).
+ */
+int sym_sections_lists_sane(struct sym_sections *s)
+{
+	size_t size;
+	const uint8_t *sec = sym_section_data(s, ".debug_rnglists", &size);
+	for (uint64_t offset = 0; sec != NULL && offset < size;) {
+		const uint8_t *p = sec + offset;
+		uint64_t left = size - offset, length = 0, length_size = 4;
+		if (left < 4)
+			return 0;
+		memcpy(&length, p, 4);
+		if (length == 0xffffffffu) {
+			if (left < 12)
+				return 0;
+			memcpy(&length, p + 4, 8);
+			length_size = 12;
+		}
+		/* version (2), address size (1), segment size (1), count (4) */
+		if (length > size || left < length_size + 8 || length < 8)
+			return 0;
+		uint16_t version;
+		memcpy(&version, p + length_size, 2);
+		uint8_t address_size = p[length_size + 2];
+		if (version != 5 || (address_size != 2 && address_size != 4 && address_size != 8))
+			return 0;
+		offset += length_size + length;
+	}
+	return 1;
+}
+
+/* ---- libdwarf's object-access interface over these sections ---- */
+
+static int get_section_info(void *obj, Dwarf_Half index, Dwarf_Obj_Access_Section *out, int *error)
+{
+	struct sym_sections *s = obj;
+	(void)error;
+	if (index >= s->nsections)
+		return DW_DLV_NO_ENTRY;
+	const struct sym_section *sec = &s->sections[index];
+	memset(out, 0, sizeof(*out));
+	out->addr = sec->shdr.sh_addr;
+	out->type = sec->shdr.sh_type;
+	out->size = sec->size;
+	out->name = sec->name;
+	out->link = sec->shdr.sh_link;
+	out->info = sec->shdr.sh_info;
+	out->entrysize = sec->shdr.sh_entsize;
+	return DW_DLV_OK;
+}
+
+static Dwarf_Endianness get_byte_order(void *obj)
+{
+	return ((struct sym_sections *)obj)->big_endian ? DW_OBJECT_MSB : DW_OBJECT_LSB;
+}
+
+static Dwarf_Small get_length_size(void *obj)
+{
+	(void)obj;
+	return 4; /* 64-bit DWARF says so in each unit header */
+}
+
+static Dwarf_Small get_pointer_size(void *obj)
+{
+	return (Dwarf_Small)((struct sym_sections *)obj)->pointer_size;
+}
+
+static Dwarf_Unsigned get_section_count(void *obj)
+{
+	return ((struct sym_sections *)obj)->nsections;
+}
+
+static int load_section(void *obj, Dwarf_Half index, Dwarf_Small **data, int *error)
+{
+	struct sym_sections *s = obj;
+	if (index >= s->nsections || s->sections[index].name[0] == '\0')
+		return DW_DLV_NO_ENTRY;
+	const uint8_t *bytes = load(s, index);
+	if (bytes == NULL) {
+		*error = DW_DLE_MDE;
+		return DW_DLV_ERROR;
+	}
+	*data = (Dwarf_Small *)bytes; /* libdwarf only reads them */
+	return DW_DLV_OK;
+}
+
+/* Executables and shared objects need no relocation of their DWARF. */
+static int relocate_a_section(void *obj, Dwarf_Half index, Dwarf_Debug dbg, int *error)
+{
+	(void)obj, (void)index, (void)dbg, (void)error;
+	return DW_DLV_NO_ENTRY;
+}
+
+static const Dwarf_Obj_Access_Methods methods = {
+	get_section_info, get_byte_order,    get_length_size,    get_pointer_size,
+	get_section_count, load_section,     relocate_a_section,
+};
+
+int sym_sections_dwarf(struct sym_sections *s, void *dbg_out)
+{
+	/* libdwarf keeps a pointer to the interface until dwarf_object_finish. */
+	Dwarf_Obj_Access_Interface *access = sym_xrealloc(NULL, sizeof(*access));
+	access->object = s;
+	access->methods = &methods;
+	s->access = access;
+	Dwarf_Error err = NULL;
+	int res = dwarf_object_init_b(access, NULL, NULL, DW_GROUPNUMBER_ANY,
+				      (Dwarf_Debug *)dbg_out, &err);
+	if (res == DW_DLV_ERROR && err != NULL)
+		dwarf_dealloc(NULL, err, DW_DLA_ERROR);
+	return res == DW_DLV_OK ? 0 : -1;
+}
