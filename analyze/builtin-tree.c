@@ -222,7 +222,7 @@ static void print_one(FILE *out, const struct profile *p, const struct analyze_o
 	if (thread != CALLTREE_ALL_THREADS) {
 		char name[300], cpu[32];
 		fprintf(out, "%sThread %s%s: %llu samples, %s of CPU\n", tp.pal.bold,
-			report_thread_name(p, thread, name, sizeof(name)), tp.pal.reset,
+			profile_thread_title(p, thread, name, sizeof(name)), tp.pal.reset,
 			(unsigned long long)t->total_samples,
 			format_duration(profile_weight_ns(p, t->total_weight), cpu, sizeof(cpu)));
 	}

@@ -43,16 +43,6 @@ void report_footer(FILE *out, const struct profile *p, uint64_t samples, uint64_
 	fputc('\n', out);
 }
 
-const char *report_thread_name(const struct profile *p, uint32_t thread, char *buf, size_t len)
-{
-	const struct profile_thread *t = &p->threads[thread];
-	if (t->name)
-		snprintf(buf, len, "%u (%s)", t->tid, profile_string(p, t->name));
-	else
-		snprintf(buf, len, "%u", t->tid);
-	return buf;
-}
-
 const char *report_file(const struct profile *p, uint32_t file, int full_paths)
 {
 	return file ? display_path(profile_string(p, file), full_paths) : "?";

@@ -27,9 +27,6 @@ void report_header(FILE *out, const struct profile *p, const struct palette *pal
 void report_footer(FILE *out, const struct profile *p, uint64_t samples, uint64_t weight,
 		   const struct analyze_options *o);
 
-/* Name of a thread for headings: "1234 (name)" or "1234". */
-const char *report_thread_name(const struct profile *p, uint32_t thread, char *buf, size_t len);
-
 /* A frame's source file as shown ("?" when unknown) and line ("?" when 0). */
 const char *report_file(const struct profile *p, uint32_t file, int full_paths);
 const char *report_line(uint32_t line, char *buf, size_t len);

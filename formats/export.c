@@ -1,6 +1,6 @@
 /*
  * export.c - the pieces every exporter shares: summing weights per stack (and
- * thread), the output buffer, and the thread title. Keeping them here means
+ * thread), and the output buffer. Keeping them here means
  * folded, speedscope and pprof agree on which samples a stack stands for;
  * what a frame is comes from the model (profile_stack_frames).
  */
@@ -187,14 +187,4 @@ void export_buffer_put_u64(struct export_buffer *b, uint64_t v)
 	} while (v);
 	while (n)
 		b->buf[b->len++] = digits[--n];
-}
-
-void export_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
-{
-	const struct profile_thread *t = &p->threads[thread];
-	const char *name = profile_string(p, t->name);
-	if (*name)
-		snprintf(buf, len, "%u (%s)", t->tid, name);
-	else
-		snprintf(buf, len, "%u", t->tid);
 }

@@ -37,8 +37,4 @@ int export_speedscope(const struct profile *p, const struct export_options *o, F
  * o->thread_roots do not apply. 0, or -1 with errno set. */
 int export_pprof(const struct profile *p, const struct export_options *o, FILE *out);
 
-/* The thread's title, "tid (name)" or "tid" when unnamed, as folded thread
- * roots and speedscope profile names show it (and tree's headings do). */
-void export_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);
-
 #endif

@@ -81,7 +81,7 @@ static int render_stack(struct export_buffer *b, struct frame_names *names,
 	int first = 1;
 	if (o->thread_roots) {
 		char title[256];
-		export_thread_title(p, w->thread, title, sizeof(title));
+		profile_thread_title(p, w->thread, title, sizeof(title));
 		if (put_safe_text(b, title))
 			return -1;
 		first = 0;

@@ -365,7 +365,7 @@ static int write_document(struct speedscope *s, FILE *out)
 			continue; /* every stack of the thread was lighter than --mincount */
 		}
 		char title[256];
-		export_thread_title(p, order[k], title, sizeof(title));
+		profile_thread_title(p, order[k], title, sizeof(title));
 		json_t *head_t = json_pack("{s:s,s:o,s:s,s:i,s:I}", "type", "sampled", "name",
 					   json_string_lossy(title),
 					   "unit", in_ns ? "nanoseconds" : "none", "startValue", 0,

@@ -1,7 +1,7 @@
 /*
  * profile.c - the profile data model's storage: growable tables and string
- * interning (see profile.h for the model itself), and the walk every report
- * and exporter shares: a stack as root-first frames.
+ * interning (see profile.h for the model itself), and the walks every report
+ * and exporter shares: a stack as root-first frames, a thread's title.
  *
  * Interning is on the hot path of loading (every symbolized frame interns its
  * function and file names) and of every filter that rebuilds a profile, so it
@@ -317,4 +317,15 @@ uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t 
 			frames[n++] = loc->first_line + l;
 	}
 	return n;
+}
+
+const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
+{
+	const struct profile_thread *t = &p->threads[thread];
+	/* Id 0 is the one empty string: interning "" always gives 0. */
+	if (t->name)
+		snprintf(buf, len, "%u (%s)", t->tid, profile_string(p, t->name));
+	else
+		snprintf(buf, len, "%u", t->tid);
+	return buf;
 }

@@ -165,6 +165,9 @@ uint32_t profile_max_stack_frames(const struct profile *p);
  */
 uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames);
 
+/* Thread title for every report: "tid (name)", or "tid" when unnamed; returns buf. */
+const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);
+
 /* Nanoseconds a weight stands for. */
 static inline uint64_t profile_weight_ns(const struct profile *p, uint64_t weight)
 {
