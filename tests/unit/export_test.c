@@ -20,21 +20,8 @@
 
 #include "profile.pb-c.h"
 
-#define CHECK(cond) check((cond), #cond, __FILE__, __LINE__, "")
-#define CHECKF(cond, ...) check((cond), #cond, __FILE__, __LINE__, __VA_ARGS__)
-
-static void check(int ok, const char *what, const char *file, int line, const char *fmt, ...)
-{
-	if (ok)
-		return;
-	fprintf(stderr, "%s:%d: check failed: %s ", file, line, what);
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define CHECK_STOP_AT_FIRST_FAILURE /* later steps use what earlier ones built */
+#include "check.h"
 
 #define TEMPLATE_NAME "std::vector<int, std::allocator<int> >::push_back(int const&)"
 #define TEMPLATE_MANGLED "_ZNSt6vectorIiSaIiEE9push_backERKi"

@@ -13,17 +13,7 @@
 #include "profile.h"
 #include "reports.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                 \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                    \
-			fputc('\n', stderr);                                             \
-			failures++;                                                      \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 /* ---- building profiles by hand ---- */
 
@@ -195,9 +185,9 @@ static int line_index(const char *text, const char *line)
 	return -1;
 }
 
-#define EXPECT_LINE(text, line) CHECK(has_line(text, line), "missing line [%s] in:\n%s", line, text)
+#define EXPECT_LINE(text, line) CHECKF(has_line(text, line), "missing line [%s] in:\n%s", line, text)
 #define EXPECT_NO_LINE(text, line) \
-	CHECK(!has_line(text, line), "unexpected line [%s] in:\n%s", line, text)
+	CHECKF(!has_line(text, line), "unexpected line [%s] in:\n%s", line, text)
 
 /* Lines of the default tree of main_profile. */
 static const char *const tree_main10 = "  ╎97 t.c:10; main";
@@ -219,12 +209,12 @@ static void test_tree_shape(const struct profile *p)
 	int last = -1;
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		int at = line_index(out, lines[i]);
-		CHECK(at > last, "line [%s] missing or out of order in:\n%s", lines[i], out);
+		CHECKF(at > last, "line [%s] missing or out of order in:\n%s", lines[i], out);
 		last = at;
 	}
 	/* System frames are hidden: memcpy's 50 are a's self time. */
-	CHECK(!strstr(out, "memcpy") && !strstr(out, "_start"), "system frames shown:\n%s", out);
-	CHECK(strstr(out, "Total samples: 6 (weight 100 = 100.0 ms of CPU)") != NULL,
+	CHECKF(!strstr(out, "memcpy") && !strstr(out, "_start"), "system frames shown:\n%s", out);
+	CHECKF(strstr(out, "Total samples: 6 (weight 100 = 100.0 ms of CPU)") != NULL,
 	      "footer wrong:\n%s", out);
 	free(out);
 }
@@ -330,7 +320,7 @@ static void test_tree_threads_and_tid(const struct profile *p)
 	struct tree_options to = {.threads = 1};
 	default_options(&o);
 	char *out = run_tree(p, &o, &to);
-	CHECK(strstr(out, "Thread 1 (t): 5 samples") && strstr(out, "Thread 2 (worker): 1 samples"),
+	CHECKF(strstr(out, "Thread 1 (t): 5 samples") && strstr(out, "Thread 2 (worker): 1 samples"),
 	      "per-thread headings missing:\n%s", out);
 	free(out);
 
@@ -343,7 +333,7 @@ static void test_tree_threads_and_tid(const struct profile *p)
 	EXPECT_LINE(out, "  ╎10 t.c:10; main");
 	EXPECT_LINE(out, "  ╎ 10 t.c:20; a");
 	EXPECT_LINE(out, "10╎  10 t.c:40; c");
-	CHECK(strstr(out, "Total samples: 1 (weight 10") != NULL, "tid footer:\n%s", out);
+	CHECKF(strstr(out, "Total samples: 1 (weight 10") != NULL, "tid footer:\n%s", out);
 	free(out);
 }
 
@@ -432,19 +422,19 @@ static void test_flat_sorting(const struct profile *p)
 	const char *m = "  100 100.0%    0   0.0% t.c     5 main";
 	char *out = run_flat(p, &o, &fo);
 	/* filefuncline: a, b, c, main (same file, by name) */
-	CHECK(line_index(out, a) >= 0 && line_index(out, a) < line_index(out, b) &&
+	CHECKF(line_index(out, a) >= 0 && line_index(out, a) < line_index(out, b) &&
 		      line_index(out, b) < line_index(out, c) && line_index(out, c) < line_index(out, m),
 	      "filefuncline order:\n%s", out);
 	free(out);
 	fo.sort = FLAT_SORT_COUNT;
 	out = run_flat(p, &o, &fo);
-	CHECK(line_index(out, m) >= 0 && line_index(out, m) < line_index(out, a) &&
+	CHECKF(line_index(out, m) >= 0 && line_index(out, m) < line_index(out, a) &&
 		      line_index(out, a) < line_index(out, c) && line_index(out, c) < line_index(out, b),
 	      "count order:\n%s", out);
 	free(out);
 	fo.sort = FLAT_SORT_SELF;
 	out = run_flat(p, &o, &fo);
-	CHECK(line_index(out, a) >= 0 && line_index(out, a) < line_index(out, c) &&
+	CHECKF(line_index(out, a) >= 0 && line_index(out, a) < line_index(out, c) &&
 		      line_index(out, c) < line_index(out, b) && line_index(out, b) < line_index(out, m),
 	      "self order:\n%s", out);
 	free(out);
@@ -522,7 +512,7 @@ static void test_all_hidden(void)
 	EXPECT_LINE(out, "6╎6 m.c:2; main");
 	EXPECT_LINE(out, "4╎4 dl.c:7; _dl_relocate");
 	EXPECT_NO_LINE(out, "  ╎10 s.S:1; _start");
-	CHECK(strstr(out, "weight 10 ") != NULL, "totals shrank:\n%s", out);
+	CHECKF(strstr(out, "weight 10 ") != NULL, "totals shrank:\n%s", out);
 	free(out);
 	profile_free(p);
 }
@@ -531,25 +521,25 @@ static void test_filter_copy(const struct profile *p)
 {
 	struct filter_options f = {0};
 	struct profile *q = filter_profile(p, &f);
-	CHECK(q->nsamples == p->nsamples && q->total_weight == 100, "samples %llu weight %llu",
+	CHECKF(q->nsamples == p->nsamples && q->total_weight == 100, "samples %llu weight %llu",
 	      (unsigned long long)q->nsamples, (unsigned long long)q->total_weight);
-	CHECK(q->nstrings == p->nstrings && q->nfunctions == p->nfunctions, "tables not kept");
+	CHECKF(q->nstrings == p->nstrings && q->nfunctions == p->nfunctions, "tables not kept");
 	/* The memcpy stack and the b stack... every stack lost _start. */
 	for (uint32_t s = 0; s < q->nstacks; s++)
 		for (uint32_t i = 0; i < q->stacks[s].depth; i++) {
 			const struct profile_location *l =
 				&q->locations[q->stack_locations[q->stacks[s].first + i]];
 			for (uint32_t k = 0; k < l->nlines; k++)
-				CHECK(!(q->functions[q->lines[l->first_line + k].function].flags &
+				CHECKF(!(q->functions[q->lines[l->first_line + k].function].flags &
 					PROFILE_FUNCTION_SYSTEM),
 				      "system frame kept in stack %u", s);
 		}
-	CHECK(q->threads[0].weight == 90 && q->threads[1].weight == 10, "thread weights %llu %llu",
+	CHECKF(q->threads[0].weight == 90 && q->threads[1].weight == 10, "thread weights %llu %llu",
 	      (unsigned long long)q->threads[0].weight, (unsigned long long)q->threads[1].weight);
 	/* The consuming variant gives the same. */
 	struct profile *copy = filter_profile(p, &(struct filter_options){.show_system = 1});
 	struct profile *r = filter_profile_consume(copy, &f);
-	CHECK(r->nsamples == q->nsamples && r->nstacks == q->nstacks &&
+	CHECKF(r->nsamples == q->nsamples && r->nstacks == q->nstacks &&
 		      r->total_weight == q->total_weight,
 	      "consume differs: %llu/%u vs %llu/%u", (unsigned long long)r->nsamples, r->nstacks,
 	      (unsigned long long)q->nsamples, q->nstacks);
@@ -575,10 +565,8 @@ int main(void)
 	test_all_hidden();
 	test_filter_copy(p);
 	profile_free(p);
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
+	if (check_failures)
+		return check_exit_status();
 	printf("report tests passed\n");
 	return 0;
 }

@@ -23,21 +23,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define CHECK(cond) check((cond), #cond, __FILE__, __LINE__, "")
-#define CHECKF(cond, ...) check((cond), #cond, __FILE__, __LINE__, __VA_ARGS__)
-
-static void check(int ok, const char *what, const char *file, int line, const char *fmt, ...)
-{
-	if (ok)
-		return;
-	fprintf(stderr, "%s:%d: check failed: %s ", file, line, what);
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define CHECK_STOP_AT_FIRST_FAILURE /* later steps use what earlier ones built */
+#include "check.h"
 
 /* CPU time: the rates printed stay meaningful on a busy machine. */
 static double now(void)

@@ -11,14 +11,7 @@
 
 #define RING_BYTES 4096u
 
-static int failures;
-#define CHECK(cond)                                                                     \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                     \
-		}                                                                       \
-	} while (0)
+#include "check.h"
 
 struct expect {
 	uint32_t next_seq; /* sequence number the next record must carry */
@@ -102,9 +95,7 @@ int main(void)
 	CHECK(transport_hash_stack((const uint64_t[]){ 1, 2 }, 2, 0) !=
 	      transport_hash_stack((const uint64_t[]){ 2, 1 }, 2, 0));
 	free(h);
-	if (failures)
-		fprintf(stderr, "%d checks failed\n", failures);
-	else
+	if (!check_failures)
 		printf("unit_transport: %u records through a %u-byte ring\n", seq, RING_BYTES);
-	return failures != 0;
+	return check_exit_status();
 }
