@@ -389,9 +389,13 @@ static void sort_rows(struct sym_index *ix)
 	for (size_t r = 0; r < nruns && disjoint; r++)
 		for (size_t i = 1; i < runs[r].count && disjoint; i++)
 			disjoint = ix->rows[runs[r].first + i - 1].addr <= ix->rows[runs[r].first + i].addr;
+	/* Sequences already in place (the usual case) need no copy. */
+	int in_place = 1;
+	for (size_t r = 0; r < nruns && in_place; r++)
+		in_place = r == 0 || runs[r].first == runs[r - 1].first + runs[r - 1].count;
 	if (!disjoint) {
 		sort_array(ix->rows, ix->nrows, sizeof(*ix->rows), compare_rows);
-	} else {
+	} else if (!in_place) {
 		struct sym_row *sorted = sym_xrealloc(NULL, ix->nrows * sizeof(*sorted));
 		size_t n = 0;
 		for (size_t r = 0; r < nruns; r++, n += runs[r - 1].count)
