@@ -51,7 +51,7 @@ add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
 target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)
 add_dependencies(unit_symbolize symbolize_workloads symbolize_generated)
 add_test(NAME unit_symbolize COMMAND unit_symbolize ${SYM_SRC} ${SYM_BIN})
-set_tests_properties(unit_symbolize PROPERTIES TIMEOUT 300)
+set_tests_properties(unit_symbolize PROPERTIES TIMEOUT 300 LABELS unit)
 
 # The driver bench/symbolize-speed times; the agreement tests use it too.
 add_executable(symbolize_bench ${CMAKE_SOURCE_DIR}/bench/symbolize_bench.c)
@@ -83,5 +83,5 @@ if(ADDR2LINE)
     ${SYM_BIN}/cpp_workload 100 100)
   # Skipped (77) when libc's debug package is not installed.
   set_tests_properties(symbolize_agree_libc symbolize_agree_dwarf4 symbolize_agree_dwarf5
-    symbolize_agree_cpp PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+    symbolize_agree_cpp PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 LABELS unit)
 endif()
