@@ -12,27 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "hashmap.h"
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xrealloc(void *ptr, size_t size)
-{
-	void *q = realloc(ptr, size ? size : 1);
-	if (!q) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
 
 struct frame_lookup {
 	const struct calltree *t;
@@ -59,7 +40,7 @@ static uint32_t intern_frame(struct calltree *t, struct idmap *map, uint32_t *ca
 		return id;
 	if (t->nframes == *cap) {
 		*cap = *cap ? 2 * *cap : 1024;
-		t->frames = xrealloc(t->frames, *cap * sizeof(*t->frames));
+		t->frames = realloc_or_abort(t->frames, *cap * sizeof(*t->frames));
 	}
 	t->frames[t->nframes] = *f;
 	idmap_insert(map, h, t->nframes);
@@ -74,7 +55,7 @@ static void build_frames(struct calltree *t)
 	idmap_init(&map, 1024);
 	/* Every line row belongs to one location (profile.h), so its frame is
 	 * known from the row alone. */
-	t->line_frame = xcalloc(p->nlines, sizeof(*t->line_frame));
+	t->line_frame = calloc_or_abort(p->nlines, sizeof(*t->line_frame));
 	for (uint32_t l = 0; l < p->nlocations; l++) {
 		const struct profile_location *loc = &p->locations[l];
 		for (uint32_t i = 0; i < loc->nlines; i++) {
@@ -94,11 +75,11 @@ static void build_frames(struct calltree *t)
 
 struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread)
 {
-	struct calltree *t = xcalloc(1, sizeof(*t));
+	struct calltree *t = calloc_or_abort(1, sizeof(*t));
 	t->profile = p;
 	t->combine = combine;
 	build_frames(t);
-	t->stack_weight = xcalloc(p->nstacks, sizeof(*t->stack_weight));
+	t->stack_weight = calloc_or_abort(p->nstacks, sizeof(*t->stack_weight));
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		if (thread != CALLTREE_ALL_THREADS && s->thread != thread)
@@ -129,14 +110,14 @@ void calltree_build_nodes(struct calltree *t)
 {
 	const struct profile *p = t->profile;
 	uint32_t cap = 1024;
-	t->nodes = xcalloc(cap, sizeof(*t->nodes));
+	t->nodes = calloc_or_abort(cap, sizeof(*t->nodes));
 	t->nodes[0] = (struct calltree_node){.frame = CALLTREE_NONE, .parent = CALLTREE_NONE,
 					     .first_child = CALLTREE_NONE,
 					     .next_sibling = CALLTREE_NONE};
 	t->nnodes = 1;
 	struct u64map edges; /* parent << 32 | frame -> child */
 	u64map_init(&edges, 4096);
-	uint32_t *frames = xcalloc(t->max_frames, sizeof(*frames));
+	uint32_t *frames = calloc_or_abort(t->max_frames, sizeof(*frames));
 	for (uint32_t s = 0; s < p->nstacks; s++) {
 		uint64_t w = t->stack_weight[s];
 		if (!w)
@@ -149,7 +130,7 @@ void calltree_build_nodes(struct calltree *t)
 			if (*child == HASHMAP_NONE) {
 				if (t->nnodes == cap) {
 					cap *= 2;
-					t->nodes = xrealloc(t->nodes, cap * sizeof(*t->nodes));
+					t->nodes = realloc_or_abort(t->nodes, cap * sizeof(*t->nodes));
 				}
 				struct calltree_node *parent = &t->nodes[node];
 				t->nodes[t->nnodes] = (struct calltree_node){
@@ -218,7 +199,7 @@ uint32_t calltree_sorted_children(const struct calltree *t, uint32_t node, uint3
 	uint32_t n = 0;
 	for (uint32_t c = t->nodes[node].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
 		n++;
-	uint32_t *children = xcalloc(n, sizeof(*children));
+	uint32_t *children = calloc_or_abort(n, sizeof(*children));
 	n = 0;
 	for (uint32_t c = t->nodes[node].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
 		children[n++] = c;

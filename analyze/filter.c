@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "hashmap.h"
 
 #define UNMAPPED UINT32_MAX
@@ -33,19 +34,9 @@ struct filter_state {
 	uint32_t seek_depth;
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
 static void *filled(size_t n, uint32_t value)
 {
-	uint32_t *a = xcalloc(n, sizeof(*a));
+	uint32_t *a = calloc_or_abort(n, sizeof(*a));
 	for (size_t i = 0; i < n; i++)
 		a[i] = value;
 	return a;
@@ -207,7 +198,7 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 	for (uint32_t i = 0; i < in->nstacks; i++)
 		if (in->stacks[i].depth > depth_max)
 			depth_max = in->stacks[i].depth;
-	st->scratch = xcalloc(depth_max, sizeof(*st->scratch));
+	st->scratch = calloc_or_abort(depth_max, sizeof(*st->scratch));
 	for (uint64_t i = 0; i < in->nsamples; i++) {
 		struct profile_sample s = in->samples[i];
 		uint32_t t = s.thread < in->nthreads ? st->thread_map[s.thread] : UNMAPPED;
@@ -233,10 +224,8 @@ static struct profile *filter_run(const struct profile *in, const struct filter_
 {
 	struct filter_state st = {.in = in, .f = f};
 	st.out = profile_new();
-	if (!st.out) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
+	if (!st.out)
+		abort_out_of_memory();
 	st.location_map = filled(in->nlocations, UNMAPPED);
 	st.whole_map = filled(in->nlocations, UNMAPPED);
 	st.stack_map = filled(in->nstacks, UNMAPPED);
@@ -255,7 +244,7 @@ static struct profile *filter_run(const struct profile *in, const struct filter_
 struct profile *filter_profile(const struct profile *p, const struct filter_options *f)
 {
 	uint64_t cap = p->nsamples ? p->nsamples : 1;
-	struct profile_sample *dst = xcalloc(cap, sizeof(*dst));
+	struct profile_sample *dst = calloc_or_abort(cap, sizeof(*dst));
 	return filter_run(p, f, dst, cap);
 }
 
@@ -267,7 +256,7 @@ struct profile *filter_profile_consume(struct profile *p, const struct filter_op
 	uint64_t cap = p->samples_cap;
 	if (!dst) {
 		cap = 1;
-		dst = xcalloc(cap, sizeof(*dst));
+		dst = calloc_or_abort(cap, sizeof(*dst));
 	}
 	struct profile *out = filter_run(p, f, dst, cap);
 	p->samples = NULL; /* now out's */

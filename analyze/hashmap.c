@@ -7,13 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 static void *alloc_slots(uint64_t n, size_t size)
 {
-	void *p = malloc(n * size);
-	if (!p) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
+	void *p = realloc_or_abort(NULL, n * size);
 	/* Every empty slot has value/id HASHMAP_NONE: all bits set. */
 	memset(p, 0xff, n * size);
 	return p;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "hashmap.h"
 #include "resolve.h"
 #include "terminal.h"
@@ -59,16 +60,6 @@ struct loader {
 	uint64_t last_time_ns;
 	uint64_t loss_samples;
 };
-
-static void *xrealloc(void *ptr, size_t size)
-{
-	void *q = realloc(ptr, size ? size : 1);
-	if (!q) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
 
 void load_options_init(struct load_options *o)
 {
@@ -109,7 +100,7 @@ static uint32_t new_raw_stack(struct loader *L)
 {
 	if (L->nraw == L->raw_cap) {
 		L->raw_cap = L->raw_cap ? L->raw_cap * 2 : 1024;
-		L->raw = xrealloc(L->raw, L->raw_cap * sizeof(*L->raw));
+		L->raw = realloc_or_abort(L->raw, L->raw_cap * sizeof(*L->raw));
 	}
 	L->raw[L->nraw] = (struct raw_stack){0};
 	return L->nraw++;
@@ -123,7 +114,7 @@ static uint32_t stack_index(struct loader *L, uint32_t id)
 			uint32_t cap = L->stack_by_id_cap ? L->stack_by_id_cap : 4096;
 			while (cap <= id)
 				cap *= 2;
-			L->stack_by_id = xrealloc(L->stack_by_id, cap * sizeof(*L->stack_by_id));
+			L->stack_by_id = realloc_or_abort(L->stack_by_id, cap * sizeof(*L->stack_by_id));
 			memset(L->stack_by_id + L->stack_by_id_cap, 0xff,
 			       (cap - L->stack_by_id_cap) * sizeof(*L->stack_by_id));
 			L->stack_by_id_cap = cap;
@@ -144,7 +135,7 @@ static void add_stack(struct loader *L, const struct trace_stack *s)
 	if (L->nips + s->nframes > L->ips_cap) {
 		while (L->nips + s->nframes > L->ips_cap)
 			L->ips_cap = L->ips_cap ? L->ips_cap * 2 : 65536;
-		L->ips = xrealloc(L->ips, L->ips_cap * sizeof(*L->ips));
+		L->ips = realloc_or_abort(L->ips, L->ips_cap * sizeof(*L->ips));
 	}
 	memcpy(L->ips + L->nips, s->ips, s->nframes * sizeof(*s->ips));
 	L->raw[i].first = L->nips;
@@ -192,7 +183,7 @@ static void add_meta(struct loader *L, const struct trace_meta *m)
 		p->start_ns = strtoull(m->value, NULL, 10);
 	struct load_stats *st = L->stats;
 	if (st) {
-		st->meta = xrealloc(st->meta, (st->nmeta + 1) * sizeof(*st->meta));
+		st->meta = realloc_or_abort(st->meta, (st->nmeta + 1) * sizeof(*st->meta));
 		st->meta[st->nmeta].key = profile_intern(p, m->key);
 		st->meta[st->nmeta].value = value;
 		st->nmeta++;
@@ -295,7 +286,7 @@ static void build_stacks(struct loader *L)
 {
 	struct resolver *R = L->resolver;
 	/* Remember, per raw ip, which distinct address it is. */
-	uint32_t *frame_address = xrealloc(NULL, (L->nips ? L->nips : 1) * sizeof(*frame_address));
+	uint32_t *frame_address = realloc_or_abort(NULL, (L->nips ? L->nips : 1) * sizeof(*frame_address));
 	for (uint32_t s = 0; s < L->nraw; s++) {
 		const struct raw_stack *rs = &L->raw[s];
 		for (uint32_t i = 0; i < rs->depth; i++) {
@@ -314,7 +305,7 @@ static void build_stacks(struct loader *L)
 		const struct raw_stack *rs = &L->raw[s];
 		if (rs->depth > cap) {
 			cap = rs->depth;
-			locs = xrealloc(locs, cap * sizeof(*locs));
+			locs = realloc_or_abort(locs, cap * sizeof(*locs));
 		}
 		for (uint32_t i = 0; i < rs->depth; i++)
 			locs[i] = resolver_location(R, frame_address[rs->first + i]);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "terminal.h"
 
 struct shared_option {
@@ -106,11 +107,7 @@ void analyze_options_help(FILE *out, const struct analyze_command *cmd)
 /* Append one value to a NULL/0-terminated growable array. */
 static void *append(void *array, size_t *n, size_t elem, const void *value)
 {
-	char *a = realloc(array, (*n + 2) * elem);
-	if (!a) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
+	char *a = realloc_or_abort(array, (*n + 2) * elem);
 	memcpy(a + *n * elem, value, elem);
 	memset(a + (*n + 1) * elem, 0, elem);
 	(*n)++;

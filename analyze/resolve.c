@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "hashmap.h"
 #include "symbolize.h"
 
@@ -57,20 +58,9 @@ struct resolver {
 	uint64_t unresolved;
 };
 
-static void *xrealloc(void *ptr, size_t size)
-{
-	void *q = realloc(ptr, size ? size : 1);
-	if (!q) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
 struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 {
-	struct resolver *R = xrealloc(NULL, sizeof(*R));
-	memset(R, 0, sizeof(*R));
+	struct resolver *R = calloc_or_abort(1, sizeof(*R));
 	R->p = p;
 	R->o = o;
 	u64map_init(&R->leaf_index, 4096);
@@ -85,10 +75,8 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 			.keep_clones = o->keep_clones,
 		};
 		R->sym = symbolizer_new(&so);
-		if (!R->sym) {
-			fputs("ipscope: out of memory\n", stderr);
-			abort();
-		}
+		if (!R->sym)
+			abort_out_of_memory();
 	}
 	return R;
 }
@@ -146,7 +134,7 @@ void resolver_add_module(struct resolver *R, const struct trace_module *m)
 		}
 		if (R->nranges == R->ranges_cap) {
 			R->ranges_cap = R->ranges_cap ? 2 * R->ranges_cap : 64;
-			R->ranges = xrealloc(R->ranges, R->ranges_cap * sizeof(*R->ranges));
+			R->ranges = realloc_or_abort(R->ranges, R->ranges_cap * sizeof(*R->ranges));
 		}
 		R->ranges[R->nranges] = (struct range){start, start + sg->memsz, index, R->nranges};
 		R->nranges++;
@@ -154,7 +142,7 @@ void resolver_add_module(struct resolver *R, const struct trace_module *m)
 	profile_add_module(p, &pm);
 	if (p->nmodules > R->modules_cap) {
 		R->modules_cap = R->modules_cap ? 2 * R->modules_cap : 64;
-		R->modules = xrealloc(R->modules, R->modules_cap * sizeof(*R->modules));
+		R->modules = realloc_or_abort(R->modules, R->modules_cap * sizeof(*R->modules));
 	}
 	struct module_info *mi = &R->modules[index];
 	memset(mi, 0, sizeof(*mi));
@@ -176,7 +164,7 @@ static void warn_once(struct resolver *R, const char *warning)
 	for (uint32_t i = 0; i < R->nwarned; i++)
 		if (!strcmp(R->warned[i], warning))
 			return;
-	R->warned = xrealloc(R->warned, (R->nwarned + 1) * sizeof(*R->warned));
+	R->warned = realloc_or_abort(R->warned, (R->nwarned + 1) * sizeof(*R->warned));
 	R->warned[R->nwarned++] = strdup(warning);
 	fprintf(stderr, "warning: %s\n", warning);
 }
@@ -191,10 +179,8 @@ static struct symbol_module *open_module(struct resolver *R, uint32_t index)
 	char warning[1024] = "";
 	mi->sm = symbolizer_module(R->sym, profile_string(R->p, pm->path), mi->build_id,
 				   mi->build_id_len, warning, sizeof(warning));
-	if (!mi->sm) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
+	if (!mi->sm)
+		abort_out_of_memory();
 	pm->flags |= symbol_module_flags(mi->sm);
 	/*
 	 * Missing files and build-id mismatches always deserve a line. No debug
@@ -242,7 +228,7 @@ uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return)
 		return *slot;
 	if (R->naddresses == R->addresses_cap) {
 		R->addresses_cap = R->addresses_cap ? 2 * R->addresses_cap : 4096;
-		R->addresses = xrealloc(R->addresses, R->addresses_cap * sizeof(*R->addresses));
+		R->addresses = realloc_or_abort(R->addresses, R->addresses_cap * sizeof(*R->addresses));
 	}
 	R->addresses[R->naddresses] = (struct address){ip, (uint32_t)(is_return != 0), UINT32_MAX};
 	return *slot = R->naddresses++;
@@ -374,7 +360,7 @@ static int address_order(const void *a, const void *b)
 
 void resolver_resolve(struct resolver *R)
 {
-	uint32_t *order = xrealloc(NULL, (R->naddresses ? R->naddresses : 1) * sizeof(*order));
+	uint32_t *order = realloc_or_abort(NULL, (R->naddresses ? R->naddresses : 1) * sizeof(*order));
 	for (uint32_t i = 0; i < R->naddresses; i++)
 		order[i] = i;
 	/* Address order: the symbolizer's tables are then walked forward. */

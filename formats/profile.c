@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 #define ARENA_BLOCK_SIZE (256u * 1024u)
 
 struct arena_block {
@@ -39,20 +41,6 @@ struct string_index {
 	struct arena_block *arena;
 };
 
-static void out_of_memory(void)
-{
-	fputs("ipscope: out of memory\n", stderr);
-	abort();
-}
-
-static void *xrealloc(void *ptr, size_t size)
-{
-	void *q = realloc(ptr, size ? size : 1);
-	if (!q)
-		out_of_memory();
-	return q;
-}
-
 /* Grow *table (of elem bytes each) so that index n fits; capacities double. */
 static void *grow(void *table, uint64_t *cap, uint64_t n, size_t elem)
 {
@@ -62,8 +50,8 @@ static void *grow(void *table, uint64_t *cap, uint64_t n, size_t elem)
 	while (c <= n)
 		c *= 2;
 	if (c > SIZE_MAX / elem)
-		out_of_memory();
-	table = xrealloc(table, c * elem);
+		abort_out_of_memory();
+	table = realloc_or_abort(table, c * elem);
 	*cap = c;
 	return table;
 }
@@ -109,7 +97,7 @@ static char *arena_copy(struct string_index *ix, const char *s, size_t n)
 		size_t size = n + 1 > ARENA_BLOCK_SIZE ? n + 1 : ARENA_BLOCK_SIZE;
 		b = malloc(sizeof(*b) + size);
 		if (!b)
-			out_of_memory();
+			abort_out_of_memory();
 		b->next = ix->arena;
 		b->used = 0;
 		b->size = size;
@@ -126,7 +114,7 @@ static void index_rehash(struct string_index *ix, uint32_t nslots)
 {
 	struct string_slot *slots = calloc(nslots, sizeof(*slots));
 	if (!slots)
-		out_of_memory();
+		abort_out_of_memory();
 	for (uint32_t i = 0; ix->slots && i <= ix->mask; i++) {
 		if (!ix->slots[i].id)
 			continue;
@@ -151,7 +139,7 @@ struct profile *profile_new(void)
 	}
 	p->string_index = ix;
 	index_rehash(ix, 1024);
-	p->strings = xrealloc(NULL, 1024 * sizeof(*p->strings));
+	p->strings = realloc_or_abort(NULL, 1024 * sizeof(*p->strings));
 	p->strings_capacity = 1024;
 	p->strings[0] = arena_copy(ix, "", 0);
 	p->nstrings = 1;
