@@ -1,7 +1,6 @@
 # Tests of analyze's reports (analyze/builtin-{info,tree,flat}.c, calltree,
 # filters, loader): unit tests on hand-built profiles, end-to-end scripts on
-# workloads with known answers (tests/e2e/workloads/report_*.c), and the
-# trace generator of bench/analyze-speed.
+# workloads with known answers (tests/e2e/workloads/report_*.c).
 add_executable(unit_report ${CMAKE_CURRENT_SOURCE_DIR}/unit/report_test.c)
 target_link_libraries(unit_report PRIVATE ipscope_analyze)
 add_test(NAME unit_report COMMAND unit_report)
@@ -14,7 +13,3 @@ foreach(test split recursive inline cli symbols)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
-
-# bench/analyze-speed's trace generator (a real ELF's functions, N samples).
-add_executable(analyze_speed_gen ${CMAKE_SOURCE_DIR}/bench/analyze_speed_gen.c)
-target_link_libraries(analyze_speed_gen PRIVATE ipscope_formats PkgConfig::LIBELF)
