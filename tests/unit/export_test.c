@@ -296,14 +296,25 @@ static uint8_t *gunzip(const char *data, size_t len, size_t *out_len)
 	return out;
 }
 
+/* p exported as pprof, checked to be gzip and unpacked; free with
+ * perftools__profiles__profile__free_unpacked. */
+static Perftools__Profiles__Profile *pprof_of(const struct profile *p, const struct export_options *o)
+{
+	size_t len, raw_len;
+	char *gz = export_to_memory(export_pprof, p, o, &len);
+	CHECK(len > 18 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b);
+	uint8_t *raw = gunzip(gz, len, &raw_len);
+	/* unpacking copies every string and array out of raw */
+	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	free(raw);
+	free(gz);
+	return pr;
+}
+
 static void test_pprof(const struct profile *p)
 {
 	struct export_options o = { 0 };
-	size_t len, raw_len;
-	char *gz = export_to_memory(export_pprof, p, &o, &len);
-	CHECK(len > 18 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b);
-	uint8_t *raw = gunzip(gz, len, &raw_len);
-	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	Perftools__Profiles__Profile *pr = pprof_of(p, &o);
 	CHECK(pr != NULL);
 	char **s = pr->string_table;
 #define STR(i) (CHECK((size_t)(i) < pr->n_string_table), s[i])
@@ -367,8 +378,6 @@ static void test_pprof(const struct profile *p)
 	CHECK((uint64_t)count == p->total_weight && (uint64_t)ns == p->total_weight * INTERVAL_NS);
 #undef STR
 	perftools__profiles__profile__free_unpacked(pr, NULL);
-	free(raw);
-	free(gz);
 }
 
 /* Same profile, same options: same bytes, for every format and option set. */
@@ -414,15 +423,10 @@ static void test_mincount(const struct profile *p)
 	free(text);
 
 	/* pprof: per (stack, thread) sample: worker's compute (4) and push (5) */
-	size_t len, raw_len;
-	char *gz = export_to_memory(export_pprof, p, &o, &len);
-	uint8_t *raw = gunzip(gz, len, &raw_len);
-	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	Perftools__Profiles__Profile *pr = pprof_of(p, &o);
 	CHECK(pr && pr->n_sample == 2);
 	CHECK(pr->sample[0]->value[0] == 4 && pr->sample[1]->value[0] == 5);
 	perftools__profiles__profile__free_unpacked(pr, NULL);
-	free(raw);
-	free(gz);
 }
 
 /* export_stack_weights sums with a dense array when stacks x threads is
@@ -546,15 +550,10 @@ static void test_pprof_long_name(void)
 	profile_add_sample(p, &sample);
 
 	struct export_options o = { 0 };
-	size_t len, raw_len;
-	char *gz = export_to_memory(export_pprof, p, &o, &len);
-	uint8_t *raw = gunzip(gz, len, &raw_len);
-	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	Perftools__Profiles__Profile *pr = pprof_of(p, &o);
 	CHECK(pr && pr->n_function == 1 && pr->n_sample == 1 && pr->sample[0]->value[0] == 3);
 	CHECK(!strcmp(pr->string_table[pr->function[0]->name], name));
 	perftools__profiles__profile__free_unpacked(pr, NULL);
-	free(raw);
-	free(gz);
 	profile_free(p);
 	free(name);
 }
@@ -572,14 +571,9 @@ static void test_empty(void)
 	CHECK(doc && json_array_size(json_object_get(doc, "profiles")) == 0);
 	json_decref(doc);
 	free(text);
-	size_t len, raw_len;
-	char *gz = export_to_memory(export_pprof, p, &o, &len);
-	uint8_t *raw = gunzip(gz, len, &raw_len);
-	Perftools__Profiles__Profile *pr = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	Perftools__Profiles__Profile *pr = pprof_of(p, &o);
 	CHECK(pr && pr->n_sample == 0);
 	perftools__profiles__profile__free_unpacked(pr, NULL);
-	free(raw);
-	free(gz);
 	profile_free(p);
 }
 
