@@ -273,20 +273,13 @@ void flat_report(FILE *out, const struct profile *p, const struct analyze_option
 	calltree_free(t);
 }
 
+static void print_flat_report(FILE *out, const struct profile *p, const struct analyze_options *o)
+{
+	flat_report(out, p, o, &flat_opts);
+}
+
 int cmd_flat(int argc, char **argv)
 {
-	struct analyze_options o;
 	memset(&flat_opts, 0, sizeof(flat_opts));
-	int rc = analyze_options_parse(argc, argv, &flat_command, &o);
-	if (rc >= 0)
-		return rc;
-	struct profile *p = report_profile(&o);
-	if (!p) {
-		analyze_options_free(&o);
-		return 1;
-	}
-	flat_report(stdout, p, &o, &flat_opts);
-	profile_free(p);
-	analyze_options_free(&o);
-	return 0;
+	return report_command(argc, argv, &flat_command, print_flat_report);
 }

@@ -253,20 +253,13 @@ void tree_report(FILE *out, const struct profile *p, const struct analyze_option
 	}
 }
 
+static void print_tree_report(FILE *out, const struct profile *p, const struct analyze_options *o)
+{
+	tree_report(out, p, o, &tree_opts);
+}
+
 int cmd_tree(int argc, char **argv)
 {
-	struct analyze_options o;
 	memset(&tree_opts, 0, sizeof(tree_opts));
-	int rc = analyze_options_parse(argc, argv, &tree_command, &o);
-	if (rc >= 0)
-		return rc;
-	struct profile *p = report_profile(&o);
-	if (!p) {
-		analyze_options_free(&o);
-		return 1;
-	}
-	tree_report(stdout, p, &o, &tree_opts);
-	profile_free(p);
-	analyze_options_free(&o);
-	return 0;
+	return report_command(argc, argv, &tree_command, print_tree_report);
 }

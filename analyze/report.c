@@ -17,6 +17,21 @@ struct profile *report_profile(const struct analyze_options *o)
 	return filter_profile_consume(p, &o->filter);
 }
 
+int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print)
+{
+	struct analyze_options o;
+	int rc = analyze_options_parse(argc, argv, cmd, &o);
+	if (rc >= 0)
+		return rc;
+	struct profile *p = report_profile(&o);
+	rc = p ? 0 : 1; /* report_profile has said what went wrong */
+	if (p)
+		print(stdout, p, &o);
+	profile_free(p);
+	analyze_options_free(&o);
+	return rc;
+}
+
 void report_header(FILE *out, const struct profile *p, const struct palette *pal)
 {
 	char cpu[32], interval[32];

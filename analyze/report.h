@@ -1,7 +1,8 @@
 /*
- * report.h - what tree and flat (and exporters, for the first function)
- * share: getting the filtered profile the options ask for, and printing the
- * header, the footer and a frame's "file:line; function" the same way.
+ * report.h - what tree and flat (and exporters, for report_profile) share:
+ * one run of a report command, getting the filtered profile the options ask
+ * for, and printing the header, the footer and a frame's "file:line;
+ * function" the same way.
  */
 #ifndef IPSCOPE_REPORT_H
 #define IPSCOPE_REPORT_H
@@ -19,6 +20,12 @@
  * printed (exit 1).
  */
 struct profile *report_profile(const struct analyze_options *o);
+
+/* Prints a text report of p (loaded and filtered) with the command's options o. */
+typedef void (*report_print_fn)(FILE *out, const struct profile *p, const struct analyze_options *o);
+
+/* Whole run of a report command: parse argv for cmd, load, filter, print to stdout; exit status. */
+int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print);
 
 /* Command, samples, CPU time, threads and lost samples, then a blank line. */
 void report_header(FILE *out, const struct profile *p, const struct palette *pal);
