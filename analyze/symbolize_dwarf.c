@@ -230,10 +230,8 @@ static uint32_t function_for(struct loader *L, Dwarf_Die die)
 		return function_from_die(L, die);
 	if (2 * (L->origin_used + 1) > L->origin_slots) {
 		size_t slots = L->origin_slots ? L->origin_slots * 2 : 4096;
-		uint64_t *keys = calloc(slots, sizeof(*keys));
-		uint32_t *values = calloc(slots, sizeof(*values));
-		if (keys == NULL || values == NULL)
-			abort();
+		uint64_t *keys = calloc_or_abort(slots, sizeof(*keys));
+		uint32_t *values = calloc_or_abort(slots, sizeof(*values));
 		for (size_t i = 0; i < L->origin_slots; i++) {
 			if (L->origin_keys[i] == 0)
 				continue;

@@ -13,16 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *sym_xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (q == NULL) {
-		fputs("ipscope: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
 /* ---- string pool ---- */
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -38,7 +28,7 @@ static char *pool_alloc(struct sym_strings *st, size_t n)
 	if (st->nchunks == 0 || st->chunk_used + n > st->chunk_size) {
 		size_t size = n > 65536 ? n : 65536;
 		SYM_GROW(st->chunks, st->nchunks, st->chunks_cap);
-		st->chunks[st->nchunks++] = sym_xrealloc(NULL, size);
+		st->chunks[st->nchunks++] = realloc_or_abort(NULL, size);
 		st->chunk_size = size;
 		st->chunk_used = 0;
 	}
@@ -50,7 +40,7 @@ static char *pool_alloc(struct sym_strings *st, size_t n)
 static void pool_rehash(struct sym_strings *st)
 {
 	size_t nslots = st->nslots ? st->nslots * 2 : 1024;
-	const char **slots = sym_xrealloc(NULL, nslots * sizeof(*slots));
+	const char **slots = realloc_or_abort(NULL, nslots * sizeof(*slots));
 	memset(slots, 0, nslots * sizeof(*slots));
 	for (size_t i = 0; i < st->nslots; i++) {
 		const char *s = st->slots[i];
@@ -174,7 +164,7 @@ static void keys_build(struct sym_keys *k, uint64_t *keys, size_t n)
 		shift++;
 	k->shift = shift;
 	k->npages = (size_t)(span >> shift) + 1;
-	k->page_first = sym_xrealloc(NULL, (k->npages + 1) * sizeof(*k->page_first));
+	k->page_first = realloc_or_abort(NULL, (k->npages + 1) * sizeof(*k->page_first));
 	size_t i = 0;
 	for (size_t page = 0; page <= k->npages; page++) {
 		uint64_t page_start = k->base + ((uint64_t)page << shift);
@@ -214,7 +204,7 @@ static size_t keys_count_at_or_below(const struct sym_keys *k, uint64_t addr)
 /* Build the key index of an array of structs by one uint64_t member. */
 #define KEYS_OF(keys, array, count, member)                                  \
 	do {                                                                 \
-		uint64_t *keys_ = sym_xrealloc(NULL, ((count) + 1) * sizeof(*keys_)); \
+		uint64_t *keys_ = realloc_or_abort(NULL, ((count) + 1) * sizeof(*keys_)); \
 		for (size_t i_ = 0; i_ < (count); i_++)                      \
 			keys_[i_] = (array)[i_].member;                      \
 		keys_build((keys), keys_, (count));                          \
@@ -306,9 +296,9 @@ static void emit_segment(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_
 static void flatten_ranges(struct sym_index *ix)
 {
 	sort_array(ix->ranges, ix->nranges, sizeof(*ix->ranges), compare_ranges);
-	ix->segments = sym_xrealloc(NULL, (2 * ix->nranges + 1) * sizeof(*ix->segments));
+	ix->segments = realloc_or_abort(NULL, (2 * ix->nranges + 1) * sizeof(*ix->segments));
 	ix->nsegments = 0;
-	struct sym_range *stack = sym_xrealloc(NULL, (ix->nranges + 1) * sizeof(*stack));
+	struct sym_range *stack = realloc_or_abort(NULL, (ix->nranges + 1) * sizeof(*stack));
 	size_t depth = 0;
 	uint64_t pos = 0;
 	for (size_t i = 0; i <= ix->nranges; i++) {
@@ -396,7 +386,7 @@ static void sort_rows(struct sym_index *ix)
 	if (!disjoint) {
 		sort_array(ix->rows, ix->nrows, sizeof(*ix->rows), compare_rows);
 	} else if (!in_place) {
-		struct sym_row *sorted = sym_xrealloc(NULL, ix->nrows * sizeof(*sorted));
+		struct sym_row *sorted = realloc_or_abort(NULL, ix->nrows * sizeof(*sorted));
 		size_t n = 0;
 		for (size_t r = 0; r < nruns; r++, n += runs[r - 1].count)
 			memcpy(&sorted[n], &ix->rows[runs[r].first], runs[r].count * sizeof(*sorted));

@@ -13,18 +13,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
+
 #define SYM_NONE UINT32_MAX
 
-/* realloc that stops the process when memory runs out: an index half built
- * has no useful recovery (profile.h's tables do the same). */
-void *sym_xrealloc(void *p, size_t n);
-
-/* Make room for one more element of a growing array (capacity doubles). */
+/* Make room for one more element of a growing array (capacity doubles; out
+ * of memory ends the process, as for every table analyze builds: alloc.h). */
 #define SYM_GROW(array, count, cap)                                                        \
 	do {                                                                               \
 		if ((count) == (cap)) {                                                    \
 			(cap) = (cap) ? (cap) * 2 : 16;                                    \
-			(array) = sym_xrealloc((array), (size_t)(cap) * sizeof(*(array))); \
+			(array) = realloc_or_abort((array), (size_t)(cap) * sizeof(*(array))); \
 		}                                                                          \
 	} while (0)
 

@@ -280,7 +280,7 @@ static const char *full_name(struct sym_strings *st, const struct header *h, siz
 		return sym_intern(st, name);
 	size_t n = strlen(dir) + (subdir ? strlen(subdir) + 1 : 0) + strlen(name) + 2;
 	char stack_buf[1024];
-	char *buf = n <= sizeof(stack_buf) ? stack_buf : sym_xrealloc(NULL, n);
+	char *buf = n <= sizeof(stack_buf) ? stack_buf : realloc_or_abort(NULL, n);
 	snprintf(buf, n, "%s%s%s/%s", dir, subdir ? "/" : "", subdir ? subdir : "", name);
 	const char *interned = sym_intern(st, buf);
 	if (buf != stack_buf)
@@ -396,7 +396,7 @@ int sym_lines_decode(const struct sym_sections *d, uint64_t offset, const char *
 	int result = read_header(&r, d, &h);
 	if (result == 0) {
 		files->one_based = h.version < 5;
-		files->names = sym_xrealloc(NULL, (h.nfiles + 1) * sizeof(*files->names));
+		files->names = realloc_or_abort(NULL, (h.nfiles + 1) * sizeof(*files->names));
 		for (size_t i = 0; i < h.nfiles; i++)
 			files->names[i] = full_name(st, &h, i, comp_dir);
 		files->count = h.nfiles;

@@ -255,7 +255,7 @@ static const Dwarf_Obj_Access_Methods methods = {
 int sym_sections_dwarf(struct sym_sections *s, void *dbg_out)
 {
 	/* libdwarf keeps a pointer to the interface until dwarf_object_finish. */
-	Dwarf_Obj_Access_Interface *access = sym_xrealloc(NULL, sizeof(*access));
+	Dwarf_Obj_Access_Interface *access = realloc_or_abort(NULL, sizeof(*access));
 	access->object = s;
 	access->methods = &methods;
 	s->access = access;
