@@ -1,4 +1,4 @@
-# Tests of the trace format (formats/trace_*.c): the unit test and, with
+# Tests of the trace format (formats/trace_*.c): the unit tests and, with
 # IPSCOPE_FUZZ, the libFuzzer target of the reader run for a bounded time.
 #
 # They compile the two trace sources themselves rather than link
@@ -6,11 +6,16 @@
 # needs those sources instrumented with -fsanitize=fuzzer.
 set(TRACE_SOURCES ${CMAKE_SOURCE_DIR}/formats/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace_reader.c)
 
-add_executable(unit_trace ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_trace.c ${TRACE_SOURCES})
-target_include_directories(unit_trace PRIVATE ${CMAKE_SOURCE_DIR}/formats)
-target_link_libraries(unit_trace PRIVATE PkgConfig::ZSTD)
-add_test(NAME unit_trace COMMAND unit_trace)
-set_tests_properties(unit_trace PROPERTIES TIMEOUT 600 LABELS unit)
+# unit_trace goes through the writer; unit_trace_layout reads hand-built streams.
+foreach(test unit_trace unit_trace_layout)
+  string(REPLACE unit_ test_ source ${test})
+  add_executable(${test} ${CMAKE_CURRENT_SOURCE_DIR}/unit/${source}.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace_test_support.c ${TRACE_SOURCES})
+  target_include_directories(${test} PRIVATE ${CMAKE_SOURCE_DIR}/formats)
+  target_link_libraries(${test} PRIVATE PkgConfig::ZSTD)
+  add_test(NAME ${test} COMMAND ${test})
+  set_tests_properties(${test} PROPERTIES TIMEOUT 600 LABELS unit)
+endforeach()
 
 # The fuzzer runs on a copy of the committed seed corpus (libFuzzer adds the
 # inputs it finds to its first directory), for a bounded time; crashes land

@@ -1,0 +1,220 @@
+/*
+ * test_trace_layout.c - unit tests of the trace reader on streams built by
+ * hand from TRACE_FORMAT.md (ctest unit_trace_layout), to check what the
+ * writer never produces: unknown record types, newer versions, longer
+ * records from later minor versions and a catalogue of corrupt records.
+ */
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHECK_STOP_AT_FIRST_FAILURE /* later steps use what earlier ones built */
+#include "check.h"
+#include "trace_test_support.h"
+
+/* Read a hand-built stream; returns the outcome and checks its message. */
+static struct outcome read_raw(struct bytes *raw)
+{
+	struct bytes z = zstd_compress(raw);
+	struct outcome o = read_memory(z.p, z.len, 0);
+	free(z.p);
+	free(raw->p);
+	memset(raw, 0, sizeof *raw);
+	return o;
+}
+
+static void expect_corrupt(struct bytes *raw, const char *needle)
+{
+	struct outcome o = read_raw(raw);
+	CHECKF(o.last < 0, "expected an error about '%s', got %d", needle, o.last);
+	CHECKF(strstr(o.message, needle) != NULL && strncmp(o.message, "t.zst: offset ", 14) == 0,
+	       "'%s' lacks '%s'", o.message, needle);
+}
+
+static void test_versions_and_unknown_records(void)
+{
+	struct bytes raw = { 0 };
+
+	/* Unknown record types are skipped by length, even empty ones. */
+	put_file_header(&raw, 1, 0, 16);
+	size_t at = begin_record(&raw, 200, 0);
+	for (int i = 0; i < 37; i++)
+		put_le(&raw, (uint64_t)i, 1);
+	end_record(&raw, at);
+	at = begin_record(&raw, 0xffff, 0x8000);
+	end_record(&raw, at);
+	put_end_record(&raw);
+	struct outcome o = read_raw(&raw);
+	CHECKF(o.last == 0 && o.records == 1 && !o.truncated, "%d %d %s", o.last, o.records, o.message);
+
+	/* ...unless flagged as required. */
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, 201, 1);
+	end_record(&raw, at);
+	expect_corrupt(&raw, "required");
+
+	/* A newer major version is refused at open with a clear message. */
+	put_file_header(&raw, 2, 0, 16);
+	put_end_record(&raw);
+	o = read_raw(&raw);
+	CHECK(o.last == -2);
+	CHECKF(!strcmp(o.message, "t.zst: offset 8: trace format version 2.0 is newer than this reader "
+				  "(1.0): use a newer ipscope"), "%s", o.message);
+
+	/* A later minor version: longer header, extra fields at the end of
+	 * records and of array entries. All of it is read, the extra ignored. */
+	put_file_header(&raw, 1, 7, 24);
+	at = begin_record(&raw, TRACE_THREAD, 0);
+	put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, 1, 4);
+	put_string(&raw, "worker");
+	put_le(&raw, 0xabcdef, 8); /* a field from the future */
+	end_record(&raw, at);
+	at = begin_record(&raw, TRACE_SAMPLES, 0);
+	put_le(&raw, 2, 4), put_le(&raw, 36, 4);
+	for (int i = 0; i < 2; i++) {
+		put_le(&raw, i ? 1 : 100, 8), put_le(&raw, 5, 4), put_le(&raw, 6, 4); /* time deltas */
+		put_le(&raw, 9, 4), put_le(&raw, 1, 4), put_le(&raw, 2, 4), put_le(&raw, 0x77, 8);
+	}
+	put_le(&raw, 0, 4); /* after the array too */
+	end_record(&raw, at);
+	at = begin_record(&raw, TRACE_MODULE, 0);
+	put_le(&raw, 5, 4), put_le(&raw, 3, 4), put_le(&raw, 1, 8), put_le(&raw, 0x1000, 8);
+	put_string(&raw, "/lib/x.so");
+	put_le(&raw, 0, 4); /* no build id */
+	put_le(&raw, 1, 4), put_le(&raw, 40, 4);
+	put_le(&raw, 0x10, 8), put_le(&raw, 0x20, 8), put_le(&raw, 0x30, 8), put_le(&raw, 1, 4);
+	put_le(&raw, 0, 8), put_le(&raw, 0, 4);
+	end_record(&raw, at);
+	put_end_record(&raw);
+	struct bytes z = zstd_compress(&raw);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	unsigned major, minor;
+	trace_reader_version(r, &major, &minor);
+	CHECK(major == 1 && minor == 7);
+	struct trace_record rec;
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_THREAD && rec.offset == 24);
+	CHECK(rec.u.thread.tid == 6 && !strcmp(rec.u.thread.name, "worker"));
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_SAMPLES && rec.u.samples.count == 2);
+	CHECK(rec.u.samples.samples[1].time_ns == 101 && rec.u.samples.samples[1].state == 2);
+	CHECK(rec.u.samples.samples[0].stack_id == 9 && rec.u.samples.samples[0].weight == 1);
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_MODULE && rec.u.module.nsegments == 1);
+	CHECK(rec.u.module.segments[0].file_offset == 0x30 && rec.u.module.segments[0].flags == 1);
+	CHECK(rec.u.module.build_id == NULL && !strcmp(rec.u.module.path, "/lib/x.so"));
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END);
+	CHECK(trace_reader_next(r, &rec) == 0 && !trace_reader_truncated(r));
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+
+	/* Several zstd frames and a skippable frame make one stream; after END,
+	 * whatever follows is ignored. */
+	put_file_header(&raw, 1, 0, 16);
+	struct bytes frames = zstd_compress(&raw);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	put(&frames, "\x50\x2a\x4d\x18\x03\x00\x00\x00" "abc", 11); /* skippable frame */
+	put_end_record(&raw);
+	put(&raw, "trailing garbage", 16);
+	z = zstd_compress(&raw);
+	put(&frames, z.p, z.len);
+	o = read_memory(frames.p, frames.len, 0);
+	CHECKF(o.last == 0 && o.records == 1 && !o.truncated, "%d %d %s", o.last, o.records, o.message);
+	free(frames.p);
+	free(z.p);
+	free(raw.p);
+}
+
+/* Each kind of impossible record gets a one-line error naming the offset. */
+static void test_corrupt_records(void)
+{
+	struct bytes raw = { 0 };
+	size_t at;
+
+	put(&raw, "IPSCOPF\x1a", 8), put_le(&raw, 0x10001, 8);
+	struct outcome o = read_raw(&raw);
+	CHECKF(o.last == -2 && strstr(o.message, "bad magic"), "%s", o.message);
+
+	o = read_memory("hello, world\n", 13, 0);
+	CHECKF(o.last == -2 && strstr(o.message, "not an ipscope trace"), "%s", o.message);
+
+	/* The frame's content checksum (its last 4 bytes) catches what zstd would not. */
+	uint64_t flush_sizes[4];
+	int flush_records[4];
+	struct bytes z = write_small_trace(flush_sizes, flush_records);
+	z.p[z.len - 1] ^= 1;
+	o = read_memory(z.p, z.len, 0);
+	CHECKF(o.last < 0 && strstr(o.message, "checksum"), "%s", o.message);
+	free(z.p);
+
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_SAMPLES, 0);
+	put_le(&raw, 0xffffffff, 4), put_le(&raw, 0x10000, 4); /* 2^48 bytes of entries */
+	put_le(&raw, 0, 8);
+	end_record(&raw, at);
+	expect_corrupt(&raw, "do not fit");
+
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_SAMPLES, 0);
+	put_le(&raw, 1, 4), put_le(&raw, 12, 4); /* entries shorter than version 1.0's */
+	put_le(&raw, 0, 8), put_le(&raw, 0, 4);
+	end_record(&raw, at);
+	expect_corrupt(&raw, "entry size 12");
+
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_META, 0);
+	put_string(&raw, "key");
+	put_le(&raw, 5, 4), put(&raw, "a\0bcd", 5);
+	end_record(&raw, at);
+	expect_corrupt(&raw, "NUL");
+
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_THREAD, 0);
+	put_le(&raw, 1, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 0, 4);
+	put_le(&raw, 0xfffffff0u, 4), put(&raw, "abc", 3); /* name length past the record */
+	end_record(&raw, at);
+	expect_corrupt(&raw, "name needs 4294967280 bytes");
+
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_STACK, 0);
+	put_le(&raw, 1, 4), put_le(&raw, 0, 4), put_le(&raw, 0x20000000, 4), put_le(&raw, 0, 8);
+	end_record(&raw, at);
+	expect_corrupt(&raw, "frames do not fit");
+
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_END, 0);
+	put_le(&raw, 1, 8); /* too short for version 1.0 */
+	end_record(&raw, at);
+	expect_corrupt(&raw, "END record (8 bytes)");
+
+	put_file_header(&raw, 1, 0, 16);
+	put_le(&raw, TRACE_META, 2), put_le(&raw, 0, 2), put_le(&raw, 0x7fffffff, 4);
+	expect_corrupt(&raw, "claims 2147483647 bytes");
+
+	put_file_header(&raw, 1, 0, 16);
+	put_le(&raw, 0, 8);
+	expect_corrupt(&raw, "type 0");
+
+	/* A record cut by the end of the stream is a truncation, not an error. */
+	put_file_header(&raw, 1, 0, 16);
+	at = begin_record(&raw, TRACE_LOSS, 0);
+	put_le(&raw, 1, 4);
+	end_record(&raw, at);
+	raw.p[at - 4] = 24; /* the length says 24, the stream ends after 4 */
+	o = read_raw(&raw);
+	CHECKF(o.last == 0 && o.truncated && strstr(o.message, "truncated at offset 16"), "%s", o.message);
+}
+
+int main(void)
+{
+	alarm(600); /* a hang is a failure too */
+	test_versions_and_unknown_records();
+	test_corrupt_records();
+	printf("unit_trace_layout: all passed\n");
+	return 0;
+}
