@@ -429,6 +429,23 @@ static void test_mincount(const struct profile *p)
 	perftools__profiles__profile__free_unpacked(pr, NULL);
 }
 
+/* A profile whose one function, name, has one location (0x10, in no
+ * module); each of its nstacks stacks holds just that location. */
+static struct profile *one_function_profile(const char *name, uint32_t nstacks)
+{
+	struct profile *p = profile_new();
+	struct profile_function f = { profile_intern(p, name), profile_intern(p, "f"), 0, 0, 0, 0 };
+	profile_add_function(p, &f);
+	struct profile_line l = { 0, 0, 0, 0 };
+	profile_add_line(p, &l);
+	struct profile_location loc = { 0x10, UINT32_MAX, 0, 1 };
+	profile_add_location(p, &loc);
+	uint32_t location = 0;
+	for (uint32_t i = 0; i < nstacks; i++)
+		profile_add_stack(p, &location, 1);
+	return p;
+}
+
 /* export_stack_weights sums with a dense array when stacks x threads is
  * small and with a hash of the pairs otherwise: both must give the sums a
  * plain count gives, in (stack, thread) order. */
@@ -437,16 +454,7 @@ static void test_stack_weights(void)
 	for (int many = 0; many < 2; many++) {
 		/* 2000 x 600 pairs exceed the dense limit (2^20); 20 x 6 do not */
 		uint32_t nstacks = many ? 2000 : 20, nthreads = many ? 600 : 6;
-		struct profile *p = profile_new();
-		struct profile_function f = { profile_intern(p, "f"), profile_intern(p, "f"), 0, 0, 0, 0 };
-		profile_add_function(p, &f);
-		struct profile_line l = { 0, 0, 0, 0 };
-		profile_add_line(p, &l);
-		struct profile_location loc = { 0x10, UINT32_MAX, 0, 1 };
-		profile_add_location(p, &loc);
-		uint32_t location = 0;
-		for (uint32_t i = 0; i < nstacks; i++)
-			profile_add_stack(p, &location, 1);
+		struct profile *p = one_function_profile("f", nstacks);
 		for (uint32_t i = 0; i < nthreads; i++) {
 			struct profile_thread t = { 1, 100 + i, 0, 0, 0 };
 			profile_add_thread(p, &t);
@@ -535,15 +543,7 @@ static void test_pprof_long_name(void)
 	for (size_t i = 0; i < n; i++)
 		name[i] = (char)('a' + i % 26);
 	name[n] = '\0';
-	struct profile *p = profile_new();
-	struct profile_function f = { profile_intern(p, name), profile_intern(p, "f"), 0, 0, 0, 0 };
-	profile_add_function(p, &f);
-	struct profile_line l = { 0, 0, 0, 0 };
-	profile_add_line(p, &l);
-	struct profile_location loc = { 0x10, UINT32_MAX, 0, 1 };
-	profile_add_location(p, &loc);
-	uint32_t location = 0;
-	profile_add_stack(p, &location, 1);
+	struct profile *p = one_function_profile(name, 1);
 	struct profile_thread t = { 1, 1, 0, 0, 0 };
 	profile_add_thread(p, &t);
 	struct profile_sample sample = { 0, 0, 1, 3 };
