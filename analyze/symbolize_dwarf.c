@@ -54,10 +54,11 @@ struct loader {
 	struct sym_sections sections;
 };
 
-/* 1 when res is DW_DLV_OK; frees the error libdwarf allocated otherwise. */
+/* 1 when res is DW_DLV_OK; frees any error libdwarf left behind (on damaged
+ * DWARF some calls set one and still answer DW_DLV_NO_ENTRY). */
 static int ok(struct loader *L, int res)
 {
-	if (res == DW_DLV_ERROR && L->err != NULL) {
+	if (L->err != NULL) {
 		dwarf_dealloc(L->dbg, L->err, DW_DLA_ERROR);
 		L->err = NULL;
 	}
