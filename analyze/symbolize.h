@@ -42,7 +42,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_options *o);
  * Open (once per path+build-id) the module that ran from path. Never NULL
  * unless out of memory: an unreadable module still gives a handle whose
  * lookups return 0. warning (if non-NULL) gets one line, or "" when all is
- * well: missing file, build-id mismatch, no debug info.
+ * well: missing file, build-id mismatch, no (or damaged) debug info.
  */
 struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 					const uint8_t *build_id, size_t build_id_len,
