@@ -13,6 +13,21 @@ fail() {
 	exit 1
 }
 
+# profile_workload NAME ARGS...: collect -q the workload NAME with ARGS into
+# $scratch/t.zst, failing with collect's stderr.
+profile_workload() {
+	workload=$workloads/$1
+	shift
+	"$bin/collect" -q -o "$scratch/t.zst" "$workload" "$@" 2>"$scratch/err" ||
+		fail "collect exited $?: $(cat "$scratch/err")"
+}
+
+# marker_line MARKER FILE: number of the first line of FILE that holds MARKER
+# (workload sources mark the lines reports must show, e.g. "@call-hot").
+marker_line() {
+	grep -n -- "$1" "$2" | head -n 1 | cut -d: -f1
+}
+
 # within A B TOLERANCE: true when |A - B| <= TOLERANCE (decimal numbers).
 within() {
 	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'

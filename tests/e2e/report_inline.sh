@@ -3,11 +3,10 @@
 # under the caller's line that calls it.
 . "$(dirname "$0")/lib.sh"
 dir=$(dirname "$0")/workloads
-hot=$(grep -n "@hot-line" "$dir/report_inline_hot.h" | cut -d: -f1)
-call=$(grep -n "@call-hot" "$dir/report_inline.c" | cut -d: -f1)
+hot=$(marker_line "@hot-line" "$dir/report_inline_hot.h")
+call=$(marker_line "@call-hot" "$dir/report_inline.c")
 
-"$bin/collect" -q -o "$scratch/t.zst" "$workloads/report_inline" 1.0 2>"$scratch/err" ||
-	fail "collect exited $?: $(cat "$scratch/err")"
+profile_workload report_inline 1.0
 "$bin/analyze" tree "$scratch/t.zst" >"$scratch/tree" || fail "analyze tree failed"
 "$bin/analyze" flat "$scratch/t.zst" >"$scratch/flat" || fail "analyze flat failed"
 cat "$scratch/tree" "$scratch/flat"

@@ -4,10 +4,9 @@
 . "$(dirname "$0")/lib.sh"
 depth=12
 src=$(dirname "$0")/workloads/report_recursive.c
-call=$(grep -n "@recurse-call" "$src" | cut -d: -f1)
+call=$(marker_line "@recurse-call" "$src")
 
-"$bin/collect" -q -o "$scratch/t.zst" "$workloads/report_recursive" $depth 2>"$scratch/err" ||
-	fail "collect exited $?: $(cat "$scratch/err")"
+profile_workload report_recursive $depth
 "$bin/analyze" flat "$scratch/t.zst" >"$scratch/flat" || fail "analyze flat failed"
 "$bin/analyze" tree "$scratch/t.zst" >"$scratch/tree" || fail "analyze tree failed"
 cat "$scratch/flat" "$scratch/tree"

@@ -3,10 +3,8 @@
 # each at main's call line and with lines inside its own body.
 . "$(dirname "$0")/lib.sh"
 src=$(dirname "$0")/workloads/report_split.c
-line_of() { grep -n "$1" "$src" | head -n 1 | cut -d: -f1; }
 
-"$bin/collect" -q -o "$scratch/t.zst" "$workloads/report_split" 1.5 2>"$scratch/err" ||
-	fail "collect exited $?: $(cat "$scratch/err")"
+profile_workload report_split 1.5
 "$bin/analyze" flat "$scratch/t.zst" >"$scratch/flat" || fail "analyze flat failed"
 "$bin/analyze" tree "$scratch/t.zst" >"$scratch/tree" || fail "analyze tree failed"
 cat "$scratch/flat" "$scratch/tree"
@@ -22,9 +20,9 @@ within "$light" 30 5 || fail "light has $light% of the CPU, expected 30 +- 5"
 # Tree: main at the call line of each (top level: after the 1-digit rail),
 # heavy/light one level below, at a line inside their bodies.
 for f in heavy light; do
-	call=$(line_of "@call-$f")
-	begin=$(line_of "@$f-begin")
-	end=$(line_of "@$f-end")
+	call=$(marker_line "@call-$f" "$src")
+	begin=$(marker_line "@$f-begin" "$src")
+	end=$(marker_line "@$f-end" "$src")
 	grep -Eq "^ *[0-9]*╎[0-9]+ +report_split\.c:$call; main\$" "$scratch/tree" ||
 		fail "tree has no top-level 'report_split.c:$call; main' for the call of $f"
 	lines=$(sed -n "s/^ *[0-9]*╎ [0-9]\\+ \\+report_split\\.c:\\([0-9]*\\); $f\$/\\1/p" "$scratch/tree")

@@ -7,7 +7,7 @@
 src=$(dirname "$0")/workloads/report_cpp.cpp
 name='geometry::Accumulator<double>::add_many(long)'
 mangled='_ZN8geometry11AccumulatorIdE8add_manyEl'
-line=$(grep -n "@add-many-line" "$src" | cut -d: -f1)
+line=$(marker_line "@add-many-line" "$src")
 cxx() { c++ -O2 -g -DVARIANT="$1" -o "$2" "$src" || fail "cannot compile $src"; }
 profile() { # BINARY TRACE
 	"$bin/collect" -q -o "$2" "$1" 0.6 2>"$scratch/collect.err" ||
