@@ -80,7 +80,8 @@ static uint64_t parse_interval(const char *text)
 	else
 		return 0;
 	double ns = value * scale;
-	if (ns < 10000 || ns > 10e9)
+	/* Below ~100 us the signal and unwind cost per sample is the whole period. */
+	if (ns < 100000 || ns > 10e9)
 		return 0;
 	return (uint64_t)ns;
 }
@@ -126,7 +127,7 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 			break;
 		case 'i':
 			if (!(o->interval_ns = parse_interval(optarg)))
-				return usage_error("bad interval '%s': use e.g. 250us, 1ms or 10ms (10us..10s)",
+				return usage_error("bad interval '%s': use e.g. 250us, 1ms or 10ms (100us..10s)",
 						   optarg);
 			break;
 		case 'm':
@@ -239,51 +240,76 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 	trace_writer_meta(w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION);
 }
 
-static int open_output(const char *path)
+/*
+ * Open the trace file before the program runs, so an unwritable path fails
+ * fast. It is truncated only once the program has started: on exec failure a
+ * file collect created is removed and an existing one is left as it was.
+ */
+static int open_output(const char *path, int *created)
 {
+	*created = 0;
 	if (!path)
 		return STDOUT_FILENO;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0 && fchmod(fd, 0600) < 0) {
-		close(fd);
-		fd = -1;
-	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		*created = 1;
+	else if (errno == EEXIST)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		fprintf(stderr, "collect: cannot write %s: %s\n", path, strerror(errno));
 	return fd;
 }
 
+/* The program runs: empty the file and make it private (it holds the command line and addresses). */
+static int claim_output(int fd, const char *path)
+{
+	if (!path)
+		return 0;
+	if (ftruncate(fd, 0) < 0 || fchmod(fd, 0600) < 0) {
+		fprintf(stderr, "collect: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static volatile sig_atomic_t program_pid;
 
-/* Termination requests for collect are meant for the program; collect then finishes the trace. */
-static void forward_signal(int sig)
+/*
+ * Termination requests for collect are meant for the program; collect then
+ * finishes the trace. Ctrl-C and Ctrl-\ from the terminal already reach the
+ * program (same process group), so only a SIGINT/SIGQUIT someone sent with
+ * kill() is passed on.
+ */
+static void forward_signal(int sig, siginfo_t *si, void *unused)
 {
-	if (program_pid > 0)
+	(void)unused;
+	int from_terminal = (sig == SIGINT || sig == SIGQUIT) && si->si_code == SI_KERNEL;
+	if (program_pid > 0 && !from_terminal)
 		kill((pid_t)program_pid, sig);
 }
 
-static void setup_signals(void)
+static void forward_signals(void)
 {
-	sigset_t chld;
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
-}
-
-/* After the fork: Ctrl-C and Ctrl-\ reach the program from the terminal already. */
-static void ignore_terminal_signals(void)
-{
+	static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+		sigaction(forwarded[i], &sa, NULL);
 	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sa.sa_handler = forward_signal;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
+	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Once the program is gone, collect can be interrupted like any program while it finishes. */
+static void stop_forwarding(void)
+{
+	program_pid = 0;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 }
 
 static const char *source_name(uint32_t source)
@@ -306,6 +332,63 @@ static int exit_code(int status, const char *program)
 	return 1;
 }
 
+/* Drain until the program ends; returns its wait status. *write_failed says whether the trace is whole. */
+static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer *w, int *write_failed)
+{
+	struct transport_header *h = l->transport.header;
+	int status = 0, source_written = 0;
+	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC);
+	for (;;) {
+		int done = launch_wait(l, DRAIN_INTERVAL_MS, &status);
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		atomic_store(&h->consumer_heartbeat_ns, now);
+		if (!*write_failed && !source_written && atomic_load(&h->agent_state) == AGENT_RUNNING) {
+			trace_writer_meta(w, TRACE_META_SOURCE, source_name(h->source));
+			source_written = 1;
+		}
+		/* After a write error the rings are still emptied: the program must never wait on them. */
+		int failed = drain_all(d) < 0;
+		if (!failed && !done && now - last_flush >= FLUSH_INTERVAL_NS) {
+			failed = trace_writer_flush(w) < 0;
+			last_flush = now;
+		}
+		if (failed && !*write_failed) {
+			fprintf(stderr, "collect: writing the trace failed: %s\n", strerror(errno));
+			*write_failed = 1;
+		}
+		if (done)
+			return status;
+	}
+}
+
+static void summarize(const struct collect_options *o, const struct launch *l, const struct drain *d,
+		      int fd, int status)
+{
+	const char *program = o->argv[0];
+	const struct transport_header *h = l->transport.header;
+	uint64_t samples, weight, lost;
+	uint32_t threads;
+	drain_totals(d, &samples, &weight, &lost, &threads);
+	uint32_t state = atomic_load(&l->transport.header->agent_state);
+	if (state == AGENT_NOT_STARTED)
+		fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid?): "
+				"no samples\n", program);
+	else if (state == AGENT_FAILED)
+		fprintf(stderr, "collect: the agent failed in %s: %.*s\n", program, (int)sizeof h->agent_error,
+			h->agent_error);
+	else if (!samples && !WIFSIGNALED(status))
+		fprintf(stderr, "collect: no samples: %s used (almost) no CPU time\n", program);
+	if (o->quiet)
+		return;
+	struct stat st;
+	char where[64] = "on stdout";
+	if (o->output && fstat(fd, &st) == 0)
+		snprintf(where, sizeof where, "%lld bytes in ", (long long)st.st_size);
+	fprintf(stderr, "collect: %llu samples (%.3f s CPU) from %u threads, %llu lost, %s sampling; trace %s%s\n",
+		(unsigned long long)samples, (double)weight * (double)o->interval_ns / 1e9, threads,
+		(unsigned long long)lost, source_name(h->source), where, o->output ? o->output : "");
+}
+
 int main(int argc, char **argv)
 {
 	struct collect_options o;
@@ -318,81 +401,56 @@ int main(int argc, char **argv)
 				"use -o FILE or redirect stdout\n");
 		return 2;
 	}
+	int created;
+	int fd = open_output(o.output, &created);
+	if (fd < 0)
+		return 1;
 
 	struct launch l;
 	memset(&l, 0, sizeof l);
 	if (launch_prepare(&l, &o) < 0)
 		return 1;
-	setup_signals();
 	uint64_t start_real = clock_ns(CLOCK_REALTIME), start_mono = clock_ns(CLOCK_MONOTONIC);
+	atomic_store(&l.transport.header->consumer_heartbeat_ns, start_mono);
 	rc = launch_start(&l, &o, o.output == NULL);
-	if (rc)
+	if (rc) {
+		if (created)
+			unlink(o.output);
 		return rc;
-	program_pid = l.pid;
-	ignore_terminal_signals();
-
-	int fd = open_output(o.output);
-	struct trace_writer *w = fd < 0 ? NULL : trace_writer_open(fd, o.zstd_level);
-	if (fd >= 0 && !w)
-		fprintf(stderr, "collect: cannot start the trace: %s\n", strerror(errno));
-	/* Even without a trace, the program runs to its end and its status is returned. */
-	struct drain *d = w ? drain_new(w, l.shm, (uint32_t)l.pid) : NULL;
-	if (w)
-		write_meta(w, &o, l.pid, start_real, start_mono);
-
-	int status = 0, write_failed = !w, source_written = 0;
-	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC);
-	for (;;) {
-		int done = launch_wait(&l, DRAIN_INTERVAL_MS, &status);
-		if (d && !write_failed) {
-			if (!source_written && atomic_load(&l.shm->agent_state) == AGENT_RUNNING) {
-				trace_writer_meta(w, TRACE_META_SOURCE, source_name(l.shm->source));
-				source_written = 1;
-			}
-			write_failed = drain_all(d) < 0;
-			uint64_t now = clock_ns(CLOCK_MONOTONIC);
-			if (!done && now - last_flush >= FLUSH_INTERVAL_NS) {
-				write_failed |= trace_writer_flush(w) < 0;
-				last_flush = now;
-			}
-			if (write_failed)
-				fprintf(stderr, "collect: writing the trace failed: %s\n", strerror(errno));
-		}
-		if (done)
-			break;
 	}
+	program_pid = l.pid;
+	forward_signals();
 
-	const char *program = o.argv[0];
-	int code = exit_code(status, program);
+	struct trace_writer *w = claim_output(fd, o.output) < 0 ? NULL : trace_writer_open(fd, o.zstd_level);
+	if (!w)
+		fprintf(stderr, "collect: cannot start the trace: %s; %s runs unprofiled\n", strerror(errno),
+			o.argv[0]);
+	else
+		write_meta(w, &o, l.pid, start_real, start_mono);
+	/* Even without a trace, the rings are emptied and the program's status is returned. */
+	struct drain *d = drain_new(w, &l.transport, (uint32_t)l.pid);
+	int write_failed = !w;
+	int status = run_until_exit(&l, d, w, &write_failed);
+	stop_forwarding();
+
+	int code = exit_code(status, o.argv[0]);
 	if (w) {
 		uint64_t samples, weight, lost;
 		uint32_t threads;
 		drain_totals(d, &samples, &weight, &lost, &threads);
-		uint32_t state = atomic_load(&l.shm->agent_state);
-		if (state == AGENT_NOT_STARTED)
-			fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid?): "
-					"no samples\n", program);
-		else if (state == AGENT_FAILED)
-			fprintf(stderr, "collect: the agent failed in %s: %s\n", program, l.shm->agent_error);
 		struct trace_end end = { clock_ns(CLOCK_MONOTONIC), status,
 					 WIFSIGNALED(status) ? TRACE_END_SIGNALED : TRACE_END_EXITED,
 					 samples, weight, lost };
-		if (trace_writer_close(w, &end) < 0 && !write_failed)
+		if (trace_writer_close(w, &end) < 0 && !write_failed) {
 			fprintf(stderr, "collect: writing the trace failed: %s\n", strerror(errno));
-		struct stat st;
-		int sized = o.output && fstat(fd, &st) == 0;
-		if (o.output && close(fd) < 0)
-			fprintf(stderr, "collect: closing %s failed: %s\n", o.output, strerror(errno));
-		char where[64] = "on stdout";
-		if (sized)
-			snprintf(where, sizeof where, "%lld bytes", (long long)st.st_size);
-		if (!o.quiet)
-			fprintf(stderr, "collect: %llu samples (%.3f s CPU) from %u threads, %llu lost, "
-					"%s sampling; trace %s%s%s\n",
-				(unsigned long long)samples, (double)weight * (double)o.interval_ns / 1e9,
-				threads, (unsigned long long)lost, source_name(l.shm->source), where,
-				o.output ? " in " : "", o.output ? o.output : "");
-		drain_free(d);
+			write_failed = 1;
+		}
+		if (write_failed)
+			fprintf(stderr, "collect: the trace is incomplete\n");
+		summarize(&o, &l, d, fd, status);
 	}
+	if (o.output && close(fd) < 0)
+		fprintf(stderr, "collect: closing %s failed: %s\n", o.output, strerror(errno));
+	drain_free(d);
 	return code;
 }

@@ -7,6 +7,7 @@
 #define IPSCOPE_COLLECT_H
 
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "trace.h"
@@ -27,10 +28,11 @@ struct collect_options {
 struct launch {
 	pid_t pid;
 	int shm_fd;
-	struct transport_header *shm;
-	size_t shm_size;
+	struct transport transport;
+	sigset_t original_mask; /* what the program gets back */
+	struct sigaction original_sigchld;
 };
-/* Create the shared memory for the agent; 0 or -1 with a message printed. */
+/* Create the shared memory for the agent and take over SIGCHLD; 0 or -1 with a message printed. */
 int launch_prepare(struct launch *l, const struct collect_options *o);
 /* Start the program; 0 once exec succeeded, else the shell's status (126/127) after a message. */
 int launch_start(struct launch *l, const struct collect_options *o, int trace_on_stdout);
@@ -39,9 +41,10 @@ int launch_wait(struct launch *l, int timeout_ms, int *status);
 
 /* drain.c */
 struct drain;
-/* A drain that writes what the agent recorded in process pid to w. */
-struct drain *drain_new(struct trace_writer *w, struct transport_header *shm, uint32_t pid);
-/* Move every published record of every ring into the trace; -1 on a write error. */
+/* A drain that writes what the agent recorded in process pid to w (NULL: discard). */
+struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid);
+/* Move every published record of every ring into the trace; -1 once writing failed (it then keeps
+ * emptying the rings so the program never waits on them). */
 int drain_all(struct drain *d);
 /* Totals so far. */
 void drain_totals(const struct drain *d, uint64_t *samples, uint64_t *weight, uint64_t *lost,

@@ -5,9 +5,14 @@
  * the same backtrace can arrive once from each thread. Here they are merged by
  * content: every distinct stack is written to the trace exactly once, before
  * the first sample that uses it.
+ *
+ * Everything in the rings comes from the profiled program, which may have
+ * crashed or scribbled over them: sizes, counts and ids are checked here, and
+ * a ring whose positions make no sense is abandoned (and said so).
  */
 #include "collect.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +23,19 @@ struct merged_stack {
 	uint32_t trace_id; /* 0: empty slot */
 };
 
+/* More distinct stack ids than this in one run means the ids are garbage. */
+#define MAX_AGENT_STACK_ID (1u << 26)
+
 struct drain {
-	struct trace_writer *w;
-	struct transport_header *shm;
+	struct trace_writer *w; /* NULL: records are discarded (as after a write error) */
+	const struct transport *t;
 	uint32_t pid;
 	int error;
+	uint8_t *scratch; /* a private copy of the record being parsed */
+	uint8_t *broken; /* per ring: abandoned */
+
+	uint32_t *live_modules; /* module ids mapped now, unloaded on exec */
+	uint32_t nlive_modules, live_modules_cap;
 
 	uint32_t *agent_to_trace; /* agent stack id -> trace stack id */
 	uint32_t agent_ids_cap;
@@ -48,24 +61,30 @@ static void *xrealloc(void *p, size_t size)
 	return p;
 }
 
-struct drain *drain_new(struct trace_writer *w, struct transport_header *shm, uint32_t pid)
+struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
 {
 	struct drain *d = calloc(1, sizeof *d);
 	if (!d)
 		abort();
 	d->w = w;
-	d->shm = shm;
+	d->t = t;
 	d->pid = pid;
+	d->error = !w;
 	d->slots_cap = 4096;
 	d->slots = calloc(d->slots_cap, sizeof *d->slots);
-	d->ring_lost_seen = calloc(shm->nrings, sizeof *d->ring_lost_seen);
-	if (!d->slots || !d->ring_lost_seen)
+	d->ring_lost_seen = calloc(t->nrings, sizeof *d->ring_lost_seen);
+	d->scratch = malloc(t->ring_bytes);
+	d->broken = calloc(t->nrings, 1);
+	if (!d->slots || !d->ring_lost_seen || !d->scratch || !d->broken)
 		abort();
 	return d;
 }
 
 void drain_free(struct drain *d)
 {
+	free(d->scratch);
+	free(d->broken);
+	free(d->live_modules);
 	free(d->agent_to_trace);
 	free(d->slots);
 	free(d->ips);
@@ -100,6 +119,8 @@ static void grow_slots(struct drain *d)
 
 static void map_agent_id(struct drain *d, uint32_t agent_id, uint32_t trace_id)
 {
+	if (agent_id >= MAX_AGENT_STACK_ID)
+		return; /* its samples will be counted lost */
 	if (agent_id >= d->agent_ids_cap) {
 		uint32_t cap = d->agent_ids_cap ? d->agent_ids_cap : 4096;
 		while (cap <= agent_id)
@@ -130,7 +151,7 @@ static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
 		m->trace_id = ++d->nstacks;
 		d->ips_used += s->nframes;
 		struct trace_stack ts = { m->trace_id, s->flags, s->nframes, d->ips + m->offset };
-		if (trace_writer_stack(d->w, &ts) < 0)
+		if (!d->error && trace_writer_stack(d->w, &ts) < 0)
 			d->error = 1;
 		map_agent_id(d, s->id, m->trace_id);
 		if (d->nstacks * 2 > d->slots_cap)
@@ -148,7 +169,7 @@ static void on_sample(struct drain *d, const struct tr_sample *s)
 		return;
 	}
 	struct trace_sample ts = { s->time_ns, d->pid, s->tid, id, s->weight, s->state };
-	if (trace_writer_sample(d->w, &ts) < 0)
+	if (!d->error && trace_writer_sample(d->w, &ts) < 0)
 		d->error = 1;
 	d->samples++;
 	d->weight += s->weight;
@@ -162,7 +183,7 @@ static void on_thread(struct drain *d, const struct tr_thread *t)
 	struct trace_thread tt = { d->pid, t->tid, t->time_ns, t->flags, name };
 	if (t->flags & TRACE_THREAD_START)
 		d->threads++;
-	if (trace_writer_thread(d->w, &tt) < 0)
+	if (!d->error && trace_writer_thread(d->w, &tt) < 0)
 		d->error = 1;
 }
 
@@ -182,9 +203,26 @@ static void on_module(struct drain *d, const struct tr_module *m, uint32_t size)
 	path[m->path_len] = 0;
 	struct trace_module tm = { d->pid, m->id, m->time_ns, m->load_bias, path,
 				   m->build_id_len ? m->build_id : NULL, m->build_id_len, n, ts };
-	if (trace_writer_module(d->w, &tm) < 0)
+	if (!d->error && trace_writer_module(d->w, &tm) < 0)
 		d->error = 1;
 	free(path);
+	if (d->nlive_modules == d->live_modules_cap) {
+		d->live_modules_cap = d->live_modules_cap ? 2 * d->live_modules_cap : 64;
+		d->live_modules = xrealloc(d->live_modules, d->live_modules_cap * sizeof *d->live_modules);
+	}
+	d->live_modules[d->nlive_modules++] = m->id;
+}
+
+static void on_unload(struct drain *d, uint32_t id, uint64_t time_ns)
+{
+	for (uint32_t i = 0; i < d->nlive_modules; i++)
+		if (d->live_modules[i] == id) {
+			d->live_modules[i] = d->live_modules[--d->nlive_modules];
+			break;
+		}
+	struct trace_module_unload tu = { d->pid, id, time_ns };
+	if (!d->error && trace_writer_module_unload(d->w, &tu) < 0)
+		d->error = 1;
 }
 
 static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *payload, uint32_t size)
@@ -210,9 +248,15 @@ static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *paylo
 	case TR_MODULE_UNLOAD:
 		if (size >= sizeof(struct tr_module_unload)) {
 			const struct tr_module_unload *u = payload;
-			struct trace_module_unload tu = { d->pid, u->id, u->time_ns };
-			if (trace_writer_module_unload(d->w, &tu) < 0)
-				d->error = 1;
+			on_unload(d, u->id, u->time_ns);
+		}
+		break;
+	case TR_EXEC:
+		/* A new program image in the same process: the old one's modules are gone. */
+		if (size >= sizeof(struct tr_exec)) {
+			const struct tr_exec *e = payload;
+			while (d->nlive_modules)
+				on_unload(d, d->live_modules[d->nlive_modules - 1], e->time_ns);
 		}
 		break;
 	default:
@@ -224,34 +268,39 @@ static void write_loss(struct drain *d, uint32_t tid, uint64_t lost)
 {
 	struct trace_loss l = { d->pid, tid, 0, lost };
 	d->lost += lost;
-	if (trace_writer_loss(d->w, &l) < 0)
+	if (!d->error && trace_writer_loss(d->w, &l) < 0)
 		d->error = 1;
 }
 
 int drain_all(struct drain *d)
 {
-	struct transport_ring *rings = transport_rings(d->shm);
-	for (uint32_t i = 0; i < d->shm->nrings; i++) {
-		uint32_t state = atomic_load_explicit(&rings[i].state, memory_order_acquire);
-		if (state == RING_FREE)
+	const struct transport *t = d->t;
+	for (uint32_t i = 0; i < t->nrings; i++) {
+		struct transport_ring *ring = &t->rings[i];
+		uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
+		if (state == RING_FREE || d->broken[i])
 			continue;
-		transport_drain(d->shm, i, on_record, d);
-		uint64_t lost = atomic_load(&rings[i].lost);
+		if (transport_drain(t, i, d->scratch, on_record, d) < 0) {
+			d->broken[i] = 1;
+			fprintf(stderr, "collect: the program overwrote the profiler's buffer of thread %u: "
+					"its later samples are lost\n", ring->tid);
+			continue;
+		}
+		uint64_t lost = atomic_load(&ring->lost);
 		if (lost != d->ring_lost_seen[i]) {
-			write_loss(d, rings[i].tid, lost - d->ring_lost_seen[i]);
+			write_loss(d, ring->tid, lost - d->ring_lost_seen[i]);
 			d->ring_lost_seen[i] = lost;
 		}
 		/* A closed ring's thread is gone: once empty, it can serve a new thread. */
-		if (state == RING_CLOSED &&
-		    atomic_load(&rings[i].head) == atomic_load(&rings[i].tail)) {
-			atomic_store(&rings[i].lost, 0);
+		if (state == RING_CLOSED && atomic_load(&ring->head) == atomic_load(&ring->tail)) {
+			atomic_store(&ring->lost, 0);
 			d->ring_lost_seen[i] = 0;
-			atomic_store(&rings[i].head, 0);
-			atomic_store(&rings[i].tail, 0);
-			atomic_store_explicit(&rings[i].state, RING_FREE, memory_order_release);
+			atomic_store(&ring->head, 0);
+			atomic_store(&ring->tail, 0);
+			atomic_store_explicit(&ring->state, RING_FREE, memory_order_release);
 		}
 	}
-	uint64_t no_ring = atomic_load(&d->shm->lost_no_ring);
+	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);
 	if (no_ring != d->no_ring_lost_seen) {
 		write_loss(d, 0, no_ring - d->no_ring_lost_seen);
 		d->no_ring_lost_seen = no_ring;

@@ -32,19 +32,33 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 		fprintf(stderr, "collect: cannot create shared memory: %s\n", strerror(errno));
 		return -1;
 	}
-	l->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, l->shm_fd, 0);
-	if (l->shm == MAP_FAILED) {
+	void *mapping = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, l->shm_fd, 0);
+	if (mapping == MAP_FAILED) {
 		fprintf(stderr, "collect: cannot map shared memory: %s\n", strerror(errno));
 		return -1;
 	}
-	l->shm_size = size;
-	l->shm->magic = TRANSPORT_MAGIC;
-	l->shm->nrings = TRANSPORT_RINGS;
-	l->shm->ring_bytes = TRANSPORT_RING_BYTES;
-	l->shm->mode = TRANSPORT_MODE_CPU;
-	l->shm->interval_ns = o->interval_ns;
-	l->shm->max_frames = o->max_frames;
-	l->shm->requested_source = o->source;
+	transport_init(&l->transport, mapping, TRANSPORT_RINGS, TRANSPORT_RING_BYTES);
+	struct transport_header *h = l->transport.header;
+	h->magic = TRANSPORT_MAGIC;
+	h->nrings = TRANSPORT_RINGS;
+	h->ring_bytes = TRANSPORT_RING_BYTES;
+	h->mode = TRANSPORT_MODE_CPU;
+	h->interval_ns = o->interval_ns;
+	h->max_frames = o->max_frames;
+	h->requested_source = o->source;
+
+	/* collect must see its child's end even if it was started with SIGCHLD
+	 * ignored (children then vanish unwaited); SIGCHLD stays blocked so the
+	 * main loop can sleep in sigtimedwait until the child ends. The program
+	 * gets back the disposition and mask collect was given. */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl, &l->original_sigchld);
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &l->original_mask);
 	return 0;
 }
 
@@ -85,10 +99,9 @@ static void child_fail(int report_fd, int err)
 static void child_exec(const struct launch *l, const struct collect_options *o, int trace_on_stdout,
 		       const char *agent, int report_fd)
 {
-	/* collect blocks SIGCHLD; the program must start with the mask it would have had. */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The program starts with the signal state it would have had without collect. */
+	sigaction(SIGCHLD, &l->original_sigchld, NULL);
+	sigprocmask(SIG_SETMASK, &l->original_mask, NULL);
 
 	char value[PATH_MAX + 4096];
 	const char *old = getenv("LD_PRELOAD");
@@ -134,7 +147,7 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 	}
 	if (pid == 0) {
 		close(report[0]);
-		l->shm->pid = (uint32_t)getpid();
+		l->transport.header->pid = (uint32_t)getpid();
 		child_exec(l, o, trace_on_stdout, agent, report[1]);
 	}
 	close(report[1]);
@@ -145,7 +158,7 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 		n = read(report[0], &err, sizeof err);
 	while (n < 0 && errno == EINTR);
 	close(report[0]);
-	close(l->shm_fd);
+	close(l->shm_fd); /* the program keeps its own copy, for images it execs */
 	if (n <= 0)
 		return 0; /* exec succeeded: the pipe closed */
 	waitpid(pid, NULL, 0);

@@ -24,29 +24,29 @@ size_t transport_size(uint32_t nrings, uint32_t ring_bytes)
 	return align_up(header_bytes(nrings), 4096) + (size_t)nrings * ring_bytes;
 }
 
-struct transport_ring *transport_rings(struct transport_header *h)
+void transport_init(struct transport *t, void *mapping, uint32_t nrings, uint32_t ring_bytes)
 {
-	return (struct transport_ring *)((char *)h + align_up(sizeof(struct transport_header), 64));
+	t->header = mapping;
+	t->rings = (struct transport_ring *)((char *)mapping + align_up(sizeof(struct transport_header), 64));
+	t->data = (uint8_t *)mapping + align_up(header_bytes(nrings), 4096);
+	t->nrings = nrings;
+	t->ring_bytes = ring_bytes;
+	t->size = transport_size(nrings, ring_bytes);
 }
 
-uint8_t *transport_ring_data(struct transport_header *h, uint32_t ring)
+void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size)
 {
-	return (uint8_t *)h + align_up(header_bytes(h->nrings), 4096) + (size_t)ring * h->ring_bytes;
-}
-
-void *transport_reserve(struct transport_header *h, uint32_t ring, uint32_t type, uint32_t payload_size)
-{
-	struct transport_ring *r = &transport_rings(h)[ring];
+	struct transport_ring *r = &t->rings[ring];
 	uint64_t size = align_up(sizeof(struct tr_header) + (uint64_t)payload_size, RECORD_ALIGN);
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-	uint64_t offset = head & (h->ring_bytes - 1);
-	uint64_t to_end = h->ring_bytes - offset;
+	uint64_t offset = head & (t->ring_bytes - 1);
+	uint64_t to_end = t->ring_bytes - offset;
 	uint64_t pad = size > to_end ? to_end : 0;
 
-	if (size > h->ring_bytes / 2 || head + pad + size - tail > h->ring_bytes)
+	if (size > t->ring_bytes / 2 || head + pad + size - tail > t->ring_bytes)
 		return NULL;
-	uint8_t *data = transport_ring_data(h, ring);
+	uint8_t *data = t->data + (size_t)ring * t->ring_bytes;
 	if (pad) {
 		/* A record never wraps: fill the end of the ring and start at 0. */
 		struct tr_header filler = { TR_PAD, (uint32_t)(pad - sizeof(struct tr_header)) };
@@ -63,29 +63,34 @@ void *transport_reserve(struct transport_header *h, uint32_t ring, uint32_t type
 	return data + offset + sizeof(struct tr_header);
 }
 
-void transport_commit(struct transport_header *h, uint32_t ring)
+void transport_commit(const struct transport *t, uint32_t ring)
 {
-	struct transport_ring *r = &transport_rings(h)[ring];
+	struct transport_ring *r = &t->rings[ring];
 	atomic_store_explicit(&r->head, r->reserved_head, memory_order_release);
 }
 
-uint64_t transport_drain(struct transport_header *h, uint32_t ring, transport_record_fn fn, void *ctx)
+int64_t transport_drain(const struct transport *t, uint32_t ring, uint8_t *scratch, transport_record_fn fn,
+			void *ctx)
 {
-	struct transport_ring *r = &transport_rings(h)[ring];
+	struct transport_ring *r = &t->rings[ring];
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	const uint8_t *data = transport_ring_data(h, ring);
-	uint64_t seen = 0;
+	const uint8_t *data = t->data + (size_t)ring * t->ring_bytes;
+	int64_t seen = 0;
 
+	if (head < tail || head - tail > t->ring_bytes)
+		return -1;
 	while (tail < head) {
 		struct tr_header rh;
-		uint64_t offset = tail & (h->ring_bytes - 1);
+		uint64_t offset = tail & (t->ring_bytes - 1);
 		memcpy(&rh, data + offset, sizeof rh);
 		uint64_t size = align_up(sizeof rh + (uint64_t)rh.size, RECORD_ALIGN);
-		if (size > head - tail || size > h->ring_bytes - offset)
-			break; /* cannot happen with a sane producer; never read past head */
+		if (size > head - tail || size > t->ring_bytes - offset)
+			return -1;
 		if (rh.type != TR_PAD) {
-			fn(ctx, ring, rh.type, data + offset + sizeof rh, rh.size);
+			/* The program may still write here: parse a private copy only. */
+			memcpy(scratch, data + offset + sizeof rh, rh.size);
+			fn(ctx, ring, rh.type, scratch, rh.size);
 			seen++;
 		}
 		tail += size;

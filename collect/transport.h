@@ -44,7 +44,12 @@ struct transport_header {
 	_Atomic uint32_t agent_state;
 	uint32_t source; /* enum transport_source, set before agent_state = RUNNING */
 	_Atomic uint32_t next_stack_id;
+	_Atomic uint32_t next_module_id;
+	_Atomic uint32_t images; /* program images that attached: 1 + execs in the same process */
 	_Atomic uint64_t lost_no_ring; /* samples dropped: every ring was taken */
+	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
+	 * dropped wait for room only while collect is alive. */
+	_Atomic uint64_t consumer_heartbeat_ns;
 	char agent_error[256];
 };
 
@@ -71,6 +76,7 @@ enum transport_record_type {
 	TR_THREAD = 3,
 	TR_MODULE = 4,
 	TR_MODULE_UNLOAD = 5,
+	TR_EXEC = 6, /* the process exec'd a new image: every module before it is gone */
 };
 
 struct tr_header {
@@ -119,29 +125,52 @@ struct tr_segment {
 	uint64_t flags;
 };
 
+struct tr_exec {
+	uint64_t time_ns;
+};
+
 struct tr_module_unload {
 	uint64_t time_ns;
 	uint32_t id;
 	uint32_t reserved;
 };
 
+/*
+ * A mapped transport and its geometry as this process knows it. The header's
+ * own copy of nrings and ring_bytes lives in memory the program can scribble
+ * on, so neither side re-reads it after set-up.
+ */
+struct transport {
+	struct transport_header *header;
+	struct transport_ring *rings;
+	uint8_t *data;
+	uint32_t nrings;
+	uint32_t ring_bytes; /* power of two */
+	size_t size;
+};
+
 /* Bytes the whole shared memory file needs. */
 size_t transport_size(uint32_t nrings, uint32_t ring_bytes);
-/* The ring array and one ring's data inside a mapped transport. */
-struct transport_ring *transport_rings(struct transport_header *h);
-uint8_t *transport_ring_data(struct transport_header *h, uint32_t ring);
+/* Describe a mapping of transport_size(nrings, ring_bytes) bytes. */
+void transport_init(struct transport *t, void *mapping, uint32_t nrings, uint32_t ring_bytes);
 
 /* Producer: room for a record of payload_size bytes, or NULL when the ring is full. */
-void *transport_reserve(struct transport_header *h, uint32_t ring, uint32_t type, uint32_t payload_size);
+void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size);
 /* Producer: publish the record last reserved in this ring. */
-void transport_commit(struct transport_header *h, uint32_t ring);
+void transport_commit(const struct transport *t, uint32_t ring);
 
 /* Hash of a backtrace, the same in the agent's and in collect's stack tables. */
 uint64_t transport_hash_stack(const uint64_t *ips, uint32_t n, uint32_t flags);
 
-/* Consumer: call fn for each published record, then release their space; returns records seen. */
+/*
+ * Consumer: copy each published record's payload into scratch (ring_bytes
+ * bytes) and call fn on the copy, then release the space. Returns the records
+ * seen, or -1 when the ring's positions are impossible (a corrupted program):
+ * such a ring is left alone from then on by the caller.
+ */
 typedef void (*transport_record_fn)(void *ctx, uint32_t ring, uint32_t type, const void *payload,
 				    uint32_t size);
-uint64_t transport_drain(struct transport_header *h, uint32_t ring, transport_record_fn fn, void *ctx);
+int64_t transport_drain(const struct transport *t, uint32_t ring, uint8_t *scratch, transport_record_fn fn,
+			void *ctx);
 
 #endif

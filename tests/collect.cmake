@@ -17,7 +17,7 @@ ipscope_workload(ipscope-demo e2e/workloads/demo.c)
 set_target_properties(ipscope-demo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 target_link_libraries(ipscope-demo PRIVATE pthread)
 
-foreach(test cpu_time threads_share exit_status program_killed truncated errors dlopen interrupt)
+foreach(test cpu_time threads_share exit_status program_killed truncated errors dlopen interrupt exec)
   add_test(NAME e2e_collect_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_collect_${test} PROPERTIES LABELS e2e TIMEOUT 120)

@@ -22,9 +22,10 @@
 
 #include "trace.h"
 
-struct transport_header *agent_shm;
+struct transport agent_transport;
+static int agent_fd = -1;
 volatile sig_atomic_t agent_enabled;
-AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .perf_fd = -1 };
+AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .perf_fd = -1, .perf_slot = -1 };
 
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -46,8 +47,8 @@ uint32_t agent_thread_ring(void)
 {
 	if (agent_self.ring != AGENT_NO_RING)
 		return agent_self.ring;
-	struct transport_ring *rings = transport_rings(agent_shm);
-	for (uint32_t i = 0; i < agent_shm->nrings; i++) {
+	struct transport_ring *rings = agent_transport.rings;
+	for (uint32_t i = 0; i < agent_transport.nrings; i++) {
 		uint32_t expected = RING_FREE;
 		if (atomic_load_explicit(&rings[i].state, memory_order_relaxed) != RING_FREE)
 			continue;
@@ -73,6 +74,19 @@ void agent_restore_signal(const sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
+{
+	for (;;) {
+		void *p = transport_reserve(&agent_transport, ring, type, size);
+		if (p)
+			return p;
+		uint64_t heartbeat = atomic_load(&agent_transport.header->consumer_heartbeat_ns);
+		if (agent_now_ns() - heartbeat > 2000000000ull)
+			return NULL; /* collect stopped draining (killed): do not hang the program */
+		usleep(1000);
+	}
+}
+
 /* Async-signal-safe read of the calling thread's name. */
 static void read_thread_name(char name[16])
 {
@@ -91,14 +105,14 @@ void agent_thread_record(uint32_t flags)
 	uint32_t ring = agent_thread_ring();
 	if (ring == AGENT_NO_RING)
 		return;
-	struct tr_thread *t = transport_reserve(agent_shm, ring, TR_THREAD, sizeof *t);
+	struct tr_thread *t = transport_reserve(&agent_transport, ring, TR_THREAD, sizeof *t);
 	if (!t)
 		return;
 	t->time_ns = agent_now_ns();
 	t->tid = agent_gettid();
 	t->flags = flags;
 	read_thread_name(t->name);
-	transport_commit(agent_shm, ring);
+	transport_commit(&agent_transport, ring);
 }
 
 /* Called in every thread the agent samples, with the signal blocked. */
@@ -120,10 +134,10 @@ static void thread_end(void *unused)
 	if (!agent_self.registered)
 		return;
 	agent_block_signal(&old);
-	sampler_thread_stop(0);
+	sampler_thread_stop();
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_EXIT);
 	if (agent_self.ring != AGENT_NO_RING) {
-		struct transport_ring *r = &transport_rings(agent_shm)[agent_self.ring];
+		struct transport_ring *r = &agent_transport.rings[agent_self.ring];
 		atomic_store_explicit(&r->state, RING_CLOSED, memory_order_release);
 		agent_self.ring = AGENT_NO_RING;
 	}
@@ -220,13 +234,40 @@ static void after_fork_child(void)
 	if (!agent_enabled)
 		return;
 	agent_enabled = 0;
-	sampler_thread_stop(1);
+	sampler_forget_all();
 	agent_self.ring = AGENT_NO_RING;
 	agent_self.registered = 0;
-	munmap(agent_shm, transport_size(agent_shm->nrings, agent_shm->ring_bytes));
-	agent_shm = NULL;
+	munmap(agent_transport.header, agent_transport.size);
+	agent_transport.header = NULL;
+	close(agent_fd);
+	agent_fd = -1;
 }
 
+/*
+ * The same process exec'd a new program (collect env ..., nice ..., a shell's
+ * exec): the old image's threads are gone, so their rings go back to collect,
+ * and collect is told that every module mapped so far went with them.
+ */
+static void take_over_from_previous_image(void)
+{
+	for (uint32_t i = 0; i < agent_transport.nrings; i++) {
+		uint32_t owned = RING_OWNED;
+		atomic_compare_exchange_strong(&agent_transport.rings[i].state, &owned, RING_CLOSED);
+	}
+	uint32_t ring = agent_thread_ring();
+	struct tr_exec *e = ring == AGENT_NO_RING ? NULL :
+			    transport_reserve(&agent_transport, ring, TR_EXEC, sizeof *e);
+	if (e) {
+		e->time_ns = agent_now_ns();
+		transport_commit(&agent_transport, ring);
+	}
+}
+
+/*
+ * Map the shared memory collect passed down. The fd stays open (and is
+ * inherited across exec on purpose) so that a program exec'd in this same
+ * process can attach too; forked children close it.
+ */
 static int attach(void)
 {
 	const char *fd_text = getenv(TRANSPORT_ENV_FD);
@@ -240,22 +281,20 @@ static int attach(void)
 	struct transport_header *h = mmap(NULL, sizeof *h, PROT_READ, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		return -1;
-	int ok = h->magic == TRANSPORT_MAGIC && h->pid == (uint32_t)getpid() &&
-		 transport_size(h->nrings, h->ring_bytes) == (size_t)st.st_size;
-	size_t size = ok ? transport_size(h->nrings, h->ring_bytes) : 0;
+	uint32_t nrings = h->nrings, ring_bytes = h->ring_bytes;
+	int ok = h->magic == TRANSPORT_MAGIC && h->pid == (uint32_t)getpid() && nrings && nrings <= 65536 &&
+		 ring_bytes >= 4096 && (ring_bytes & (ring_bytes - 1)) == 0 &&
+		 transport_size(nrings, ring_bytes) == (size_t)st.st_size;
 	munmap(h, sizeof *h);
 	if (!ok)
 		return -1;
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd); /* the program and its children never see it */
-	if (h == MAP_FAILED)
+	void *mapping = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mapping == MAP_FAILED)
 		return -1;
-	uint32_t expected = 0;
-	if (!atomic_compare_exchange_strong(&h->attached, &expected, 1)) {
-		munmap(h, size); /* an exec'd image of the same process: the first agent owns it */
-		return -1;
-	}
-	agent_shm = h;
+	transport_init(&agent_transport, mapping, nrings, ring_bytes);
+	agent_fd = fd;
+	if (atomic_fetch_add(&agent_transport.header->images, 1) > 0)
+		take_over_from_previous_image();
 	return 0;
 }
 
@@ -266,7 +305,7 @@ __attribute__((constructor)) static void agent_start(void)
 	sigset_t old;
 	agent_block_signal(&old);
 	if (sampler_init() < 0) {
-		atomic_store(&agent_shm->agent_state, AGENT_FAILED);
+		atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		agent_restore_signal(&old);
 		return;
 	}
@@ -276,18 +315,25 @@ __attribute__((constructor)) static void agent_start(void)
 	modules_scan();
 	pthread_mutex_unlock(&modules_lock);
 	thread_begin();
-	atomic_store(&agent_shm->agent_state, AGENT_RUNNING);
+	atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
 	agent_restore_signal(&old);
 }
 
-/* At exit the main thread's name may have changed; other threads are cut short. */
+/*
+ * At exit the main thread's name may have changed, and libraries that glibc
+ * loaded by itself (NSS, iconv, libgcc_s), bypassing our dlopen, are still
+ * mapped: record them. Other threads are cut short.
+ */
 __attribute__((destructor)) static void agent_stop(void)
 {
 	if (!agent_enabled)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
-	sampler_thread_stop(0);
+	sampler_thread_stop();
+	pthread_mutex_lock(&modules_lock);
+	modules_scan();
+	pthread_mutex_unlock(&modules_lock);
 	agent_thread_record(TRACE_THREAD_NAME);
 	agent_restore_signal(&old);
 }

@@ -29,13 +29,14 @@ struct agent_thread {
 	uint32_t ring; /* AGENT_NO_RING until claimed */
 	int timer_kind; /* enum transport_source of this thread's timer */
 	int perf_fd;
+	int perf_slot; /* index in the agent's table of open perf fds */
 	timer_t timer;
 	uint64_t last_count; /* perf task-clock ns at the previous sample */
 	struct stack_table *stacks;
 	int registered;
 };
 
-extern struct transport_header *agent_shm;
+extern struct transport agent_transport;
 extern volatile sig_atomic_t agent_enabled;
 extern AGENT_TLS __thread struct agent_thread agent_self;
 
@@ -51,11 +52,13 @@ void agent_block_signal(sigset_t *old);
 void agent_restore_signal(const sigset_t *old);
 
 /* sampler.c */
-/* Install the signal handler and pick the sampling source; 0 or -1 (agent_shm error set). */
+/* Install the signal handler and pick the sampling source; 0 or -1 (agent_error set). */
 int sampler_init(void);
-/* Start / stop the calling thread's CPU-time timer (in a forked child: release the inherited one). */
+/* Start / stop the calling thread's CPU-time timer. */
 int sampler_thread_start(void);
-void sampler_thread_stop(int in_forked_child);
+void sampler_thread_stop(void);
+/* In a forked child: close every inherited perf event fd without touching the parent's events. */
+void sampler_forget_all(void);
 /* Unwind once outside a signal handler so libunwind sets up its per-thread cache. */
 void sampler_warm_up(void);
 
@@ -64,6 +67,9 @@ void sampler_warm_up(void);
 uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_t *ips, uint32_t n,
 			uint32_t flags);
 void stack_table_free(struct stack_table *table);
+
+/* Wait (a little) for room for a record that must not be lost; NULL once collect is gone. */
+void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size);
 
 /* modules.c */
 /* Record modules loaded since the last call, and unloads; call with the signal blocked. */

@@ -4,13 +4,18 @@
  * bias, PT_LOAD segments and the GNU build-id, read from the loaded image
  * itself so it describes exactly what ran.
  *
- * modules_scan() runs at start-up and after every dlopen/dlclose, with the
- * sampling signal blocked and under the agent's modules lock.
+ * modules_scan() runs at start-up, after every dlopen/dlclose and at exit,
+ * with the sampling signal blocked and under the agent's modules lock. It
+ * copies what it needs while the loader lists the objects and writes the
+ * records only after dl_iterate_phdr has returned: waiting for ring space
+ * while holding the loader's lock would stall every thread that unwinds.
  */
 #include "agent.h"
 
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,21 +27,37 @@
 struct known_module {
 	uint64_t load_bias;
 	uint64_t first_vaddr;
+	uint64_t name_hash;
 	uint32_t id;
 	int seen;
-	char name_hash[8];
+};
+
+/* A module found by the scan, copied out of the loader's data. */
+struct new_module {
+	uint64_t load_bias;
+	uint32_t id;
+	uint32_t nsegments;
+	struct tr_segment segments[MAX_SEGMENTS];
+	uint32_t build_id_len;
+	uint8_t build_id[32];
+	char *path;
 };
 
 static struct known_module known[MAX_MODULES];
 static uint32_t nknown;
-static uint32_t next_module_id = 1;
 
-static void name_key(const char *name, char key[8])
+struct scan {
+	int index;
+	struct new_module *found;
+	uint32_t nfound, capacity;
+};
+
+static uint64_t hash_name(const char *name)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 1099511628211ull;
-	memcpy(key, &h, 8);
+	return h;
 }
 
 static uint32_t find_build_id(const struct dl_phdr_info *info, uint8_t out[32])
@@ -65,54 +86,6 @@ static uint32_t find_build_id(const struct dl_phdr_info *info, uint8_t out[32])
 	return 0;
 }
 
-/* Module records must not be lost: wait (up to 10 s, should collect be gone) for room. */
-static void *reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
-{
-	for (int tries = 0; tries < 10000; tries++) {
-		void *p = transport_reserve(agent_shm, ring, type, size);
-		if (p)
-			return p;
-		usleep(1000);
-	}
-	return NULL;
-}
-
-static void emit_module(const struct dl_phdr_info *info, const char *path, uint32_t id)
-{
-	struct tr_segment segs[MAX_SEGMENTS];
-	uint32_t nsegs = 0;
-	for (int i = 0; i < info->dlpi_phnum && nsegs < MAX_SEGMENTS; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		segs[nsegs].vaddr = ph->p_vaddr;
-		segs[nsegs].memsz = ph->p_memsz;
-		segs[nsegs].file_offset = ph->p_offset;
-		segs[nsegs].flags = ((ph->p_flags & PF_X) ? TRACE_SEGMENT_EXEC : 0) |
-				    ((ph->p_flags & PF_W) ? TRACE_SEGMENT_WRITE : 0) |
-				    ((ph->p_flags & PF_R) ? TRACE_SEGMENT_READ : 0);
-		nsegs++;
-	}
-	uint32_t path_len = (uint32_t)strlen(path);
-	uint32_t ring = agent_thread_ring();
-	if (ring == AGENT_NO_RING)
-		return;
-	uint32_t size = (uint32_t)(sizeof(struct tr_module) + nsegs * sizeof(struct tr_segment) + path_len);
-	struct tr_module *m = reserve_waiting(ring, TR_MODULE, size);
-	if (!m)
-		return;
-	memset(m, 0, sizeof *m);
-	m->time_ns = agent_now_ns();
-	m->load_bias = info->dlpi_addr;
-	m->id = id;
-	m->build_id_len = find_build_id(info, m->build_id);
-	m->nsegments = nsegs;
-	m->path_len = path_len;
-	memcpy(m + 1, segs, nsegs * sizeof *segs);
-	memcpy((char *)(m + 1) + nsegs * sizeof *segs, path, path_len);
-	transport_commit(agent_shm, ring);
-}
-
 static uint64_t first_load_vaddr(const struct dl_phdr_info *info)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++)
@@ -121,64 +94,123 @@ static uint64_t first_load_vaddr(const struct dl_phdr_info *info)
 	return 0;
 }
 
+static void copy_module(struct new_module *m, const struct dl_phdr_info *info, const char *path)
+{
+	memset(m, 0, sizeof *m);
+	m->load_bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum && m->nsegments < MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		struct tr_segment *s = &m->segments[m->nsegments++];
+		s->vaddr = ph->p_vaddr;
+		s->memsz = ph->p_memsz;
+		s->file_offset = ph->p_offset;
+		s->flags = ((ph->p_flags & PF_X) ? TRACE_SEGMENT_EXEC : 0) |
+			   ((ph->p_flags & PF_W) ? TRACE_SEGMENT_WRITE : 0) |
+			   ((ph->p_flags & PF_R) ? TRACE_SEGMENT_READ : 0);
+	}
+	m->build_id_len = find_build_id(info, m->build_id);
+	m->path = strdup(path);
+}
+
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	int *index = data;
-	char exe[4096];
+	struct scan *scan = data;
+	char exe[PATH_MAX];
 	const char *path = info->dlpi_name;
-	if (*index == 0 && (!path || !*path)) {
+	if (scan->index++ == 0 && (!path || !*path)) {
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		exe[n > 0 ? n : 0] = 0;
 		path = exe;
 	}
-	(*index)++;
 	if (!path || !*path)
 		return 0;
 
-	char key[8];
-	name_key(path, key);
-	uint64_t first = first_load_vaddr(info);
+	uint64_t name_hash = hash_name(path), first = first_load_vaddr(info);
 	for (uint32_t i = 0; i < nknown; i++) {
 		struct known_module *k = &known[i];
-		if (k->load_bias == info->dlpi_addr && k->first_vaddr == first && !memcmp(k->name_hash, key, 8)) {
+		if (k->load_bias == info->dlpi_addr && k->first_vaddr == first && k->name_hash == name_hash) {
 			k->seen = 1;
 			return 0;
 		}
 	}
 	if (nknown == MAX_MODULES)
 		return 0;
+	if (scan->nfound == scan->capacity) {
+		uint32_t capacity = scan->capacity ? 2 * scan->capacity : 64;
+		struct new_module *grown = realloc(scan->found, capacity * sizeof *grown);
+		if (!grown)
+			return 0;
+		scan->found = grown;
+		scan->capacity = capacity;
+	}
 	struct known_module *k = &known[nknown++];
 	k->load_bias = info->dlpi_addr;
 	k->first_vaddr = first;
-	k->id = next_module_id++;
+	k->name_hash = name_hash;
+	k->id = atomic_fetch_add(&agent_transport.header->next_module_id, 1) + 1;
 	k->seen = 1;
-	memcpy(k->name_hash, key, 8);
-	emit_module(info, path, k->id);
+	struct new_module *m = &scan->found[scan->nfound++];
+	copy_module(m, info, path);
+	m->id = k->id;
 	return 0;
+}
+
+static void write_module(uint32_t ring, const struct new_module *m)
+{
+	uint32_t path_len = m->path ? (uint32_t)strlen(m->path) : 0;
+	uint32_t size = (uint32_t)(sizeof(struct tr_module) + m->nsegments * sizeof(struct tr_segment) + path_len);
+	struct tr_module *r = agent_reserve_waiting(ring, TR_MODULE, size);
+	if (!r)
+		return;
+	memset(r, 0, sizeof *r);
+	r->time_ns = agent_now_ns();
+	r->load_bias = m->load_bias;
+	r->id = m->id;
+	r->build_id_len = m->build_id_len;
+	memcpy(r->build_id, m->build_id, sizeof r->build_id);
+	r->nsegments = m->nsegments;
+	r->path_len = path_len;
+	memcpy(r + 1, m->segments, m->nsegments * sizeof(struct tr_segment));
+	if (path_len)
+		memcpy((char *)(r + 1) + m->nsegments * sizeof(struct tr_segment), m->path, path_len);
+	transport_commit(&agent_transport, ring);
+}
+
+static void write_unload(uint32_t ring, uint32_t id)
+{
+	struct tr_module_unload *u = agent_reserve_waiting(ring, TR_MODULE_UNLOAD, sizeof *u);
+	if (!u)
+		return;
+	u->time_ns = agent_now_ns();
+	u->id = id;
+	u->reserved = 0;
+	transport_commit(&agent_transport, ring);
 }
 
 void modules_scan(void)
 {
+	struct scan scan = { 0, NULL, 0, 0 };
 	for (uint32_t i = 0; i < nknown; i++)
 		known[i].seen = 0;
-	int index = 0;
-	dl_iterate_phdr(on_object, &index);
+	dl_iterate_phdr(on_object, &scan);
 
 	uint32_t ring = agent_thread_ring();
+	for (uint32_t i = 0; i < scan.nfound; i++) {
+		if (ring != AGENT_NO_RING)
+			write_module(ring, &scan.found[i]);
+		free(scan.found[i].path);
+	}
+	free(scan.found);
+
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < nknown; i++) {
-		if (known[i].seen) {
+		if (known[i].seen)
 			known[kept++] = known[i];
-			continue;
-		}
-		struct tr_module_unload *u;
-		if (ring == AGENT_NO_RING || !(u = reserve_waiting(ring, TR_MODULE_UNLOAD, sizeof *u)))
-			continue;
-		u->time_ns = agent_now_ns();
-		u->id = known[i].id;
-		u->reserved = 0;
-		transport_commit(agent_shm, ring);
+		else if (ring != AGENT_NO_RING)
+			write_unload(ring, known[i].id);
 	}
 	nknown = kept;
 }

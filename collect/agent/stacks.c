@@ -97,7 +97,7 @@ static struct stack_table *table_grow(struct stack_table *old, uint32_t need_fra
 /* Send the definition; on a full ring the id is not remembered, so it is sent again next time. */
 static int write_definition(uint32_t ring, uint32_t id, const uint64_t *ips, uint32_t n, uint32_t flags)
 {
-	struct tr_stack *s = transport_reserve(agent_shm, ring, TR_STACK, sizeof *s + n * sizeof(uint64_t));
+	struct tr_stack *s = transport_reserve(&agent_transport, ring, TR_STACK, sizeof *s + n * sizeof(uint64_t));
 	if (!s)
 		return -1;
 	s->id = id;
@@ -105,7 +105,7 @@ static int write_definition(uint32_t ring, uint32_t id, const uint64_t *ips, uin
 	s->nframes = n;
 	s->reserved = 0;
 	memcpy(s + 1, ips, n * sizeof(uint64_t));
-	transport_commit(agent_shm, ring);
+	transport_commit(&agent_transport, ring);
 	return 0;
 }
 
@@ -124,7 +124,7 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 		if (grown)
 			*table = t = grown;
 	}
-	uint32_t id = atomic_fetch_add(&agent_shm->next_stack_id, 1) + 1;
+	uint32_t id = atomic_fetch_add(&agent_transport.header->next_stack_id, 1) + 1;
 	if (write_definition(ring, id, ips, n, flags) < 0)
 		return UINT32_MAX;
 	if (!t || t->count + 1 > t->capacity / 2 || t->pool_used + n > t->pool_capacity)

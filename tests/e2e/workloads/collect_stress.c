@@ -4,11 +4,14 @@
  *   dlopen PLUGIN  one thread loops dlopen/dlclose while another burns CPU
  *                  inside the plugin (the loader-lock deadlock of
  *                  shared/ARCHITECTURE.md);
- *   fork           fork()ed and system()ed children doing work of their own;
+ *   fork           fork()ed and system()ed children doing work of their own
+ *                  while a second thread is sampled (a child must not keep
+ *                  any thread's perf event open: it exits 8 if it does);
  *   threads        1000 short-lived threads, up to 300 alive at once (more
  *                  than the agent has rings).
  * Prints "ok" to stderr at the end.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -52,13 +55,44 @@ static int stress_dlopen(void)
 	return loads > 0 ? 0 : 1;
 }
 
+/* Open perf event fds in this process. */
+static int perf_fds_open(void)
+{
+	int n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], target[256];
+	while (dir && (e = readdir(dir))) {
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, target, sizeof target - 1);
+		if (len > 0) {
+			target[len] = 0;
+			n += strstr(target, "perf_event") != NULL;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	while (!stop)
+		burn_cpu(0.01);
+	return NULL;
+}
+
 static int stress_fork(void)
 {
+	pthread_t other;
+	pthread_create(&other, NULL, spinner, NULL);
+	burn_cpu(0.02); /* both threads have started sampling */
 	for (int i = 0; i < 5; i++) {
 		pid_t pid = fork();
 		if (pid == 0) {
 			burn_cpu(0.05);
-			_exit(7);
+			_exit(perf_fds_open() ? 8 : 7);
 		}
 		burn_cpu(0.05);
 		int status;
@@ -67,6 +101,8 @@ static int stress_fork(void)
 		if (system("true") != 0)
 			return 1;
 	}
+	stop = 1;
+	pthread_join(other, NULL);
 	return 0;
 }
 

@@ -1,0 +1,41 @@
+# Programs started through a wrapper that execs them in the same process
+# (env, nice, a shell's exec) are profiled: the agent follows the exec, and
+# the wrapper's modules are unloaded in the trace. An unwritable output fails
+# before the program runs; an existing trace file is left alone when the
+# program cannot be started; a collect started with SIGCHLD ignored still
+# returns the program's status.
+. "$(dirname "$0")/lib.sh"
+check_wrapped() {
+	name=$1
+	shift
+	"$bin/collect" -q -o "$scratch/t.zst" "$@" "$workloads/collect_busy" 0.3 2>"$scratch/err" ||
+		fail "$name: collect failed: $(cat "$scratch/err")"
+	"$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "$name: analyze info failed"
+	cpu=$(info_cpu_seconds "$scratch/info")
+	echo "$name: ${cpu}s profiled of 0.3 s"
+	within "$cpu" 0.3 0.03 || fail "$name: profiled ${cpu}s of the exec'd program's 0.3 s"
+	"$bin/analyze" flat "$scratch/t.zst" >"$scratch/flat" || fail "$name: analyze flat failed"
+	grep -q 'busy_loop' "$scratch/flat" || fail "$name: samples not attributed to the exec'd program"
+}
+check_wrapped env env FOO=1
+check_wrapped nice nice -n 1
+check_wrapped "shell exec" sh -c 'exec "$0" "$@"'
+
+set +e
+"$bin/collect" -o "$scratch/no-such-dir/t.zst" sh -c "touch '$scratch/ran'" 2>"$scratch/err"
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "unwritable output: exit $rc, want 1"
+[ ! -e "$scratch/ran" ] || fail "unwritable output: the program ran anyway"
+
+printf 'precious\n' >"$scratch/old.zst"
+set +e
+"$bin/collect" -o "$scratch/old.zst" "$scratch/no-such-program" 2>/dev/null
+set -e
+[ "$(cat "$scratch/old.zst")" = precious ] || fail "exec failure clobbered an existing file"
+
+set +e
+perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' -- "$bin/collect" -q -o "$scratch/t.zst" sh -c 'exit 3'
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "with SIGCHLD ignored by collect's parent: exit $rc, want 3"
