@@ -219,7 +219,7 @@ static int read_trace(struct loader *L, const char *path)
 	char err[512];
 	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
 	if (!r) {
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "analyze: %s\n", err);
 		return -1;
 	}
 	struct trace_record rec;
@@ -260,13 +260,13 @@ static int read_trace(struct loader *L, const char *path)
 	}
 	progress_done(&pr);
 	if (got < 0) {
-		fprintf(stderr, "%s\n", trace_reader_error(r));
+		fprintf(stderr, "analyze: %s\n", trace_reader_error(r));
 		trace_reader_close(r);
 		return -1;
 	}
 	int truncated = trace_reader_truncated(r);
 	if (truncated)
-		fprintf(stderr, "warning: %s\n", trace_reader_error(r));
+		fprintf(stderr, "analyze: warning: %s\n", trace_reader_error(r));
 	if (L->stats) {
 		L->stats->truncated = truncated;
 		L->stats->compressed_bytes = trace_reader_compressed_bytes(r);

@@ -166,7 +166,7 @@ static void warn_once(struct resolver *R, const char *warning)
 			return;
 	R->warned = realloc_or_abort(R->warned, (R->nwarned + 1) * sizeof(*R->warned));
 	R->warned[R->nwarned++] = strdup(warning);
-	fprintf(stderr, "warning: %s\n", warning);
+	fprintf(stderr, "analyze: warning: %s\n", warning);
 }
 
 static struct symbol_module *open_module(struct resolver *R, uint32_t index)
