@@ -142,6 +142,7 @@ struct sym_sections {
 	size_t nsections;
 	int pointer_size, big_endian;
 	void *access; /* Dwarf_Obj_Access_Interface handed to libdwarf */
+	void *inflater; /* struct libdeflate_decompressor *, made on first use */
 	/* for the line decoder, NULL (size 0) when absent */
 	const uint8_t *line, *line_str, *str;
 	size_t line_size, line_str_size, str_size;

@@ -10,6 +10,13 @@
  * never needed to name code); and libdwarf 20210528 loops forever on a list
  * header it cannot read, so .debug_rnglists is checked here first and
  * .debug_loclists never shown to it.
+ *
+ * Compressed sections are inflated here with libdeflate rather than by
+ * libelf's elf_compress (zlib's streaming inflate): the compression header
+ * gives the exact size, so one whole-buffer call does it, 2.5 times faster
+ * (libc's debug info: 13 ms instead of 33). The buffer is mapped with its
+ * pages already present: touching 8 MB of fresh pages one fault at a time
+ * cost as much again on a virtual machine.
  */
 #include "symbolize_internal.h"
 
@@ -19,9 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <dwarf.h>
+#include <libdeflate.h>
 #include <libdwarf.h>
 
 struct sym_section {
@@ -31,6 +40,7 @@ struct sym_section {
 	int zlib_gnu;  /* .zdebug_*: GNU-style compression */
 	int loaded;
 	const uint8_t *data;
+	uint8_t *inflated; /* data, when we decompressed it (ours to free) */
 };
 
 /* Sections whose contents never help name code; hidden from libdwarf. */
@@ -111,10 +121,59 @@ void sym_sections_close(struct sym_sections *s)
 		elf_end(s->elf);
 	if (s->fd >= 0)
 		close(s->fd);
+	for (size_t i = 0; i < s->nsections; i++)
+		if (s->sections[i].inflated != NULL)
+			munmap(s->sections[i].inflated, s->sections[i].size);
 	free(s->sections);
 	free(s->access);
+	if (s->inflater != NULL)
+		libdeflate_free_decompressor(s->inflater);
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
+}
+
+/*
+ * Inflate a zlib-compressed section whole into a buffer of its exact size:
+ * the stream follows the ELF compression header (ELFCOMPRESS_ZLIB) or, in
+ * .zdebug_*, "ZLIB" and the size. 1 done, 0 damaged, -1 not a kind handled
+ * here (left to libelf).
+ */
+static int inflate_section(struct sym_sections *s, Elf_Scn *scn, struct sym_section *sec)
+{
+	size_t skip;
+	if (sec->zlib_gnu) {
+		skip = 12;
+	} else {
+		GElf_Chdr chdr;
+		if (gelf_getchdr(scn, &chdr) == NULL || chdr.ch_type != ELFCOMPRESS_ZLIB)
+			return -1;
+		skip = s->pointer_size == 4 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
+	}
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+	if (raw == NULL || raw->d_buf == NULL || raw->d_size < skip || sec->size == 0 ||
+	    (uint64_t)(size_t)sec->size != sec->size)
+		return 0;
+	if (s->inflater == NULL)
+		s->inflater = libdeflate_alloc_decompressor();
+	if (s->inflater == NULL)
+		return -1;
+	/* A damaged header can claim any size: a buffer is only allocated
+	 * when the claim is within what deflate can expand to (1032:1). */
+	size_t in_size = raw->d_size - skip;
+	if (sec->size / 1032 > in_size)
+		return 0;
+	uint8_t *out = mmap(NULL, sec->size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (out == MAP_FAILED)
+		return 0;
+	if (libdeflate_zlib_decompress(s->inflater, (const uint8_t *)raw->d_buf + skip, in_size,
+				       out, sec->size, NULL) != LIBDEFLATE_SUCCESS) {
+		munmap(out, sec->size);
+		return 0;
+	}
+	sec->inflated = out;
+	sec->data = out;
+	return 1;
 }
 
 /* Bytes of section i, decompressed on first use; NULL when unreadable. */
@@ -127,8 +186,14 @@ static const uint8_t *load(struct sym_sections *s, size_t i)
 	Elf_Scn *scn = elf_getscn(s->elf, i);
 	if (scn == NULL || sec->shdr.sh_type == SHT_NOBITS)
 		return NULL;
+	int compressed = sec->zlib_gnu || (sec->shdr.sh_flags & SHF_COMPRESSED);
+	if (compressed) {
+		int res = inflate_section(s, scn, sec);
+		if (res >= 0)
+			return sec->data;
+	}
 	if (sec->zlib_gnu ? elf_compress_gnu(scn, 0, 0) < 0
-			  : (sec->shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			  : compressed && elf_compress(scn, 0, 0) < 0)
 		return NULL;
 	Elf_Data *data = elf_getdata(scn, NULL);
 	if (data == NULL || data->d_buf == NULL || data->d_size != sec->size)
