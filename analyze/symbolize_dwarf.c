@@ -6,7 +6,9 @@
  * subprogram and inlined call with code becomes a node with address ranges
  * (flattened later by symbolize_index.c). Only the DIEs that can hold code
  * are descended into (namespaces, functions, blocks), which keeps loading
- * libc's debug info well under a second.
+ * libc's debug info well under a second. The walk steps through a unit's
+ * bytes itself (symbolize_dies.c) and opens only subprograms and inlined
+ * calls through libdwarf; units that reader declines are walked by libdwarf.
  *
  * libdwarf 20210528 traps handled here: DW_FORM_implicit_const (gcc's
  * call_file/call_line) fails dwarf_formudata, so fall back to
@@ -52,6 +54,10 @@ struct loader {
 	Dwarf_Addr (*ranges)[2];
 	size_t nranges, ranges_cap;
 	struct sym_sections sections;
+	/* the CU being walked, as the raw reader sees it */
+	Dwarf_Off abbrev_offset;
+	Dwarf_Half offset_size, address_size;
+	struct sym_unit unit;
 };
 
 /* 1 when res is DW_DLV_OK; frees any error libdwarf left behind (on damaged
@@ -358,14 +364,16 @@ static size_t die_ranges(struct loader *L, Dwarf_Die die)
 /* ---- the DIE walk ---- */
 
 static void walk_children(struct loader *L, Dwarf_Die parent, uint32_t node, uint32_t depth);
+static void walk_unit(struct loader *L, uint64_t pos, uint32_t node, uint32_t depth, int nesting);
 
 /* A subprogram or inlined call with code becomes a node; parent is the node
- * it was inlined into (SYM_NONE for a subprogram). */
-static void add_code_node(struct loader *L, Dwarf_Die die, Dwarf_Half tag, uint32_t parent,
-			  uint32_t depth)
+ * it was inlined into (SYM_NONE for a subprogram). Returns the node, or
+ * SYM_NONE for a DIE without code (whose children are not walked). */
+static uint32_t add_code_node(struct loader *L, Dwarf_Die die, Dwarf_Half tag, uint32_t parent,
+			      uint32_t depth)
 {
 	if (die_ranges(L, die) == 0)
-		return; /* a declaration or abstract instance: no code here */
+		return SYM_NONE; /* a declaration or abstract instance: no code here */
 	const char *call_file = NULL;
 	Dwarf_Unsigned call_line = 0, index;
 	if (tag == DW_TAG_inlined_subroutine) {
@@ -382,7 +390,14 @@ static void add_code_node(struct loader *L, Dwarf_Die die, Dwarf_Half tag, uint3
 	uint32_t node = sym_add_node(L->ix, fn, parent, call_file, (uint32_t)call_line);
 	for (size_t i = 0; i < n; i++)
 		sym_add_range(L->ix, L->ranges[i][0], L->ranges[i][1], node, depth);
-	walk_children(L, die, node, depth + 1);
+	return node;
+}
+
+/* DIEs whose children are walked for code without being code themselves. */
+static int is_scope(unsigned tag)
+{
+	return tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+	       tag == DW_TAG_catch_block || tag == DW_TAG_namespace || tag == DW_TAG_module;
 }
 
 static void visit(struct loader *L, Dwarf_Die die, uint32_t node, uint32_t depth)
@@ -390,23 +405,16 @@ static void visit(struct loader *L, Dwarf_Die die, uint32_t node, uint32_t depth
 	Dwarf_Half tag;
 	if (!ok(L, dwarf_tag(die, &tag, &L->err)))
 		return;
-	switch (tag) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-		add_code_node(L, die, tag, node, depth);
-		break;
-	case DW_TAG_lexical_block:
-	case DW_TAG_try_block:
-	case DW_TAG_catch_block:
-	case DW_TAG_namespace:
-	case DW_TAG_module:
+	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+		uint32_t added = add_code_node(L, die, tag, node, depth);
+		if (added != SYM_NONE)
+			walk_children(L, die, added, depth + 1);
+	} else if (is_scope(tag)) {
 		walk_children(L, die, node, depth);
-		break;
-	default:
-		break; /* types and variables hold no code */
-	}
+	} /* types and variables hold no code */
 }
 
+/* The libdwarf walk, for units the raw reader (symbolize_dies.c) declines. */
 static void walk_children(struct loader *L, Dwarf_Die parent, uint32_t node, uint32_t depth)
 {
 	if (depth > MAX_DIE_DEPTH)
@@ -425,7 +433,54 @@ static void walk_children(struct loader *L, Dwarf_Die parent, uint32_t node, uin
 	}
 }
 
+/*
+ * The same walk over the unit's bytes: the siblings starting at pos, only
+ * the code DIEs opened through libdwarf. nesting bounds the recursion
+ * through scopes, which depth (code nodes only) does not count.
+ */
+static void walk_unit(struct loader *L, uint64_t pos, uint32_t node, uint32_t depth, int nesting)
+{
+	if (depth > MAX_DIE_DEPTH || nesting > 4 * MAX_DIE_DEPTH)
+		return;
+	for (;;) {
+		struct sym_die d;
+		if (sym_die_read(&L->unit, &pos, &d) != 0)
+			return; /* the end of the siblings, or damage */
+		if (d.tag == DW_TAG_subprogram || d.tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Die die;
+			uint32_t added = SYM_NONE;
+			if (ok(L, dwarf_offdie_b(L->dbg, d.offset, 1, &die, &L->err))) {
+				added = add_code_node(L, die, (Dwarf_Half)d.tag, node, depth);
+				dwarf_dealloc_die(die);
+			}
+			if (added != SYM_NONE && d.has_children)
+				walk_unit(L, d.children, added, depth + 1, nesting + 1);
+		} else if (is_scope(d.tag) && d.has_children) {
+			walk_unit(L, d.children, node, depth, nesting + 1);
+		}
+		if (sym_die_next(&L->unit, &d, &pos) != 0)
+			return;
+	}
+}
+
 /* ---- compile units ---- */
+
+/* Set up the raw reader for the unit of cu_die: 0, or -1 to use libdwarf. */
+static int open_unit(struct loader *L, Dwarf_Die cu_die)
+{
+	Dwarf_Off unit_offset, unit_length;
+	if (!ok(L, dwarf_die_CU_offset_range(cu_die, &unit_offset, &unit_length, &L->err)))
+		return -1;
+	struct sym_unit_header h = {
+		.unit_offset = unit_offset,
+		.end = unit_offset + unit_length,
+		.abbrev_offset = L->abbrev_offset,
+		.version = L->version,
+		.offset_size = L->offset_size,
+		.address_size = L->address_size,
+	};
+	return h.end < unit_offset ? -1 : sym_unit_open(&L->unit, &L->sections, &h);
+}
 
 static void load_cu(struct loader *L, Dwarf_Die cu_die)
 {
@@ -435,7 +490,17 @@ static void load_cu(struct loader *L, Dwarf_Die cu_die)
 	for (size_t i = 0; i < unit_ranges; i++)
 		sym_add_unit_range(L->ix, L->ranges[i][0], L->ranges[i][1]);
 	load_line_table(L, cu_die, &L->files, 1, unit_ranges);
-	walk_children(L, cu_die, SYM_NONE, 0);
+	if (open_unit(L, cu_die) == 0) {
+		struct sym_die d;
+		uint64_t pos = L->unit.unit_offset;
+		Dwarf_Off offset;
+		if (ok(L, dwarf_dieoffset(cu_die, &offset, &L->err)) &&
+		    (pos = offset, sym_die_read(&L->unit, &pos, &d) == 0) && d.has_children)
+			walk_unit(L, d.children, SYM_NONE, 0, 0);
+		sym_unit_close(&L->unit);
+	} else {
+		walk_children(L, cu_die, SYM_NONE, 0);
+	}
 	free(L->files.t.names);
 	memset(&L->files, 0, sizeof(L->files));
 }
@@ -455,11 +520,10 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 	int res;
 	for (;;) {
 		Dwarf_Unsigned header_length, type_offset, next_offset;
-		Dwarf_Half address_size, length_size, extension_size, unit_type;
-		Dwarf_Off abbrev_offset;
+		Dwarf_Half extension_size, unit_type;
 		Dwarf_Sig8 signature;
-		res = dwarf_next_cu_header_d(L.dbg, 1, &header_length, &L.version, &abbrev_offset,
-					     &address_size, &length_size, &extension_size,
+		res = dwarf_next_cu_header_d(L.dbg, 1, &header_length, &L.version, &L.abbrev_offset,
+					     &L.address_size, &L.offset_size, &extension_size,
 					     &signature, &type_offset, &next_offset, &unit_type,
 					     &L.err);
 		if (!ok(&L, res))

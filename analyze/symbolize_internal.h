@@ -159,6 +159,42 @@ int sym_sections_lists_sane(struct sym_sections *s);
  * -1. Finish with dwarf_object_finish before sym_sections_close. */
 int sym_sections_dwarf(struct sym_sections *s, void *dbg);
 
+/* symbolize_dies.c: stepping through a unit's DIEs in the .debug_info bytes */
+struct sym_abbrev;
+struct sym_spec;
+struct sym_unit_header {
+	uint64_t unit_offset;   /* of the unit header in .debug_info */
+	uint64_t end;           /* offset of the next unit */
+	uint64_t abbrev_offset; /* in .debug_abbrev */
+	unsigned version, offset_size, address_size;
+};
+struct sym_unit {
+	const uint8_t *info; /* .debug_info */
+	uint64_t unit_offset, end;
+	unsigned version, offset_size, address_size;
+	struct sym_abbrev *abbrevs; /* by code */
+	size_t nabbrevs;
+	struct sym_spec *specs;
+	size_t nspecs;
+};
+struct sym_die {
+	uint64_t offset;   /* in .debug_info, as dwarf_offdie_b takes it */
+	uint64_t children; /* offset just past the attributes: the first child */
+	uint64_t sibling;  /* DW_AT_sibling when it leads forward, else 0 */
+	unsigned tag;
+	int has_children;
+};
+/* Read the unit's abbreviations: 0, or -1 when the unit is not one this
+ * reader can step through (then walk it with libdwarf). */
+int sym_unit_open(struct sym_unit *u, struct sym_sections *s, const struct sym_unit_header *h);
+void sym_unit_close(struct sym_unit *u);
+/* Read the DIE at *pos and advance *pos past its attributes: 0, 1 for the
+ * null entry that ends a list of siblings, -1 when damaged. */
+int sym_die_read(const struct sym_unit *u, uint64_t *pos, struct sym_die *die);
+/* From *pos = die->children, move *pos to the DIE after die and its
+ * children: 0, or -1 when damaged. */
+int sym_die_next(const struct sym_unit *u, const struct sym_die *die, uint64_t *pos);
+
 /* symbolize_lines.c: line tables decoded from .debug_line */
 /* A CU's file names (full paths, interned) as DW_AT_decl_file numbers them. */
 struct sym_file_table {
