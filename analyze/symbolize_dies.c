@@ -26,6 +26,7 @@ struct sym_abbrev {
 	uint16_t tag;
 	uint8_t children;
 	uint8_t valid;
+	uint8_t addresses; /* has DW_AT_low_pc or DW_AT_ranges */
 	uint32_t first, count; /* into unit->specs */
 };
 
@@ -202,7 +203,6 @@ static int read_abbrevs(struct sym_unit *u, const uint8_t *sec, size_t size, uin
 		return -1;
 	const uint8_t *p = sec + offset, *end = sec + size;
 	int bad = 0;
-	size_t specs_cap = 0;
 	for (;;) {
 		uint64_t code = get_uleb(&p, end, &bad);
 		if (bad)
@@ -217,7 +217,10 @@ static int read_abbrevs(struct sym_unit *u, const uint8_t *sec, size_t size, uin
 			size_t n = u->nabbrevs ? u->nabbrevs : 64;
 			while (n <= code)
 				n *= 2;
-			u->abbrevs = realloc_or_abort(u->abbrevs, n * sizeof(*u->abbrevs));
+			if (n > u->abbrevs_cap) {
+				u->abbrevs = realloc_or_abort(u->abbrevs, n * sizeof(*u->abbrevs));
+				u->abbrevs_cap = n;
+			}
 			memset(u->abbrevs + u->nabbrevs, 0, (n - u->nabbrevs) * sizeof(*u->abbrevs));
 			u->nabbrevs = n;
 		}
@@ -237,8 +240,10 @@ static int read_abbrevs(struct sym_unit *u, const uint8_t *sec, size_t size, uin
 				(void)get_uleb(&p, end, &bad); /* the value: a LEB128 */
 			if (bad || fixed_size(u, (unsigned)form) == -2)
 				return -1;
-			SYM_GROW(u->specs, u->nspecs, specs_cap);
+			SYM_GROW(u->specs, u->nspecs, u->specs_cap);
 			u->specs[u->nspecs++] = (struct sym_spec){(uint16_t)name, (uint16_t)form};
+			if (name == DW_AT_low_pc || name == DW_AT_ranges)
+				a->addresses = 1;
 			a->count++;
 		}
 	}
@@ -246,7 +251,9 @@ static int read_abbrevs(struct sym_unit *u, const uint8_t *sec, size_t size, uin
 
 int sym_unit_open(struct sym_unit *u, struct sym_sections *s, const struct sym_unit_header *h)
 {
-	memset(u, 0, sizeof(*u));
+	/* The tables' memory is kept from unit to unit: thousands of units,
+	 * each allocating afresh, cost page faults for nothing. */
+	u->nabbrevs = u->nspecs = 0;
 	size_t info_size, abbrev_size;
 	u->info = sym_section_data(s, ".debug_info", &info_size);
 	const uint8_t *abbrev = sym_section_data(s, ".debug_abbrev", &abbrev_size);
@@ -261,7 +268,7 @@ int sym_unit_open(struct sym_unit *u, struct sym_sections *s, const struct sym_u
 	u->offset_size = h->offset_size;
 	u->address_size = h->address_size;
 	if (read_abbrevs(u, abbrev, abbrev_size, h->abbrev_offset) != 0) {
-		sym_unit_close(u);
+		u->nabbrevs = u->nspecs = 0;
 		return -1;
 	}
 	return 0;
@@ -273,8 +280,8 @@ int sym_die_read(const struct sym_unit *u, uint64_t *pos, struct sym_die *die)
 		return -1;
 	const uint8_t *p = u->info + *pos, *end = u->info + u->end;
 	int bad = 0;
-	memset(die, 0, sizeof(*die));
 	die->offset = *pos;
+	die->sibling = 0;
 	uint64_t code = get_uleb(&p, end, &bad);
 	if (bad || code >= u->nabbrevs || (code != 0 && !u->abbrevs[code].valid))
 		return -1;
@@ -285,6 +292,7 @@ int sym_die_read(const struct sym_unit *u, uint64_t *pos, struct sym_die *die)
 	const struct sym_abbrev *a = &u->abbrevs[code];
 	die->tag = a->tag;
 	die->has_children = a->children;
+	die->addresses = a->addresses;
 	for (uint32_t i = 0; i < a->count && !bad; i++) {
 		const struct sym_spec *spec = &u->specs[a->first + i];
 		uint64_t value = skip_value(u, spec->form, &p, end, &bad);

@@ -447,9 +447,12 @@ static void walk_unit(struct loader *L, uint64_t pos, uint32_t node, uint32_t de
 		if (sym_die_read(&L->unit, &pos, &d) != 0)
 			return; /* the end of the siblings, or damage */
 		if (d.tag == DW_TAG_subprogram || d.tag == DW_TAG_inlined_subroutine) {
+			/* Without low_pc or ranges it is a declaration or an
+			 * abstract instance (most of them: prototypes): no code,
+			 * as add_code_node would find, without opening it. */
 			Dwarf_Die die;
 			uint32_t added = SYM_NONE;
-			if (ok(L, dwarf_offdie_b(L->dbg, d.offset, 1, &die, &L->err))) {
+			if (d.addresses && ok(L, dwarf_offdie_b(L->dbg, d.offset, 1, &die, &L->err))) {
 				added = add_code_node(L, die, (Dwarf_Half)d.tag, node, depth);
 				dwarf_dealloc_die(die);
 			}
@@ -497,7 +500,6 @@ static void load_cu(struct loader *L, Dwarf_Die cu_die)
 		if (ok(L, dwarf_dieoffset(cu_die, &offset, &L->err)) &&
 		    (pos = offset, sym_die_read(&L->unit, &pos, &d) == 0) && d.has_children)
 			walk_unit(L, d.children, SYM_NONE, 0, 0);
-		sym_unit_close(&L->unit);
 	} else {
 		walk_children(L, cu_die, SYM_NONE, 0);
 	}
@@ -541,6 +543,7 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 	free(L.origin_keys);
 	free(L.origin_values);
 	free(L.ranges);
+	sym_unit_close(&L.unit);
 	dwarf_object_finish(L.dbg, &L.err);
 	sym_sections_close(&L.sections);
 	return 0;

@@ -173,9 +173,9 @@ struct sym_unit {
 	uint64_t unit_offset, end;
 	unsigned version, offset_size, address_size;
 	struct sym_abbrev *abbrevs; /* by code */
-	size_t nabbrevs;
+	size_t nabbrevs, abbrevs_cap;
 	struct sym_spec *specs;
-	size_t nspecs;
+	size_t nspecs, specs_cap;
 };
 struct sym_die {
 	uint64_t offset;   /* in .debug_info, as dwarf_offdie_b takes it */
@@ -183,9 +183,11 @@ struct sym_die {
 	uint64_t sibling;  /* DW_AT_sibling when it leads forward, else 0 */
 	unsigned tag;
 	int has_children;
+	int addresses; /* has DW_AT_low_pc or DW_AT_ranges: may have code */
 };
-/* Read the unit's abbreviations: 0, or -1 when the unit is not one this
- * reader can step through (then walk it with libdwarf). */
+/* Read the unit's abbreviations into u (zeroed before the first unit, then
+ * reused): 0, or -1 when the unit is not one this reader can step through
+ * (then walk it with libdwarf). Close after the last unit. */
 int sym_unit_open(struct sym_unit *u, struct sym_sections *s, const struct sym_unit_header *h);
 void sym_unit_close(struct sym_unit *u);
 /* Read the DIE at *pos and advance *pos past its attributes: 0, 1 for the
