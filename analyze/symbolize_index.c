@@ -100,13 +100,10 @@ void sym_strings_free(struct sym_strings *st)
 static void prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-	static uintptr_t page;
 	if (n < ((size_t)256 << 10))
 		return; /* small arrays live in the heap's pages already mapped */
-	if (page == 0) {
-		long size = sysconf(_SC_PAGESIZE);
-		page = size > 0 ? (uintptr_t)size : 4096;
-	}
+	long size = sysconf(_SC_PAGESIZE);
+	uintptr_t page = size > 0 ? (uintptr_t)size : 4096;
 	uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t end = ((uintptr_t)p + n) & ~(page - 1);
 	if (end > start)
