@@ -108,8 +108,8 @@ static int stack_equal(const void *ctx, uint32_t id)
 	const struct filter_state *st = ctx;
 	const struct profile_stack *s = &st->out->stacks[id];
 	return s->depth == st->seek_depth &&
-	       !memcmp(st->out->stack_locations + s->first, st->seek,
-		       st->seek_depth * sizeof(*st->seek));
+	       (!s->depth || !memcmp(st->out->stack_locations + s->first, st->seek,
+				     st->seek_depth * sizeof(*st->seek)));
 }
 
 static uint32_t map_stack(struct filter_state *st, uint32_t stack)

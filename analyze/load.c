@@ -12,10 +12,12 @@
  *      forward, one module at a time), interning functions and lines;
  *   3. translate every raw stack into profile locations.
  *
- * Module lookup is not time-aware: where two modules' ranges overlap (one
- * dlclosed, another dlopened at the same place), the one recorded later wins
- * for every sample. Doing better needs each sample's time per address, which
- * would cost the per-sample path more than such rare traces justify.
+ * Where two modules' ranges overlap (one dlclosed, another dlopened at the
+ * same place; an exec), a raw stack touching the overlap means different
+ * code at different times: its samples get one profile stack per epoch
+ * (resolve.c), the addresses being resolved in the module mapped then.
+ * Samples whose stack is empty or never defined get an "[unknown]" frame, so
+ * every report adds up to the same total.
  */
 #include "load.h"
 
@@ -34,7 +36,11 @@ struct raw_stack {
 	uint64_t first; /* into loader.ips */
 	uint32_t depth;
 	uint32_t flags; /* TRACE_STACK_* */
+	uint32_t defined; /* a STACK record gave its frames */
 };
+
+/* The one frame of an empty or undefined stack: resolves to "[unknown]". */
+static const uint64_t no_frames[1] = { 0 };
 
 struct loader {
 	struct profile *p;
@@ -141,6 +147,7 @@ static void add_stack(struct loader *L, const struct trace_stack *s)
 	L->raw[i].first = L->nips;
 	L->raw[i].depth = s->nframes;
 	L->raw[i].flags = s->flags;
+	L->raw[i].defined = 1;
 	L->nips += s->nframes;
 	if (L->stats) {
 		L->stats->stack_records++;
@@ -213,6 +220,21 @@ static void add_end(struct loader *L, const struct trace_end *e)
 	}
 }
 
+/* A sample naming a stack no record defined is kept (as [unknown]), and said once. */
+static void warn_undefined_stacks(struct loader *L, const char *path)
+{
+	uint32_t undefined = 0;
+	for (uint32_t s = 0; s < L->nraw; s++)
+		undefined += !L->raw[s].defined;
+	if (!undefined)
+		return;
+	uint64_t samples = 0;
+	for (uint64_t i = 0; i < L->p->nsamples; i++)
+		samples += !L->raw[L->p->samples[i].stack].defined;
+	fprintf(stderr, "analyze: warning: %s: %" PRIu64 " samples refer to %u stacks the trace never "
+			"defines: shown as [unknown]\n", path, samples, undefined);
+}
+
 /* Pass 1. Returns 0, or -1 after printing the reader's error. */
 static int read_trace(struct loader *L, const char *path)
 {
@@ -239,6 +261,9 @@ static int read_trace(struct loader *L, const char *path)
 		case TRACE_MODULE:
 			resolver_add_module(L->resolver, &rec.u.module);
 			break;
+		case TRACE_MODULE_UNLOAD:
+			resolver_unload_module(L->resolver, &rec.u.unload);
+			break;
 		case TRACE_THREAD:
 			add_thread_record(L, &rec.u.thread);
 			break;
@@ -254,7 +279,7 @@ static int read_trace(struct loader *L, const char *path)
 		case TRACE_END:
 			add_end(L, &rec.u.end);
 			break;
-		default: /* unloads and types newer than us: nothing to do yet */
+		default: /* types newer than us: nothing to do */
 			break;
 		}
 	}
@@ -267,6 +292,7 @@ static int read_trace(struct loader *L, const char *path)
 	int truncated = trace_reader_truncated(r);
 	if (truncated)
 		fprintf(stderr, "analyze: warning: %s\n", trace_reader_error(r));
+	warn_undefined_stacks(L, path);
 	if (L->stats) {
 		L->stats->truncated = truncated;
 		L->stats->compressed_bytes = trace_reader_compressed_bytes(r);
@@ -281,38 +307,140 @@ static int read_trace(struct loader *L, const char *path)
 	return 0;
 }
 
+/* A raw stack's frames (never none) and whether frame i is a return address. */
+static const uint64_t *raw_frames(const struct loader *L, const struct raw_stack *rs, uint32_t *depth)
+{
+	*depth = rs->depth ? rs->depth : 1;
+	return rs->depth ? L->ips + rs->first : no_frames;
+}
+
+static int frame_is_return(const struct raw_stack *rs, uint32_t i)
+{
+	/* Only an exact leaf is looked up as is; every other ip is a return
+	 * address: its call is the instruction before. */
+	return rs->depth && (i > 0 || !(rs->flags & TRACE_STACK_LEAF_EXACT));
+}
+
+/* Distinct-address index of each frame of raw stack s, resolved as of epoch. */
+static void add_frames(struct loader *L, uint32_t s, uint32_t epoch, uint32_t *out)
+{
+	const struct raw_stack *rs = &L->raw[s];
+	uint32_t depth;
+	const uint64_t *ips = raw_frames(L, rs, &depth);
+	for (uint32_t i = 0; i < depth; i++)
+		out[i] = resolver_add_address(L->resolver, ips[i], frame_is_return(rs, i), epoch);
+}
+
+static int touches_overlap(const struct loader *L, uint32_t s)
+{
+	const struct raw_stack *rs = &L->raw[s];
+	uint32_t depth;
+	const uint64_t *ips = raw_frames(L, rs, &depth);
+	for (uint32_t i = 0; i < depth; i++)
+		if (resolver_is_ambiguous(L->resolver, ips[i], frame_is_return(rs, i)))
+			return 1;
+	return 0;
+}
+
+/* One more profile stack per (raw stack, epoch) for samples that touch an overlap. */
+struct epoch_stacks {
+	struct u64map index; /* raw stack << 32 | epoch -> variant */
+	uint32_t *raw;       /* variant -> raw stack */
+	uint64_t *first;     /* variant -> its frames' addresses in addresses[] */
+	uint32_t count, cap;
+	uint32_t *addresses;
+	uint64_t naddresses, addresses_cap;
+};
+
+static void split_by_epoch(struct loader *L, struct epoch_stacks *v)
+{
+	struct profile *p = L->p;
+	uint8_t *touches = NULL;
+	for (uint32_t s = 0; s < L->nraw; s++)
+		if (touches_overlap(L, s)) {
+			if (!touches)
+				touches = calloc_or_abort(L->nraw, 1);
+			touches[s] = 1;
+		}
+	if (!touches)
+		return;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		struct profile_sample *sm = &p->samples[i];
+		if (sm->stack >= L->nraw || !touches[sm->stack])
+			continue;
+		uint32_t epoch = resolver_epoch(L->resolver, sm->time_ns);
+		uint32_t *slot = u64map_slot(&v->index, (uint64_t)sm->stack << 32 | epoch);
+		if (*slot == HASHMAP_NONE) {
+			uint32_t depth;
+			raw_frames(L, &L->raw[sm->stack], &depth);
+			if (v->count == v->cap) {
+				v->cap = v->cap ? 2 * v->cap : 16;
+				v->raw = realloc_or_abort(v->raw, v->cap * sizeof(*v->raw));
+				v->first = realloc_or_abort(v->first, v->cap * sizeof(*v->first));
+			}
+			while (v->naddresses + depth > v->addresses_cap) {
+				v->addresses_cap = v->addresses_cap ? 2 * v->addresses_cap : 256;
+				v->addresses = realloc_or_abort(v->addresses, v->addresses_cap * sizeof(*v->addresses));
+			}
+			v->raw[v->count] = sm->stack;
+			v->first[v->count] = v->naddresses;
+			add_frames(L, sm->stack, epoch, v->addresses + v->naddresses);
+			v->naddresses += depth;
+			*slot = v->count++;
+		}
+		sm->stack = L->nraw + *slot;
+	}
+	free(touches);
+}
+
+/* Append the profile stack whose frames have these distinct-address indexes. */
+static void add_profile_stack(struct loader *L, const uint32_t *addresses, uint32_t depth, uint32_t **locs,
+			      uint32_t *cap)
+{
+	if (depth > *cap) {
+		*cap = depth;
+		*locs = realloc_or_abort(*locs, *cap * sizeof(**locs));
+	}
+	for (uint32_t i = 0; i < depth; i++)
+		(*locs)[i] = resolver_location(L->resolver, addresses[i]);
+	profile_add_stack(L->p, *locs, depth);
+}
+
 /* Passes 2 and 3: resolve the distinct addresses, then build the stacks. */
 static void build_stacks(struct loader *L)
 {
 	struct resolver *R = L->resolver;
-	/* Remember, per raw ip, which distinct address it is. */
-	uint32_t *frame_address = realloc_or_abort(NULL, (L->nips ? L->nips : 1) * sizeof(*frame_address));
+	/* Remember, per raw frame, which distinct address it is (empty stacks have one frame). */
+	uint64_t *frame_at = realloc_or_abort(NULL, (L->nraw ? L->nraw : 1) * sizeof(*frame_at));
+	uint64_t nframes = 0;
 	for (uint32_t s = 0; s < L->nraw; s++) {
-		const struct raw_stack *rs = &L->raw[s];
-		for (uint32_t i = 0; i < rs->depth; i++) {
-			/* Only an exact leaf is looked up as is; every other ip is
-			 * a return address: its call is the instruction before. */
-			int is_return = i > 0 || !(rs->flags & TRACE_STACK_LEAF_EXACT);
-			frame_address[rs->first + i] =
-				resolver_add_address(R, L->ips[rs->first + i], is_return);
-		}
+		frame_at[s] = nframes;
+		nframes += L->raw[s].depth ? L->raw[s].depth : 1;
 	}
+	uint32_t *frame_address = realloc_or_abort(NULL, (nframes ? nframes : 1) * sizeof(*frame_address));
+	for (uint32_t s = 0; s < L->nraw; s++)
+		add_frames(L, s, RESOLVE_ANY_EPOCH, frame_address + frame_at[s]);
+	struct epoch_stacks v = { 0 };
+	u64map_init(&v.index, 64);
+	split_by_epoch(L, &v);
 	resolver_resolve(R);
 
-	uint32_t *locs = NULL;
-	uint32_t cap = 0;
+	uint32_t *locs = NULL, cap = 0, depth;
 	for (uint32_t s = 0; s < L->nraw; s++) {
-		const struct raw_stack *rs = &L->raw[s];
-		if (rs->depth > cap) {
-			cap = rs->depth;
-			locs = realloc_or_abort(locs, cap * sizeof(*locs));
-		}
-		for (uint32_t i = 0; i < rs->depth; i++)
-			locs[i] = resolver_location(R, frame_address[rs->first + i]);
-		profile_add_stack(L->p, locs, rs->depth);
+		raw_frames(L, &L->raw[s], &depth);
+		add_profile_stack(L, frame_address + frame_at[s], depth, &locs, &cap);
 	}
+	for (uint32_t i = 0; i < v.count; i++) {
+		raw_frames(L, &L->raw[v.raw[i]], &depth);
+		add_profile_stack(L, v.addresses + v.first[i], depth, &locs, &cap);
+	}
+	u64map_free(&v.index);
+	free(v.raw);
+	free(v.first);
+	free(v.addresses);
 	free(locs);
 	free(frame_address);
+	free(frame_at);
 	if (L->stats) {
 		L->stats->distinct_addresses = resolver_distinct(R);
 		L->stats->unresolved_addresses = resolver_unresolved(R);

@@ -6,6 +6,13 @@
  * once, looked up once, and the names the symbolizer returns are interned
  * through a cache keyed by the name's pointer (the symbolizer keeps each
  * string once), so most frames cost no string hashing at all.
+ *
+ * Modules live from their record's time to their unload record's. Where two
+ * modules' ranges overlap (one dlclosed, another dlopened at the same place;
+ * an exec), time decides: the run is cut into epochs at every unload, and an
+ * address in an overlapped range is resolved in the module live in the epoch
+ * of the sample (load.c makes one stack per epoch for such samples). Traces
+ * without overlaps never pay for this.
  */
 #include "resolve.h"
 
@@ -25,19 +32,25 @@ struct module_info {
 	uint32_t build_id_len;
 	struct symbol_module *sm; /* NULL until opened */
 	int opened;
+	uint32_t pid, trace_id;  /* as the trace names it, for unload records */
+	uint64_t load_ns, unload_ns; /* live interval; unload_ns UINT64_MAX while mapped */
 };
 
 struct range {
 	uint64_t start, end;
 	uint32_t module;
-	uint32_t order; /* later records win where ranges overlap (dlclose + dlopen) */
+	uint32_t order; /* without time to decide, later records win where ranges overlap */
+	uint32_t overlapped; /* another module's range shares addresses with this one */
 };
 
 struct address {
 	uint64_t ip;
 	uint32_t is_return;
 	uint32_t location;
+	uint32_t module; /* decided when added (overlapping traces), else RESOLVE_ANY_MODULE */
 };
+
+#define RESOLVE_ANY_MODULE (UINT32_MAX - 1)
 
 struct resolver {
 	struct profile *p;
@@ -50,6 +63,10 @@ struct resolver {
 	struct address *addresses;
 	uint32_t naddresses, addresses_cap;
 	struct u64map leaf_index, return_index; /* ip -> address index */
+	int overlaps;                           /* some ranges overlap: modules chosen by epoch */
+	uint64_t *unloads;                      /* sorted unload times: epoch boundaries */
+	uint32_t nunloads;
+	struct u64map module_index;             /* (module, ip, is_return) -> address index */
 	struct u64map string_cache;             /* symbolizer string pointer -> string id */
 	struct idmap functions;                 /* profile functions by key */
 	const struct profile_function *seek;
@@ -66,6 +83,7 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 	u64map_init(&R->leaf_index, 4096);
 	u64map_init(&R->return_index, 4096);
 	u64map_init(&R->string_cache, 4096);
+	u64map_init(&R->module_index, 64);
 	idmap_init(&R->functions, 4096);
 	if (o->symbolize || o->open_modules) {
 		struct symbolizer_options so = {
@@ -93,6 +111,8 @@ void resolver_free(struct resolver *R)
 	free(R->modules);
 	free(R->ranges);
 	free(R->addresses);
+	free(R->unloads);
+	u64map_free(&R->module_index);
 	u64map_free(&R->leaf_index);
 	u64map_free(&R->return_index);
 	u64map_free(&R->string_cache);
@@ -136,7 +156,7 @@ void resolver_add_module(struct resolver *R, const struct trace_module *m)
 			R->ranges_cap = R->ranges_cap ? 2 * R->ranges_cap : 64;
 			R->ranges = realloc_or_abort(R->ranges, R->ranges_cap * sizeof(*R->ranges));
 		}
-		R->ranges[R->nranges] = (struct range){start, start + sg->memsz, index, R->nranges};
+		R->ranges[R->nranges] = (struct range){start, start + sg->memsz, index, R->nranges, 0};
 		R->nranges++;
 	}
 	profile_add_module(p, &pm);
@@ -146,8 +166,24 @@ void resolver_add_module(struct resolver *R, const struct trace_module *m)
 	}
 	struct module_info *mi = &R->modules[index];
 	memset(mi, 0, sizeof(*mi));
-	memcpy(mi->build_id, m->build_id, idlen);
+	if (idlen)
+		memcpy(mi->build_id, m->build_id, idlen);
 	mi->build_id_len = idlen;
+	mi->pid = m->pid;
+	mi->trace_id = m->id;
+	mi->load_ns = m->time_ns;
+	mi->unload_ns = UINT64_MAX;
+}
+
+void resolver_unload_module(struct resolver *R, const struct trace_module_unload *u)
+{
+	for (uint32_t i = R->p->nmodules; i-- > 0;) {
+		struct module_info *mi = &R->modules[i];
+		if (mi->pid == u->pid && mi->trace_id == u->id && mi->unload_ns == UINT64_MAX) {
+			mi->unload_ns = u->time_ns;
+			return;
+		}
+	}
 }
 
 static int range_order(const void *a, const void *b)
@@ -195,42 +231,130 @@ static struct symbol_module *open_module(struct resolver *R, uint32_t index)
 	return mi->sm;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Mark overlapping ranges and, if there are any, cut time into epochs at the unloads. */
+static void find_overlaps(struct resolver *R)
+{
+	for (uint32_t i = 0; i < R->nranges; i++)
+		for (uint32_t j = i + 1; j < R->nranges && R->ranges[j].start < R->ranges[i].end; j++)
+			if (R->ranges[j].module != R->ranges[i].module)
+				R->ranges[i].overlapped = R->ranges[j].overlapped = R->overlaps = 1;
+	if (!R->overlaps)
+		return;
+	R->unloads = realloc_or_abort(NULL, (R->p->nmodules + 1) * sizeof(*R->unloads));
+	for (uint32_t i = 0; i < R->p->nmodules; i++)
+		if (R->modules[i].unload_ns != UINT64_MAX)
+			R->unloads[R->nunloads++] = R->modules[i].unload_ns;
+	qsort(R->unloads, R->nunloads, sizeof(*R->unloads), compare_u64);
+}
+
 void resolver_finish_modules(struct resolver *R)
 {
-	qsort(R->ranges, R->nranges, sizeof(*R->ranges), range_order);
+	if (R->nranges)
+		qsort(R->ranges, R->nranges, sizeof(*R->ranges), range_order);
+	find_overlaps(R);
 	if (!R->o->symbolize && R->o->open_modules)
 		for (uint32_t i = 0; i < R->p->nmodules; i++)
 			open_module(R, i);
 }
 
-/* Index of the module whose range holds addr, or UINT32_MAX. */
-static uint32_t find_module(const struct resolver *R, uint64_t addr)
+uint32_t resolver_epoch(const struct resolver *R, uint64_t time_ns)
+{
+	uint32_t lo = 0, hi = R->nunloads; /* unloads at or before time_ns */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (R->unloads[mid] <= time_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Was module m mapped at some time within epoch e? */
+static int live_in_epoch(const struct resolver *R, uint32_t m, uint32_t e)
+{
+	uint64_t begin = e ? R->unloads[e - 1] : 0;
+	uint64_t end = e < R->nunloads ? R->unloads[e] : UINT64_MAX;
+	const struct module_info *mi = &R->modules[m];
+	return mi->load_ns < end && mi->unload_ns > begin;
+}
+
+/* Index of the first range starting after addr. */
+static uint32_t range_after(const struct resolver *R, uint64_t addr)
 {
 	uint32_t lo = 0, hi = R->nranges;
-	while (lo < hi) { /* first range starting after addr */
+	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (R->ranges[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* Ranges rarely overlap; look back a few for one that holds addr. */
-	for (uint32_t i = lo, tries = 0; i > 0 && tries < 16; i--, tries++)
-		if (addr < R->ranges[i - 1].end)
-			return R->ranges[i - 1].module;
-	return UINT32_MAX;
+	return lo;
 }
 
-uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return)
+/*
+ * Index of the module whose range holds addr, or UINT32_MAX. With an epoch,
+ * a module mapped in that epoch is preferred; otherwise (and among equals)
+ * the one recorded last.
+ */
+static uint32_t find_module(const struct resolver *R, uint64_t addr, uint32_t epoch)
 {
-	uint32_t *slot = u64map_slot(is_return ? &R->return_index : &R->leaf_index, ip);
+	uint32_t best = UINT32_MAX, best_order = 0;
+	int best_live = 0;
+	/* Ranges rarely overlap; look back a few for ones that hold addr. */
+	for (uint32_t i = range_after(R, addr), tries = 0; i > 0 && tries < 16; i--, tries++) {
+		const struct range *r = &R->ranges[i - 1];
+		if (addr >= r->end)
+			continue;
+		int live = epoch != RESOLVE_ANY_EPOCH && live_in_epoch(R, r->module, epoch);
+		if (best == UINT32_MAX || live > best_live || (live == best_live && r->order > best_order)) {
+			best = r->module;
+			best_order = r->order;
+			best_live = live;
+		}
+	}
+	return best;
+}
+
+int resolver_is_ambiguous(const struct resolver *R, uint64_t ip, int is_return)
+{
+	if (!R->overlaps)
+		return 0;
+	uint64_t addr = ip - (is_return != 0);
+	for (uint32_t i = range_after(R, addr), tries = 0; i > 0 && tries < 16; i--, tries++) {
+		const struct range *r = &R->ranges[i - 1];
+		if (addr < r->end && r->overlapped)
+			return 1;
+	}
+	return 0;
+}
+
+uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return, uint32_t epoch)
+{
+	uint32_t module = RESOLVE_ANY_MODULE;
+	uint32_t *slot;
+	if (epoch != RESOLVE_ANY_EPOCH && resolver_is_ambiguous(R, ip, is_return)) {
+		/* User-space addresses fit in 47 bits: module, ip and the flag make one key. */
+		module = find_module(R, ip - (is_return != 0), epoch);
+		uint64_t key = ((uint64_t)(module + 1) << 49) ^ (ip << 1) ^ (uint64_t)(is_return != 0);
+		slot = u64map_slot(&R->module_index, key);
+	} else {
+		slot = u64map_slot(is_return ? &R->return_index : &R->leaf_index, ip);
+	}
 	if (*slot != HASHMAP_NONE)
 		return *slot;
 	if (R->naddresses == R->addresses_cap) {
 		R->addresses_cap = R->addresses_cap ? 2 * R->addresses_cap : 4096;
 		R->addresses = realloc_or_abort(R->addresses, R->addresses_cap * sizeof(*R->addresses));
 	}
-	R->addresses[R->naddresses] = (struct address){ip, (uint32_t)(is_return != 0), UINT32_MAX};
+	R->addresses[R->naddresses] = (struct address){ip, (uint32_t)(is_return != 0), UINT32_MAX, module};
 	return *slot = R->naddresses++;
 }
 
@@ -290,7 +414,9 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 {
 	struct profile *p = R->p;
 	char name[512];
-	if (module == UINT32_MAX) {
+	if (module == UINT32_MAX && !a->ip) {
+		snprintf(name, sizeof(name), "[unknown]"); /* a sample without a stack */
+	} else if (module == UINT32_MAX) {
 		snprintf(name, sizeof(name), "[unknown]+0x%llx", (unsigned long long)lookup);
 	} else {
 		const char *path = profile_string(p, p->modules[module].path);
@@ -311,7 +437,7 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 static uint32_t resolve_one(struct resolver *R, const struct address *a)
 {
 	uint64_t lookup = a->ip - a->is_return;
-	uint32_t module = find_module(R, lookup);
+	uint32_t module = a->module != RESOLVE_ANY_MODULE ? a->module : find_module(R, lookup, RESOLVE_ANY_EPOCH);
 	struct symbol_module *sm = NULL;
 	if (module != UINT32_MAX && R->o->symbolize)
 		sm = open_module(R, module);
@@ -355,7 +481,9 @@ static int address_order(const void *a, const void *b)
 	uint64_t lx = x->ip - x->is_return, ly = y->ip - y->is_return;
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
-	return (int)x->is_return - (int)y->is_return;
+	if (x->is_return != y->is_return)
+		return (int)x->is_return - (int)y->is_return;
+	return x->module < y->module ? -1 : x->module > y->module;
 }
 
 void resolver_resolve(struct resolver *R)

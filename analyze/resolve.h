@@ -19,14 +19,23 @@ void resolver_free(struct resolver *R);
 
 /* A module record: becomes a profile module and address ranges. */
 void resolver_add_module(struct resolver *R, const struct trace_module *m);
+/* An unload record: the module's live interval ends. */
+void resolver_unload_module(struct resolver *R, const struct trace_module_unload *u);
 /* After the last module: index the ranges (and open every module if asked). */
 void resolver_finish_modules(struct resolver *R);
 
+/* Pass as epoch where time does not matter. */
+#define RESOLVE_ANY_EPOCH UINT32_MAX
+/* The epoch (span between module unloads) a sample taken at time_ns belongs to. */
+uint32_t resolver_epoch(const struct resolver *R, uint64_t time_ns);
+/* Does this frame's address lie where modules overlapped, so that time decides its module? */
+int resolver_is_ambiguous(const struct resolver *R, uint64_t ip, int is_return);
 /*
- * Note one frame's ip; is_return: a return address (looked up at ip - 1).
- * Returns the distinct address's index, the same for the same pair.
+ * Note one frame's ip; is_return: a return address (looked up at ip - 1);
+ * epoch: when the sample was taken, for ambiguous addresses (else
+ * RESOLVE_ANY_EPOCH). Returns the distinct address's index.
  */
-uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return);
+uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return, uint32_t epoch);
 /* Symbolize every distinct address once, in address order. */
 void resolver_resolve(struct resolver *R);
 /* Profile location of a distinct address (after resolver_resolve). */

@@ -11,6 +11,11 @@ set_target_properties(collect_plugin PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE
 target_compile_options(collect_plugin PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(collect_plugin PRIVATE -fno-sanitize=all)
 target_include_directories(collect_plugin PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
+add_library(collect_plugin_b SHARED e2e/workloads/collect_plugin_b.c)
+set_target_properties(collect_plugin_b PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/workloads)
+target_compile_options(collect_plugin_b PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(collect_plugin_b PRIVATE -fno-sanitize=all)
+target_include_directories(collect_plugin_b PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
 
 # The demo the README's first command profiles.
 ipscope_workload(ipscope-demo e2e/workloads/demo.c)

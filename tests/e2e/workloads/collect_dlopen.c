@@ -1,21 +1,39 @@
 /* collect_dlopen - loads the plugin named by argv[1] with dlopen and spends
- * about 0.3 s of CPU in its function, then closes it. */
+ * about 0.3 s of CPU in its function, then closes it. With a second plugin
+ * (argv[2]), does the same with it afterwards and prints whether the two
+ * were mapped at the same address ("same base: 1"). */
 #include <dlfcn.h>
 #include <stdio.h>
+
+/* Run the plugin's function for 0.3 s; returns its load address, 0 on failure. */
+static void *run_plugin(const char *path, const char *function)
+{
+	void *handle = dlopen(path, RTLD_NOW);
+	if (!handle) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		return NULL;
+	}
+	void (*work)(double) = (void (*)(double))dlsym(handle, function);
+	Dl_info info;
+	if (!work || !dladdr((void *)work, &info))
+		return NULL;
+	work(0.3);
+	dlclose(handle);
+	return info.dli_fbase;
+}
 
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
-	void *handle = dlopen(argv[1], RTLD_NOW);
-	if (!handle) {
-		fprintf(stderr, "dlopen: %s\n", dlerror());
+	void *a = run_plugin(argv[1], "plugin_work");
+	if (!a)
 		return 1;
+	if (argc > 2) {
+		void *b = run_plugin(argv[2], "plugin_b_work");
+		if (!b)
+			return 1;
+		fprintf(stderr, "same base: %d\n", a == b);
 	}
-	void (*work)(double) = (void (*)(double))dlsym(handle, "plugin_work");
-	if (!work)
-		return 1;
-	work(0.3);
-	dlclose(handle);
 	return 0;
 }
