@@ -188,6 +188,16 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	return rc;
 }
 
+/* The loader's list of objects changed (or may have): record what appeared and what went. */
+static void rescan_modules(void)
+{
+	if (!agent_enabled)
+		return;
+	pthread_mutex_lock(&modules_lock);
+	modules_scan();
+	pthread_mutex_unlock(&modules_lock);
+}
+
 /*
  * The loader lock: a thread interrupted inside dlopen/dlclose must not unwind
  * (libunwind would walk a half-updated object list, and another thread's
@@ -202,11 +212,22 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 	sigset_t old;
 	agent_block_signal(&old);
 	void *handle = real_dlopen(file, mode);
-	if (agent_enabled && handle) {
-		pthread_mutex_lock(&modules_lock);
-		modules_scan();
-		pthread_mutex_unlock(&modules_lock);
-	}
+	if (handle)
+		rescan_modules();
+	agent_restore_signal(&old);
+	return handle;
+}
+
+AGENT_EXPORT void *dlmopen(Lmid_t namespace, const char *file, int mode)
+{
+	static void *(*real_dlmopen)(Lmid_t, const char *, int);
+	if (!real_dlmopen)
+		real_dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
+	sigset_t old;
+	agent_block_signal(&old);
+	void *handle = real_dlmopen(namespace, file, mode);
+	if (handle)
+		rescan_modules();
 	agent_restore_signal(&old);
 	return handle;
 }
@@ -219,11 +240,7 @@ AGENT_EXPORT int dlclose(void *handle)
 	sigset_t old;
 	agent_block_signal(&old);
 	int rc = real_dlclose(handle);
-	if (agent_enabled) {
-		pthread_mutex_lock(&modules_lock);
-		modules_scan();
-		pthread_mutex_unlock(&modules_lock);
-	}
+	rescan_modules();
 	agent_restore_signal(&old);
 	return rc;
 }
@@ -311,9 +328,7 @@ __attribute__((constructor)) static void agent_start(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	agent_enabled = 1;
-	pthread_mutex_lock(&modules_lock);
-	modules_scan();
-	pthread_mutex_unlock(&modules_lock);
+	rescan_modules();
 	thread_begin();
 	atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
 	agent_restore_signal(&old);
@@ -331,9 +346,7 @@ __attribute__((destructor)) static void agent_stop(void)
 	sigset_t old;
 	agent_block_signal(&old);
 	sampler_thread_stop();
-	pthread_mutex_lock(&modules_lock);
-	modules_scan();
-	pthread_mutex_unlock(&modules_lock);
+	rescan_modules();
 	agent_thread_record(TRACE_THREAD_NAME);
 	agent_restore_signal(&old);
 }
