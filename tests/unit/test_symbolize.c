@@ -27,17 +27,7 @@
 #include "symbolize_demangle.h"
 #include "symbolize_internal.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
+#include "check.h"
 
 static const char *source_dir, *bin_dir;
 
@@ -163,7 +153,7 @@ static void test_demangle(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *got = demangle_function_name(cases[i].in, cases[i].demangle, cases[i].keep_clones);
-		CHECK(got && strcmp(got, cases[i].out) == 0, "%s -> %s, want %s", cases[i].in,
+		CHECKF(got && strcmp(got, cases[i].out) == 0, "%s -> %s, want %s", cases[i].in,
 		      got ? got : "(null)", cases[i].out);
 		free(got);
 	}
@@ -181,9 +171,9 @@ static void test_system_paths(void)
 		"/usr/bin/python3", "/home/u/libcurl.so.4", "/tmp/libmine.so", "./app", "/lib/libcap.so.2",
 	};
 	for (size_t i = 0; i < sizeof(system) / sizeof(system[0]); i++)
-		CHECK(symbol_path_is_system(system[i]), "%s", system[i]);
+		CHECKF(symbol_path_is_system(system[i]), "%s", system[i]);
 	for (size_t i = 0; i < sizeof(user) / sizeof(user[0]); i++)
-		CHECK(!symbol_path_is_system(user[i]), "%s", user[i]);
+		CHECKF(!symbol_path_is_system(user[i]), "%s", user[i]);
 }
 
 /* Open path as the traced inline_workload (its build-id) and return the module. */
@@ -191,7 +181,7 @@ static struct symbol_module *open_traced(struct symbolizer *s, const char *path,
 					 size_t warning_len)
 {
 	struct sym_elf_info traced = build_id_of(path_in(bin_dir, "inline_workload"));
-	CHECK(traced.build_id_len > 0, "workload has no build-id");
+	CHECKF(traced.build_id_len > 0, "workload has no build-id");
 	return symbolizer_module(s, path, traced.build_id, traced.build_id_len, warning, warning_len);
 }
 
@@ -207,39 +197,39 @@ static void check_inline_chain(const char *path, const char *const *debug_dirs, 
 	struct symbol_module *m = open_traced(s, path, warning, sizeof(warning));
 	unsigned want = PROFILE_MODULE_HAS_FUNCTIONS | PROFILE_MODULE_HAS_FILENAMES |
 			PROFILE_MODULE_HAS_LINE_NUMBERS | PROFILE_MODULE_HAS_INLINE_FRAMES;
-	CHECK((symbol_module_flags(m) & want) == want, "%s: flags %#x", path, symbol_module_flags(m));
-	CHECK(!(symbol_module_flags(m) & (PROFILE_MODULE_NO_DEBUG_INFO | PROFILE_MODULE_SYSTEM)),
+	CHECKF((symbol_module_flags(m) & want) == want, "%s: flags %#x", path, symbol_module_flags(m));
+	CHECKF(!(symbol_module_flags(m) & (PROFILE_MODULE_NO_DEBUG_INFO | PROFILE_MODULE_SYSTEM)),
 	      "%s: flags %#x", path, symbol_module_flags(m));
-	CHECK(warning[0] == '\0', "%s: warning '%s'", path, warning);
+	CHECKF(warning[0] == '\0', "%s: warning '%s'", path, warning);
 
 	uint64_t addr, size;
-	CHECK(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
+	CHECKF(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
 	uint32_t body = marker_line(path_in(source_dir, "inline_helper.h"), "MARK:helper-body");
 	uint32_t call = marker_line(path_in(source_dir, "inline_workload.c"), "MARK:call");
 	int inlined_seen = 0, outer_ok = 1;
 	for (uint64_t a = addr; a < addr + size; a++) {
 		struct symbol_frame f[8];
 		int n = symbol_module_lookup(m, a, f, 8);
-		CHECK(n >= 1, "%s: nothing at %#lx", path, (unsigned long)a);
+		CHECKF(n >= 1, "%s: nothing at %#lx", path, (unsigned long)a);
 		if (n < 1)
 			break;
 		outer_ok &= strcmp(f[n - 1].function, "churn") == 0 && !f[n - 1].inlined &&
 			    ends_with(f[n - 1].file, "inline_workload.c");
 		if (n == 2 && strcmp(f[0].function, "mix_step") == 0) {
 			inlined_seen = 1;
-			CHECK(f[0].inlined == 1, "mix_step not marked inlined");
-			CHECK(ends_with(f[0].file, "inline_helper.h"), "inline file %s", f[0].file);
-			CHECK(f[0].line >= body && f[0].line <= body + 3, "inline line %u, body at %u",
+			CHECKF(f[0].inlined == 1, "mix_step not marked inlined");
+			CHECKF(ends_with(f[0].file, "inline_helper.h"), "inline file %s", f[0].file);
+			CHECKF(f[0].line >= body && f[0].line <= body + 3, "inline line %u, body at %u",
 			      f[0].line, body);
-			CHECK(ends_with(f[0].function_file, "inline_helper.h") &&
+			CHECKF(ends_with(f[0].function_file, "inline_helper.h") &&
 				      f[0].function_line == body - 2,
 			      "mix_step declared at %s:%u", f[0].function_file, f[0].function_line);
-			CHECK(f[1].line == call, "call line %u, want %u", f[1].line, call);
+			CHECKF(f[1].line == call, "call line %u, want %u", f[1].line, call);
 		}
 	}
-	CHECK(inlined_seen, "%s: no address of churn shows mix_step inlined", path);
-	CHECK(outer_ok, "%s: outermost frame is not churn in inline_workload.c", path);
-	CHECK(symbol_module_lookup(m, 0x10, (struct symbol_frame[4]){0}, 4) == 0, "ELF header named");
+	CHECKF(inlined_seen, "%s: no address of churn shows mix_step inlined", path);
+	CHECKF(outer_ok, "%s: outermost frame is not churn in inline_workload.c", path);
+	CHECKF(symbol_module_lookup(m, 0x10, (struct symbol_frame[4]){0}, 4) == 0, "ELF header named");
 	symbolizer_free(s);
 }
 
@@ -250,21 +240,21 @@ static void check_symbols_only(const char *path)
 	char warning[512];
 	struct symbol_module *m = open_traced(s, path, warning, sizeof(warning));
 	unsigned flags = symbol_module_flags(m);
-	CHECK((flags & PROFILE_MODULE_NO_DEBUG_INFO) && (flags & PROFILE_MODULE_HAS_FUNCTIONS) &&
+	CHECKF((flags & PROFILE_MODULE_NO_DEBUG_INFO) && (flags & PROFILE_MODULE_HAS_FUNCTIONS) &&
 		      !(flags & PROFILE_MODULE_HAS_LINE_NUMBERS),
 	      "flags %#x", flags);
-	CHECK(strstr(warning, "no debug info") != NULL, "warning '%s'", warning);
+	CHECKF(strstr(warning, "no debug info") != NULL, "warning '%s'", warning);
 	uint64_t addr, size;
 	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
 	struct symbol_frame f[4];
 	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
-	CHECK(n == 1 && strcmp(f[0].function, "churn") == 0 && f[0].file == NULL && f[0].line == 0,
+	CHECKF(n == 1 && strcmp(f[0].function, "churn") == 0 && f[0].file == NULL && f[0].line == 0,
 	      "n=%d %s", n, n ? f[0].function : "");
 	/* A PLT stub is no part of the unsized _init before it. */
 	uint64_t plt = section_address(path, ".plt");
-	CHECK(plt != 0, "no .plt in %s", path);
+	CHECKF(plt != 0, "no .plt in %s", path);
 	n = symbol_module_lookup(m, plt + 16, f, 4);
-	CHECK(n == 0, "PLT stub named %s", n ? f[0].function : "");
+	CHECKF(n == 0, "PLT stub named %s", n ? f[0].function : "");
 	symbolizer_free(s);
 }
 
@@ -280,7 +270,7 @@ static void test_build_id_debug_dir(void)
 	char cmd[16384];
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", dir,
 		 path_in(bin_dir, "store/inline_workload.debug"), file);
-	CHECK(system(cmd) == 0, "%s", cmd);
+	CHECKF(system(cmd) == 0, "%s", cmd);
 	const char *dirs[] = {"/nonexistent", path_in(bin_dir, "buildid-store")};
 	check_inline_chain(path_in(bin_dir, "nodebug/inline_workload"), dirs, 2);
 }
@@ -296,31 +286,31 @@ static void test_unusable_modules(void)
 	/* Rebuilt after the trace: flagged, and no names at all. */
 	struct symbol_module *m = open_traced(s, path_in(bin_dir, "inline_workload_v2"), warning,
 					      sizeof(warning));
-	CHECK(symbol_module_flags(m) & PROFILE_MODULE_BUILD_ID_MISMATCH, "flags %#x",
+	CHECKF(symbol_module_flags(m) & PROFILE_MODULE_BUILD_ID_MISMATCH, "flags %#x",
 	      symbol_module_flags(m));
-	CHECK(strstr(warning, "build-id differs from the traced one") != NULL, "warning '%s'", warning);
+	CHECKF(strstr(warning, "build-id differs from the traced one") != NULL, "warning '%s'", warning);
 	for (uint64_t a = addr; a < addr + size; a++)
-		CHECK(symbol_module_lookup(m, a, f, 4) == 0, "mismatched module answered at %#lx",
+		CHECKF(symbol_module_lookup(m, a, f, 4) == 0, "mismatched module answered at %#lx",
 		      (unsigned long)a);
 
 	m = symbolizer_module(s, "/nonexistent/app", NULL, 0, warning, sizeof(warning));
-	CHECK(m && (symbol_module_flags(m) & PROFILE_MODULE_MISSING), "missing file");
-	CHECK(strstr(warning, "file not found") != NULL, "warning '%s'", warning);
-	CHECK(symbol_module_lookup(m, addr, f, 4) == 0, "missing module answered");
+	CHECKF(m && (symbol_module_flags(m) & PROFILE_MODULE_MISSING), "missing file");
+	CHECKF(strstr(warning, "file not found") != NULL, "warning '%s'", warning);
+	CHECKF(symbol_module_lookup(m, addr, f, 4) == 0, "missing module answered");
 
 	m = symbolizer_module(s, path_in(source_dir, "inline_workload.c"), NULL, 0, warning,
 			      sizeof(warning));
-	CHECK(m && (symbol_module_flags(m) & PROFILE_MODULE_MISSING), "non-ELF file");
-	CHECK(strstr(warning, "not a readable ELF") != NULL, "warning '%s'", warning);
+	CHECKF(m && (symbol_module_flags(m) & PROFILE_MODULE_MISSING), "non-ELF file");
+	CHECKF(strstr(warning, "not a readable ELF") != NULL, "warning '%s'", warning);
 
 	m = symbolizer_module(s, "[vdso]", NULL, 0, warning, sizeof(warning));
-	CHECK(m && (symbol_module_flags(m) & PROFILE_MODULE_SYSTEM) && warning[0] == '\0',
+	CHECKF(m && (symbol_module_flags(m) & PROFILE_MODULE_SYSTEM) && warning[0] == '\0',
 	      "vdso: flags %#x warning '%s'", symbol_module_flags(m), warning);
 
 	/* The same module twice is the same handle, indexed once. */
 	struct symbol_module *a1 = symbolizer_module(s, path_in(bin_dir, "inline_workload"), NULL, 0,
 						     NULL, 0);
-	CHECK(a1 == symbolizer_module(s, path_in(bin_dir, "inline_workload"), NULL, 0, NULL, 0),
+	CHECKF(a1 == symbolizer_module(s, path_in(bin_dir, "inline_workload"), NULL, 0, NULL, 0),
 	      "module not cached");
 	symbolizer_free(s);
 }
@@ -343,16 +333,16 @@ static void test_cpp(void)
 		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
 		for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
 			uint64_t addr, size;
-			CHECK(symbol_extent(path, functions[i].linkage, &addr, &size), "no %s",
+			CHECKF(symbol_extent(path, functions[i].linkage, &addr, &size), "no %s",
 			      functions[i].linkage);
 			struct symbol_frame f[8];
 			int n = symbol_module_lookup(m, addr, f, 8);
 			const char *want = demangle ? functions[i].pretty : functions[i].linkage;
-			CHECK(n >= 1 && strcmp(f[n - 1].function, want) == 0, "got %s, want %s",
+			CHECKF(n >= 1 && strcmp(f[n - 1].function, want) == 0, "got %s, want %s",
 			      n ? f[n - 1].function : "nothing", want);
-			CHECK(n >= 1 && strcmp(f[n - 1].linkage_name, functions[i].linkage) == 0,
+			CHECKF(n >= 1 && strcmp(f[n - 1].linkage_name, functions[i].linkage) == 0,
 			      "linkage %s", n ? f[n - 1].linkage_name : "");
-			CHECK(n >= 1 && ends_with(f[n - 1].file, "cpp_workload.cpp"), "file %s",
+			CHECKF(n >= 1 && ends_with(f[n - 1].file, "cpp_workload.cpp"), "file %s",
 			      n ? f[n - 1].file : "");
 		}
 		symbolizer_free(s);
@@ -365,7 +355,7 @@ static void test_clones(void)
 {
 	const char *path = path_in(bin_dir, "generated_dwarf5");
 	uint64_t addr, size;
-	CHECK(symbol_extent(path, "entry_3.cold", &addr, &size), "no entry_3.cold in %s", path);
+	CHECKF(symbol_extent(path, "entry_3.cold", &addr, &size), "no entry_3.cold in %s", path);
 	for (int keep = 0; keep <= 1; keep++) {
 		struct symbolizer *s = symbolizer_new(
 			&(struct symbolizer_options){.demangle = 1, .keep_clones = keep});
@@ -373,9 +363,9 @@ static void test_clones(void)
 		struct symbol_frame f[16];
 		int n = symbol_module_lookup(m, addr, f, 16);
 		const char *want = keep ? "entry_3.cold" : "entry_3";
-		CHECK(n >= 1 && strcmp(f[n - 1].function, want) == 0, "keep_clones=%d: %s, want %s",
+		CHECKF(n >= 1 && strcmp(f[n - 1].function, want) == 0, "keep_clones=%d: %s, want %s",
 		      keep, n ? f[n - 1].function : "nothing", want);
-		CHECK(n >= 1 && ends_with(f[n - 1].file, "module_3.c"), "file %s",
+		CHECKF(n >= 1 && ends_with(f[n - 1].file, "module_3.c"), "file %s",
 		      n ? f[n - 1].file : "");
 		symbolizer_free(s);
 	}
@@ -387,7 +377,7 @@ static void test_corrupt_files(void)
 {
 	const char *orig = path_in(bin_dir, "inline_workload");
 	FILE *in = fopen(orig, "rb");
-	CHECK(in != NULL, "open %s", orig);
+	CHECKF(in != NULL, "open %s", orig);
 	if (!in)
 		return;
 	static unsigned char data[4 << 20];
@@ -426,9 +416,9 @@ int main(int argc, char **argv)
 	bin_dir = argv[2];
 	if (argc == 4) {
 		test_corrupt_files();
-		if (failures == 0)
+		if (check_failures == 0)
 			printf("unit_symbolize corrupt: all passed\n");
-		return failures ? 1 : 0;
+		return check_exit_status();
 	}
 	test_demangle();
 	test_system_paths();
@@ -441,9 +431,7 @@ int main(int argc, char **argv)
 	test_unusable_modules();
 	test_cpp();
 	test_clones();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	else
+	if (check_failures == 0)
 		printf("unit_symbolize: all passed\n");
-	return failures ? 1 : 0;
+	return check_exit_status();
 }
