@@ -177,6 +177,11 @@ int cmd_info(int argc, char **argv)
 	print_start(p);
 	printf("Duration:      %s\n", format_duration(p->duration_ns, dur, sizeof(dur)));
 	print_sampling(p);
+	/* collect's own count, written last, against what could be read back. */
+	if (p->ended && (st.end_samples != p->nsamples || st.end_weight != p->total_weight))
+		printf("Warning:       collect wrote %" PRIu64 " samples (weight %" PRIu64
+		       "), %" PRIu64 " (weight %" PRIu64 ") were read back\n",
+		       st.end_samples, st.end_weight, p->nsamples, p->total_weight);
 	print_exit(p);
 	print_threads(p);
 	print_modules(p);
