@@ -377,7 +377,8 @@ static void summarize(const struct collect_options *o, const struct launch *l, c
 		fprintf(stderr, "collect: the agent failed in %s: %.*s\n", program, (int)sizeof h->agent_error,
 			h->agent_error);
 	else if (!samples && !WIFSIGNALED(status))
-		fprintf(stderr, "collect: no samples: %s used (almost) no CPU time\n", program);
+		fprintf(stderr, "collect: no samples: %s used (almost) no CPU time, or its threads block SIGPROF\n",
+			program);
 	if (o->quiet)
 		return;
 	struct stat st;
