@@ -8,6 +8,8 @@
  */
 #include "collect.h"
 
+#include "alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -194,9 +196,7 @@ static char *command_line(char **argv)
 	size_t size = 1;
 	for (char **a = argv; *a; a++)
 		size += 4 * strlen(*a) + 3;
-	char *out = malloc(size), *p = out;
-	if (!out)
-		abort();
+	char *out = realloc_or_abort(NULL, size), *p = out;
 	for (char **a = argv; *a; a++) {
 		if (a != argv)
 			*p++ = ' ';

@@ -12,6 +12,8 @@
  */
 #include "collect.h"
 
+#include "alloc.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,30 +55,18 @@ struct drain {
 	uint32_t threads;
 };
 
-static void *xrealloc(void *p, size_t size)
-{
-	p = realloc(p, size);
-	if (!p)
-		abort(); /* collect itself out of memory: nothing sensible left to do */
-	return p;
-}
-
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
 {
-	struct drain *d = calloc(1, sizeof *d);
-	if (!d)
-		abort();
+	struct drain *d = calloc_or_abort(1, sizeof *d);
 	d->w = w;
 	d->t = t;
 	d->pid = pid;
 	d->error = !w;
 	d->slots_cap = 4096;
-	d->slots = calloc(d->slots_cap, sizeof *d->slots);
-	d->ring_lost_seen = calloc(t->nrings, sizeof *d->ring_lost_seen);
-	d->scratch = malloc(t->ring_bytes);
-	d->broken = calloc(t->nrings, 1);
-	if (!d->slots || !d->ring_lost_seen || !d->scratch || !d->broken)
-		abort();
+	d->slots = calloc_or_abort(d->slots_cap, sizeof *d->slots);
+	d->ring_lost_seen = calloc_or_abort(t->nrings, sizeof *d->ring_lost_seen);
+	d->scratch = realloc_or_abort(NULL, t->ring_bytes);
+	d->broken = calloc_or_abort(t->nrings, 1);
 	return d;
 }
 
@@ -108,9 +98,7 @@ static void grow_slots(struct drain *d)
 	struct merged_stack *old = d->slots;
 	uint32_t old_cap = d->slots_cap;
 	d->slots_cap *= 2;
-	d->slots = calloc(d->slots_cap, sizeof *d->slots);
-	if (!d->slots)
-		abort();
+	d->slots = calloc_or_abort(d->slots_cap, sizeof *d->slots);
 	for (uint32_t i = 0; i < old_cap; i++)
 		if (old[i].trace_id)
 			*find_slot(d, old[i].hash, d->ips + old[i].offset, old[i].nframes) = old[i];
@@ -125,7 +113,7 @@ static void map_agent_id(struct drain *d, uint32_t agent_id, uint32_t trace_id)
 		uint32_t cap = d->agent_ids_cap ? d->agent_ids_cap : 4096;
 		while (cap <= agent_id)
 			cap *= 2;
-		d->agent_to_trace = xrealloc(d->agent_to_trace, cap * sizeof *d->agent_to_trace);
+		d->agent_to_trace = realloc_or_abort(d->agent_to_trace, cap * sizeof *d->agent_to_trace);
 		memset(d->agent_to_trace + d->agent_ids_cap, 0, (cap - d->agent_ids_cap) * sizeof(uint32_t));
 		d->agent_ids_cap = cap;
 	}
@@ -142,7 +130,7 @@ static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
 	if (!m->trace_id) {
 		if (d->ips_used + s->nframes > d->ips_cap) {
 			d->ips_cap = (d->ips_cap + s->nframes) * 2;
-			d->ips = xrealloc(d->ips, d->ips_cap * sizeof *d->ips);
+			d->ips = realloc_or_abort(d->ips, d->ips_cap * sizeof *d->ips);
 		}
 		memcpy(d->ips + d->ips_used, ips, s->nframes * sizeof *ips);
 		m->hash = hash;
@@ -198,7 +186,7 @@ static void on_module(struct drain *d, const struct tr_module *m, uint32_t size)
 	for (uint32_t i = 0; i < n; i++)
 		ts[i] = (struct trace_segment){ segs[i].vaddr, segs[i].memsz, segs[i].file_offset,
 						(uint32_t)segs[i].flags };
-	char *path = xrealloc(NULL, m->path_len + 1);
+	char *path = realloc_or_abort(NULL, m->path_len + 1);
 	memcpy(path, (const char *)(segs + m->nsegments), m->path_len);
 	path[m->path_len] = 0;
 	struct trace_module tm = { d->pid, m->id, m->time_ns, m->load_bias, path,
@@ -208,7 +196,7 @@ static void on_module(struct drain *d, const struct tr_module *m, uint32_t size)
 	free(path);
 	if (d->nlive_modules == d->live_modules_cap) {
 		d->live_modules_cap = d->live_modules_cap ? 2 * d->live_modules_cap : 64;
-		d->live_modules = xrealloc(d->live_modules, d->live_modules_cap * sizeof *d->live_modules);
+		d->live_modules = realloc_or_abort(d->live_modules, d->live_modules_cap * sizeof *d->live_modules);
 	}
 	d->live_modules[d->nlive_modules++] = m->id;
 }

@@ -1,6 +1,7 @@
 /*
  * alloc.h - allocation for what analyze builds in memory (the profile, its
- * filters and reports): running out of memory ends the process with one line,
+ * filters and reports) and for collect's own tables: running out of memory
+ * ends the process with one line,
  * "ipscope: out of memory", so no caller carries an error path for it.
  * Exporters and the trace reader report ENOMEM instead and do not use these.
  */
