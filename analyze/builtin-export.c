@@ -3,7 +3,7 @@
  * as tree and flat, and write it for another tool: folded stacks
  * (flamegraph.pl, inferno), speedscope JSON or pprof (go tool pprof).
  *
- * The formats themselves live in formats/export_*.c; this file is options,
+ * The formats themselves live in formats/profile/export_*.c; this file is options,
  * loading and where the bytes go. A regular file given with -o is written
  * beside itself under a temporary name and renamed at the end, so a failed
  * export never leaves a truncated file that looks complete.

@@ -1,4 +1,4 @@
-# Tests of the symbolizer (analyze/symbolize*.c): a unit test on workloads
+# Tests of the symbolizer (analyze/symbolize/*.c): a unit test on workloads
 # built -O2 -g as users build them (inline, C++, stripped with a debuglink or
 # a --debug-dir, symbol table only, rebuilt), and agreement with binutils'
 # addr2line on libc (DWARF 5, with libc6-dbg), a large generated program in

@@ -1,17 +1,17 @@
-# Tests of the trace format (formats/trace_*.c): the unit tests and, with
+# Tests of the trace format (formats/trace/trace_*.c): the unit tests and, with
 # IPSCOPE_FUZZ, the libFuzzer target of the reader run for a bounded time.
 #
 # They compile the two trace sources themselves rather than link
-# ipscope_formats: the trace format is tested on its own, and the fuzzer
+# ipscope_trace: the trace format is tested on its own, and the fuzzer
 # needs those sources instrumented with -fsanitize=fuzzer.
-set(TRACE_SOURCES ${CMAKE_SOURCE_DIR}/formats/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace_reader.c)
+set(TRACE_SOURCES ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c)
 
 # unit_trace goes through the writer; unit_trace_layout reads hand-built streams.
 foreach(test unit_trace unit_trace_layout)
   string(REPLACE unit_ test_ source ${test})
   add_executable(${test} ${CMAKE_CURRENT_SOURCE_DIR}/unit/${source}.c
     ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace_test_support.c ${TRACE_SOURCES})
-  target_include_directories(${test} PRIVATE ${CMAKE_SOURCE_DIR}/formats)
+  target_include_directories(${test} PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_link_libraries(${test} PRIVATE PkgConfig::ZSTD)
   add_test(NAME ${test} COMMAND ${test})
   set_tests_properties(${test} PROPERTIES TIMEOUT 600 LABELS unit)
@@ -26,8 +26,8 @@ if(IPSCOPE_FUZZ)
   endif()
   set(FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   add_executable(fuzz_trace_reader ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c
-    ${CMAKE_SOURCE_DIR}/formats/trace_reader.c)
-  target_include_directories(fuzz_trace_reader PRIVATE ${CMAKE_SOURCE_DIR}/formats)
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c)
+  target_include_directories(fuzz_trace_reader PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_compile_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS} -g)
   # A 256-byte initial window makes the reader's window handling reachable.
   target_compile_definitions(fuzz_trace_reader PRIVATE TRACE_READER_WINDOW=256)
@@ -35,8 +35,8 @@ if(IPSCOPE_FUZZ)
   target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
 
   add_executable(make_trace_corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/make_trace_corpus.c
-    ${CMAKE_SOURCE_DIR}/formats/trace_writer.c)
-  target_include_directories(make_trace_corpus PRIVATE ${CMAKE_SOURCE_DIR}/formats)
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c)
+  target_include_directories(make_trace_corpus PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_link_libraries(make_trace_corpus PRIVATE PkgConfig::ZSTD)
 
   set(FUZZ_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_corpus)

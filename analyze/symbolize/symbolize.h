@@ -48,7 +48,7 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 					const uint8_t *build_id, size_t build_id_len,
 					char *warning, size_t warning_len);
 
-/* PROFILE_MODULE_* bits (formats/profile.h) describing what m can resolve. */
+/* PROFILE_MODULE_* bits (formats/profile/profile.h) describing what m can resolve. */
 unsigned symbol_module_flags(const struct symbol_module *m);
 
 /*
