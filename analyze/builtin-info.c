@@ -74,17 +74,64 @@ static void print_sampling(const struct profile *p)
 	printf("Lost samples:  %" PRIu64 "\n", p->lost_samples);
 }
 
-static void print_threads(const struct profile *p)
+/* What the agent's signal handler cost the program (1.1 traces). */
+static void print_agent_cost(const struct profile *p, const struct load_stats *st)
+{
+	if (!st->agent_signals)
+		return;
+	char spent[32];
+	uint64_t cpu_ns = profile_weight_ns(p, p->total_weight);
+	printf("Agent cost:    %.2f us per sample (%s in the handler over %" PRIu64 " signals",
+	       p->nsamples ? (double)st->agent_ns / (double)p->nsamples / 1e3 : 0.0,
+	       format_duration(st->agent_ns, spent, sizeof(spent)), st->agent_signals);
+	if (cpu_ns)
+		printf(", %.2f%% of the CPU time sampled", 100.0 * (double)st->agent_ns / (double)cpu_ns);
+	printf(")\n");
+}
+
+/* The thread's CPU time measured at its end, 0 when the trace does not say. */
+static uint64_t measured_ns(const struct load_stats *st, uint32_t thread)
+{
+	return thread < st->nthread_cpu ? st->thread_cpu_ns[thread] : 0;
+}
+
+/*
+ * A thread's own CPU clock against its samples: what ran between a thread's
+ * last sample and its end (a short thread may end before its first) is not
+ * in the profile; this says how much.
+ */
+static void print_measured(const struct profile *p, const struct load_stats *st)
+{
+	uint64_t measured = 0, sampled = 0;
+	uint32_t threads = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (measured_ns(st, i)) {
+			threads++;
+			measured += measured_ns(st, i);
+			sampled += profile_weight_ns(p, p->threads[i].weight);
+		}
+	if (!threads)
+		return;
+	char m[32], s[32], u[32];
+	uint64_t unsampled = measured > sampled ? measured - sampled : 0;
+	printf("Measured CPU:  %s by %u threads at their end; their samples cover %s (%.1f%%), %s unsampled\n",
+	       format_duration(measured, m, sizeof(m)), threads, format_duration(sampled, s, sizeof(s)),
+	       100.0 * (double)sampled / (double)measured, format_duration(unsampled, u, sizeof(u)));
+}
+
+static void print_threads(const struct profile *p, const struct load_stats *st)
 {
 	printf("Threads:       %u\n", p->nthreads);
 	if (!p->nthreads)
 		return;
-	printf("  %8s %8s %10s %12s  %s\n", "PID", "TID", "SAMPLES", "CPU TIME", "NAME");
+	printf("  %8s %8s %10s %12s %12s  %s\n", "PID", "TID", "SAMPLES", "CPU TIME", "MEASURED", "NAME");
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		const struct profile_thread *t = &p->threads[i];
-		char cpu[32];
-		printf("  %8u %8u %10" PRIu64 " %12s  %s\n", t->pid, t->tid, t->samples,
-		       format_duration(profile_weight_ns(p, t->weight), cpu, sizeof(cpu)),
+		char cpu[32], measured[32] = "-";
+		if (measured_ns(st, i))
+			format_duration(measured_ns(st, i), measured, sizeof(measured));
+		printf("  %8u %8u %10" PRIu64 " %12s %12s  %s\n", t->pid, t->tid, t->samples,
+		       format_duration(profile_weight_ns(p, t->weight), cpu, sizeof(cpu)), measured,
 		       profile_string(p, t->name));
 	}
 }
@@ -210,8 +257,10 @@ int cmd_info(int argc, char **argv)
 		printf("Warning:       collect wrote %" PRIu64 " samples (weight %" PRIu64
 		       "), %" PRIu64 " (weight %" PRIu64 ") were read back\n",
 		       st.end_samples, st.end_weight, p->nsamples, p->total_weight);
+	print_agent_cost(p, &st);
 	print_exit(p);
-	print_threads(p);
+	print_measured(p, &st);
+	print_threads(p, &st);
 	print_modules(p);
 	print_file(&st);
 	print_other_meta(p, &st);

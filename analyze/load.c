@@ -81,6 +81,9 @@ void load_stats_free(struct load_stats *stats)
 		free(stats->meta);
 		stats->meta = NULL;
 		stats->nmeta = 0;
+		free(stats->thread_cpu_ns);
+		stats->thread_cpu_ns = NULL;
+		stats->nthread_cpu = 0;
 	}
 }
 
@@ -202,6 +205,17 @@ static void add_thread_record(struct loader *L, const struct trace_thread *t)
 	uint32_t i = thread_index(L, t->pid, t->tid);
 	if (t->name && *t->name)
 		L->p->threads[i].name = profile_intern(L->p, t->name);
+	struct load_stats *st = L->stats;
+	/* The thread's own CPU clock at its end: what its samples should add up to. */
+	if (st && t->cpu_ns && (t->flags & (TRACE_THREAD_EXIT | TRACE_THREAD_AT_END))) {
+		if (i >= st->nthread_cpu) {
+			st->thread_cpu_ns = realloc_or_abort(st->thread_cpu_ns, (i + 1) * sizeof(*st->thread_cpu_ns));
+			memset(st->thread_cpu_ns + st->nthread_cpu, 0, (i + 1 - st->nthread_cpu) * sizeof(uint64_t));
+			st->nthread_cpu = i + 1;
+		}
+		if (t->cpu_ns > st->thread_cpu_ns[i])
+			st->thread_cpu_ns[i] = t->cpu_ns;
+	}
 }
 
 static void add_end(struct loader *L, const struct trace_end *e)
@@ -217,6 +231,8 @@ static void add_end(struct loader *L, const struct trace_end *e)
 		L->stats->end_samples = e->samples;
 		L->stats->end_weight = e->weight;
 		L->stats->end_flags = e->flags;
+		L->stats->agent_ns = e->agent_ns;
+		L->stats->agent_signals = e->agent_signals;
 	}
 }
 
