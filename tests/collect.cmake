@@ -37,3 +37,8 @@ add_executable(unit_transport unit/test_transport.c)
 target_link_libraries(unit_transport PRIVATE ipscope_transport)
 add_test(NAME unit_transport COMMAND unit_transport)
 set_tests_properties(unit_transport PROPERTIES LABELS unit)
+
+ipscope_workload(collect_fds e2e/workloads/collect_fds.c)
+target_link_libraries(collect_fds PRIVATE pthread)
+add_test(NAME e2e_collect_fds COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_fds.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_fds PROPERTIES LABELS e2e TIMEOUT 120)
