@@ -42,3 +42,7 @@ ipscope_workload(collect_fds e2e/workloads/collect_fds.c)
 target_link_libraries(collect_fds PRIVATE pthread)
 add_test(NAME e2e_collect_fds COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_fds.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_fds PROPERTIES LABELS e2e TIMEOUT 120)
+
+ipscope_workload(collect_signals e2e/workloads/collect_signals.c)
+add_test(NAME e2e_collect_signals COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_signals.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_signals PROPERTIES LABELS e2e TIMEOUT 120)
