@@ -404,6 +404,30 @@ static void summarize(const struct collect_options *o, const struct launch *l, c
 		o->output ? o->output : "");
 }
 
+/*
+ * Whether a trace writer can work here at all (zstd allocates its workspace
+ * at the first compression: under a small `ulimit -v` it cannot), tried on
+ * /dev/null before the program starts, so collect refuses instead of
+ * running the program unprofiled.
+ */
+static int probe_writer(int zstd_level)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	struct trace_writer *w = fd < 0 ? NULL : trace_writer_open(fd, zstd_level);
+	int ok = w && trace_writer_meta(w, TRACE_META_MODE, "cpu") == 0 && trace_writer_flush(w) == 0;
+	struct trace_end end;
+	memset(&end, 0, sizeof end);
+	if (w && trace_writer_close(w, &end) < 0)
+		ok = 0;
+	if (fd >= 0)
+		close(fd);
+	if (!ok && errno == EIO)
+		fprintf(stderr, "collect: cannot start a trace: zstd failed (out of memory?)\n");
+	else if (!ok)
+		fprintf(stderr, "collect: cannot start a trace: %s\n", strerror(errno));
+	return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct collect_options o;
@@ -419,7 +443,7 @@ int main(int argc, char **argv)
 
 	struct launch l;
 	memset(&l, 0, sizeof l);
-	if (launch_prepare(&l, &o) < 0) {
+	if (launch_prepare(&l, &o) < 0 || probe_writer(o.zstd_level) < 0) {
 		output_abandon(&out);
 		return 1;
 	}

@@ -37,7 +37,7 @@ struct merged_stack {
 
 /* What collect has taken from a ring's counters so far. */
 struct ring_seen {
-	uint64_t lost, handler_ns, handler_calls;
+	uint64_t lost, handler_ns, handler_timed, handler_calls;
 	int broken; /* abandoned: its positions made no sense */
 };
 
@@ -75,6 +75,7 @@ struct drain {
 	uint32_t threads_cap, nthreads; /* power of two; used slots */
 
 	struct drain_totals totals;
+	uint64_t cost_ns, cost_timed, cost_calls; /* the agent's handler: timed ns over timed calls, of all */
 };
 
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
@@ -319,16 +320,20 @@ static void write_loss(struct drain *d, uint32_t tid, uint64_t lost)
 		d->error = 1;
 }
 
-/* The agent's cost counters of a ring, taken as deltas; a counter that went back is ignored. */
+/* The agent's cost counters of a ring, taken as deltas; counters that went back or jumped are ignored. */
 static void take_cost(struct drain *d, struct transport_ring *ring, struct ring_seen *seen)
 {
-	uint64_t ns = atomic_load(&ring->handler_ns), calls = atomic_load(&ring->handler_calls);
-	if (ns >= seen->handler_ns && calls >= seen->handler_calls &&
-	    ns - seen->handler_ns <= MAX_HANDLER_NS_PER_DRAIN) {
-		d->totals.handler_ns += ns - seen->handler_ns;
-		d->totals.handler_calls += calls - seen->handler_calls;
+	uint64_t ns = atomic_load(&ring->handler_ns), timed = atomic_load(&ring->handler_timed);
+	uint64_t calls = atomic_load(&ring->handler_calls);
+	if (ns >= seen->handler_ns && timed >= seen->handler_timed && calls >= seen->handler_calls &&
+	    calls - seen->handler_calls >= timed - seen->handler_timed &&
+	    ns - seen->handler_ns <= (timed - seen->handler_timed) * TRANSPORT_PREEMPTED_NS) {
+		d->cost_ns += ns - seen->handler_ns;
+		d->cost_timed += timed - seen->handler_timed;
+		d->cost_calls += calls - seen->handler_calls;
 	}
 	seen->handler_ns = ns;
+	seen->handler_timed = timed;
 	seen->handler_calls = calls;
 }
 
@@ -363,6 +368,7 @@ int drain_all(struct drain *d)
 		if (state == RING_CLOSED && atomic_load(&ring->head) == atomic_load(&ring->tail)) {
 			atomic_store(&ring->lost, 0);
 			atomic_store(&ring->handler_ns, 0);
+			atomic_store(&ring->handler_timed, 0);
 			atomic_store(&ring->handler_calls, 0);
 			memset(seen, 0, sizeof *seen);
 			atomic_store(&ring->head, 0);
@@ -382,6 +388,9 @@ void drain_totals(const struct drain *d, struct drain_totals *out)
 {
 	*out = d->totals;
 	out->threads = d->nthreads;
+	/* Calls preempted inside the handler cost what the timed ones did, on average. */
+	out->handler_calls = d->cost_calls;
+	out->handler_ns = d->cost_timed ? (uint64_t)((double)d->cost_ns * (double)d->cost_calls / (double)d->cost_timed) : 0;
 	out->measured_threads = 0;
 	out->measured_cpu_ns = out->measured_weight = 0;
 	for (uint32_t i = 0; i < d->threads_cap; i++) {

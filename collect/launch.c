@@ -98,14 +98,15 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 void launch_grow(struct launch *l)
 {
 	struct transport *t = &l->transport;
-	if (l->grow_errno || !transport_wants_chunk(t))
-		return;
-	uint32_t n = atomic_load(&t->nmapped);
-	if (resize(l, n + 1) < 0 || map_chunk(l, n) < 0) {
-		l->grow_errno = errno;
-		return;
+	uint32_t want = l->grow_errno ? 0 : transport_chunks_wanted(t);
+	for (uint32_t i = 0; i < want; i++) {
+		uint32_t n = atomic_load(&t->nmapped);
+		if (resize(l, n + 1) < 0 || map_chunk(l, n) < 0) {
+			l->grow_errno = errno;
+			return;
+		}
+		atomic_store_explicit(&t->header->nchunks, n + 1, memory_order_release);
 	}
-	atomic_store_explicit(&t->header->nchunks, n + 1, memory_order_release);
 }
 
 /*

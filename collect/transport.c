@@ -88,16 +88,19 @@ static uint8_t *ring_data(const struct transport *t, uint32_t i)
 	return chunk + descriptor_bytes(t->rings_per_chunk) + (size_t)(i & (t->rings_per_chunk - 1)) * t->ring_bytes;
 }
 
-int transport_wants_chunk(const struct transport *t)
+uint32_t transport_chunks_wanted(const struct transport *t)
 {
 	uint32_t n = atomic_load(&t->nmapped);
-	if (n >= t->max_chunks)
-		return 0;
-	/* Keep a quarter of a chunk free, so a burst of new threads finds rings at once. */
 	uint32_t free_rings = 0, total = transport_nrings(t);
 	for (uint32_t i = 0; i < total; i++)
 		free_rings += atomic_load_explicit(&transport_ring(t, i)->state, memory_order_relaxed) == RING_FREE;
-	return free_rings < t->rings_per_chunk / 4;
+	/* A burst of new threads doubles what is taken between two drains: keep that much free. */
+	uint32_t taken = total - free_rings;
+	uint32_t margin = taken > t->rings_per_chunk / 4 ? taken : t->rings_per_chunk / 4;
+	if (free_rings >= margin)
+		return 0;
+	uint32_t want = (margin - free_rings + t->rings_per_chunk - 1) / t->rings_per_chunk;
+	return want < t->max_chunks - n ? want : t->max_chunks - n;
 }
 
 void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size)

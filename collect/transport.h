@@ -12,7 +12,7 @@
  * was writing.
  *
  * The memory starts with one chunk and grows with the number of threads:
- * collect keeps a margin of free rings (transport_wants_chunk), extends the
+ * collect keeps a margin of free rings (transport_chunks_wanted), extends the
  * file and publishes the new chunk count; an agent that finds every ring taken
  * maps the chunks published since, or counts the thread's samples lost until
  * the next one arrives (a few milliseconds). Only collect changes the file's
@@ -37,6 +37,7 @@
 #define TRANSPORT_RING_BYTES (256u << 10) /* power of two; pages are only touched when used */
 #define TRANSPORT_RINGS_PER_CHUNK 32u /* power of two */
 #define TRANSPORT_MAX_CHUNKS 512u /* 16384 rings (4 GiB): more concurrent threads are counted lost */
+#define TRANSPORT_PREEMPTED_NS 1000000u
 #define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
 #define TRANSPORT_ENV_PID "IPSCOPE_PID" /* the process the agent may run in */
 
@@ -85,9 +86,13 @@ struct transport_ring {
 	_Atomic uint32_t state;
 	uint32_t tid;
 	_Atomic uint64_t lost; /* samples dropped because this ring was full */
-	_Atomic uint64_t handler_ns; /* time the thread spent in the sampling signal handler */
+	/* What the sampling signal handler cost this thread (CLOCK_MONOTONIC):
+	 * handler_ns over handler_timed of handler_calls calls; a call that took
+	 * over TRANSPORT_PREEMPTED_NS was preempted, not slow, and is left out. */
+	_Atomic uint64_t handler_ns;
+	_Atomic uint64_t handler_timed;
 	_Atomic uint64_t handler_calls;
-	char pad0[32];
+	char pad0[24];
 	_Atomic uint64_t head; /* bytes ever written (producer) */
 	uint64_t reserved_head; /* producer-private: head after the pending record */
 	char pad1[48];
@@ -193,8 +198,8 @@ int transport_add_chunk(struct transport *t, uint32_t c, void *mapping);
 uint32_t transport_nrings(const struct transport *t);
 /* The descriptor of ring i (i < transport_nrings). */
 struct transport_ring *transport_ring(const struct transport *t, uint32_t i);
-/* collect: 1 when another chunk should be made (few free rings left). */
-int transport_wants_chunk(const struct transport *t);
+/* collect: how many chunks to add so that as many rings are free as are taken (at least a chunk's worth). */
+uint32_t transport_chunks_wanted(const struct transport *t);
 
 /* Producer: room for a record of payload_size bytes, or NULL when the ring is full. */
 void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size);

@@ -269,19 +269,29 @@ static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now)
 	transport_commit(&agent_transport, ring);
 }
 
-/* What the program paid for this signal: time in the handler, on the thread's own ring. */
+/* One writer per ring: a plain read-modify-write, no locked instruction. */
+static void add(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/*
+ * What the program paid for this signal: time in the handler on the vDSO's
+ * CLOCK_MONOTONIC (no system call), on the thread's own ring. It is wall
+ * time: a call that took longer than any handler does was preempted and is
+ * only counted, so collect can extrapolate from the others.
+ */
 static void account_cost(uint64_t start)
 {
 	if (agent_self.ring == AGENT_NO_RING)
 		return;
 	struct transport_ring *r = transport_ring(&agent_transport, agent_self.ring);
 	uint64_t spent = agent_now_ns() - start;
-	/* One writer per ring: plain read-modify-write, no locked instruction. */
-	atomic_store_explicit(&r->handler_ns, atomic_load_explicit(&r->handler_ns, memory_order_relaxed) + spent,
-			      memory_order_relaxed);
-	atomic_store_explicit(&r->handler_calls,
-			      atomic_load_explicit(&r->handler_calls, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	if (spent < TRANSPORT_PREEMPTED_NS) {
+		add(&r->handler_ns, spent);
+		add(&r->handler_timed, 1);
+	}
+	add(&r->handler_calls, 1);
 }
 
 static void on_signal(int sig, siginfo_t *si, void *ucontext)

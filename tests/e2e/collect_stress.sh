@@ -1,7 +1,7 @@
 # The agent under stress: dlopen/dlclose in a loop while sampling (must not
 # deadlock: bounded by timeout), forked and system()ed children (must not
-# corrupt the trace or change results), and more live threads than rings
-# (the excess is counted as lost, never silently dropped).
+# corrupt the trace or change results), and more live threads than the first
+# chunk of rings (the shared memory grows: see collect_threads_many.sh).
 . "$(dirname "$0")/lib.sh"
 run() {
 	name=$1

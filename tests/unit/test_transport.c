@@ -68,17 +68,25 @@ static void *new_chunk(void)
 
 static void check_growth(void)
 {
-	/* Every ring of the one chunk but two is taken: collect wants more only below a quarter free. */
+	/* collect keeps as many rings free as are taken: two of four taken is enough, all four is not. */
 	CHECK(transport_nrings(&t) == 4);
-	CHECK(transport_wants_chunk(&t) == 0);
-	for (uint32_t i = 0; i < 4; i++)
+	CHECK(transport_chunks_wanted(&t) == 0);
+	for (uint32_t i = 0; i < 2; i++)
 		atomic_store(&transport_ring(&t, i)->state, RING_OWNED);
-	CHECK(transport_wants_chunk(&t) == 1);
+	CHECK(transport_chunks_wanted(&t) == 0);
+	for (uint32_t i = 2; i < 4; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_OWNED);
+	CHECK(transport_chunks_wanted(&t) == 1);
 	void *second = new_chunk();
 	CHECK(transport_add_chunk(&t, 1, second) == 1);
 	CHECK(transport_add_chunk(&t, 1, second) == 0); /* another thread was first */
 	CHECK(transport_nrings(&t) == 8);
-	CHECK(transport_wants_chunk(&t) == 0);
+	CHECK(transport_chunks_wanted(&t) == 0);
+	for (uint32_t i = 4; i < 8; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_OWNED);
+	CHECK(transport_chunks_wanted(&t) == 2); /* eight taken: eight more */
+	for (uint32_t i = 4; i < 8; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_FREE);
 	/* Ring 5 is the second ring of chunk 1, its data after chunk 1's descriptor page. */
 	CHECK((uint8_t *)transport_ring(&t, 5) == (uint8_t *)second + sizeof(struct transport_ring));
 	uint8_t *p = transport_reserve(&t, 5, TR_SAMPLE, 8);

@@ -8,7 +8,7 @@
  *                  while a second thread is sampled (a child must not keep
  *                  any thread's perf event open: it exits 8 if it does);
  *   threads        1000 short-lived threads, up to 300 alive at once (more
- *                  than the agent has rings).
+ *                  than the agent's first chunk of rings).
  * Prints "ok" to stderr at the end.
  */
 #include <dirent.h>
