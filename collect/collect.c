@@ -449,7 +449,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t start_real = clock_ns(CLOCK_REALTIME), start_mono = clock_ns(CLOCK_MONOTONIC);
 	atomic_store(&l.transport.header->consumer_heartbeat_ns, start_mono);
-	rc = launch_start(&l, &o, o.output == NULL);
+	rc = launch_start(&l, &o, out.is_stdout);
 	if (rc) {
 		output_abandon(&out);
 		return rc;

@@ -34,6 +34,7 @@ struct output {
 	int fd;
 	int created; /* collect created the file: removed if the program never runs */
 	int regular; /* a regular file: truncated and made private once the program runs */
+	int is_stdout; /* collect's stdout, named or not (-o /dev/stdout): the program's goes elsewhere */
 };
 /* Open the trace's destination before anything else; 0, or -1/2 (exit status) with a message printed. */
 int output_open(struct output *out, const char *path);

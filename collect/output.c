@@ -31,6 +31,7 @@ int output_open(struct output *out, const char *path)
 	out->path = path;
 	if (!path) {
 		out->fd = STDOUT_FILENO;
+		out->is_stdout = 1;
 		return isatty(STDOUT_FILENO) ? refuse_terminal() : 0;
 	}
 	out->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -49,6 +50,9 @@ int output_open(struct output *out, const char *path)
 		close(out->fd);
 		return refuse_terminal();
 	}
+	/* -o /dev/stdout, or any other name of collect's stdout: the program must not write into the trace. */
+	struct stat so;
+	out->is_stdout = fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino;
 	return 0;
 }
 

@@ -54,3 +54,8 @@ foreach(test threads_short threads_many)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_collect_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+
+ipscope_workload(collect_kernel e2e/workloads/collect_kernel.c)
+target_link_libraries(collect_kernel PRIVATE pthread)
+add_test(NAME e2e_collect_kernel_time COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_kernel_time.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_kernel_time PROPERTIES LABELS e2e TIMEOUT 120)
