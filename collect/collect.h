@@ -62,6 +62,8 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 int launch_wait(struct launch *l, int timeout_ms, int *status);
 
 /* forward.c */
+/* Start the witness process that tells group signals apart (call early: collect is small then). */
+void forward_prepare(void);
 /* Pass termination signals sent to collect on to pid, unless pid got them too (a group kill). */
 void forward_start(pid_t pid);
 /* The program is gone: collect is interruptible again, the helper process ends. */
@@ -82,6 +84,8 @@ struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint3
 /* Move every published record of every ring into the trace; -1 once writing failed (it then keeps
  * emptying the rings so the program never waits on them). */
 int drain_all(struct drain *d);
+/* Whether a ring was more than a sixteenth full at the last drain: drain again soon. */
+int drain_busy(const struct drain *d);
 /* Totals so far. */
 void drain_totals(const struct drain *d, struct drain_totals *out);
 void drain_free(struct drain *d);

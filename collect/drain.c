@@ -76,6 +76,7 @@ struct drain {
 
 	struct drain_totals totals;
 	uint64_t cost_ns, cost_timed, cost_calls; /* the agent's handler: timed ns over timed calls, of all */
+	uint64_t fullest; /* bytes waiting in the fullest ring at the last drain */
 };
 
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
@@ -346,12 +347,16 @@ int drain_all(struct drain *d)
 		memset(d->rings + d->nrings_seen, 0, (nrings - d->nrings_seen) * sizeof *d->rings);
 		d->nrings_seen = nrings;
 	}
+	d->fullest = 0;
 	for (uint32_t i = 0; i < nrings; i++) {
 		struct transport_ring *ring = transport_ring(t, i);
 		struct ring_seen *seen = &d->rings[i];
 		uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
 		if (state == RING_FREE || seen->broken)
 			continue;
+		uint64_t waiting = atomic_load(&ring->head) - atomic_load(&ring->tail);
+		if (waiting > d->fullest && waiting <= t->ring_bytes)
+			d->fullest = waiting;
 		if (transport_drain(t, i, d->scratch, on_record, d) < 0) {
 			seen->broken = 1;
 			fprintf(stderr, "collect: the program overwrote the profiler's buffer of thread %u: "
@@ -382,6 +387,11 @@ int drain_all(struct drain *d)
 		d->no_ring_lost_seen = no_ring;
 	}
 	return d->error ? -1 : 0;
+}
+
+int drain_busy(const struct drain *d)
+{
+	return d->fullest > d->t->ring_bytes / 16;
 }
 
 void drain_totals(const struct drain *d, struct drain_totals *out)

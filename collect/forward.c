@@ -12,7 +12,9 @@
  * group that blocks these four signals and does nothing else. A group signal
  * is generated for every member inside one kill() call, newest member first
  * (the kernel adds members at the head of the group's list), so the
- * witness's copy is pending before collect's own copy is even generated. In
+ * witness's copy (it is collect's child, newer than collect) is pending
+ * before collect's own copy is even generated. It is forked first thing,
+ * while collect is small: its pages are then copy-on-write in collect. In
  * collect's handler one question to the witness settles it: "is this signal
  * pending for you?" - the witness checks with sigpending() and, if it is,
  * consumes it with sigtimedwait() before it answers. Pending there: it was a
@@ -145,6 +147,11 @@ static void start_witness(void)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+void forward_prepare(void)
+{
+	start_witness();
+}
+
 void forward_start(pid_t pid)
 {
 	program_pid = pid;
@@ -156,7 +163,6 @@ void forward_start(pid_t pid)
 	sigset_t set, old;
 	forwarded_set(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	start_witness();
 	for (size_t i = 0; i < NFORWARDED; i++) {
 		struct sigaction was;
 		if (sigaction(forwarded[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN)

@@ -139,14 +139,15 @@ static void write_thread_record(uint32_t ring, uint32_t tid, uint64_t cpu_ns, ui
 
 uint32_t agent_thread_ring(void)
 {
-	if (agent_self.ring != AGENT_NO_RING)
-		return agent_self.ring;
-	uint32_t ring = claim_free_ring();
-	if (ring == AGENT_NO_RING && agent_map_new_chunks())
+	uint32_t ring = agent_self.ring;
+	if (ring == AGENT_NO_RING) {
 		ring = claim_free_ring();
-	if (ring == AGENT_NO_RING)
-		return AGENT_NO_RING; /* collect adds a chunk when it sees few free rings */
-	agent_self.ring = ring;
+		if (ring == AGENT_NO_RING && agent_map_new_chunks())
+			ring = claim_free_ring();
+		if (ring == AGENT_NO_RING)
+			return AGENT_NO_RING; /* collect adds a chunk when it sees few free rings */
+		agent_self.ring = ring;
+	}
 	if (agent_self.start_pending) {
 		agent_self.start_pending = 0;
 		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), TRACE_THREAD_START, 1,
