@@ -378,6 +378,10 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 	if (fallback)
 		fprintf(stderr, "collect: %u threads could not map a perf event: CPU-time timers sampled them "
 				"at the scheduler tick\n", fallback);
+	uint32_t ringless = atomic_load(&h->threads_without_ring);
+	if (ringless)
+		fprintf(stderr, "collect: %u threads ended without a buffer to write to (every ring was taken): "
+				"they and their samples are missing\n", ringless);
 	if (l->grow_errno)
 		fprintf(stderr, "collect: the shared memory could not grow past %u threads (%s): samples of "
 				"threads beyond that are counted lost\n", transport_nrings(&l->transport),

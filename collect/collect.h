@@ -84,7 +84,7 @@ struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint3
 /* Move every published record of every ring into the trace; -1 once writing failed (it then keeps
  * emptying the rings so the program never waits on them). */
 int drain_all(struct drain *d);
-/* Whether a ring was more than a sixteenth full at the last drain: drain again soon. */
+/* Whether a ring was more than a sixteenth full, or many threads ended, at the last drain: drain again soon. */
 int drain_busy(const struct drain *d);
 /* Totals so far. */
 void drain_totals(const struct drain *d, struct drain_totals *out);

@@ -77,6 +77,7 @@ struct drain {
 	struct drain_totals totals;
 	uint64_t cost_ns, cost_timed, cost_calls; /* the agent's handler: timed ns over timed calls, of all */
 	uint64_t fullest; /* bytes waiting in the fullest ring at the last drain */
+	uint32_t freed; /* rings of ended threads freed at the last drain */
 };
 
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
@@ -348,6 +349,7 @@ int drain_all(struct drain *d)
 		d->nrings_seen = nrings;
 	}
 	d->fullest = 0;
+	d->freed = 0;
 	for (uint32_t i = 0; i < nrings; i++) {
 		struct transport_ring *ring = transport_ring(t, i);
 		struct ring_seen *seen = &d->rings[i];
@@ -379,6 +381,7 @@ int drain_all(struct drain *d)
 			atomic_store(&ring->head, 0);
 			atomic_store(&ring->tail, 0);
 			atomic_store_explicit(&ring->state, RING_FREE, memory_order_release);
+			d->freed++;
 		}
 	}
 	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);
@@ -391,7 +394,7 @@ int drain_all(struct drain *d)
 
 int drain_busy(const struct drain *d)
 {
-	return d->fullest > d->t->ring_bytes / 16;
+	return d->fullest > d->t->ring_bytes / 16 || d->freed > d->t->rings_per_chunk / 4;
 }
 
 void drain_totals(const struct drain *d, struct drain_totals *out)

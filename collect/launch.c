@@ -91,6 +91,7 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	sigaddset(&chld, TRANSPORT_WAKE_SIGNAL);
 	sigprocmask(SIG_BLOCK, &chld, &l->original_mask);
 	return 0;
 }
@@ -276,6 +277,8 @@ int launch_wait(struct launch *l, int timeout_ms, int *status)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	/* An agent that needs rings now wakes collect too (the caller frees and grows). */
+	sigaddset(&chld, TRANSPORT_WAKE_SIGNAL);
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 	for (;;) {
 		pid_t r = waitpid(l->pid, status, WNOHANG);
@@ -283,8 +286,11 @@ int launch_wait(struct launch *l, int timeout_ms, int *status)
 			return 1;
 		if (r < 0 && errno != EINTR)
 			return 1;
-		/* SIGCHLD is blocked in collect, so this wakes exactly when the program ends. */
-		if (sigtimedwait(&chld, NULL, &ts) < 0)
+		/* Both are blocked in collect, so this wakes exactly when the program ends or needs rings. */
+		int sig = sigtimedwait(&chld, NULL, &ts);
+		if (sig == TRANSPORT_WAKE_SIGNAL)
+			atomic_store(&l->transport.header->wake_pending, 0);
+		if (sig != SIGCHLD)
 			return waitpid(l->pid, status, WNOHANG) == l->pid;
 	}
 }

@@ -14,9 +14,11 @@
  * The memory starts with one chunk and grows with the number of threads:
  * collect keeps a margin of free rings (transport_chunks_wanted), extends the
  * file and publishes the new chunk count; an agent that finds every ring taken
- * maps the chunks published since, or counts the thread's samples lost until
- * the next one arrives (a few milliseconds). Only collect changes the file's
- * size, so a file-size limit of the program can never send it SIGXFSZ.
+ * maps the chunks published since, or wakes collect (TRANSPORT_WAKE_SIGNAL),
+ * which frees the rings of ended threads and grows at once; a thread that
+ * starts or ends then waits for it briefly, a sample in the meantime is
+ * counted lost. Only collect changes the file's size, so a file-size limit of
+ * the program can never send it SIGXFSZ.
  *
  * The program inherits no descriptor of it: the agent opens collect's own
  * descriptor through /proc/COLLECT_PID/fd/N (TRANSPORT_ENV), maps what it
@@ -28,6 +30,7 @@
 #ifndef IPSCOPE_TRANSPORT_H
 #define IPSCOPE_TRANSPORT_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +41,7 @@
 #define TRANSPORT_RINGS_PER_CHUNK 32u /* power of two */
 #define TRANSPORT_MAX_CHUNKS 512u /* 16384 rings (4 GiB): more concurrent threads are counted lost */
 #define TRANSPORT_PREEMPTED_NS 1000000u
+#define TRANSPORT_WAKE_SIGNAL SIGURG /* agent -> collect: rings needed now (ignored by default) */
 #define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
 #define TRANSPORT_ENV_PID "IPSCOPE_PID" /* the process the agent may run in */
 
@@ -72,6 +76,9 @@ struct transport_header {
 	_Atomic uint32_t next_module_id;
 	_Atomic uint32_t images; /* program images that attached: 1 + execs in the same process */
 	_Atomic uint32_t perf_fallback_threads; /* threads that could not map a perf event: timer only */
+	_Atomic uint32_t threads_without_ring; /* threads that ended without ever getting a ring */
+	/* An agent found every ring taken and sent collect TRANSPORT_WAKE_SIGNAL; collect clears it. */
+	_Atomic uint32_t wake_pending;
 	_Atomic uint64_t lost_no_ring; /* samples dropped: the thread had no ring */
 	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
 	 * dropped wait for room only while collect is alive. */

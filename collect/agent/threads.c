@@ -144,8 +144,12 @@ uint32_t agent_thread_ring(void)
 		ring = claim_free_ring();
 		if (ring == AGENT_NO_RING && agent_map_new_chunks())
 			ring = claim_free_ring();
-		if (ring == AGENT_NO_RING)
-			return AGENT_NO_RING; /* collect adds a chunk when it sees few free rings */
+		if (ring == AGENT_NO_RING) {
+			/* collect frees ended threads' rings and grows when woken; one signal until it has. */
+			if (!atomic_exchange(&agent_transport.header->wake_pending, 1))
+				kill(agent_config.collect_pid, TRANSPORT_WAKE_SIGNAL);
+			return AGENT_NO_RING;
+		}
 		agent_self.ring = ring;
 	}
 	if (agent_self.start_pending) {
@@ -183,9 +187,23 @@ void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
 	}
 }
 
-void agent_thread_record(uint32_t flags)
+/* Outside the signal handler a thread may wait a little for collect to make a ring. */
+static uint32_t ring_waiting(void)
 {
 	uint32_t ring = agent_thread_ring();
+	for (int i = 0; ring == AGENT_NO_RING && i < 100; i++) {
+		uint64_t heartbeat = atomic_load(&agent_transport.header->consumer_heartbeat_ns);
+		if (agent_now_ns() - heartbeat > 2000000000ull)
+			break; /* collect is gone */
+		usleep(200);
+		ring = agent_thread_ring();
+	}
+	return ring;
+}
+
+void agent_thread_record(uint32_t flags)
+{
+	uint32_t ring = ring_waiting();
 	if (ring != AGENT_NO_RING)
 		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
 }
@@ -213,7 +231,7 @@ void agent_thread_begin(void)
 	agent_gettid();
 	capture_warm_up();
 	agent_self.start_pending = 1;
-	agent_thread_ring(); /* writes the START record, or it waits for a ring */
+	ring_waiting(); /* writes the START record */
 	sampler_thread_start();
 	agent_self.registered = 1;
 }
@@ -224,6 +242,8 @@ void agent_thread_end(void)
 		return;
 	sampler_thread_stop();
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_EXIT);
+	if (agent_self.ring == AGENT_NO_RING)
+		atomic_fetch_add(&agent_transport.header->threads_without_ring, 1);
 	if (agent_self.ring != AGENT_NO_RING) {
 		struct transport_ring *r = transport_ring(&agent_transport, agent_self.ring);
 		atomic_store_explicit(&r->state, RING_CLOSED, memory_order_release);
