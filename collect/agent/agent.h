@@ -72,19 +72,21 @@ uint32_t agent_gettid(void);
 int agent_open_shm(void);
 /* Map the chunks collect published since; the number newly mapped. Async-signal-safe. */
 uint32_t agent_map_new_chunks(void);
-/* Claim a ring for the calling thread; AGENT_NO_RING when all are taken (collect is asked for more). */
+/* Claim a ring for the calling thread (and write its START record); AGENT_NO_RING when all are taken (collect is woken). */
 uint32_t agent_thread_ring(void);
 /* Wait (a little) for room for a record that must not be lost; NULL once collect is gone. */
 void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size);
-/* Write a thread record for the calling thread: its name and CPU time. */
+/* Write a thread record for the calling thread: its name and CPU time (waits briefly for a ring). */
 void agent_thread_record(uint32_t flags);
 /* At exit: the CPU time of every other thread that still holds a ring. */
 void agent_record_running_threads(void);
-/* Block / restore the sampling signal around non-handler ring writes. */
+/* Block the sampling signal around non-handler ring writes (old: the mask to restore). */
 void agent_block_signal(sigset_t *old);
+/* Restore the mask agent_block_signal saved. */
 void agent_restore_signal(const sigset_t *old);
-/* Start sampling the calling thread / stop and hand its ring back; call with the signal blocked. */
+/* Start sampling the calling thread; call with the signal blocked. */
 void agent_thread_begin(void);
+/* Stop sampling it, record its end and hand its ring back; call with the signal blocked. */
 void agent_thread_end(void);
 
 /* interpose.c */
@@ -95,6 +97,7 @@ struct agent_libc {
 	long (*syscall)(long, ...);
 };
 extern struct agent_libc agent_libc;
+/* Look the real functions up (dlsym RTLD_NEXT); before any signal handler can need them. */
 void agent_resolve_libc(void);
 /* Whether the program installed a handler of its own for the sampling signal. */
 int agent_signal_taken(void);
@@ -108,8 +111,9 @@ void fds_close_own(int fd);
 /* sampler.c */
 /* Pick the sampling signal (0: a free one) and source, install the handler; 0 or -1 (agent_error set). */
 int sampler_init(uint32_t requested_source, int requested_signal);
-/* Start / stop the calling thread's sampling sources. */
+/* Start the calling thread's sampling sources (perf event and CPU-time timer). */
 void sampler_thread_start(void);
+/* Stop them and free their slot. */
 void sampler_thread_stop(void);
 /* Stop every thread's sources (the program took the sampling signal). */
 void sampler_stop_all(void);
@@ -132,6 +136,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip);
 /* The agent-wide id of this stack (innermost first), writing its definition when new; UINT32_MAX on failure. */
 uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_t *ips, uint32_t n,
 			uint32_t flags);
+/* Unmap a thread's table (NULL: nothing). */
 void stack_table_free(struct stack_table *table);
 
 /* modules.c */
