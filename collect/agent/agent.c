@@ -109,7 +109,7 @@ static int attach(uint32_t *requested_source, int *requested_signal)
 		return -1;
 	struct stat st;
 	int ok = fstat(fd, &st) == 0 && map_header(fd, &st, requested_source, requested_signal) == 0;
-	fds_close_own(fd);
+	agent_close_own(fd);
 	if (!ok)
 		return -1;
 	agent_config.shm_dev = (uint64_t)st.st_dev;
@@ -123,7 +123,7 @@ static int attach(uint32_t *requested_source, int *requested_signal)
 __attribute__((constructor)) static void agent_start(void)
 {
 	agent_resolve_libc();
-	fds_init();
+	unwinder_init();
 	uint32_t requested_source;
 	int requested_signal;
 	if (attach(&requested_source, &requested_signal) < 0)

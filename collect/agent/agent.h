@@ -5,7 +5,7 @@
  *   agent.c     lifecycle: attach at start, fork, exec in place, exit
  *   threads.c   low-level services: clocks, rings, thread records
  *   interpose.c the libc functions it wraps: threads, the loader, signals
- *   fds.c       descriptors: none of its own, and libunwind gets none either
+ *   unwinder.c  libunwind kept a guest too: no pipe, no masking in the handler
  *   sampler.c   the sampling signal: per-thread sources and the handler
  *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
  *   stacks.c    per-thread deduplication of stacks
@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <link.h>
 #include <ucontext.h>
 
 #include "../transport.h"
@@ -70,6 +71,8 @@ uint64_t agent_thread_cpu_ns(uint32_t tid);
 uint32_t agent_gettid(void);
 /* A fresh descriptor of collect's shared memory, checked to be it; -1 on failure. Async-signal-safe. */
 int agent_open_shm(void);
+/* Close a descriptor the agent opened itself a moment ago. Async-signal-safe. */
+void agent_close_own(int fd);
 /* Map the chunks collect published since; the number newly mapped. Async-signal-safe. */
 uint32_t agent_map_new_chunks(void);
 /* Claim a ring for the calling thread (and write its START record); AGENT_NO_RING when all are taken (collect is woken). */
@@ -95,6 +98,8 @@ struct agent_libc {
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 	int (*pipe2)(int[2], int);
 	long (*syscall)(long, ...);
+	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
+	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct agent_libc agent_libc;
 /* Look the real functions up (dlsym RTLD_NEXT); before any signal handler can need them. */
@@ -102,11 +107,11 @@ void agent_resolve_libc(void);
 /* Whether the program installed a handler of its own for the sampling signal. */
 int agent_signal_taken(void);
 
-/* fds.c */
-/* Find libunwind's text, to tell its calls from the program's; before the first unwind. */
-void fds_init(void);
-/* Close a descriptor the agent opened itself a moment ago. Async-signal-safe. */
-void fds_close_own(int fd);
+/* unwinder.c */
+/* Find libunwind's text, to tell its calls from the program's; after agent_resolve_libc, before the first unwind. */
+void unwinder_init(void);
+/* Whether a function was called from libunwind (ret_addr: its return address). */
+int agent_called_from_unwinder(const void *ret_addr);
 
 /* sampler.c */
 /* Pick the sampling signal (0: a free one) and source, install the handler; 0 or -1 (agent_error set). */

@@ -1,6 +1,6 @@
 /*
- * interpose.c - the libc functions the agent wraps, other than descriptors
- * (fds.c): pthread_create, so every thread is sampled from its start; the
+ * interpose.c - the libc functions the agent wraps, other than those it
+ * wraps for libunwind's sake (unwinder.c): pthread_create, so every thread is sampled from its start; the
  * loader's dlopen/dlmopen/dlclose, so the module map follows them and no
  * thread unwinds while the loader's lock is held; and sigaction and the
  * signal() family, so the program never sees the agent's signal and the
@@ -44,6 +44,8 @@ void agent_resolve_libc(void)
 	RESOLVE(agent_libc, sigaction);
 	RESOLVE(agent_libc, pipe2);
 	RESOLVE(agent_libc, syscall);
+	RESOLVE(agent_libc, sigprocmask);
+	RESOLVE(agent_libc, dl_iterate_phdr);
 	RESOLVE(next, pthread_create);
 	RESOLVE(next, dlopen);
 	RESOLVE(next, dlmopen);

@@ -197,7 +197,7 @@ static void scan_objects(void)
 	struct scan scan = { 0, NULL, 0, 0 };
 	for (uint32_t i = 0; i < nknown; i++)
 		known[i].seen = 0;
-	dl_iterate_phdr(on_object, &scan);
+	agent_libc.dl_iterate_phdr(on_object, &scan); /* the signal is blocked already */
 
 	uint32_t ring = agent_thread_ring();
 	for (uint32_t i = 0; i < scan.nfound; i++) {

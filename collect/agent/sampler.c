@@ -130,7 +130,7 @@ static void *start_perf(void)
 			page = MAP_FAILED;
 		}
 	}
-	fds_close_own(fd); /* the mapping keeps the event alive */
+	agent_close_own(fd); /* the mapping keeps the event alive */
 	return page == MAP_FAILED ? NULL : page;
 }
 
@@ -351,7 +351,12 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/* Asynchronous signals wait until the handler is done (microseconds): libunwind
+	 * then needs no masking of its own (unwinder.c). Faults stay deliverable. */
+	sigfillset(&sa.sa_mask);
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS };
+	for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+		sigdelset(&sa.sa_mask, faults[i]);
 	if (agent_libc.sigaction(agent_config.signal, &sa, NULL) < 0) {
 		strcpy(h->agent_error, "cannot install the sampling signal's handler");
 		return -1;
@@ -364,7 +369,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 		return -1;
 	}
 	if (fd >= 0)
-		fds_close_own(fd);
+		agent_close_own(fd);
 	agent_config.source = fd >= 0 ? TRANSPORT_SOURCE_PERF : TRANSPORT_SOURCE_TIMER;
 	h->source = agent_config.source;
 	h->signal = (uint32_t)agent_config.signal;

@@ -54,6 +54,11 @@ uint32_t agent_gettid(void)
 	return agent_self.tid;
 }
 
+void agent_close_own(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
 int agent_open_shm(void)
 {
 	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
@@ -62,7 +67,7 @@ int agent_open_shm(void)
 	struct stat st;
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != agent_config.shm_dev ||
 	    (uint64_t)st.st_ino != agent_config.shm_ino) {
-		fds_close_own(fd);
+		agent_close_own(fd);
 		return -1;
 	}
 	return fd;
@@ -96,7 +101,7 @@ uint32_t agent_map_new_chunks(void)
 				munmap(m, t->chunk_bytes);
 		}
 	}
-	fds_close_own(fd);
+	agent_close_own(fd);
 	return mapped;
 }
 
