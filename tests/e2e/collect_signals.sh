@@ -15,7 +15,7 @@ deliver() {
 		-o "$scratch/t.zst" "$workloads/collect_signals" count "$scratch/ready" 2>"$scratch/err" &
 	pid=$!
 	i=0
-	while [ ! -e "$scratch/ready" ] && [ $i -lt 100 ]; do
+	while [ ! -e "$scratch/ready" ] && [ $i -lt 400 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
