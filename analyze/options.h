@@ -29,6 +29,7 @@
 
 #include "filter.h"
 #include "load.h"
+#include "profile.h"
 
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
 #define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones */
@@ -37,6 +38,7 @@
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
 #define OPTGROUP_DISPLAY 0x20u  /* --width N, --full-paths, --color auto|always|never */
+/* Every command takes --value TYPE (the value type shown: samples, cpu...). */
 
 /*
  * getopt values of the shared long options. A command's own long options
@@ -55,6 +57,7 @@ enum {
 	OPTION_WIDTH,
 	OPTION_FULL_PATHS,
 	OPTION_COLOR,
+	OPTION_VALUE,
 	OPTION_COMMAND_FIRST = 512,
 };
 
@@ -67,6 +70,7 @@ struct analyze_options {
 	int width;                    /* columns; 0: unlimited (no truncation) */
 	int full_paths;               /* --full-paths: no path shortening */
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
+	const char *value_name;       /* --value TYPE, NULL: the profile's default */
 	const char *trace;            /* the TRACE operand */
 	/* storage behind load.debug_dirs and filter.tids */
 	const char **debug_dirs;
@@ -108,5 +112,20 @@ int parse_double(const char *s, double *out);
 /* One-line usage error "analyze CMD: message" on stderr; returns 2. */
 int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The value type --value names in the loaded profile p (its default when
+ * --value was not given): 0 with *value set, or 2 after a usage error that
+ * lists the types p has.
+ */
+int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,
+			  const struct profile *p, uint32_t *value);
+
+/*
+ * End of a command's output: flush and close standard output. 0, or 1 after
+ * "analyze CMD: writing standard output: REASON" on stderr (a full disk, a
+ * closed pipe or stdout): no command exits 0 with its output lost.
+ */
+int finish_output(const struct analyze_command *cmd);
 
 #endif

@@ -8,7 +8,7 @@
 #        check.sh BUILD_DIR --save     write expected/ from BUILD_DIR's analyze
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-analyze=$1/bin/analyze
+analyze=$(cd "$1" && pwd)/bin/analyze
 save=${2:-}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -39,7 +39,7 @@ while IFS='|' read -r name trace args; do
 		cp "$out" "expected/$name"
 	elif ! cmp -s "$out" "expected/$name"; then
 		echo "FAIL: $name (analyze $args $trace.trace.zst) differs from main's:" >&2
-		diff "expected/$name" "$out" | head -20 >&2
+		diff "expected/$name" "$out" | head -20 | cut -c1-300 >&2
 		failed=1
 	fi
 done <commands
