@@ -2,7 +2,8 @@
 # hand-built profiles, and end-to-end tests that run the real consumers (go
 # tool pprof; the speedscope package's JSON schema, validated with ajv) on
 # exports of a collected workload and compare their numbers with analyze flat.
-add_executable(unit_export ${CMAKE_CURRENT_SOURCE_DIR}/unit/export_test.c)
+add_executable(unit_export ${CMAKE_CURRENT_SOURCE_DIR}/unit/export_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
 # export_test.c unpacks pprof output with the generated protobuf-c code.
 target_include_directories(unit_export PRIVATE ${CMAKE_BINARY_DIR}/formats/profile)
 target_link_libraries(unit_export PRIVATE ipscope_profile)

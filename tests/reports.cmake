@@ -1,9 +1,11 @@
 # Tests of analyze's reports (analyze/builtin-{info,tree,flat}.c, calltree,
 # filters, loader): unit tests on hand-built profiles, end-to-end scripts on
 # workloads with known answers (tests/e2e/workloads/report_*.c).
-add_executable(unit_report ${CMAKE_CURRENT_SOURCE_DIR}/unit/report_test.c)
+add_executable(unit_report ${CMAKE_CURRENT_SOURCE_DIR}/unit/report_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
 target_link_libraries(unit_report PRIVATE ipscope_analyze)
 add_test(NAME unit_report COMMAND unit_report)
+set_tests_properties(unit_report PROPERTIES LABELS unit)
 
 ipscope_workload(report_split e2e/workloads/report_split.c)
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
