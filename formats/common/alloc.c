@@ -4,13 +4,26 @@
  */
 #include "alloc.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void abort_out_of_memory(void)
 {
-	fputs("ipscope: out of memory\n", stderr);
+	abort_with_message("out of memory");
+}
+
+void abort_with_message(const char *fmt, ...)
+{
+	/* glibc's name of the running program: "analyze" or "collect". */
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 	abort();
 }
 

@@ -1,9 +1,10 @@
 /*
  * alloc.h - allocation for what analyze builds in memory (the profile, its
  * filters and reports) and for collect's own tables: running out of memory
- * ends the process with one line, "ipscope: out of memory", so no caller
- * carries an error path for it. Exporters and the trace reader report ENOMEM
- * instead and do not use these.
+ * ends the process with one line, "PROGRAM: out of memory" (analyze: or
+ * collect:, the program's own name), so no caller carries an error path
+ * for it. The trace reader and the exporters' output buffers report ENOMEM
+ * instead.
  *
  * ALLOC_GROW is the one growth idiom (git's): a table is an array, a count
  * and a capacity, and before writing element n the caller asks for room:
@@ -17,8 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Print "ipscope: out of memory" and abort. */
+/* Print "PROGRAM: out of memory" and abort. */
 __attribute__((noreturn)) void abort_out_of_memory(void);
+/* Print "PROGRAM: message" and abort: for limits no input should reach
+ * (a table of 2^32 rows), never for bad input, which gets an error. */
+__attribute__((noreturn, format(printf, 1, 2))) void abort_with_message(const char *fmt, ...);
 /* Zeroed room for n elements of size bytes (never NULL, even for n == 0). */
 void *calloc_or_abort(size_t n, size_t size);
 /* realloc that never returns NULL (size 0 still gets a valid block). */

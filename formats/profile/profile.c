@@ -41,10 +41,8 @@ struct string_index {
 /* Abort with a message when a 32-bit table would overflow its ids. */
 static void check_id_room(uint32_t n, const char *table)
 {
-	if (n >= UINT32_MAX - 1) {
-		fprintf(stderr, "ipscope: profile %s table overflow\n", table);
-		abort();
-	}
+	if (n >= UINT32_MAX - 1)
+		abort_with_message("profile %s table overflow", table);
 }
 
 static char *arena_copy(struct string_index *ix, const char *s, size_t n)
@@ -124,10 +122,8 @@ uint32_t profile_intern_n(struct profile *p, const char *s, size_t n)
 {
 	if (n == 0)
 		return 0;
-	if (n > UINT32_MAX - 1) {
-		fputs("ipscope: string too long to intern\n", stderr);
-		abort();
-	}
+	if (n > UINT32_MAX - 1)
+		abort_with_message("string too long to intern");
 	struct string_index *ix = p->string_index;
 	uint64_t h = hash_bytes(s, n);
 	ix->seek = s;
@@ -192,10 +188,8 @@ uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t)
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth)
 {
 	uint32_t first = p->nstack_locations;
-	if ((uint64_t)first + depth >= UINT32_MAX) {
-		fputs("ipscope: profile stack table overflow\n", stderr);
-		abort();
-	}
+	if ((uint64_t)first + depth >= UINT32_MAX)
+		abort_with_message("profile stack table overflow");
 	ALLOC_GROW(p->stack_locations, (uint64_t)first + depth, p->stack_locations_cap);
 	if (depth)
 		memcpy(p->stack_locations + first, locations, depth * sizeof(*locations));
@@ -209,10 +203,8 @@ uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_
 
 void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values)
 {
-	if (!p->ncolumns) {
-		fputs("ipscope: profile_add_sample: the profile has no value types\n", stderr);
-		abort();
-	}
+	if (!p->ncolumns)
+		abort_with_message("profile_add_sample: the profile has no value types");
 	ALLOC_GROW(p->samples, p->nsamples + 1, p->samples_cap);
 	ALLOC_GROW(p->values, (p->nsamples + 1) * p->ncolumns, p->values_cap);
 	p->samples[p->nsamples] = *s;
@@ -225,10 +217,8 @@ void profile_add_sample(struct profile *p, const struct profile_sample *s, const
 static uint32_t add_type(struct profile *p, const char *type, const char *unit, uint32_t column,
 			 int64_t scale)
 {
-	if (p->nvalue_types == PROFILE_MAX_VALUE_TYPES) {
-		fputs("ipscope: too many value types\n", stderr);
-		abort();
-	}
+	if (p->nvalue_types == PROFILE_MAX_VALUE_TYPES)
+		abort_with_message("too many value types");
 	struct profile_value_type *t = &p->value_types[p->nvalue_types];
 	t->type = profile_intern(p, type);
 	t->unit = profile_intern(p, unit);
@@ -241,10 +231,8 @@ static uint32_t add_type(struct profile *p, const char *type, const char *unit, 
 
 uint32_t profile_add_value_type(struct profile *p, const char *type, const char *unit)
 {
-	if (p->nsamples) {
-		fputs("ipscope: profile_add_value_type after the first sample\n", stderr);
-		abort();
-	}
+	if (p->nsamples)
+		abort_with_message("profile_add_value_type after the first sample");
 	return add_type(p, type, unit, p->ncolumns++, 1);
 }
 

@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - streaming reader of ipscope traces (formats/TRACE_FORMAT.md),
+ * trace_reader.c - streaming reader of ipscope traces (formats/trace/TRACE_FORMAT.md),
  * the input stage of every analyze command and the target of the fuzzer.
  *
  * Input of any origin is hostile: every length is checked against the record
