@@ -15,3 +15,13 @@ foreach(test split recursive inline cli symbols)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+
+# The values model on a hand-built profile with two value types (count and
+# bytes) and on signed (diff) values: every report and exporter shows the
+# chosen type with its unit.
+add_executable(unit_values ${CMAKE_CURRENT_SOURCE_DIR}/unit/values_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
+target_include_directories(unit_values PRIVATE ${CMAKE_BINARY_DIR}/formats/profile)
+target_link_libraries(unit_values PRIVATE ipscope_analyze)
+add_test(NAME unit_values COMMAND unit_values)
+set_tests_properties(unit_values PROPERTIES LABELS unit)
