@@ -25,3 +25,13 @@ target_include_directories(unit_values PRIVATE ${CMAKE_BINARY_DIR}/formats/profi
 target_link_libraries(unit_values PRIVATE ipscope_analyze)
 add_test(NAME unit_values COMMAND unit_values)
 set_tests_properties(unit_values PROPERTIES LABELS unit)
+
+# The loader on traces written by the trace writer (or by hand): value
+# types, epochs, undefined and empty stacks, unknown records, truncation,
+# and the figures a trace cannot truthfully hold.
+add_executable(unit_load ${CMAKE_CURRENT_SOURCE_DIR}/unit/load_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace_test_support.c)
+target_include_directories(unit_load PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
+target_link_libraries(unit_load PRIVATE ipscope_analyze)
+add_test(NAME unit_load COMMAND unit_load)
+set_tests_properties(unit_load PROPERTIES LABELS unit)
