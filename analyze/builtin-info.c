@@ -301,10 +301,11 @@ static json_t *info_json(const struct info *in)
 						      juint(st->distinct_addresses), "undefined_stack_samples",
 						      juint(st->undefined_stack_samples)));
 	json_object_set_new(root, "corrected",
-			    json_pack("{s:I,s:I,s:o,s:o,s:I}", "loss_threads", (json_int_t)st->implausible_loss_threads,
+			    json_pack("{s:I,s:I,s:o,s:o,s:o,s:I}", "loss_threads", (json_int_t)st->implausible_loss_threads,
 				      "weight_threads", (json_int_t)st->implausible_weight_threads, "clamped_weights",
 				      juint(st->clamped_weights), "samples_outside_run", juint(st->samples_outside_run),
-				      "overbusy_threads", (json_int_t)st->overbusy_threads));
+				      "samples_backwards", juint(st->samples_backwards), "overbusy_threads",
+				      (json_int_t)st->overbusy_threads));
 	json_t *meta = json_object();
 	for (uint32_t i = 0; i < st->nmeta; i++)
 		json_object_set_new(meta, profile_string(p, st->meta[i].key),

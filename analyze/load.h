@@ -56,6 +56,7 @@ struct load_stats {
 	uint32_t implausible_weight_threads; /* threads with sample weights clamped */
 	uint64_t clamped_weights;            /* samples whose weight was clamped */
 	uint64_t samples_outside_run;        /* times before the start or after the end */
+	uint64_t samples_backwards;          /* earlier than their thread's previous one */
 	uint32_t overbusy_threads;           /* more CPU time than the run lasted */
 	int value_saturated;                 /* some total reached the int64 limit */
 };

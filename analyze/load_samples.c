@@ -13,7 +13,8 @@
  *     thread: that many per thread the run could have had);
  *   - a thread's samples add up to at most the run's duration of CPU time
  *     (said, not clamped: each sample alone was possible);
- *   - sample times lie within the run.
+ *   - sample times lie within the run, and a thread's do not go backwards
+ *     (by more than a second: its ring keeps its own order).
  * A trace without END, start time or interval gives no bound; sums
  * saturate at the int64 limit instead of wrapping.
  *
@@ -223,6 +224,8 @@ static void check_samples(struct loader *L, uint64_t periods)
 	uint64_t *clamped = calloc_or_abort(n, sizeof(*clamped));
 	uint64_t *outside = calloc_or_abort(n, sizeof(*outside));
 	int64_t *busy = calloc_or_abort(n, sizeof(*busy));
+	uint64_t *last = calloc_or_abort(n, sizeof(*last));
+	uint64_t *backwards = calloc_or_abort(n, sizeof(*backwards));
 	uint32_t col = p->value_types[p->default_value].column;
 	uint64_t lo = p->start_ns > TIME_SLACK_NS ? p->start_ns - TIME_SLACK_NS : 0;
 	uint64_t hi = L->end_time_ns + TIME_SLACK_NS;
@@ -239,6 +242,10 @@ static void check_samples(struct loader *L, uint64_t periods)
 		uint64_t time = p->samples[i].time_ns;
 		if (check_times && (time < lo || time > hi))
 			outside[t]++;
+		if (time + TIME_SLACK_NS < last[t])
+			backwards[t]++;
+		if (time > last[t])
+			last[t] = time;
 	}
 	char run[128], title[300];
 	for (uint32_t t = 0; t < n; t++) {
@@ -267,6 +274,11 @@ static void check_samples(struct loader *L, uint64_t periods)
 			     L->path, title, outside[t]);
 			L->stats->samples_outside_run += outside[t];
 		}
+		if (backwards[t]) {
+			diag(L->diag, DIAG_WARNING, "%s: thread %s: %" PRIu64 " samples go back in time",
+			     L->path, title, backwards[t]);
+			L->stats->samples_backwards += backwards[t];
+		}
 	}
 	if (saturated) {
 		diag(L->diag, DIAG_WARNING, "%s: sample weights add up past 2^63: totals are saturated",
@@ -276,6 +288,8 @@ static void check_samples(struct loader *L, uint64_t periods)
 	free(clamped);
 	free(outside);
 	free(busy);
+	free(last);
+	free(backwards);
 }
 
 static void samples_finish(struct loader *L, void *state)

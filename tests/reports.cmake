@@ -35,3 +35,11 @@ target_include_directories(unit_load PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
 target_link_libraries(unit_load PRIVATE ipscope_analyze)
 add_test(NAME unit_load COMMAND unit_load)
 set_tests_properties(unit_load PROPERTIES LABELS unit)
+
+# Traces analyze must not trust (issue 13), from a writer of hostile traces.
+add_executable(hostile_traces ${CMAKE_CURRENT_SOURCE_DIR}/e2e/hostile_traces.c)
+set_target_properties(hostile_traces PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_link_libraries(hostile_traces PRIVATE ipscope_trace)
+add_test(NAME e2e_report_hostile
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_hostile.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_report_hostile PROPERTIES LABELS e2e TIMEOUT 300)

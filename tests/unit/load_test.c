@@ -268,6 +268,10 @@ static void test_implausible_samples(void)
 		sample(w, START_NS + 2000 + (uint64_t)i, 2, 1, 2);
 	sample(w, START_NS + 50000000000ull, 3, 1, 1); /* 50 s after a 1 s run */
 	sample(w, START_NS + 10, 4, 1, 1);
+	sample(w, START_NS + 900000000, 5, 1, 1);
+	sample(w, START_NS + 100, 5, 1, 1); /* 0.9 s back: within the slack */
+	sample(w, START_NS + 5000000000ull, 6, 1, 1);
+	sample(w, START_NS + 100, 6, 1, 1); /* 5 s back */
 	finish(w, fd, START_NS + 1000000000ull, 0);
 	struct diag_list list;
 	struct load_stats st;
@@ -281,7 +285,9 @@ static void test_implausible_samples(void)
 	CHECK(count_messages(&list, "weigh more timer periods than fit") == 1);
 	CHECK(count_messages(&list, "thread 2: samples add up to 1.800 s of CPU") == 1);
 	CHECK(count_messages(&list, "thread 3: 1 samples have times outside the run") == 1);
-	CHECK(count_messages(&list, "thread 4") == 0 && st.overbusy_threads >= 1);
+	CHECK(count_messages(&list, "thread 4") == 0 && count_messages(&list, "thread 5") == 0);
+	CHECK(count_messages(&list, "thread 6: 1 samples go back in time") == 1 && st.samples_backwards == 1);
+	CHECK(st.overbusy_threads == 2);
 	if (check_failures)
 		dump(&list);
 	diag_list_free(&list);
