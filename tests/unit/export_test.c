@@ -189,7 +189,7 @@ static void test_folded_sums_to_total(const struct profile *p)
 			unsigned long long count = strtoull(space + 1, &end, 10);
 			CHECKF(*end == '\0' && count > 0, "bad count in '%s'", line);
 			*space = '\0';
-			CHECKF(!prev || strcmp(prev, line) < 0, "not sorted/unique: '%s' then '%s'", prev, line);
+			CHECKF(!prev || strcmp(prev, line) < 0, "not sorted/unique: '%s' then '%s'", prev ? prev : "", line);
 			prev = line;
 			sum += count;
 		}
