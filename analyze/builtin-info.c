@@ -118,6 +118,33 @@ static int meta_shown_elsewhere(const char *key)
 	return 0;
 }
 
+/*
+ * 1 when a "ipscope X.Y.Z ..." collector string names a newer version than
+ * this analyze: its trace may hold records or fields this version skips.
+ */
+static int collector_is_newer(const char *collector)
+{
+	unsigned theirs[3] = {0}, ours[3] = {0};
+	if (sscanf(collector, "ipscope %u.%u.%u", &theirs[0], &theirs[1], &theirs[2]) < 1 ||
+	    sscanf(IPSCOPE_VERSION, "%u.%u.%u", &ours[0], &ours[1], &ours[2]) < 1)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (theirs[i] != ours[i])
+			return theirs[i] > ours[i];
+	return 0;
+}
+
+/* The META collector value when it is newer than this analyze, else NULL. */
+static const char *newer_collector(const struct profile *p, const struct load_stats *st)
+{
+	for (uint32_t i = 0; i < st->nmeta; i++) {
+		const char *value = profile_string(p, st->meta[i].value);
+		if (!strcmp(profile_string(p, st->meta[i].key), TRACE_META_COLLECTOR) && collector_is_newer(value))
+			return value;
+	}
+	return NULL;
+}
+
 /* collect's own count, written last, against what could be read back. */
 static int end_disagrees(const struct info *in)
 {
@@ -134,6 +161,10 @@ static void print_text(const struct info *in)
 	printf("Trace:         %s\n", escape_text(in->trace, a, sizeof(a)));
 	if (st->truncated)
 		printf("Warning:       truncated trace: read up to its last complete record\n");
+	if (newer_collector(p, st))
+		printf("Warning:       written by %s, newer than this analyze (ipscope %s): "
+		       "records it added are skipped\n",
+		       escape_text(newer_collector(p, st), a, sizeof(a)), IPSCOPE_VERSION);
 	printf("Command:       %s\n", p->command ? text(p, p->command, a, sizeof(a)) : "(unknown)");
 	printf("Started:       %s\n", start_text(p, a, sizeof(a)));
 	printf("Duration:      %s\n", format_duration(p->duration_ns, a, sizeof(a)));
@@ -238,6 +269,7 @@ static json_t *info_json(const struct info *in)
 	json_t *root = json_object();
 	json_object_set_new(root, "trace", jstring(in->trace));
 	json_object_set_new(root, "truncated", json_boolean(st->truncated));
+	json_object_set_new(root, "newer_collector", json_boolean(newer_collector(p, st) != NULL));
 	json_object_set_new(root, "command", jstring(profile_string(p, p->command)));
 	json_object_set_new(root, "start_realtime_ns", juint(p->start_realtime_ns));
 	json_object_set_new(root, "duration_ns", juint(p->duration_ns));
