@@ -208,7 +208,10 @@ void profile_add_sample(struct profile *p, const struct profile_sample *s, const
 	ALLOC_GROW(p->samples, p->nsamples + 1, p->samples_cap);
 	ALLOC_GROW(p->values, (p->nsamples + 1) * p->ncolumns, p->values_cap);
 	p->samples[p->nsamples] = *s;
-	memcpy(p->values + p->nsamples * p->ncolumns, values, p->ncolumns * sizeof(*values));
+	if (p->ncolumns == 1) /* a CPU trace: spare the loader a memcpy call per sample */
+		p->values[p->nsamples] = values[0];
+	else
+		memcpy(p->values + p->nsamples * p->ncolumns, values, p->ncolumns * sizeof(*values));
 	p->nsamples++;
 }
 
