@@ -183,6 +183,11 @@ static void print_text(const struct info *in)
 	else
 		printf("Samples:       %" PRIu64 ", %s\n", p->nsamples,
 		       report_totals(p, in->totals, in->saturated, a, sizeof(a)));
+	printf("Values:       ");
+	for (uint32_t v = 0; v < p->nvalue_types; v++)
+		printf("%s %s (%s%s)", v ? "," : "", profile_string(p, p->value_types[v].type),
+		       profile_string(p, p->value_types[v].unit), v == p->default_value ? ", default" : "");
+	printf("\n");
 	printf("Lost samples:  %" PRIu64 "\n", p->lost_samples);
 	if (end_disagrees(in))
 		printf("Warning:       collect wrote %" PRIu64 " samples (weight %" PRIu64 "), %" PRIu64

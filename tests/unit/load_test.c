@@ -278,7 +278,7 @@ static void test_implausible_samples(void)
 	struct profile *p = load("weights.zst", &list, &st);
 	CHECK(p != NULL);
 	/* 1001 periods fit in 1 s at 1 ms: each clamped weight counts 1001. */
-	int64_t weights[4];
+	int64_t weights[8];
 	profile_thread_totals(p, 0, weights, NULL);
 	CHECKF(weights[0] == 1000 * 1001, "%lld", (long long)weights[0]);
 	CHECK(st.clamped_weights == 1000 && st.implausible_weight_threads == 1);
