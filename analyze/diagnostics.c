@@ -53,7 +53,8 @@ static void stderr_progress(void *ctx, const char *text)
 		progress_init(pr);
 		return;
 	}
-	progress_update(pr, "%s", text);
+	char safe[4 * 512 + 1];
+	progress_update(pr, "analyze: %s", escape_text(text, safe, sizeof(safe)));
 }
 
 const struct diag_sink *diag_stderr_sink(void)

@@ -277,6 +277,21 @@ static void test_units(void)
 	CHECK(!strcmp(format_value(-42, "count", b, sizeof(b)), "-42"));
 }
 
+/* escape_text: what may reach a terminal from a trace. */
+static void test_escapes(void)
+{
+	char b[256];
+	const char *plain = "std::vector<int>::push_back caf\xc3\xa9";
+	CHECK(escape_text(plain, b, sizeof(b)) == plain); /* UTF-8 is not a control */
+	CHECK(!strcmp(escape_text("a\033]0;x\007b", b, sizeof(b)), "a\\e]0;x\\x07b"));
+	CHECK(!strcmp(escape_text("t\tn\nr\r\x7f", b, sizeof(b)), "t\\tn\\nr\\r\\x7f"));
+	CHECK(!strcmp(escape_text("raw\x9b" "1m", b, sizeof(b)), "raw\\x9b1m"));        /* C1 CSI, raw */
+	CHECK(!strcmp(escape_text("utf\xc2\x9b" "1m", b, sizeof(b)), "utf\\xc2\\x9b1m")); /* C1 CSI, UTF-8 */
+	CHECK(!strcmp(escape_text("\xe2\x95\x8e ok", b, sizeof(b)), "\xe2\x95\x8e ok")); /* a 0x95 continuation */
+	char small[8];
+	CHECK(strlen(escape_text("\033\033\033\033\033", small, sizeof(small))) < sizeof(small));
+}
+
 int main(void)
 {
 	struct profile *p = alloc_profile();
@@ -291,6 +306,7 @@ int main(void)
 	profile_free(p);
 	test_signed();
 	test_units();
+	test_escapes();
 	if (check_failures)
 		return check_exit_status();
 	puts("values tests passed");
