@@ -63,6 +63,9 @@ static const char export_help[] =
 	"                          time order, inline frames expanded;\n"
 	"                          pprof: gzipped profile.proto for go tool pprof, with\n"
 	"                          sample labels \"thread\" (name) and \"tid\" (number)\n"
+	"                          (speedscope and pprof show a count of timer periods,\n"
+	"                          --value samples, as the CPU time it stands for; pprof\n"
+	"                          holds every value type, the chosen one its default)\n"
 	"  -o, --output FILE       write to FILE (default: standard output, '-')\n"
 	"      --annotate-inline   folded: mark inlined frames with \"_[i]\"\n"
 	"      --thread-roots      folded: start each stack with its thread\n";

@@ -63,9 +63,11 @@ int cmd_tree(int argc, char **argv)
 		.synopsis = "analyze tree [options] TRACE",
 		.summary = "Print the call tree with counts per node, as Julia's Profile.print does.\n"
 			   "Counts are of the chosen value type (--value; by default sample weights in\n"
-			   "timer periods); the left column is self count.",
+			   "timer periods); the left column is self count. Indentation stops at half the\n"
+			   "width (128 columns when there is none); +N says how many levels deeper.",
 		.help = "      --noisefloor X      hide a child (and its subtree) whose count is below\n"
 			"                          floor(X * sqrt(parent count)); try 2\n"
+
 			"      --maxdepth N        print at most N levels\n"
 			"      --threads           one tree per thread\n",
 		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE |
