@@ -268,6 +268,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	/* Value types first: their names then take the first string ids, and
 	 * every other string keeps its relative order. */
 	profile_set_cpu_value_types(L.p, 0);
+	L.samples_value = L.p->default_value;
 	L.resolver = resolver_new(L.p, o);
 	hashmap_init(&L.stack_ids, 1024);
 	hashmap_init(&L.threads, 64);

@@ -52,6 +52,7 @@ struct loader {
 	const struct load_options *o;
 	const struct diag_sink *diag;
 	struct resolver *resolver;
+	uint32_t samples_value; /* the samples/count type CPU samples' weights go to */
 	/*
 	 * trace stack id -> raw stack index. collect numbers stacks 1, 2, 3...
 	 * so small ids go through a plain array (one load per sample, not a

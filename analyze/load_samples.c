@@ -93,6 +93,10 @@ static void add_stack(struct loader *L, const struct trace_stack *s)
 static void add_samples(struct loader *L, const struct trace_samples *b)
 {
 	struct profile *p = L->p;
+	/* One value per column: the weight in samples/count's, 0 in the columns
+	 * other consumers' types (allocations...) may have added. */
+	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint32_t col = p->value_types[L->samples_value].column;
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct trace_sample *ts = &b->samples[i];
 		struct profile_sample s = {
@@ -100,8 +104,8 @@ static void add_samples(struct loader *L, const struct trace_samples *b)
 			.thread = loader_thread_index(L, ts->pid, ts->tid),
 			.time_ns = ts->time_ns,
 		};
-		int64_t weight = ts->weight; /* the one column: samples/count */
-		profile_add_sample(p, &s, &weight);
+		row[col] = ts->weight;
+		profile_add_sample(p, &s, row);
 		if (ts->time_ns > L->last_time_ns)
 			L->last_time_ns = ts->time_ns;
 	}
@@ -226,7 +230,7 @@ static void check_samples(struct loader *L, uint64_t periods)
 	int64_t *busy = calloc_or_abort(n, sizeof(*busy));
 	uint64_t *last = calloc_or_abort(n, sizeof(*last));
 	uint64_t *backwards = calloc_or_abort(n, sizeof(*backwards));
-	uint32_t col = p->value_types[p->default_value].column;
+	uint32_t col = p->value_types[L->samples_value].column;
 	uint64_t lo = p->start_ns > TIME_SLACK_NS ? p->start_ns - TIME_SLACK_NS : 0;
 	uint64_t hi = L->end_time_ns + TIME_SLACK_NS;
 	int check_times = p->start_ns && L->end_time_ns > p->start_ns;
