@@ -77,9 +77,9 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 	t->value = value;
 	build_frames(t);
 	t->stack_value = calloc_or_abort(p->nstacks, sizeof(*t->stack_value));
-	t->stack_used = calloc_or_abort(p->nstacks, 1);
-	/* Column sums, scaled once at the end: a CPU trace's one column serves
-	 * both of its types. */
+	/* Sums of the counted column per stack; the other columns' sums only
+	 * when there are others (a CPU trace has one, which serves both of its
+	 * types). Everything is scaled once at the end. */
 	int64_t columns[PROFILE_MAX_VALUE_TYPES] = { 0 };
 	uint32_t ncol = p->ncolumns, col = p->value_types[value].column;
 	for (uint64_t i = 0; i < p->nsamples; i++) {
@@ -88,14 +88,16 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 			continue;
 		const int64_t *v = &p->values[i * ncol];
 		t->stack_value[s->stack] = sat_add_i64(t->stack_value[s->stack], v[col], &t->saturated);
-		t->stack_used[s->stack] = 1;
-		for (uint32_t c = 0; c < ncol; c++)
-			columns[c] = sat_add_i64(columns[c], v[c], &t->saturated);
+		if (ncol > 1)
+			for (uint32_t c = 0; c < ncol; c++)
+				columns[c] = sat_add_i64(columns[c], v[c], &t->saturated);
 		t->total_samples++;
 	}
+	int64_t counted = 0;
 	for (uint32_t s = 0; s < p->nstacks; s++) {
-		if (!t->stack_used[s])
-			continue;
+		if (!t->stack_value[s])
+			continue; /* no samples, or a diff's zero: nothing to draw */
+		counted = sat_add_i64(counted, t->stack_value[s], &t->saturated);
 		t->stack_value[s] = profile_scale_value(p, value, t->stack_value[s], &t->saturated);
 		uint64_t a = abs_i64(t->stack_value[s]);
 		t->total_abs = t->total_abs > UINT64_MAX - a ? UINT64_MAX : t->total_abs + a;
@@ -103,6 +105,7 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 		if (n > t->max_frames)
 			t->max_frames = n;
 	}
+	columns[col] = counted;
 	for (uint32_t v = 0; v < p->nvalue_types; v++)
 		t->totals[v] = profile_scale_value(p, v, columns[p->value_types[v].column], &t->saturated);
 	t->total = t->totals[value];
@@ -167,7 +170,6 @@ void calltree_free(struct calltree *t)
 	free(t->frames);
 	free(t->line_frame);
 	free(t->stack_value);
-	free(t->stack_used);
 	free(t->nodes);
 	free(t);
 }

@@ -51,8 +51,7 @@ struct calltree {
 	uint32_t nframes, frames_cap;
 	uint32_t *line_frame;      /* per profile line row: its frame */
 	int64_t *stack_value;      /* per profile stack: value of the selected samples */
-	uint8_t *stack_used;       /* per profile stack: some selected sample has it */
-	uint32_t max_frames;       /* most frames in any used stack */
+	uint32_t max_frames;       /* most frames in any stack of nonzero value */
 	int64_t total;             /* value of the selected samples */
 	uint64_t total_abs;        /* sum of |stack value|: the whole percentages divide */
 	int64_t totals[PROFILE_MAX_VALUE_TYPES]; /* every type's total of the selected samples */

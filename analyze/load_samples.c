@@ -43,10 +43,22 @@ struct thread_loss {
 	uint64_t lost;
 };
 
+/* What the samples said, per thread index, gathered as they stream in. */
+struct thread_sums {
+	int64_t periods;    /* summed weights */
+	uint64_t last_time; /* latest time so far */
+	uint64_t backwards; /* samples earlier than that by more than the slack */
+};
+
 struct samples_state {
 	struct thread_loss *losses;
 	uint32_t nlosses, losses_cap;
 	struct hashmap loss_index; /* pid << 32 | tid -> losses[] */
+	struct thread_sums *threads;
+	uint32_t threads_cap;
+	uint32_t max_weight;
+	uint64_t min_time, max_time;
+	int saturated;
 };
 
 #define DENSE_STACK_IDS (1u << 24)
@@ -90,7 +102,7 @@ static void add_stack(struct loader *L, const struct trace_stack *s)
 	L->stats->truncated_stacks += (s->flags & TRACE_STACK_TRUNCATED) != 0;
 }
 
-static void add_samples(struct loader *L, const struct trace_samples *b)
+static void add_samples(struct loader *L, struct samples_state *st, const struct trace_samples *b)
 {
 	struct profile *p = L->p;
 	/* One value per column: the weight in samples/count's, 0 in the columns
@@ -106,6 +118,25 @@ static void add_samples(struct loader *L, const struct trace_samples *b)
 		};
 		row[col] = ts->weight;
 		profile_add_sample(p, &s, row);
+		/* The figures samples_finish checks, kept as they stream by so a
+		 * trace with nothing wrong costs no second pass. */
+		if (s.thread >= st->threads_cap) {
+			uint32_t old = st->threads_cap;
+			ALLOC_GROW(st->threads, (uint64_t)s.thread + 1, st->threads_cap);
+			memset(st->threads + old, 0, (st->threads_cap - old) * sizeof(*st->threads));
+		}
+		struct thread_sums *t = &st->threads[s.thread];
+		t->periods = sat_add_i64(t->periods, ts->weight, &st->saturated);
+		if (ts->time_ns + TIME_SLACK_NS < t->last_time)
+			t->backwards++;
+		if (ts->time_ns > t->last_time)
+			t->last_time = ts->time_ns;
+		if (ts->weight > st->max_weight)
+			st->max_weight = ts->weight;
+		if (ts->time_ns < st->min_time)
+			st->min_time = ts->time_ns;
+		if (ts->time_ns > st->max_time)
+			st->max_time = ts->time_ns;
 		if (ts->time_ns > L->last_time_ns)
 			L->last_time_ns = ts->time_ns;
 	}
@@ -128,6 +159,7 @@ static void *samples_start(struct loader *L)
 	(void)L;
 	struct samples_state *st = calloc_or_abort(1, sizeof(*st));
 	hashmap_init(&st->loss_index, 16);
+	st->min_time = UINT64_MAX;
 	return st;
 }
 
@@ -138,7 +170,7 @@ static void samples_record(struct loader *L, void *state, const struct trace_rec
 		add_stack(L, &rec->u.stack);
 		break;
 	case TRACE_SAMPLES:
-		add_samples(L, &rec->u.samples);
+		add_samples(L, state, &rec->u.samples);
 		break;
 	case TRACE_LOSS:
 		add_loss(state, &rec->u.loss);
@@ -218,41 +250,43 @@ static void check_losses(struct loader *L, struct samples_state *st, uint64_t pe
 }
 
 /*
- * Weights, CPU time per thread and times: one pass over the samples, one
- * line per thread for each kind of problem.
+ * Weights, CPU time per thread and times, one line per thread for each
+ * kind of problem. The sums gathered while streaming answer most of it; a
+ * pass over the samples happens only when some weight must be clamped or
+ * some time lies outside the run.
  */
-static void check_samples(struct loader *L, uint64_t periods)
+static void check_samples(struct loader *L, struct samples_state *st, uint64_t periods)
 {
 	struct profile *p = L->p;
 	uint32_t n = p->nthreads;
+	if (st->threads_cap < n) {
+		uint32_t old = st->threads_cap;
+		ALLOC_GROW(st->threads, n, st->threads_cap);
+		memset(st->threads + old, 0, (st->threads_cap - old) * sizeof(*st->threads));
+	}
 	uint64_t *clamped = calloc_or_abort(n, sizeof(*clamped));
 	uint64_t *outside = calloc_or_abort(n, sizeof(*outside));
-	int64_t *busy = calloc_or_abort(n, sizeof(*busy));
-	uint64_t *last = calloc_or_abort(n, sizeof(*last));
-	uint64_t *backwards = calloc_or_abort(n, sizeof(*backwards));
 	uint32_t col = p->value_types[L->samples_value].column;
 	uint64_t lo = p->start_ns > TIME_SLACK_NS ? p->start_ns - TIME_SLACK_NS : 0;
 	uint64_t hi = L->end_time_ns + TIME_SLACK_NS;
-	int check_times = p->start_ns && L->end_time_ns > p->start_ns;
-	int saturated = 0;
-	for (uint64_t i = 0; i < p->nsamples; i++) {
+	int check_times = p->start_ns && L->end_time_ns > p->start_ns && p->nsamples &&
+			  (st->min_time < lo || st->max_time > hi);
+	int clamp = periods && st->max_weight > periods;
+	for (uint64_t i = 0; (clamp || check_times) && i < p->nsamples; i++) {
 		uint32_t t = p->samples[i].thread;
 		int64_t *w = &p->values[i * p->ncolumns + col];
-		if (periods && *w > (int64_t)periods) {
+		if (clamp && *w > (int64_t)periods) {
+			st->threads[t].periods -= *w - (int64_t)periods;
 			*w = (int64_t)periods;
 			clamped[t]++;
 		}
-		busy[t] = sat_add_i64(busy[t], *w, &saturated);
 		uint64_t time = p->samples[i].time_ns;
 		if (check_times && (time < lo || time > hi))
 			outside[t]++;
-		if (time + TIME_SLACK_NS < last[t])
-			backwards[t]++;
-		if (time > last[t])
-			last[t] = time;
 	}
 	char run[128], title[300];
 	for (uint32_t t = 0; t < n; t++) {
+		const struct thread_sums *sums = &st->threads[t];
 		profile_thread_title(p, t, title, sizeof(title));
 		if (clamped[t]) {
 			diag(L->diag, DIAG_WARNING,
@@ -264,12 +298,12 @@ static void check_samples(struct loader *L, uint64_t periods)
 		}
 		/* A thread runs on one CPU at a time: more CPU time than the run
 		 * lasted (a tenth and two periods of slack) cannot be true. */
-		if (periods && (uint64_t)busy[t] > periods + periods / 10 + 2) {
+		if (periods && (uint64_t)sums->periods > periods + periods / 10 + 2) {
 			char cpu[32];
 			diag(L->diag, DIAG_WARNING, "%s: thread %s: samples add up to %s of CPU in %s",
 			     L->path, title,
-			     format_duration(abs_i64(profile_scale_value(p, p->period_type, busy[t], NULL)), cpu,
-					     sizeof(cpu)),
+			     format_duration(abs_i64(profile_scale_value(p, p->period_type, sums->periods, NULL)),
+					     cpu, sizeof(cpu)),
 			     run_text(L, run, sizeof(run)));
 			L->stats->overbusy_threads++;
 		}
@@ -278,22 +312,19 @@ static void check_samples(struct loader *L, uint64_t periods)
 			     L->path, title, outside[t]);
 			L->stats->samples_outside_run += outside[t];
 		}
-		if (backwards[t]) {
+		if (sums->backwards) {
 			diag(L->diag, DIAG_WARNING, "%s: thread %s: %" PRIu64 " samples go back in time",
-			     L->path, title, backwards[t]);
-			L->stats->samples_backwards += backwards[t];
+			     L->path, title, sums->backwards);
+			L->stats->samples_backwards += sums->backwards;
 		}
 	}
-	if (saturated) {
+	if (st->saturated) {
 		diag(L->diag, DIAG_WARNING, "%s: sample weights add up past 2^63: totals are saturated",
 		     L->path);
 		L->stats->value_saturated = 1;
 	}
 	free(clamped);
 	free(outside);
-	free(busy);
-	free(last);
-	free(backwards);
 }
 
 static void samples_finish(struct loader *L, void *state)
@@ -301,7 +332,7 @@ static void samples_finish(struct loader *L, void *state)
 	uint64_t periods = loader_periods_in_run(L);
 	check_undefined_stacks(L);
 	check_losses(L, state, periods);
-	check_samples(L, periods);
+	check_samples(L, state, periods);
 }
 
 static void samples_free(void *state)
@@ -309,6 +340,7 @@ static void samples_free(void *state)
 	struct samples_state *st = state;
 	hashmap_free(&st->loss_index);
 	free(st->losses);
+	free(st->threads);
 	free(st);
 }
 

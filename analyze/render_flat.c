@@ -305,7 +305,7 @@ void flat_report(const struct report *r, const struct flat_options *fo)
 	if (fo->format == FLAT_FORMAT_TSV) {
 		print_tsv(r, &ft, fo);
 	} else {
-		report_header(r);
+		report_header(r, t);
 		if (t->total_abs == 0)
 			fputs("No samples.\n", r->out);
 		else

@@ -164,18 +164,17 @@ static void print_tree(struct tree_printer *tp)
 	free(stack);
 }
 
-static void print_one(const struct report *r, const struct tree_options *to, uint32_t thread)
+/* One tree: of all threads (with the footer) or of one (with its heading). */
+static void print_one(const struct report *r, const struct tree_options *to, struct calltree *t, uint32_t thread)
 {
 	const struct profile *p = r->p;
-	struct calltree *t = calltree_new(p, r->o->combine, thread, r->value);
 	calltree_build_nodes(t);
 	struct tree_printer tp = {.r = r, .t = t, .to = to};
 	if (thread != CALLTREE_ALL_THREADS) {
 		char name[300], safe[1300], totals[512];
 		const char *title = escape_text(profile_thread_title(p, thread, name, sizeof(name)), safe, sizeof(safe));
-		uint32_t count = profile_period_count(p);
 		char cpu[64];
-		if (count != PROFILE_NO_VALUE)
+		if (profile_period_count(p) != PROFILE_NO_VALUE)
 			snprintf(totals, sizeof(totals), "%s of CPU",
 				 format_value(t->totals[p->period_type], "nanoseconds", cpu, sizeof(cpu)));
 		else
@@ -191,27 +190,31 @@ static void print_one(const struct report *r, const struct tree_options *to, uin
 		report_footer(r, t);
 	else
 		fputc('\n', r->out);
-	calltree_free(t);
 }
 
 void tree_report(const struct report *r, const struct tree_options *to)
 {
 	const struct profile *p = r->p;
-	report_header(r);
+	/* The tree of all samples carries the totals the header and footer print. */
+	struct calltree *all = calltree_new(p, r->o->combine, CALLTREE_ALL_THREADS, r->value);
+	report_header(r, all);
 	if (!to->threads) {
-		print_one(r, to, CALLTREE_ALL_THREADS);
+		print_one(r, to, all, CALLTREE_ALL_THREADS);
+		calltree_free(all);
 		return;
 	}
 	int64_t *totals = calloc_or_abort(p->nthreads, sizeof(*totals));
 	uint64_t *rows = calloc_or_abort(p->nthreads, sizeof(*rows));
 	profile_thread_totals(p, r->value, totals, rows);
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		if (rows[i])
-			print_one(r, to, i);
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		if (!rows[i])
+			continue;
+		struct calltree *t = calltree_new(p, r->o->combine, i, r->value);
+		print_one(r, to, t, i);
+		calltree_free(t);
+	}
 	free(totals);
 	free(rows);
-	/* The footer of the whole profile, as without --threads. */
-	struct calltree *all = calltree_new(p, r->o->combine, CALLTREE_ALL_THREADS, r->value);
 	report_footer(r, all);
 	calltree_free(all);
 }

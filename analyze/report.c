@@ -89,14 +89,13 @@ const char *report_totals(const struct profile *p, const int64_t *totals, int sa
 	return buf;
 }
 
-void report_header(const struct report *r)
+void report_header(const struct report *r, const struct calltree *all)
 {
 	const struct profile *p = r->p;
 	const struct palette *pal = &r->pal;
 	char safe[4096], totals_text[512], interval[32];
-	int64_t totals[PROFILE_MAX_VALUE_TYPES] = { 0 };
-	int saturated = 0;
-	profile_totals(p, totals, &saturated);
+	const int64_t *totals = all->totals;
+	int saturated = all->saturated;
 	fprintf(r->out, "%sCommand:%s %s\n", pal->bold, pal->reset,
 		p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)");
 	fprintf(r->out, "%sSamples:%s %" PRIu64 ", %s", pal->bold, pal->reset, p->nsamples,

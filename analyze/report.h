@@ -72,8 +72,9 @@ typedef void (*report_print_fn)(const struct report *r, void *ctx);
 int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print,
 		   void *ctx);
 
-/* Command, samples and totals, threads and lost samples, then a blank line. */
-void report_header(const struct report *r);
+/* Command, samples and totals, threads and lost samples, then a blank line;
+ * all is a call tree of every sample (its totals are the profile's). */
+void report_header(const struct report *r, const struct calltree *all);
 
 /* "Total samples: N (totals) in T threads." for the selected samples of t. */
 void report_footer(const struct report *r, const struct calltree *t);
