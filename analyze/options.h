@@ -8,16 +8,21 @@
  * command's, handles --help, reports unknown options in one line and reads
  * the TRACE operand.
  *
- * Typical use in a builtin-*.c:
+ * Typical use in a builtin-*.c (report commands let report_command in
+ * report.h do all of this):
  *
  *	struct analyze_options o;
  *	int rc = analyze_options_parse(argc, argv, &my_command, &o);
  *	if (rc >= 0)
  *		return rc;               // --help (0) or usage error (2)
+ *	o.load.diag = diag_stderr_sink();
  *	struct profile *p = load_trace(o.trace, &o.load, NULL);
  *	...
  *	p = filter_profile_consume(p, &o.filter);
+ *	uint32_t value;
+ *	rc = options_resolve_value(&my_command, &o, p, &value); // --value
  *	...
+ *	rc = finish_output(&my_command);  // 1 when stdout could not be written
  *	analyze_options_free(&o);
  */
 #ifndef IPSCOPE_OPTIONS_H
