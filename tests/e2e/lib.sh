@@ -39,9 +39,14 @@ value_of() {
 }
 
 # Readers of a trace's figures, from `analyze info --format json` (jq), so no
-# test scrapes the human text: each takes the TRACE.
+# test scrapes the human text. Each takes the TRACE, or a saved `analyze info`
+# text whose "Trace:" line names it (only that line is read).
 info_json() {
-	"$bin/analyze" info --format json "$1" 2>/dev/null || fail "analyze info --format json $1 failed"
+	trace=$1
+	if [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" != 28b52ffd ]; then
+		trace=$(sed -n 's/^Trace: *//p' "$1" | head -n 1)
+	fi
+	"$bin/analyze" info --format json "$trace" 2>/dev/null || fail "analyze info --format json $trace failed"
 }
 # info_samples TRACE: number of samples.
 info_samples() {
