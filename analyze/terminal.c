@@ -118,11 +118,19 @@ const char *format_value(int64_t v, const char *unit, char *buf, size_t buflen)
 	return buf;
 }
 
-/* Does s hold a byte escape_text changes? */
+/* Does s hold a byte escape_text changes? On every name of every report
+ * line: one table load per byte, UTF-8 lead 0xc2 looked at more closely. */
 static int needs_escape(const unsigned char *s)
 {
+	/* 1: C0 controls, DEL, raw C1 bytes (0x80-0x9f); 2: 0xc2, a C1 when UTF-8 encoded */
+	static const unsigned char unsafe[256] = {
+		[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		[0x7f] = 1,
+		[0x80] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		[0xc2] = 2,
+	};
 	for (; *s; s++)
-		if (*s < 0x20 || *s == 0x7f || (*s >= 0x80 && *s <= 0x9f) || (*s == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f))
+		if (unsafe[*s] == 1 || (unsafe[*s] == 2 && s[1] >= 0x80 && s[1] <= 0x9f))
 			return 1;
 	return 0;
 }
