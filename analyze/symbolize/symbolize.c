@@ -9,6 +9,7 @@
 #include "symbolize.h"
 
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "symbolize_demangle.h"
 #include "profile.h"
 #include "symbolize_internal.h"
+
+#include "file.h"
 
 struct symbol_module {
 	struct symbolizer *owner;
@@ -98,11 +101,14 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 	sym_elf_inspect(m->path, &info);
 	if (!info.readable) {
 		m->flags |= PROFILE_MODULE_MISSING;
+		if (info.open_errno == EACCES || info.open_errno == EPERM)
+			m->flags |= PROFILE_MODULE_NO_PERMISSION;
+		else if (info.open_errno == EINVAL)
+			m->flags |= PROFILE_MODULE_NOT_REGULAR;
 		if (!is_pseudo_module(m->path))
 			snprintf(m->warning, sizeof(m->warning),
 				 "%s: %s: frames shown as module+offset", m->path,
-				 access(m->path, F_OK) == 0 ? "not a readable ELF file"
-							     : "file not found");
+				 info.open_errno ? open_error_text(info.open_errno) : "not a readable ELF file");
 		return;
 	}
 	/* A trace without a build-id cannot be checked: trust the path. */

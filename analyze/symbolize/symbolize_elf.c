@@ -6,6 +6,7 @@
  */
 #include "symbolize_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -15,9 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
+
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
-/* Open path for libelf; returns the Elf (NULL on failure) and the fd in *fd. */
+/* Open path for libelf, a regular file only (the trace names it: it may be a
+ * FIFO); returns the Elf (NULL on failure, errno 0 when not ELF) and the fd. */
 static Elf *open_elf(const char *path, int *fd)
 {
 	static int version_set;
@@ -26,11 +30,13 @@ static Elf *open_elf(const char *path, int *fd)
 			return NULL;
 		version_set = 1;
 	}
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	*fd = open_regular_file(path);
 	if (*fd < 0)
 		return NULL;
+	errno = 0;
 	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+		errno = 0;
 		if (elf != NULL)
 			elf_end(elf);
 		close(*fd);
@@ -84,8 +90,10 @@ void sym_elf_inspect(const char *path, struct sym_elf_info *info)
 	memset(info, 0, sizeof(*info));
 	int fd;
 	Elf *elf = open_elf(path, &fd);
-	if (elf == NULL)
+	if (elf == NULL) {
+		info->open_errno = errno;
 		return;
+	}
 	info->readable = 1;
 	size_t shstrndx;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)

@@ -218,6 +218,7 @@ const char *sym_file_name(const struct sym_file_table *t, uint64_t index);
 /* symbolize_elf.c */
 struct sym_elf_info {
 	int readable;
+	int open_errno; /* when not readable: why (file.h's open_regular_file), 0 not ELF */
 	uint8_t build_id[64];
 	size_t build_id_len;
 	int has_debug_info; /* a .debug_info with contents */

@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <dwarf.h>
+
+#include "file.h"
 #include <libdeflate.h>
 #include <libdwarf.h>
 
@@ -73,7 +75,7 @@ static uint64_t plain_size(Elf_Scn *scn, const GElf_Shdr *shdr, int zlib_gnu)
 int sym_sections_open(struct sym_sections *s, const char *path)
 {
 	memset(s, 0, sizeof(*s));
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->fd = open_regular_file(path); /* the trace names it: it may be a FIFO */
 	if (s->fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
 		return -1;
 	/* Mapped: only the sections asked for are touched, and elf_compress
