@@ -108,8 +108,12 @@ static int attach(uint32_t *requested_source, int *requested_signal)
 	if (fd < 0)
 		return -1;
 	struct stat st;
-	int ok = fstat(fd, &st) == 0 && map_header(fd, &st, requested_source, requested_signal) == 0;
-	agent_close_own(fd);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	int ok = map_header(fd, &st, requested_source, requested_signal) == 0;
+	agent_close_own(fd, &st);
 	if (!ok)
 		return -1;
 	agent_config.shm_dev = (uint64_t)st.st_dev;

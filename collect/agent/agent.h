@@ -22,6 +22,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <link.h>
 #include <ucontext.h>
@@ -69,10 +70,10 @@ uint64_t agent_now_ns(void);
 uint64_t agent_thread_cpu_ns(uint32_t tid);
 /* The calling thread's kernel id, cached. */
 uint32_t agent_gettid(void);
-/* A fresh descriptor of collect's shared memory, checked to be it; -1 on failure. Async-signal-safe. */
-int agent_open_shm(void);
-/* Close a descriptor the agent opened itself a moment ago. Async-signal-safe. */
-void agent_close_own(int fd);
+/* A fresh descriptor of collect's shared memory, checked to be it (st: its fstat); -1 on failure. Async-signal-safe. */
+int agent_open_shm(struct stat *st);
+/* Close a descriptor the agent opened a moment ago, if it still is the file fstat saw (opened); 0 or -1. */
+int agent_close_own(int fd, const struct stat *opened);
 /* Map the chunks collect published since; the number newly mapped. Async-signal-safe. */
 uint32_t agent_map_new_chunks(void);
 /* Claim a ring for the calling thread (and write its START record); AGENT_NO_RING when all are taken (collect is woken). */

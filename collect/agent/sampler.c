@@ -34,6 +34,13 @@
  *  - where the kernel refuses perf events (or a thread cannot map its page),
  *    the CPU-time timer samples both modes: tick resolution, weights 1 +
  *    overruns.
+ *
+ * A thread's first and last periods: its event starts counting when the
+ * thread starts, so the first period is as long as any other (the first
+ * sample is not biased), but the last, partial one is never sampled: a
+ * thread shorter than the interval may have no sample at all. That is why
+ * each thread's own CPU clock goes into its exit record: analyze shows what
+ * the samples miss. The timer's first expiry is random within the interval.
  */
 #include "agent.h"
 
@@ -43,6 +50,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,16 +120,33 @@ static int perf_event_open_thread(uint64_t period_ns)
 	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/*
+ * Close a perf event's descriptor, if it still is ours: every perf event,
+ * eventfd and timerfd shares one anonymous inode, so the check also asks
+ * for the signal it was told to send (signal_set: it got that far).
+ */
+static void close_perf(int fd, const struct stat *opened, int signal_set)
+{
+	if (signal_set && fcntl(fd, F_GETSIG) != agent_config.signal)
+		return;
+	agent_close_own(fd, opened);
+}
+
 /* A task-clock event signalling this thread on every overflow (no event limit, so no REFRESH). */
 static void *start_perf(void)
 {
+	struct stat opened;
 	int fd = perf_event_open_thread(agent_config.interval_ns);
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &opened) < 0) {
+		syscall(SYS_close, fd);
+		return NULL;
+	}
 	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)agent_gettid() };
 	void *page = MAP_FAILED;
-	if (fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, agent_config.signal) == 0 &&
-	    fcntl(fd, F_SETOWN_EX, &owner) == 0)
+	int signal_set = fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, agent_config.signal) == 0;
+	if (signal_set && fcntl(fd, F_SETOWN_EX, &owner) == 0)
 		page = mmap(NULL, PERF_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
 	if (page != MAP_FAILED) {
 		madvise(page, PERF_PAGE_BYTES, MADV_DONTFORK);
@@ -130,7 +155,7 @@ static void *start_perf(void)
 			page = MAP_FAILED;
 		}
 	}
-	agent_close_own(fd); /* the mapping keeps the event alive */
+	close_perf(fd, &opened, signal_set); /* the mapping keeps the event alive */
 	return page == MAP_FAILED ? NULL : page;
 }
 
@@ -368,8 +393,9 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 				       "(see /proc/sys/kernel/perf_event_paranoid)");
 		return -1;
 	}
-	if (fd >= 0)
-		agent_close_own(fd);
+	struct stat opened;
+	if (fd >= 0 && fstat(fd, &opened) == 0)
+		close_perf(fd, &opened, 0);
 	agent_config.source = fd >= 0 ? TRANSPORT_SOURCE_PERF : TRANSPORT_SOURCE_TIMER;
 	h->source = agent_config.source;
 	h->signal = (uint32_t)agent_config.signal;

@@ -54,20 +54,27 @@ uint32_t agent_gettid(void)
 	return agent_self.tid;
 }
 
-void agent_close_own(int fd)
+int agent_close_own(int fd, const struct stat *opened)
 {
-	syscall(SYS_close, fd);
+	/* Between the open and this close the program (another thread) could have
+	 * closed the number and got it back for a file of its own: then it is not ours. */
+	struct stat now;
+	if (fstat(fd, &now) < 0 || now.st_dev != opened->st_dev || now.st_ino != opened->st_ino)
+		return -1;
+	return (int)syscall(SYS_close, fd);
 }
 
-int agent_open_shm(void)
+int agent_open_shm(struct stat *st)
 {
 	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != agent_config.shm_dev ||
-	    (uint64_t)st.st_ino != agent_config.shm_ino) {
-		agent_close_own(fd);
+	if (fstat(fd, st) < 0) {
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	if ((uint64_t)st->st_dev != agent_config.shm_dev || (uint64_t)st->st_ino != agent_config.shm_ino) {
+		agent_close_own(fd, st);
 		return -1;
 	}
 	return fd;
@@ -81,12 +88,12 @@ uint32_t agent_map_new_chunks(void)
 		published = t->max_chunks;
 	if (published <= atomic_load(&t->nmapped))
 		return 0;
-	int fd = agent_open_shm();
 	struct stat st;
+	int fd = agent_open_shm(&st);
 	if (fd < 0)
 		return 0;
 	/* The file never shrinks (sealed): what fits now stays mapped safely. */
-	if (fstat(fd, &st) == 0) {
+	{
 		for (uint32_t c = atomic_load(&t->nmapped); c < published; c++) {
 			size_t offset = transport_chunk_offset(t, c);
 			if (offset + t->chunk_bytes > (size_t)st.st_size)
@@ -101,7 +108,7 @@ uint32_t agent_map_new_chunks(void)
 				munmap(m, t->chunk_bytes);
 		}
 	}
-	agent_close_own(fd);
+	agent_close_own(fd, &st);
 	return mapped;
 }
 
