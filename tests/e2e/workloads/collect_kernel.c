@@ -4,7 +4,7 @@
  * kernel time to the user stack that made the system call, not to whatever
  * ran next.
  *
- *   reader  reads /dev/zero, 16 times 64 KiB, then computes in user mode
+ *   reader  reads /dev/zero, 32 times 64 KiB, then computes in user mode
  *   waker   wakes a futex nobody waits on, 1000 times in a row, then computes
  *   busy    computes only
  * The lines of those calls carry markers (at-sign read-call...).
@@ -39,7 +39,7 @@ static void *reader(void *arg)
 	double in_read = 0, in_compute = 0, start = thread_cpu_seconds();
 	while (thread_cpu_seconds() - start < budget) {
 		double t0 = thread_cpu_seconds();
-		for (int i = 0; i < 16; i++)
+		for (int i = 0; i < 32; i++)
 			if (read(fd, buf, sizeof buf) != (ssize_t)sizeof buf) /* @read-call */
 				abort();
 		double t1 = thread_cpu_seconds();
