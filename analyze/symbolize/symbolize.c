@@ -116,10 +116,19 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 		return;
 	}
 	m->usable = 1;
-	char debug_path[PATH_MAX];
+	char debug_path[PATH_MAX], links_warning[PATH_MAX + 200] = "";
 	sym_elf_find_debug_file(m->path, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
-	int damaged = debug_path[0] != '\0' && sym_dwarf_load(&m->ix, &s->strings, debug_path) != 0;
+	struct sym_search search = {
+		.debug_dirs = s->options.debug_dirs,
+		.ndebug_dirs = s->options.ndebug_dirs,
+		.module_path = m->path,
+		.build_id = info.build_id,
+		.build_id_len = info.build_id_len,
+	};
+	int damaged = debug_path[0] != '\0' &&
+		      sym_dwarf_load(&m->ix, &s->strings, debug_path, &search, links_warning,
+				     sizeof(links_warning)) != 0;
 	if (damaged)
 		debug_path[0] = '\0';
 	/* A separate debug file keeps the full .symtab; the stripped file
@@ -131,6 +140,9 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, m->path);
 	sym_index_finish(&m->ix);
 
+	if (m->ix.has_dwarf && links_warning[0] != '\0')
+		snprintf(m->warning, sizeof(m->warning),
+			 "%s: %s: names of that code from the symbol table", m->path, links_warning);
 	if (!m->ix.has_dwarf) {
 		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
 		snprintf(m->warning, sizeof(m->warning), "%s: %s%s", m->path,

@@ -6,6 +6,7 @@
  */
 #include "symbolize_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -13,9 +14,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
+
+int sym_open_regular(const char *path)
+{
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; the fstat
+	 * then refuses it before anything is read. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
 
 /* Open path for libelf; returns the Elf (NULL on failure) and the fd in *fd. */
 static Elf *open_elf(const char *path, int *fd)
@@ -26,7 +44,7 @@ static Elf *open_elf(const char *path, int *fd)
 			return NULL;
 		version_set = 1;
 	}
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	*fd = sym_open_regular(path);
 	if (*fd < 0)
 		return NULL;
 	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
@@ -134,17 +152,25 @@ static int debug_file_matches(const char *candidate, const struct sym_elf_info *
 	return 1;
 }
 
+int sym_elf_build_id_path(const char *dir, const uint8_t *id, size_t len, const char *suffix,
+			  char *out, size_t out_len)
+{
+	char hex[2 * 64 + 1];
+	if (len < 2 || len > 64)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	int n = snprintf(out, out_len, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2, suffix);
+	return n > 0 && (size_t)n < out_len;
+}
+
 /* dir/.build-id/xx/yyyy.debug */
 static int try_build_id_path(const char *dir, const struct sym_elf_info *info, char *out,
 			     size_t out_len)
 {
-	char hex[2 * sizeof(info->build_id) + 1];
-	for (size_t i = 0; i < info->build_id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", info->build_id[i]);
-	if (info->build_id_len < 2)
-		return 0;
-	int n = snprintf(out, out_len, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
-	return n > 0 && (size_t)n < out_len && debug_file_matches(out, info);
+	return sym_elf_build_id_path(dir, info->build_id, info->build_id_len, ".debug", out,
+				     out_len) &&
+	       debug_file_matches(out, info);
 }
 
 /* prefix/middle/name, with empty parts left out. */
