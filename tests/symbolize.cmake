@@ -49,7 +49,7 @@ add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
 
 add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
 target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)
-add_dependencies(unit_symbolize symbolize_workloads symbolize_generated)
+add_dependencies(unit_symbolize symbolize_workloads symbolize_generated symbolize_links)
 add_test(NAME unit_symbolize COMMAND unit_symbolize ${SYM_SRC} ${SYM_BIN})
 set_tests_properties(unit_symbolize PROPERTIES TIMEOUT 300 LABELS unit)
 # Damaged copies of a workload and of its supplementary and split DWARF
@@ -90,3 +90,26 @@ if(ADDR2LINE)
   set_tests_properties(symbolize_agree_libc symbolize_agree_dwarf4 symbolize_agree_dwarf5
     symbolize_agree_cpp PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 LABELS unit)
 endif()
+
+# DWARF in other files, as distributions and large projects ship it: dwz
+# supplementary files and split DWARF (.dwo, .dwp), DWARF 4 and 5, built by
+# make_links.sh with Debian's dwz, binutils' dwp and llvm-dwp, each compared
+# with the plain build of the same code; and the same files missing, cut
+# short or from another build.
+find_program(DWZ dwz REQUIRED)
+find_program(DWP dwp REQUIRED)
+find_program(LLVM_DWP llvm-dwp REQUIRED)
+add_custom_command(OUTPUT ${SYM_BIN}/links/stamp
+  COMMAND sh ${SYM_SRC}/make_links.sh ${CMAKE_C_COMPILER} ${SYM_SRC} ${SYM_BIN}/generated
+    ${SYM_BIN}/links
+  COMMAND ${CMAKE_COMMAND} -E touch ${SYM_BIN}/links/stamp
+  DEPENDS ${SYM_SRC}/make_links.sh ${SYM_INLINE_DEPS} ${SYM_BIN}/generated_dwarf4
+  COMMENT "symbolize workloads: dwz and split DWARF")
+add_custom_target(symbolize_links ALL DEPENDS ${SYM_BIN}/links/stamp)
+add_dependencies(symbolize_links symbolize_generated symbolize_workloads)
+
+add_executable(unit_symbolize_links ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize_links.c)
+target_link_libraries(unit_symbolize_links PRIVATE ipscope_analyze)
+add_dependencies(unit_symbolize_links symbolize_links)
+add_test(NAME unit_symbolize_links COMMAND unit_symbolize_links ${SYM_BIN})
+set_tests_properties(unit_symbolize_links PROPERTIES TIMEOUT 300 LABELS unit)

@@ -229,6 +229,43 @@ static int is_skeleton(const struct sym_unit *u, const struct sym_value *v)
 	       (u->version < 5 && v[SYM_AT_DWO_NAME].form != 0 && v[SYM_AT_DWO_ID].form != 0);
 }
 
+/*
+ * A .dwo rebuilt after the program was linked may keep its DWO id (gcc
+ * hashes the DIEs, not the code) while its addresses belong to the old
+ * build: every range the split unit added since nranges must lie within
+ * the skeleton's. 1 when they do (or the skeleton states no ranges).
+ */
+static int split_fits_skeleton(const struct loader *L, const uint64_t (*unit)[2], size_t nunit,
+			       size_t nranges)
+{
+	if (nunit == 0)
+		return 1;
+	for (size_t i = nranges; i < L->ix->nranges; i++) {
+		const struct sym_range *r = &L->ix->ranges[i];
+		int inside = 0;
+		for (size_t k = 0; k < nunit && !inside; k++)
+			inside = r->lo >= unit[k][0] && r->hi <= unit[k][1];
+		if (!inside)
+			return 0;
+	}
+	return 1;
+}
+
+/* Walk split unit split; dropped again if it does not fit its skeleton. */
+static void load_split(struct loader *L, struct sym_unit *split,
+		       const uint64_t (*unit)[2], size_t nunit)
+{
+	size_t nranges = L->ix->nranges;
+	uint32_t nnodes = L->ix->nnodes;
+	walk_unit(L, split);
+	if (split_fits_skeleton(L, unit, nunit, nranges))
+		return;
+	L->ix->nranges = nranges;
+	L->ix->nnodes = nnodes;
+	sym_problem(&L->links, "split DWARF file %s: another build (its code is not the skeleton's)",
+		    split->d->path);
+}
+
 static void load_unit(struct loader *L, struct sym_unit *u)
 {
 	struct sym_die root;
@@ -251,8 +288,11 @@ static void load_unit(struct loader *L, struct sym_unit *u)
 		if (split == NULL)
 			return; /* its code keeps its rows, named from the symbol table */
 		if (sym_unit_open(split, L->st) == 0) {
+			uint64_t(*unit)[2] = realloc_or_abort(NULL, (unit_ranges + 1) * sizeof(*unit));
+			memcpy(unit, L->scratch.ranges, unit_ranges * sizeof(*unit));
 			sym_unit_inherit(split, u);
-			walk_unit(L, split);
+			load_split(L, split, (const uint64_t(*)[2])unit, unit_ranges);
+			free(unit);
 		}
 	} else if (L->names_usable) {
 		walk_unit(L, u);

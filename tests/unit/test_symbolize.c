@@ -9,6 +9,7 @@
  *   BIN/nodebug/inline_workload    stripped, no debuglink: symbol table only
  *   BIN/cpp_workload               C++ namespaces and templates
  *   BIN/generated_dwarf5           the generated program: .cold clones
+ *   BIN/links/{dwz,split}-corrupt  dwz and split DWARF copies to damage
  *
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
  * (corrupt: only the damaged-file test, which runs under its own leak rules)
@@ -371,39 +372,81 @@ static void test_clones(void)
 	}
 }
 
-/* Damaged DWARF must cost names, never the process: flip bytes all over the
- * file's sections and symbolize every address of churn. */
-static void test_corrupt_files(void)
+/*
+ * Damaged DWARF must cost names, never the process: rounds times, damage
+ * victim (a copy of pristine: round 0 cuts it to a third, the others flip
+ * 64 bytes past the ELF header), then symbolize every address of churn in
+ * module, which reads victim (itself, or its supplementary or split file).
+ */
+static void corrupt_rounds(const char *pristine, const char *victim, const char *module,
+			   int rounds)
 {
-	const char *orig = path_in(bin_dir, "inline_workload");
-	FILE *in = fopen(orig, "rb");
-	CHECKF(in != NULL, "open %s", orig);
+	FILE *in = fopen(pristine, "rb");
+	CHECKF(in != NULL, "open %s", pristine);
 	if (!in)
 		return;
-	static unsigned char data[4 << 20];
+	static unsigned char data[4 << 20], copy[4 << 20];
 	size_t n = fread(data, 1, sizeof(data), in);
 	fclose(in);
 	uint64_t addr, size;
-	symbol_extent(orig, "churn", &addr, &size);
+	CHECKF(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
 	srandom(7);
-	for (int round = 0; round < 200; round++) {
-		static unsigned char copy[4 << 20];
+	for (int round = 0; round < rounds; round++) {
 		memcpy(copy, data, n);
-		/* Round 0 truncates; the others damage 64 bytes past the ELF header. */
 		size_t len = round == 0 ? n / 3 : n;
 		for (int i = 0; round > 0 && i < 64; i++)
 			copy[64 + (size_t)random() % (n - 64)] = (unsigned char)random();
-		char *tmp = path_in(bin_dir, "corrupt_workload");
-		FILE *out = fopen(tmp, "wb");
+		FILE *out = fopen(victim, "wb");
+		CHECKF(out != NULL, "write %s", victim);
+		if (!out)
+			return;
 		fwrite(copy, 1, len, out);
 		fclose(out);
 		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
-		struct symbol_module *m = symbolizer_module(s, tmp, NULL, 0, NULL, 0);
+		struct symbol_module *m = symbolizer_module(s, module, NULL, 0, NULL, 0);
 		struct symbol_frame f[16];
-		for (uint64_t a = addr; a < addr + size; a++)
+		for (uint64_t a = addr; a < addr + size + 256; a++)
 			symbol_module_lookup(m, a, f, 16);
 		symbolizer_free(s);
 	}
+	/* Leave the victim whole again. */
+	FILE *out = fopen(victim, "wb");
+	if (out) {
+		fwrite(data, 1, n, out);
+		fclose(out);
+	}
+}
+
+static void test_corrupt_files(void)
+{
+	const char *orig = path_in(bin_dir, "inline_workload");
+	const char *tmp = path_in(bin_dir, "corrupt_workload");
+	corrupt_rounds(orig, tmp, tmp, 200);
+	/* dwz: the supplementary file, then the debug file pointing into it
+	 * (its copies live in links/dwz-corrupt, this test's own). */
+	char pristine[4200], cmd[9000];
+	const char *dwz = path_in(bin_dir, "links/dwz-corrupt");
+	const char *files[][2] = {{"common.debug", "a"}, {"a.debug", "a"}};
+	for (int i = 0; i < 2; i++) {
+		snprintf(pristine, sizeof(pristine), "%s.pristine", path_in(dwz, files[i][0]));
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path_in(dwz, files[i][0]), pristine);
+		CHECKF(system(cmd) == 0, "%s", cmd);
+		corrupt_rounds(pristine, path_in(dwz, files[i][0]), path_in(dwz, files[i][1]), 100);
+	}
+	/* Split DWARF: the .dwo, and a .dwp (copied beside a copy of its module). */
+	const char *split = path_in(bin_dir, "links/split-corrupt");
+	snprintf(pristine, sizeof(pristine), "%s.pristine", path_in(split, "inline_workload.dwo"));
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path_in(split, "inline_workload.dwo"), pristine);
+	CHECKF(system(cmd) == 0, "%s", cmd);
+	corrupt_rounds(pristine, path_in(split, "inline_workload.dwo"),
+		       path_in(split, "inline_workload"), 100);
+	const char *dwp_module = path_in(split, "dwp-module");
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s.dwp.pristine' && cp '%s' '%s'",
+		 path_in(bin_dir, "links/dwp5/inline_workload.dwp"), dwp_module,
+		 path_in(bin_dir, "links/dwp5/inline_workload"), dwp_module);
+	CHECKF(system(cmd) == 0, "%s", cmd);
+	corrupt_rounds(path_in(split, "dwp-module.dwp.pristine"), path_in(split, "dwp-module.dwp"),
+		       dwp_module, 100);
 }
 
 int main(int argc, char **argv)
