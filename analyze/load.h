@@ -14,6 +14,8 @@ struct load_options {
 	int ndebug_dirs;
 	int demangle;    /* 1 unless --no-demangle */
 	int keep_clones; /* --keep-clones */
+	int full_names;  /* --full-names: C++ return type and parameters */
+	int raw_names;   /* --raw-names: internal aliases as DWARF names them */
 	/*
 	 * 0: do not resolve addresses (every frame is module+0xoffset); modules
 	 * are still opened when open_modules is set so their flags say what

@@ -28,6 +28,12 @@ static const struct shared_option shared_options[] = {
 	 "      --no-demangle       show C++/Rust names as in the binary"},
 	{OPTGROUP_LOAD, {"keep-clones", no_argument, NULL, OPTION_KEEP_CLONES},
 	 "      --keep-clones       keep gcc clones (.part.N, .isra.N, .cold...) apart"},
+	{OPTGROUP_LOAD, {"full-names", no_argument, NULL, OPTION_FULL_NAMES},
+	 "      --full-names        C++ names with return type and parameters (default:\n"
+	 "                          none, parameters only to tell overloads apart)"},
+	{OPTGROUP_LOAD, {"raw-names", no_argument, NULL, OPTION_RAW_NAMES},
+	 "      --raw-names         name functions as their debug info does, internal\n"
+	 "                          aliases included (__libc_malloc, not malloc)"},
 	{OPTGROUP_FILTER, {"C", no_argument, NULL, 'C'},
 	 "  -C, --C                 also show system frames (libc, libstdc++, ld.so,\n"
 	 "                          startup code, the agent); hidden by default, their\n"
@@ -131,6 +137,12 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		return 0;
 	case OPTION_KEEP_CLONES:
 		o->load.keep_clones = 1;
+		return 0;
+	case OPTION_FULL_NAMES:
+		o->load.full_names = 1;
+		return 0;
+	case OPTION_RAW_NAMES:
+		o->load.raw_names = 1;
 		return 0;
 	case 'C':
 		o->filter.show_system = 1;

@@ -31,7 +31,8 @@
 #include "load.h"
 
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
-#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones */
+#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones,
+				   --full-names, --raw-names */
 #define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable) */
 #define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
 #define OPTGROUP_LINES 0x08u    /* --lines */
@@ -47,6 +48,8 @@ enum {
 	OPTION_DEBUG_DIR = 256,
 	OPTION_NO_DEMANGLE,
 	OPTION_KEEP_CLONES,
+	OPTION_FULL_NAMES,
+	OPTION_RAW_NAMES,
 	OPTION_TID,
 	OPTION_MINCOUNT,
 	OPTION_LINES,

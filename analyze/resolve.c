@@ -70,6 +70,8 @@ struct resolver {
 	struct u64map string_cache;             /* symbolizer string pointer -> string id */
 	struct idmap functions;                 /* profile functions by key */
 	const struct profile_function *seek;
+	uint32_t *parameters;                   /* function -> name with C++ parameters */
+	uint32_t parameters_cap;
 	char **warned;                          /* warnings printed so far */
 	uint32_t nwarned;
 	uint64_t unresolved;
@@ -91,6 +93,8 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 			.ndebug_dirs = o->ndebug_dirs,
 			.demangle = o->demangle,
 			.keep_clones = o->keep_clones,
+			.full_names = o->full_names,
+			.raw_names = o->raw_names,
 		};
 		R->sym = symbolizer_new(&so);
 		if (!R->sym)
@@ -108,6 +112,7 @@ void resolver_free(struct resolver *R)
 	for (uint32_t i = 0; i < R->nwarned; i++)
 		free(R->warned[i]);
 	free(R->warned);
+	free(R->parameters);
 	free(R->modules);
 	free(R->ranges);
 	free(R->addresses);
@@ -389,7 +394,8 @@ static int is_startup_function(const char *name)
 	return 0;
 }
 
-static uint32_t function_index(struct resolver *R, const struct profile_function *f)
+static uint32_t function_index(struct resolver *R, const struct profile_function *f,
+			       uint32_t parameters)
 {
 	uint64_t h = hash_u64(((uint64_t)f->name << 32) ^ f->system_name);
 	h = hash_combine(h, ((uint64_t)f->file << 32) ^ f->start_line);
@@ -405,6 +411,13 @@ static uint32_t function_index(struct resolver *R, const struct profile_function
 		nf.flags |= PROFILE_FUNCTION_SYSTEM;
 	id = profile_add_function(R->p, &nf);
 	idmap_insert(&R->functions, h, id);
+	if (id >= R->parameters_cap) {
+		R->parameters_cap = R->parameters_cap ? 2 * R->parameters_cap : 4096;
+		while (R->parameters_cap <= id)
+			R->parameters_cap *= 2;
+		R->parameters = realloc_or_abort(R->parameters, R->parameters_cap * sizeof(*R->parameters));
+	}
+	R->parameters[id] = parameters ? parameters : nf.name;
 	return id;
 }
 
@@ -427,7 +440,7 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 	uint32_t id = profile_intern(p, name);
 	struct profile_function f = {
 		.name = id, .system_name = id, .module = module, .flags = PROFILE_FUNCTION_UNKNOWN};
-	struct profile_line line = {.function = function_index(R, &f)};
+	struct profile_line line = {.function = function_index(R, &f, 0)};
 	struct profile_location loc = {
 		.address = a->ip, .module = module, .first_line = profile_add_line(p, &line), .nlines = 1};
 	R->unresolved++;
@@ -462,7 +475,7 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a)
 			.module = module,
 		};
 		struct profile_line line = {
-			.function = function_index(R, &f),
+			.function = function_index(R, &f, intern_cached(R, fr->function_parameters)),
 			.file = intern_cached(R, fr->file),
 			.line = fr->line,
 			.inlined = fr->inlined != 0,
@@ -470,6 +483,31 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a)
 		profile_add_line(p, &line);
 	}
 	return profile_add_location(p, &loc);
+}
+
+/*
+ * C++ names are shown without parameters, except where two functions would
+ * then read the same though their parameters differ (overloads): those get
+ * their parameters back, so a report never merges two functions by name.
+ */
+static void tell_overloads_apart(struct resolver *R)
+{
+	struct profile *p = R->p;
+	struct u64map first; /* name -> first function with it */
+	u64map_init(&first, p->nfunctions);
+	uint8_t *ambiguous = calloc_or_abort(p->nstrings, 1);
+	for (uint32_t i = 0; i < p->nfunctions; i++) {
+		uint32_t *slot = u64map_slot(&first, p->functions[i].name);
+		if (*slot == HASHMAP_NONE)
+			*slot = i;
+		else if (R->parameters[*slot] != R->parameters[i])
+			ambiguous[p->functions[i].name] = 1;
+	}
+	for (uint32_t i = 0; i < p->nfunctions; i++)
+		if (ambiguous[p->functions[i].name] && !(p->functions[i].flags & PROFILE_FUNCTION_UNKNOWN))
+			p->functions[i].name = R->parameters[i];
+	free(ambiguous);
+	u64map_free(&first);
 }
 
 static const struct resolver *sort_resolver;
@@ -500,6 +538,7 @@ void resolver_resolve(struct resolver *R)
 		a->location = resolve_one(R, a);
 	}
 	free(order);
+	tell_overloads_apart(R);
 }
 
 uint32_t resolver_location(const struct resolver *R, uint32_t address)

@@ -44,8 +44,17 @@ add_custom_command(OUTPUT ${SYM_BIN}/cpp_workload
   DEPENDS ${SYM_SRC}/cpp_workload.cpp
   COMMENT "symbolize workloads: cpp_workload")
 
+# What the symbol table must name right: assembly labels, unsized
+# functions, public aliases, PLT stubs (the assembly kept in place).
+add_custom_command(OUTPUT ${SYM_BIN}/symbols_workload
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}
+  COMMAND ${CMAKE_C_COMPILER} -O2 -g -fno-toplevel-reorder -o ${SYM_BIN}/symbols_workload
+    ${SYM_SRC}/symbols_workload.c
+  DEPENDS ${SYM_SRC}/symbols_workload.c
+  COMMENT "symbolize workloads: symbols_workload")
+
 add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
-  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload)
+  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload ${SYM_BIN}/symbols_workload)
 
 add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
 target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)

@@ -25,7 +25,7 @@ struct symbol_module {
 	size_t build_id_len;
 	unsigned flags;
 	int usable; /* the file is the traced one: lookups may answer */
-	char warning[PATH_MAX + 128];
+	char warning[2 * PATH_MAX + 512];
 	struct sym_index ix;
 };
 
@@ -138,6 +138,8 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, debug_path);
 	if (nsymbols == 0)
 		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, m->path);
+	/* The stubs are code of the module itself (a debug file has no bytes). */
+	sym_elf_load_plt(&m->ix, &s->strings, m->path);
 	sym_index_finish(&m->ix);
 
 	if (m->ix.has_dwarf && links_warning[0] != '\0')
@@ -203,18 +205,37 @@ unsigned symbol_module_flags(const struct symbol_module *m)
 	return m->flags;
 }
 
-/* Fill the names of frame from function fn, demangling on first use. */
+/* Demangled name of linkage_name in style, interned. */
+static const char *display(struct symbol_module *m, const char *linkage_name,
+			   enum demangle_style style)
+{
+	char *pretty = demangle_function_name(linkage_name, style, m->owner->options.keep_clones);
+	const char *name = pretty != NULL ? sym_intern(&m->owner->strings, pretty) : linkage_name;
+	free(pretty);
+	return name;
+}
+
+/* Fill the names of frame from function fn, demangling on first use. An
+ * internal alias the symbol table also names publicly (glibc's DWARF says
+ * __libc_malloc where callers wrote malloc) is shown by its public name. */
 static void name_frame(struct symbol_module *m, uint32_t fn, struct symbol_frame *frame)
 {
 	struct sym_function *f = &m->ix.functions[fn];
 	if (f->display_name == NULL) {
 		const struct symbolizer_options *o = &m->owner->options;
-		char *pretty = demangle_function_name(f->linkage_name, o->demangle, o->keep_clones);
-		f->display_name = pretty != NULL ? sym_intern(&m->owner->strings, pretty)
-						 : f->linkage_name;
-		free(pretty);
+		uint32_t public_fn = o->raw_names ? SYM_NONE
+						  : sym_find_public_name(&m->ix, f->linkage_name);
+		const char *name = public_fn != SYM_NONE ? m->ix.functions[public_fn].linkage_name
+							 : f->linkage_name;
+		enum demangle_style style = !o->demangle   ? DEMANGLE_NONE
+					    : o->full_names ? DEMANGLE_FULL
+							    : DEMANGLE_SHORT;
+		f->display_name = display(m, name, style);
+		f->parameters_name = style == DEMANGLE_SHORT ? display(m, name, DEMANGLE_PARAMETERS)
+							     : f->display_name;
 	}
 	frame->function = f->display_name;
+	frame->function_parameters = f->parameters_name;
 	frame->linkage_name = f->linkage_name;
 	frame->function_file = f->file;
 	frame->function_line = f->line;
@@ -274,7 +295,7 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_
 		int outermost = nd->parent == SYM_NONE;
 		name_frame(m, outermost ? outer_function(m, nd->function, vaddr) : nd->function, frame);
 		if (frame->function[0] == '\0')
-			frame->function = frame->linkage_name = "??";
+			frame->function = frame->function_parameters = frame->linkage_name = "??";
 		frame->file = file;
 		frame->line = line;
 		frame->inlined = !outermost;

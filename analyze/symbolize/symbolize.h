@@ -19,11 +19,15 @@ struct symbolizer_options {
 	int ndebug_dirs;
 	int demangle;    /* 0: keep linkage names as in the binary (--no-demangle) */
 	int keep_clones; /* 0: merge .part.N/.isra.N/.constprop.N/.cold/.lto_priv.N */
+	int full_names;  /* C++: return type and parameters too (--full-names) */
+	int raw_names;   /* 0: an internal alias reads as its public name (__libc_malloc: malloc) */
 };
 
 /* One entry of an inline chain. */
 struct symbol_frame {
 	const char *function;      /* display name (demangled, clones merged per options) */
+	const char *function_parameters; /* the same with C++ parameters (no return
+					    type), to tell overloads apart */
 	const char *linkage_name;  /* as in the binary (mangled), or same as function */
 	const char *file;          /* source file of this line, NULL unknown */
 	uint32_t line;             /* 0 unknown */

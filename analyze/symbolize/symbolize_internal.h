@@ -43,6 +43,7 @@ void sym_strings_free(struct sym_strings *st);
 struct sym_function {
 	const char *linkage_name; /* as in the binary */
 	const char *display_name; /* computed on first lookup (demangling is costly) */
+	const char *parameters_name; /* the display name with C++ parameters, likewise */
 	const char *file;         /* DW_AT_decl_file, NULL unknown */
 	uint32_t line;            /* DW_AT_decl_line, 0 unknown */
 };
@@ -73,9 +74,11 @@ struct sym_row {
 
 struct sym_symbol {
 	uint64_t addr;
-	uint64_t limit; /* end of the symbol's section: nothing past it is this symbol */
+	uint64_t size;  /* 0: unknown (assembly): it runs to the next symbol */
+	uint64_t limit; /* end of its section; after sym_index_finish, of the symbol */
 	uint32_t function;
 	uint32_t rank; /* among aliases at one address the highest rank names it */
+	uint32_t label; /* STT_NOTYPE: a label, hidden inside a sized function */
 };
 
 /* Sorted start addresses of one table, paged for fast search. */
@@ -104,6 +107,7 @@ struct sym_index {
 	struct sym_symbol *symbols;
 	size_t nsymbols, symbols_cap;
 	struct sym_keys segment_keys, unit_keys, row_keys, symbol_keys;
+	struct u64map public_names; /* internal alias name (pointer) -> public function */
 	int has_inlines;
 	int has_dwarf; /* at least one CU */
 };
@@ -116,8 +120,10 @@ void sym_add_range(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node
 void sym_add_row(struct sym_index *ix, uint64_t addr, const char *file, uint32_t line);
 /* Line rows only answer inside a compile unit's code, as addr2line's do. */
 void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi);
-void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t limit, uint32_t function,
-		    uint32_t rank);
+/* A symbol [addr, addr + size) in a section ending at limit (size 0:
+ * unknown, up to the next symbol); label: an STT_NOTYPE label. */
+void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint64_t limit,
+		    uint32_t function, uint32_t rank, int label);
 /* Sort everything and flatten nested ranges into disjoint segments. */
 void sym_index_finish(struct sym_index *ix);
 void sym_index_free(struct sym_index *ix);
@@ -127,6 +133,10 @@ uint32_t sym_find_node(const struct sym_index *ix, uint64_t addr);
 const struct sym_row *sym_find_row(const struct sym_index *ix, uint64_t addr);
 /* Symbol containing addr (SYM_NONE if none). */
 uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr);
+/* The public function named by the symbol table at the address where the
+ * function called name (interned) is an internal alias (__libc_malloc ->
+ * malloc), SYM_NONE when name is no such alias. */
+uint32_t sym_find_public_name(const struct sym_index *ix, const char *name);
 
 /* A part of a section (a whole section, or one unit's contribution in a .dwp). */
 struct sym_slice {
@@ -377,5 +387,7 @@ void sym_elf_find_debug_file(const char *path, const struct sym_elf_info *info,
 			     size_t out_len);
 /* Add the function symbols of path (.symtab, else .dynsym); count added. */
 size_t sym_elf_load_symbols(struct sym_index *ix, struct sym_strings *st, const char *path);
+/* symbolize_plt.c: name path's PLT stubs "function@plt"; count named. */
+size_t sym_elf_load_plt(struct sym_index *ix, struct sym_strings *st, const char *path);
 
 #endif

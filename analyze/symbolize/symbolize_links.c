@@ -153,7 +153,7 @@ static int try_sup(struct sym_links *l, const char *candidate, const uint8_t *id
 
 int sym_links_find_sup(struct sym_links *l, struct sym_dwarf *d, const char *debug_path)
 {
-	char name[PATH_MAX], candidate[PATH_MAX + 64], dir[PATH_MAX];
+	char name[PATH_MAX], candidate[2 * PATH_MAX + 64], dir[PATH_MAX];
 	uint8_t id[64];
 	size_t id_len;
 	if (!read_sup_link(d, name, sizeof(name), id, &id_len))
@@ -195,7 +195,7 @@ static void open_dwp(struct sym_links *l)
 {
 	l->dwp_tried = 1;
 	const struct sym_search *s = l->search;
-	char candidate[PATH_MAX + 64];
+	char candidate[2 * PATH_MAX + 64];
 	const char *paths[2] = {s->module_path, l->debug_path};
 	for (int i = 0; i < 2 && l->dwp == NULL; i++) {
 		if (paths[i] == NULL || (i == 1 && s->module_path != NULL &&
@@ -299,14 +299,14 @@ struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit
 				    (unsigned long long)id);
 		return NULL;
 	}
-	char path[PATH_MAX + 64];
+	char path[2 * PATH_MAX + 64];
 	if (name[0] == '/' || skeleton->comp_dir == NULL)
 		snprintf(path, sizeof(path), "%s", name);
 	else
 		snprintf(path, sizeof(path), "%s/%s", skeleton->comp_dir, name);
 	const char *tried = path;
 	int found = access(path, F_OK) == 0;
-	char alt[PATH_MAX + 64];
+	char alt[4 * PATH_MAX + 64];
 	for (int i = 0; i < l->search->ndebug_dirs && !found; i++) {
 		snprintf(alt, sizeof(alt), "%s/%s", l->search->debug_dirs[i], base_of(name));
 		if ((found = access(alt, F_OK) == 0))

@@ -9,6 +9,7 @@
  *   BIN/nodebug/inline_workload    stripped, no debuglink: symbol table only
  *   BIN/cpp_workload               C++ namespaces and templates
  *   BIN/generated_dwarf5           the generated program: .cold clones
+ *   BIN/symbols_workload           assembly labels, a public alias, PLT stubs
  *   BIN/links/{dwz,split}-corrupt  dwz and split DWARF copies to damage
  *
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
@@ -131,29 +132,47 @@ static void test_demangle(void)
 {
 	static const struct {
 		const char *in;
-		int demangle, keep_clones;
+		enum demangle_style style;
+		int keep_clones;
 		const char *out;
 	} cases[] = {
-		{"foo", 1, 0, "foo"},
-		{"foo.isra.0", 1, 0, "foo"},
-		{"foo.part.1.cold", 1, 0, "foo"},
-		{"foo.constprop.0.isra.0", 1, 0, "foo"},
-		{"foo.cold", 1, 0, "foo"},
-		{"foo.lto_priv.3", 1, 0, "foo"},
-		{"foo.isra.0", 1, 1, "foo.isra.0"},
-		{"foo.bar", 1, 0, "foo.bar"},
-		{"foo.123", 1, 0, "foo.123"},
-		{"_ZN3foo3barEv.isra.0", 1, 0, "foo::bar()"},
-		{"_ZN3foo3barEv.constprop.0", 0, 0, "_ZN3foo3barEv"},
-		{"_ZN3foo3barEv", 0, 0, "_ZN3foo3barEv"},
-		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", 1, 0,
+		{"foo", DEMANGLE_SHORT, 0, "foo"},
+		{"foo.isra.0", DEMANGLE_SHORT, 0, "foo"},
+		{"foo.part.1.cold", DEMANGLE_SHORT, 0, "foo"},
+		{"foo.constprop.0.isra.0", DEMANGLE_SHORT, 0, "foo"},
+		{"foo.cold", DEMANGLE_SHORT, 0, "foo"},
+		{"foo.lto_priv.3", DEMANGLE_SHORT, 0, "foo"},
+		{"foo.isra.0", DEMANGLE_SHORT, 1, "foo.isra.0"},
+		{"foo.bar", DEMANGLE_SHORT, 0, "foo.bar"},
+		{"foo.123", DEMANGLE_SHORT, 0, "foo.123"},
+		{"_ZN3foo3barEv.isra.0", DEMANGLE_SHORT, 0, "foo::bar"},
+		{"_ZN3foo3barEv.isra.0", DEMANGLE_FULL, 0, "foo::bar()"},
+		{"_ZN3foo3barEv.constprop.0", DEMANGLE_NONE, 0, "_ZN3foo3barEv"},
+		{"_ZN3foo3barEv", DEMANGLE_NONE, 0, "_ZN3foo3barEv"},
+		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", DEMANGLE_SHORT, 0,
+		 "geometry::shapes::Scaler<double>::apply"},
+		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", DEMANGLE_PARAMETERS, 0,
 		 "geometry::shapes::Scaler<double>::apply(double) const"},
-		{"_ZN5hello4main17h0123456789abcdefE", 1, 0, "hello::main"},
-		{"_RNvCs1234_5hello4main", 1, 0, "hello::main"},
-		{"_Znotmangled", 1, 0, "_Znotmangled"},
+		/* The template: no return type, no parameters by default. */
+		{"_ZN5alpha6detail10mix_kernelImLi16EEET_S2_", DEMANGLE_SHORT, 0,
+		 "alpha::detail::mix_kernel<unsigned long, 16>"},
+		{"_ZN5alpha6detail10mix_kernelImLi16EEET_S2_", DEMANGLE_PARAMETERS, 0,
+		 "alpha::detail::mix_kernel<unsigned long, 16>(unsigned long)"},
+		{"_ZN5alpha6detail10mix_kernelImLi16EEET_S2_", DEMANGLE_FULL, 0,
+		 "unsigned long alpha::detail::mix_kernel<unsigned long, 16>(unsigned long)"},
+		{"_ZdlPv@plt", DEMANGLE_SHORT, 0, "operator delete@plt"},
+		{"malloc@plt", DEMANGLE_SHORT, 0, "malloc@plt"},
+		{"_ZdlPv@plt", DEMANGLE_NONE, 0, "_ZdlPv@plt"},
+		/* Rust: legacy (hash hidden) and v0, closures and generics */
+		{"_ZN5hello4main17h0123456789abcdefE", DEMANGLE_SHORT, 0, "hello::main"},
+		{"_ZN5hello4main17h0123456789abcdefE", DEMANGLE_FULL, 0, "hello::main"},
+		{"_RNvCs1234_5hello4main", DEMANGLE_SHORT, 0, "hello::main"},
+		{"_RINvCs7qp2U7fqm6G_4main7genericjEB2_", DEMANGLE_SHORT, 0, "main::generic::<usize>"},
+		{"_RNCNvCs7qp2U7fqm6G_4main4main0B3_", DEMANGLE_SHORT, 0, "main::main::{closure#0}"},
+		{"_Znotmangled", DEMANGLE_SHORT, 0, "_Znotmangled"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *got = demangle_function_name(cases[i].in, cases[i].demangle, cases[i].keep_clones);
+		char *got = demangle_function_name(cases[i].in, cases[i].style, cases[i].keep_clones);
 		CHECKF(got && strcmp(got, cases[i].out) == 0, "%s -> %s, want %s", cases[i].in,
 		      got ? got : "(null)", cases[i].out);
 		free(got);
@@ -251,11 +270,12 @@ static void check_symbols_only(const char *path)
 	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
 	CHECKF(n == 1 && strcmp(f[0].function, "churn") == 0 && f[0].file == NULL && f[0].line == 0,
 	      "n=%d %s", n, n ? f[0].function : "");
-	/* A PLT stub is no part of the unsized _init before it. */
+	/* A PLT stub is no part of the unsized _init before it: it is its own. */
 	uint64_t plt = section_address(path, ".plt");
 	CHECKF(plt != 0, "no .plt in %s", path);
 	n = symbol_module_lookup(m, plt + 16, f, 4);
-	CHECKF(n == 0, "PLT stub named %s", n ? f[0].function : "");
+	CHECKF(n == 1 && ends_with(f[0].function, "@plt"), "PLT stub named %s",
+	       n ? f[0].function : "nothing");
 	symbolizer_free(s);
 }
 
@@ -320,17 +340,19 @@ static void test_cpp(void)
 {
 	const char *path = path_in(bin_dir, "cpp_workload");
 	static const struct {
-		const char *linkage, *pretty;
+		const char *linkage, *pretty, *parameters;
 	} functions[] = {
-		{"_ZNK8geometry6shapes6ScalerIdE5applyEd",
+		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", "geometry::shapes::Scaler<double>::apply",
 		 "geometry::shapes::Scaler<double>::apply(double) const"},
-		{"_ZNK8geometry6shapes6ScalerIlE5applyEl",
+		{"_ZNK8geometry6shapes6ScalerIlE5applyEl", "geometry::shapes::Scaler<long>::apply",
 		 "geometry::shapes::Scaler<long>::apply(long) const"},
-		{"_ZN8geometry6shapes5totalERKSt6vectorIlSaIlEE",
+		{"_ZN8geometry6shapes5totalERKSt6vectorIlSaIlEE", "geometry::shapes::total",
 		 "geometry::shapes::total(std::vector<long, std::allocator<long> > const&)"},
 	};
-	for (int demangle = 0; demangle <= 1; demangle++) {
-		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = demangle});
+	/* demangle 0: as in the binary; 1: short names; 2: --full-names */
+	for (int demangle = 0; demangle <= 2; demangle++) {
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){
+			.demangle = demangle > 0, .full_names = demangle == 2});
 		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
 		for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
 			uint64_t addr, size;
@@ -338,9 +360,15 @@ static void test_cpp(void)
 			      functions[i].linkage);
 			struct symbol_frame f[8];
 			int n = symbol_module_lookup(m, addr, f, 8);
-			const char *want = demangle ? functions[i].pretty : functions[i].linkage;
+			const char *want = demangle == 0   ? functions[i].linkage
+					   : demangle == 1 ? functions[i].pretty
+							   : functions[i].parameters;
+			const char *want_parameters = demangle == 0 ? want : functions[i].parameters;
 			CHECKF(n >= 1 && strcmp(f[n - 1].function, want) == 0, "got %s, want %s",
 			      n ? f[n - 1].function : "nothing", want);
+			CHECKF(n >= 1 && strcmp(f[n - 1].function_parameters, want_parameters) == 0,
+			       "got %s, want %s", n ? f[n - 1].function_parameters : "nothing",
+			       want_parameters);
 			CHECKF(n >= 1 && strcmp(f[n - 1].linkage_name, functions[i].linkage) == 0,
 			      "linkage %s", n ? f[n - 1].linkage_name : "");
 			CHECKF(n >= 1 && ends_with(f[n - 1].file, "cpp_workload.cpp"), "file %s",
@@ -370,6 +398,77 @@ static void test_clones(void)
 		      n ? f[n - 1].file : "");
 		symbolizer_free(s);
 	}
+}
+
+/* Name at addr in m ("" when none). */
+static const char *name_at(struct symbol_module *m, uint64_t addr)
+{
+	struct symbol_frame f[16];
+	int n = symbol_module_lookup(m, addr, f, 16);
+	return n > 0 ? f[n - 1].function : "";
+}
+
+/*
+ * Extents: an unsized label names the code up to the next symbol, never the
+ * sized function that ended before it; the padding after a sized function
+ * is nobody's. Aliases: the public name, unless raw_names.
+ */
+static void test_symbol_extents(void)
+{
+	const char *path = path_in(bin_dir, "symbols_workload");
+	uint64_t sized, sized_size, loop, loop_size, func, func_size, impl, impl_size;
+	CHECK(symbol_extent(path, "sized_before", &sized, &sized_size));
+	CHECK(symbol_extent(path, "asm_loop", &loop, &loop_size) && loop_size == 0);
+	CHECK(symbol_extent(path, "asm_func", &func, &func_size) && func_size == 0);
+	CHECK(symbol_extent(path, "__internal_impl", &impl, &impl_size));
+	CHECKF(sized + sized_size < loop && loop < func && func < impl, "layout %#lx %#lx %#lx %#lx",
+	       (unsigned long)sized, (unsigned long)loop, (unsigned long)func, (unsigned long)impl);
+	for (int raw = 0; raw <= 1; raw++) {
+		struct symbolizer *s =
+			symbolizer_new(&(struct symbolizer_options){.demangle = 1, .raw_names = raw});
+		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
+		CHECKF(strcmp(name_at(m, sized), "sized_before") == 0, "%s", name_at(m, sized));
+		for (uint64_t a = sized + sized_size; a < loop; a++)
+			CHECKF(name_at(m, a)[0] == '\0', "padding %#lx named %s", (unsigned long)a,
+			       name_at(m, a));
+		for (uint64_t a = loop; a < func; a++)
+			CHECKF(strcmp(name_at(m, a), "asm_loop") == 0, "%#lx: %s", (unsigned long)a,
+			       name_at(m, a));
+		for (uint64_t a = func; a < impl; a++)
+			CHECKF(strcmp(name_at(m, a), "asm_func") == 0, "%#lx: %s", (unsigned long)a,
+			       name_at(m, a));
+		const char *want = raw ? "__internal_impl" : "public_name";
+		CHECKF(strcmp(name_at(m, impl), want) == 0, "raw=%d: %s, want %s", raw,
+		       name_at(m, impl), want);
+		symbolizer_free(s);
+	}
+}
+
+/* Every PLT stub objdump names "f@plt" is named so here too. */
+static void test_plt(void)
+{
+	const char *path = path_in(bin_dir, "symbols_workload");
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
+	char cmd[4200], line[512];
+	snprintf(cmd, sizeof(cmd), "objdump -d --section=.plt --section=.plt.sec --section=.plt.got '%s'",
+		 path);
+	FILE *p = popen(cmd, "r");
+	int stubs = 0;
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long addr;
+		char name[256];
+		if (sscanf(line, "%lx <%255[^>]>:", &addr, name) != 2 || !ends_with(name, "@plt") ||
+		    strchr(name, '-') || strchr(name, '+'))
+			continue;
+		stubs++;
+		CHECKF(strcmp(name_at(m, addr), name) == 0 && strcmp(name_at(m, addr + 6), name) == 0,
+		       "%#lx: %s, objdump says %s", addr, name_at(m, addr), name);
+	}
+	if (p)
+		pclose(p);
+	CHECKF(stubs >= 2, "objdump listed %d stubs", stubs);
+	symbolizer_free(s);
 }
 
 /*
@@ -474,6 +573,8 @@ int main(int argc, char **argv)
 	test_unusable_modules();
 	test_cpp();
 	test_clones();
+	test_symbol_extents();
+	test_plt();
 	if (check_failures == 0)
 		printf("unit_symbolize: all passed\n");
 	return check_exit_status();
