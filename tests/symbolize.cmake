@@ -53,8 +53,21 @@ add_custom_command(OUTPUT ${SYM_BIN}/symbols_workload
   DEPENDS ${SYM_SRC}/symbols_workload.c
   COMMENT "symbolize workloads: symbols_workload")
 
+# Rust, built by Debian's rustc (scripts/debian-packages.txt) with debug
+# info, in both manglings: legacy (rustc's default) and v0.
+find_program(RUSTC rustc PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(RUSTC rustc REQUIRED)
+add_custom_command(OUTPUT ${SYM_BIN}/rust_legacy ${SYM_BIN}/rust_v0
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}
+  COMMAND ${RUSTC} -g -C opt-level=2 -o ${SYM_BIN}/rust_legacy ${SYM_SRC}/rust_workload.rs
+  COMMAND ${RUSTC} -g -C opt-level=2 -C symbol-mangling-version=v0 -o ${SYM_BIN}/rust_v0
+    ${SYM_SRC}/rust_workload.rs
+  DEPENDS ${SYM_SRC}/rust_workload.rs
+  COMMENT "symbolize workloads: rust_workload")
+
 add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
-  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload ${SYM_BIN}/symbols_workload)
+  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload ${SYM_BIN}/symbols_workload
+  ${SYM_BIN}/rust_legacy)
 
 add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
 target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)

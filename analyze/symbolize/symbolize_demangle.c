@@ -2,8 +2,8 @@
  * symbolize_demangle.c - turn linkage names into the names users wrote.
  *
  * gcc names the copies it makes of a function with suffixes (foo.isra.0,
- * foo.part.1.cold, _ZN1a1bEv.constprop.0): a profile should charge them to
- * foo, so the suffixes go before demangling (libiberty would otherwise print
+ * foo.part.1.cold, _ZN1a1bEv.constprop.0), LLVM the functions ThinLTO made
+ * global (_RNv...main.llvm.123): a profile should charge them to foo, so the suffixes go before demangling (libiberty would otherwise print
  * "[clone .isra.0]").
  *
  * C++ names read best short, as pprof shows them: no return type, no
@@ -24,6 +24,7 @@
  * followed by a '.N' counter. */
 static const char *const clone_words[] = {
 	"part", "isra", "constprop", "cold", "lto_priv", "localalias", "clone", "hot",
+	"llvm", /* rustc and clang ThinLTO: foo.llvm.5032037696648221740 */
 };
 
 /* Length of the clone word starting at s (just after a '.'), 0 if none. */

@@ -10,6 +10,7 @@
  *   BIN/cpp_workload               C++ namespaces and templates
  *   BIN/generated_dwarf5           the generated program: .cold clones
  *   BIN/symbols_workload           assembly labels, a public alias, PLT stubs
+ *   BIN/rust_legacy, BIN/rust_v0   Rust (Debian's rustc), both manglings
  *   BIN/links/{dwz,split}-corrupt  dwz and split DWARF copies to damage
  *
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
@@ -471,6 +472,118 @@ static void test_plt(void)
 	symbolizer_free(s);
 }
 
+/* The function symbol of path whose short demangled name is want. */
+static int demangled_extent(const char *path, const char *want, uint64_t *addr, uint64_t *size)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY), found = 0;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn && !found;
+	     scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+			const char *s;
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !(s = elf_strptr(elf, shdr.sh_link, sym.st_name)))
+				continue;
+			char *name = demangle_function_name(s, DEMANGLE_SHORT, 0);
+			if (name && strcmp(name, want) == 0) {
+				*addr = sym.st_value;
+				*size = sym.st_size;
+				found = 1;
+			}
+			free(name);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* 1 when name shows a legacy Rust hash ("::h" and 16 hex digits). */
+static int shows_hash(const char *name)
+{
+	for (const char *p = strstr(name, "::h"); p; p = strstr(p + 1, "::h"))
+		if (strspn(p + 3, "0123456789abcdef") == 16)
+			return 1;
+	return 0;
+}
+
+/*
+ * Rust as rustfilt reads it: no hash suffix, generics (v0 mangling names
+ * the instances), closures, file:line, and an #[inline(always)] helper as
+ * an inlined frame at its call line.
+ */
+static void test_rust(void)
+{
+	const char *rs = path_in(source_dir, "rust_workload.rs");
+	uint32_t mix_body = marker_line(rs, "MARK:mix-body"), mix_call = marker_line(rs, "MARK:mix-call");
+	uint32_t generic_body = marker_line(rs, "MARK:generic-body");
+	uint32_t closure = marker_line(rs, "MARK:closure");
+	for (int v0 = 0; v0 <= 1; v0++) {
+		const char *path = path_in(bin_dir, v0 ? "rust_v0" : "rust_legacy");
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
+		struct symbol_frame f[32];
+		uint64_t addr, size;
+		/* churn, with mix inlined at its call line */
+		CHECKF(demangled_extent(path, "rust_workload::churn", &addr, &size), "%s: no churn", path);
+		int inlined = 0, in_body = 0;
+		for (uint64_t a = addr; a < addr + size; a++) {
+			int n = symbol_module_lookup(m, a, f, 32);
+			CHECKF(n >= 1 && strcmp(f[n - 1].function, "rust_workload::churn") == 0 &&
+				       ends_with(f[n - 1].file, "rust_workload.rs"),
+			       "%s %#lx: %s", path, (unsigned long)a, n ? f[n - 1].function : "nothing");
+			for (int i = 0; i + 1 < n; i++)
+				CHECKF(!shows_hash(f[i].function), "%s: hash in %s", path, f[i].function);
+			if (n >= 2 && strcmp(f[n - 2].function, "rust_workload::mix") == 0) {
+				inlined = 1;
+				CHECKF(f[n - 2].inlined && f[n - 1].line == mix_call,
+				       "mix inlined at line %u, want %u", f[n - 1].line, mix_call);
+				in_body |= n == 2 && f[0].line == mix_body;
+			}
+		}
+		CHECKF(inlined && in_body, "%s: mix never inlined into churn at its body's line %u",
+		       path, mix_body);
+		/* generics: one name (legacy) or one per instance (v0) */
+		const char *instances[2][2] = {{"rust_workload::sum_generic", "rust_workload::sum_generic"},
+					       {"rust_workload::sum_generic::<u32>",
+						"rust_workload::sum_generic::<u64>"}};
+		for (int k = 0; k < 2; k++) {
+			const char *want = instances[v0][k];
+			CHECKF(demangled_extent(path, want, &addr, &size), "%s: no %s", path, want);
+			int body = 0;
+			for (uint64_t a = addr; a < addr + size; a++) {
+				int n = symbol_module_lookup(m, a, f, 32);
+				CHECKF(n >= 1 && strcmp(f[n - 1].function, want) == 0, "%s: %s, want %s",
+				       path, n ? f[n - 1].function : "nothing", want);
+				body |= n >= 1 && f[n - 1].line == generic_body;
+			}
+			CHECKF(body, "%s: %s never at line %u", path, want, generic_body);
+		}
+		/* the closure, inlined into call (which LLVM devirtualized) */
+		const char *want = v0 ? "rust_workload::main::{closure#0}" : "rust_workload::main::{{closure}}";
+		CHECKF(demangled_extent(path, "rust_workload::call", &addr, &size), "%s: no call", path);
+		int seen = 0;
+		for (uint64_t a = addr; a < addr + size; a++) {
+			int n = symbol_module_lookup(m, a, f, 32);
+			for (int i = 0; i + 1 < n; i++)
+				seen |= strcmp(f[i].function, want) == 0 && f[i].inlined &&
+					f[i].line == closure &&
+					strcmp(f[n - 1].function, "rust_workload::call") == 0;
+		}
+		CHECKF(seen, "%s: %s never inlined into rust_workload::call", path, want);
+		symbolizer_free(s);
+	}
+}
+
 /*
  * Damaged DWARF must cost names, never the process: rounds times, damage
  * victim (a copy of pristine: round 0 cuts it to a third, the others flip
@@ -575,6 +688,7 @@ int main(int argc, char **argv)
 	test_clones();
 	test_symbol_extents();
 	test_plt();
+	test_rust();
 	if (check_failures == 0)
 		printf("unit_symbolize: all passed\n");
 	return check_exit_status();
