@@ -163,6 +163,7 @@ int cmd_info(int argc, char **argv)
 		return rc;
 	o.load.symbolize = 0;
 	o.load.open_modules = 1;
+	o.load.offline = 1; /* info says what is here; downloads are for reports */
 	struct load_stats st;
 	struct profile *p = load_trace(o.trace, &o.load, &st);
 	if (!p) {

@@ -31,6 +31,15 @@ static const struct shared_option shared_options[] = {
 	{OPTGROUP_LOAD, {"full-names", no_argument, NULL, OPTION_FULL_NAMES},
 	 "      --full-names        C++ names with return type and parameters (default:\n"
 	 "                          none, parameters only to tell overloads apart)"},
+	{OPTGROUP_LOAD, {"offline", no_argument, NULL, OPTION_OFFLINE},
+	 "      --offline           never fetch debug info from debuginfod (by default\n"
+	 "                          the servers in DEBUGINFOD_URLS are asked, by\n"
+	 "                          build-id, for modules without local debug info;\n"
+	 "                          files are cached in DEBUGINFOD_CACHE_PATH)"},
+	{OPTGROUP_LOAD, {"debuginfod-timeout", required_argument, NULL, OPTION_DEBUGINFOD_TIMEOUT},
+	 "      --debuginfod-timeout S  give up on a debuginfod download after S\n"
+	 "                          seconds (default 30); after one timeout or an\n"
+	 "                          unreachable server none is asked again"},
 	{OPTGROUP_LOAD, {"raw-names", no_argument, NULL, OPTION_RAW_NAMES},
 	 "      --raw-names         name functions as their debug info does, internal\n"
 	 "                          aliases included (__libc_malloc, not malloc)"},
@@ -144,6 +153,16 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 	case OPTION_RAW_NAMES:
 		o->load.raw_names = 1;
 		return 0;
+	case OPTION_OFFLINE:
+		o->load.offline = 1;
+		return 0;
+	case OPTION_DEBUGINFOD_TIMEOUT: {
+		double seconds;
+		if (parse_double(arg, &seconds) || seconds <= 0 || seconds > 86400)
+			return usage_error(cmd, "--debuginfod-timeout wants seconds, not '%s'", arg);
+		o->load.debuginfod_timeout = seconds;
+		return 0;
+	}
 	case 'C':
 		o->filter.show_system = 1;
 		return 0;

@@ -32,7 +32,8 @@
 
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
 #define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones,
-				   --full-names, --raw-names */
+				   --full-names, --raw-names, --offline,
+				   --debuginfod-timeout S */
 #define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable) */
 #define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
 #define OPTGROUP_LINES 0x08u    /* --lines */
@@ -50,6 +51,8 @@ enum {
 	OPTION_KEEP_CLONES,
 	OPTION_FULL_NAMES,
 	OPTION_RAW_NAMES,
+	OPTION_OFFLINE,
+	OPTION_DEBUGINFOD_TIMEOUT,
 	OPTION_TID,
 	OPTION_MINCOUNT,
 	OPTION_LINES,

@@ -24,6 +24,7 @@
 #include "alloc.h"
 #include "hashmap.h"
 #include "symbolize.h"
+#include "terminal.h"
 
 #define MAX_INLINE_CHAIN 64
 
@@ -72,10 +73,36 @@ struct resolver {
 	const struct profile_function *seek;
 	uint32_t *parameters;                   /* function -> name with C++ parameters */
 	uint32_t parameters_cap;
+	struct progress download;               /* a debuginfod download's line */
+	int downloading;
 	char **warned;                          /* warnings printed so far */
 	uint32_t nwarned;
 	uint64_t unresolved;
 };
+
+/* The progress line of a debuginfod download (only on a terminal, after 1 s). */
+static void download_progress(void *ctx, const char *what, uint64_t done, uint64_t total,
+			      int finished)
+{
+	struct resolver *R = ctx;
+	if (finished) {
+		progress_done(&R->download);
+		R->downloading = 0;
+		return;
+	}
+	if (!R->downloading) {
+		progress_init(&R->download);
+		R->downloading = 1;
+	}
+	const char *slash = strrchr(what, '/');
+	if (total > 0)
+		progress_update(&R->download, "analyze: debuginfod: debug info of %s: %.1f of %.1f MiB",
+				slash ? slash + 1 : what, (double)done / 1048576.0,
+				(double)total / 1048576.0);
+	else
+		progress_update(&R->download, "analyze: debuginfod: debug info of %s: %.1f MiB",
+				slash ? slash + 1 : what, (double)done / 1048576.0);
+}
 
 struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 {
@@ -95,6 +122,10 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 			.keep_clones = o->keep_clones,
 			.full_names = o->full_names,
 			.raw_names = o->raw_names,
+			.offline = o->offline,
+			.debuginfod_timeout = o->debuginfod_timeout,
+			.progress = download_progress,
+			.progress_ctx = R,
 		};
 		R->sym = symbolizer_new(&so);
 		if (!R->sym)

@@ -13,3 +13,9 @@ foreach(test split recursive inline cli symbols)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+
+# Debug info from a debuginfod server the test starts on 127.0.0.1 (and
+# stops), then from servers that are down, silent or answer garbage.
+add_test(NAME e2e_symbols_debuginfod
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/symbols_debuginfod.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_symbols_debuginfod PROPERTIES LABELS e2e TIMEOUT 180)

@@ -31,6 +31,7 @@ struct symbol_module {
 
 struct symbolizer {
 	struct symbolizer_options options;
+	struct sym_debuginfod *debuginfod; /* NULL: offline, or no DEBUGINFOD_URLS */
 	char **debug_dirs; /* copies, so the caller's argv may go */
 	struct sym_strings strings;
 	struct symbol_module **modules;
@@ -59,6 +60,9 @@ struct symbolizer *symbolizer_new(const struct symbolizer_options *o)
 	}
 	s->options.debug_dirs = (const char *const *)s->debug_dirs;
 	s->options.ndebug_dirs = n;
+	if (!s->options.offline)
+		s->debuginfod = sym_debuginfod_new(s->options.debuginfod_timeout, s->options.progress,
+						   s->options.progress_ctx);
 	return s;
 }
 
@@ -91,6 +95,35 @@ static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t
 	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
+/*
+ * The debug file of a module with none here, from debuginfod: its path in
+ * out (or "" and why in problem). Only a file with the module's build-id is
+ * taken: a server answering garbage or another build costs no wrong name.
+ */
+static void fetch_debug_file(struct symbolizer *s, const char *module,
+			     const struct sym_elf_info *info, char *out, size_t out_len,
+			     char *problem, size_t problem_len)
+{
+	out[0] = problem[0] = '\0';
+	if (s->debuginfod == NULL || info->build_id_len == 0)
+		return;
+	if (sym_debuginfod_fetch(s->debuginfod, info->build_id, info->build_id_len, module, out,
+				 out_len) != 0) {
+		out[0] = '\0';
+		snprintf(problem, problem_len, "%s", sym_debuginfod_problem(s->debuginfod));
+		return;
+	}
+	struct sym_elf_info got;
+	sym_elf_inspect(out, &got);
+	if (!got.readable || !got.has_debug_info || got.build_id_len != info->build_id_len ||
+	    memcmp(got.build_id, info->build_id, info->build_id_len) != 0) {
+		snprintf(problem, problem_len,
+			 "debuginfod served %s, which is not its debug info (%s): ignored", out,
+			 !got.readable ? "not ELF" : !got.has_debug_info ? "no DWARF" : "another build-id");
+		out[0] = '\0';
+	}
+}
+
 /* Read and index the module; fills m->flags and m->warning. */
 static void open_module(struct symbolizer *s, struct symbol_module *m)
 {
@@ -119,12 +152,18 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 	char debug_path[PATH_MAX], links_warning[PATH_MAX + 200] = "";
 	sym_elf_find_debug_file(m->path, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
+	char fetch_problem[PATH_MAX + 200] = "";
+	if (debug_path[0] == '\0')
+		fetch_debug_file(s, m->path, &info, debug_path, sizeof(debug_path), fetch_problem,
+				 sizeof(fetch_problem));
 	struct sym_search search = {
 		.debug_dirs = s->options.debug_dirs,
 		.ndebug_dirs = s->options.ndebug_dirs,
 		.module_path = m->path,
 		.build_id = info.build_id,
 		.build_id_len = info.build_id_len,
+		.fetch = s->debuginfod != NULL ? sym_debuginfod_fetch : NULL,
+		.fetch_ctx = s->debuginfod,
 	};
 	int damaged = debug_path[0] != '\0' &&
 		      sym_dwarf_load(&m->ix, &s->strings, debug_path, &search, links_warning,
@@ -147,8 +186,11 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 			 "%s: %s: names of that code from the symbol table", m->path, links_warning);
 	if (!m->ix.has_dwarf) {
 		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
-		snprintf(m->warning, sizeof(m->warning), "%s: %s%s", m->path,
+		snprintf(m->warning, sizeof(m->warning), "%s: %s%s%s%s", m->path,
 			 damaged ? "damaged debug info" : "no debug info",
+			 fetch_problem[0] ? " (" : "", fetch_problem, fetch_problem[0] ? ")" : "");
+		size_t used = strlen(m->warning);
+		snprintf(m->warning + used, sizeof(m->warning) - used, "%s",
 			 nsymbols > 0 ? ": function names from the symbol table only"
 				      : " and no symbols: frames shown as module+offset");
 	}
@@ -319,5 +361,6 @@ void symbolizer_free(struct symbolizer *s)
 		free(s->debug_dirs[i]);
 	free(s->debug_dirs);
 	sym_strings_free(&s->strings);
+	sym_debuginfod_free(s->debuginfod);
 	free(s);
 }

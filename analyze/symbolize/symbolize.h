@@ -3,6 +3,11 @@
  * (function, file, line), from DWARF (libdwarf) or, without it, from the ELF
  * symbol tables (libelf).
  *
+ * Debug files are looked for beside the module, by build-id and by
+ * .gnu_debuglink in /usr/lib/debug and each debug dir, then fetched from
+ * the debuginfod servers DEBUGINFOD_URLS names (unless offline); dwz
+ * supplementary files and split DWARF (.dwo, .dwp) are followed.
+ *
  * Each module is opened and indexed once; lookups are binary searches. A module
  * whose file is missing or whose build-id differs from the traced one answers
  * every lookup with 0 frames, so the caller prints module+0xoffset instead of
@@ -21,6 +26,12 @@ struct symbolizer_options {
 	int keep_clones; /* 0: merge .part.N/.isra.N/.constprop.N/.cold/.lto_priv.N */
 	int full_names;  /* C++: return type and parameters too (--full-names) */
 	int raw_names;   /* 0: an internal alias reads as its public name (__libc_malloc: malloc) */
+	int offline;     /* 1: never ask debuginfod (--offline) */
+	double debuginfod_timeout; /* seconds one build-id may take; 0: 30 */
+	/* A debuginfod download under way (what: the module), finished = 1 at
+	 * its end; called from lookups' module opening. NULL: no progress. */
+	void (*progress)(void *ctx, const char *what, uint64_t done, uint64_t total, int finished);
+	void *progress_ctx;
 };
 
 /* One entry of an inline chain. */

@@ -139,7 +139,7 @@ void sym_elf_inspect(const char *path, struct sym_elf_info *info)
 
 /* 1 when candidate holds DWARF for the module described by want. A debug
  * file without a build-id is taken on trust (the debuglink named it). */
-static int debug_file_matches(const char *candidate, const struct sym_elf_info *want)
+int sym_elf_debug_file_matches(const char *candidate, const struct sym_elf_info *want)
 {
 	struct sym_elf_info got;
 	sym_elf_inspect(candidate, &got);
@@ -170,7 +170,7 @@ static int try_build_id_path(const char *dir, const struct sym_elf_info *info, c
 {
 	return sym_elf_build_id_path(dir, info->build_id, info->build_id_len, ".debug", out,
 				     out_len) &&
-	       debug_file_matches(out, info);
+	       sym_elf_debug_file_matches(out, info);
 }
 
 /* prefix/middle/name, with empty parts left out. */
@@ -181,7 +181,7 @@ static int try_joined_path(const char *prefix, const char *middle, const char *n
 	int n = snprintf(out, out_len, "%s%s%s/%s", prefix, *middle && *prefix ? "/" : "",
 			 middle, name);
 	return n > 0 && (size_t)n < out_len && strcmp(out, module_path) != 0 &&
-	       debug_file_matches(out, info);
+	       sym_elf_debug_file_matches(out, info);
 }
 
 static int try_debuglink(const char *path, const struct sym_elf_info *info,

@@ -347,6 +347,21 @@ int sym_lines_decode(const struct sym_line_sections *ls, uint64_t offset, const 
 /* Name of file index in t, NULL when out of range. */
 const char *sym_file_name(const struct sym_file_table *t, uint64_t index);
 
+/* symbolize_debuginfod.c: debug files by build-id from DEBUGINFOD_URLS */
+typedef void (*sym_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total,
+				int finished);
+struct sym_debuginfod;
+/* A client, or NULL when DEBUGINFOD_URLS is unset or empty (nothing to ask). */
+struct sym_debuginfod *sym_debuginfod_new(double timeout_s, sym_progress_fn progress,
+					  void *progress_ctx);
+void sym_debuginfod_free(struct sym_debuginfod *d);
+/* A sym_search.fetch: the local path of the debug file of build-id (a
+ * candidate the caller must check): 0, or -1 (sym_debuginfod_problem says
+ * why, "" when the servers simply do not have it). */
+int sym_debuginfod_fetch(void *d, const uint8_t *id, size_t len, const char *what, char *out,
+			 size_t out_len);
+const char *sym_debuginfod_problem(const struct sym_debuginfod *d);
+
 /* symbolize_elf.c */
 /* Open path read-only if it is a regular file: never a FIFO, device or
  * directory a trace could name (opened non-blocking, checked with fstat
@@ -377,6 +392,9 @@ struct sym_elf_info {
 /* DIR/.build-id/xx/yyyy SUFFIX into out: 1, or 0 when it does not fit. */
 int sym_elf_build_id_path(const char *dir, const uint8_t *id, size_t len, const char *suffix,
 			  char *out, size_t out_len);
+/* 1 when candidate holds DWARF for the module want describes (its build-id,
+ * when both have one). */
+int sym_elf_debug_file_matches(const char *candidate, const struct sym_elf_info *want);
 /* What the ELF file at path says about itself; readable = 0 if it is not ELF. */
 void sym_elf_inspect(const char *path, struct sym_elf_info *info);
 /* Path of the file holding DWARF for the module at path (maybe path itself),
