@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "ipscope_revision.h"
 
 struct command {
 	const char *name;
@@ -27,7 +28,9 @@ static void usage(FILE *out)
 {
 	fputs("usage: analyze <command> [options] TRACE\n"
 	      "       analyze <command> --help\n"
-	      "       analyze --version\n\ncommands:\n",
+	      "       analyze --version\n\n"
+	      "Reports and exports of ipscope traces written by collect, offline.\n\n"
+	      "commands:\n",
 	      out);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(name, "--version")) {
-		printf("analyze (ipscope) %s\n", IPSCOPE_VERSION);
+		printf("analyze (ipscope) %s, revision %s\n", IPSCOPE_VERSION, IPSCOPE_REVISION);
 		return 0;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)

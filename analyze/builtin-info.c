@@ -134,6 +134,33 @@ static void print_file(const struct load_stats *st)
 	       st->stack_records, st->truncated_stacks, st->distinct_addresses);
 }
 
+/*
+ * 1 when a "ipscope X.Y.Z ..." collector string names a newer version than
+ * this analyze: its trace may hold records or fields this version skips.
+ */
+static int collector_is_newer(const char *collector)
+{
+	unsigned theirs[3] = {0}, ours[3] = {0};
+	if (sscanf(collector, "ipscope %u.%u.%u", &theirs[0], &theirs[1], &theirs[2]) < 1 ||
+	    sscanf(IPSCOPE_VERSION, "%u.%u.%u", &ours[0], &ours[1], &ours[2]) < 1)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (theirs[i] != ours[i])
+			return theirs[i] > ours[i];
+	return 0;
+}
+
+static void warn_if_newer_collector(const struct profile *p, const struct load_stats *st)
+{
+	for (uint32_t i = 0; i < st->nmeta; i++) {
+		const char *value = profile_string(p, st->meta[i].value);
+		if (!strcmp(profile_string(p, st->meta[i].key), TRACE_META_COLLECTOR) &&
+		    collector_is_newer(value))
+			printf("Warning:       written by %s, newer than this analyze (ipscope %s): "
+			       "records it added are skipped\n", value, IPSCOPE_VERSION);
+	}
+}
+
 /* META keys the fields above do not show already. */
 static void print_other_meta(const struct profile *p, const struct load_stats *st)
 {
@@ -174,6 +201,7 @@ int cmd_info(int argc, char **argv)
 	printf("Trace:         %s\n", o.trace);
 	if (st.truncated)
 		printf("Warning:       truncated trace: read up to its last complete record\n");
+	warn_if_newer_collector(p, &st);
 	printf("Command:       %s\n", p->command ? profile_string(p, p->command) : "(unknown)");
 	print_start(p);
 	printf("Duration:      %s\n", format_duration(p->duration_ns, dur, sizeof(dur)));

@@ -9,6 +9,7 @@
 #include "collect.h"
 
 #include "alloc.h"
+#include "ipscope_revision.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,7 +169,7 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf("collect (ipscope) %s\n", IPSCOPE_VERSION);
+			printf("collect (ipscope) %s, revision %s\n", IPSCOPE_VERSION, IPSCOPE_REVISION);
 			return 0;
 		default:
 			if (optopt && optopt < 256)
@@ -237,7 +238,7 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 		buf[sizeof buf - 1] = 0;
 		trace_writer_meta(w, TRACE_META_HOSTNAME, buf);
 	}
-	trace_writer_meta(w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION);
+	trace_writer_meta(w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION " " IPSCOPE_REVISION);
 }
 
 /*

@@ -8,6 +8,7 @@
  * trace file.
  */
 #include "collect.h"
+#include "agent_version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +62,44 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &l->original_mask);
 	return 0;
+}
+
+/*
+ * 0 when the file at path carries this collect's AGENT_VERSION_STRING; else
+ * -1 with what is wrong in why. Read as plain bytes: collect must not load
+ * the agent itself.
+ */
+static int agent_check_version(const char *path, char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		snprintf(why, whylen, "%s", fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	void *data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	static const char prefix[] = AGENT_VERSION_PREFIX, want[] = AGENT_VERSION_STRING;
+	const char *found = memmem(data, (size_t)st.st_size, prefix, sizeof prefix - 1);
+	size_t left = found ? (size_t)st.st_size - (size_t)(found - (const char *)data) : 0;
+	int ok = found && left >= sizeof want && memcmp(found, want, sizeof want) == 0;
+	if (!found) {
+		snprintf(why, whylen, "not an ipscope agent (no version mark)");
+	} else if (!ok) {
+		char theirs[64] = "";
+		size_t n = left - (sizeof prefix - 1);
+		memcpy(theirs, found + sizeof prefix - 1, n < sizeof theirs - 1 ? n : sizeof theirs - 1);
+		snprintf(why, whylen, "it comes from ipscope %s, this collect is %s", theirs,
+			 want + sizeof prefix - 1);
+	}
+	munmap(data, (size_t)st.st_size);
+	return ok ? 0 : -1;
 }
 
 /* The agent beside this executable, or where IPSCOPE_AGENT says. */
@@ -129,10 +169,21 @@ static void child_exec(const struct launch *l, const struct collect_options *o, 
 
 int launch_start(struct launch *l, const struct collect_options *o, int trace_on_stdout)
 {
-	char agent[PATH_MAX];
+	char agent[PATH_MAX], why[256];
 	if (agent_path(agent, sizeof agent) < 0) {
-		fprintf(stderr, "collect: cannot find the agent %s beside collect (set IPSCOPE_AGENT)\n",
-			AGENT_NAME);
+		fprintf(stderr, "collect: cannot find the agent %s beside collect or in ../lib/ipscope/ "
+				"(reinstall ipscope, or set IPSCOPE_AGENT)\n", AGENT_NAME);
+		return 1;
+	}
+	if (agent_check_version(agent, why, sizeof why) < 0) {
+		fprintf(stderr, "collect: cannot use the agent %s: %s (reinstall ipscope, or set IPSCOPE_AGENT)\n",
+			agent, why);
+		return 1;
+	}
+	/* LD_PRELOAD splits its list at colons and spaces. */
+	if (strpbrk(agent, ": \t")) {
+		fprintf(stderr, "collect: the agent's path %s holds a colon or a space, which LD_PRELOAD "
+				"cannot carry: install ipscope elsewhere, or set IPSCOPE_AGENT\n", agent);
 		return 1;
 	}
 	int report[2];

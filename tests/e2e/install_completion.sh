@@ -1,0 +1,35 @@
+# The bash completion script, sourced in bash, completes subcommands, options
+# (read from --help) and option values.
+# usage: install_completion.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+src=$2
+cat >"$scratch/complete.bash" <<'SCRIPT'
+. "$1/doc/completion/ipscope.bash"
+PATH=$2:$PATH
+complete_line() { # complete_line FUNCTION WORDS...: COMPREPLY of the last word
+	local f=$1
+	shift
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	"$f"
+	echo "${COMPREPLY[*]}"
+}
+expect() { # expect WANT FUNCTION WORDS...
+	local want=$1
+	shift
+	local got
+	got=$(complete_line "$@")
+	[ "$got" = "$want" ] || { echo "FAIL: '${*:2}' completed to '$got', expected '$want'" >&2; exit 1; }
+	echo "'${*:2}' -> '$got'"
+}
+expect tree _ipscope_analyze analyze t
+expect --noisefloor _ipscope_analyze analyze tree --noi
+expect "--sortedby" _ipscope_analyze analyze flat --sor
+expect "folded speedscope pprof" _ipscope_analyze analyze export --format ""
+expect "count" _ipscope_analyze analyze flat --sortedby c
+expect "--source" _ipscope_collect collect --sou
+expect "perf" _ipscope_collect collect --source p
+expect "cpu" _ipscope_collect collect -m c
+SCRIPT
+bash "$scratch/complete.bash" "$src" "$bin" || fail "completion"

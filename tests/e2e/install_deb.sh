@@ -1,0 +1,31 @@
+# cpack -G DEB: the package is named ipscope_VERSION+gitREV_amd64.deb, its
+# Depends come from dpkg-shlibdeps (the libraries the binaries link), and
+# unpacked anywhere with dpkg-deb -x (relocated) it profiles and reports.
+# usage: install_deb.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+cd "$scratch"
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$scratch/pkg" >cpack.log 2>&1 ||
+	fail "cpack failed: $(cat cpack.log)"
+deb=$(ls pkg/ipscope_*_amd64.deb 2>/dev/null | head -n 1)
+[ -n "$deb" ] || fail "no ipscope_*_amd64.deb in pkg/: $(ls pkg)"
+case $deb in
+*"+git"*) ;;
+*) fail "package version has no git revision: $deb" ;;
+esac
+dpkg-deb -I "$deb" >info || fail "dpkg-deb -I failed"
+cat info
+depends=$(sed -n 's/^ Depends: //p' info)
+[ -n "$depends" ] || fail "no Depends in the package"
+for lib in libc6 libzstd1 libunwind8 libelf1 libjansson4 libprotobuf-c1 zlib1g libdeflate0 libdwarf1; do
+	echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
+done
+dpkg-deb -x "$deb" root || fail "dpkg-deb -x failed"
+[ -x root/usr/bin/collect ] && [ -f root/usr/lib/ipscope/libipscope-agent.so ] ||
+	fail "package lacks usr/bin/collect or usr/lib/ipscope/libipscope-agent.so: $(find root | head -30)"
+[ -f root/usr/share/man/man1/analyze-tree.1.gz ] || [ -f root/usr/share/man/man1/analyze-tree.1 ] ||
+	fail "package lacks the analyze-tree manual page"
+unset IPSCOPE_AGENT
+root/usr/bin/collect -q -o t.zst "$workloads/report_split" 0.3 2>err || fail "unpacked collect: $(cat err)"
+root/usr/bin/analyze flat t.zst >flat || fail "unpacked analyze failed"
+grep -q heavy flat || fail "unpacked collect recorded no samples of heavy(): $(cat flat)"
+echo "deb: ok ($deb)"
