@@ -49,6 +49,9 @@ static const struct shared_option shared_options[] = {
 	 "                          cost charged to the nearest shown caller"},
 	{OPTGROUP_FILTER, {"tid", required_argument, NULL, OPTION_TID},
 	 "      --tid N             only samples of thread N (repeatable)"},
+	{OPTGROUP_FILTER, {"no-inline", no_argument, NULL, OPTION_NO_INLINE},
+	 "      --no-inline         charge inlined frames to the function they were\n"
+	 "                          inlined into, as perf report --no-inline does"},
 	{OPTGROUP_MINCOUNT, {"mincount", required_argument, NULL, OPTION_MINCOUNT},
 	 "      --mincount N        hide entries with a count below N"},
 	{OPTGROUP_LINES, {"lines", no_argument, NULL, OPTION_LINES},
@@ -174,6 +177,9 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		o->tids = append(o->tids, &n, sizeof(*o->tids), &tid);
 		o->filter.tids = o->tids;
 		o->filter.ntids = (int)n;
+		return 0;
+	case OPTION_NO_INLINE:
+		o->filter.no_inline = 1;
 		return 0;
 	case OPTION_MINCOUNT:
 		if (parse_u64(arg, &v))

@@ -34,7 +34,7 @@
 #define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones,
 				   --full-names, --raw-names, --offline,
 				   --debuginfod-timeout S */
-#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable) */
+#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable), --no-inline */
 #define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
@@ -54,6 +54,7 @@ enum {
 	OPTION_OFFLINE,
 	OPTION_DEBUGINFOD_TIMEOUT,
 	OPTION_TID,
+	OPTION_NO_INLINE,
 	OPTION_MINCOUNT,
 	OPTION_LINES,
 	OPTION_COMBINE,
