@@ -19,3 +19,7 @@ endforeach()
 add_test(NAME e2e_symbols_debuginfod
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/symbols_debuginfod.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_symbols_debuginfod PROPERTIES LABELS e2e TIMEOUT 180)
+
+# The agent's own frames never show, -C included.
+add_test(NAME e2e_report_agent COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_agent.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_report_agent PROPERTIES LABELS e2e TIMEOUT 120)
