@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "builtin.h"
+#include "debug_hint.h"
 #include "load.h"
 #include "options.h"
 #include "report.h"
@@ -107,19 +108,23 @@ static const char *debug_info_text(const char *path, uint32_t flags)
 	return flags & PROFILE_MODULE_HAS_FUNCTIONS ? "symbols only" : "?";
 }
 
+/* Every module, what debug info it has and the share of samples it is in. */
 static void print_modules(const struct profile *p)
 {
 	uint32_t with_id = 0;
 	for (uint32_t i = 0; i < p->nmodules; i++)
 		with_id += p->modules[i].build_id != 0;
 	printf("Modules:       %u, %u with a build-id\n", p->nmodules, with_id);
+	double *share = debug_hint_module_shares(p);
 	for (uint32_t i = 0; i < p->nmodules; i++) {
 		const struct profile_module *m = &p->modules[i];
 		const char *id = profile_string(p, m->build_id);
-		printf("  %-18s %-8.8s %s%s\n", debug_info_text(profile_string(p, m->path), m->flags), *id ? id : "-",
-		       profile_string(p, m->path),
+		printf("  %-18s %-8.8s %5.1f%%  %s%s\n", debug_info_text(profile_string(p, m->path), m->flags),
+		       *id ? id : "-", 100.0 * share[i], profile_string(p, m->path),
 		       m->flags & PROFILE_MODULE_SYSTEM ? " (system)" : "");
 	}
+	free(share);
+	debug_hint_print(stdout, p, 1, "  ");
 }
 
 static void print_file(const struct load_stats *st)

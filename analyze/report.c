@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debug_hint.h"
 #include "load.h"
 
 struct profile *report_profile(const struct analyze_options *o)
@@ -56,6 +57,7 @@ void report_footer(FILE *out, const struct profile *p, uint64_t samples, uint64_
 	if (!o->filter.show_system)
 		fputs(" System frames hidden (-C shows them).", out);
 	fputc('\n', out);
+	debug_hint_print(out, p, o->filter.show_system, "");
 }
 
 const char *report_file(const struct profile *p, uint32_t file, int full_paths)

@@ -53,6 +53,16 @@ profile "$scratch/symtab/app" "$scratch/symtab.zst"
 cat "$scratch/flat" "$scratch/err"
 grep -qF "geometry::Accumulator<double>::add_many" "$scratch/flat" || fail "symtab: no name from the symbol table"
 grep -q "no debug info" "$scratch/err" || fail "symtab: no warning about missing debug info"
+# The footer and analyze info say which module lacks debug info, how much of
+# the profile it covers, and how to get it.
+grep -q "^Without debug info .*: app 100.0% of samples" "$scratch/flat" ||
+	fail "symtab: the footer does not name app at 100% without debug info"
+grep -q "dbgsym package, set DEBUGINFOD_URLS .*--debug-dir" "$scratch/flat" ||
+	fail "symtab: the footer does not say how to get debug info"
+"$bin/analyze" info "$scratch/symtab.zst" >"$scratch/info" || fail "analyze info failed"
+grep -q "^  symbols only .*100.0%  $scratch/symtab/app\$" "$scratch/info" ||
+	fail "symtab: info does not show app with symbols only at 100%: $(cat "$scratch/info")"
+grep -q "^  Without debug info .*: app 100.0%" "$scratch/info" || fail "symtab: info gives no hint"
 
 # 4. Rebuilt after collection: a warning, and module+offset instead of names.
 mkdir -p "$scratch/rebuilt"
