@@ -31,6 +31,7 @@
 
 #include "alloc.h"
 #include "hashmap.h"
+#include "jitmap.h"
 #include "resolve.h"
 #include "terminal.h"
 #include "trace.h"
@@ -68,6 +69,14 @@ struct loader {
 	uint32_t recent_next;
 	uint64_t last_time_ns;
 	uint64_t loss_samples;
+	/* JIT_MAP records: the symbols, and per map file its lines and bad lines */
+	struct jit_symbols jit;
+	struct jit_file {
+		char *path;
+		uint32_t pid;
+		uint64_t lines, bad, first_bad;
+	} *jit_files;
+	uint32_t njit_files;
 };
 
 void load_options_init(struct load_options *o)
@@ -207,6 +216,47 @@ static void add_thread_record(struct loader *L, const struct trace_thread *t)
 		L->p->threads[i].name = profile_intern(L->p, t->name);
 }
 
+/* A JIT_MAP record: its lines into the JIT symbols, bad ones counted per map. */
+static void add_jit_map(struct loader *L, const struct trace_jit_map *j)
+{
+	struct jit_file *f = NULL;
+	for (uint32_t i = 0; i < L->njit_files && !f; i++)
+		if (L->jit_files[i].pid == j->pid && !strcmp(L->jit_files[i].path, j->path))
+			f = &L->jit_files[i];
+	if (!f) {
+		L->jit_files = realloc_or_abort(L->jit_files, (L->njit_files + 1) * sizeof(*L->jit_files));
+		f = &L->jit_files[L->njit_files++];
+		*f = (struct jit_file){.path = strdup(j->path), .pid = j->pid};
+		if (!f->path)
+			abort_out_of_memory();
+	}
+	uint64_t first_bad = 0;
+	size_t bad = jit_symbols_add(&L->jit, j->text, j->text_len, f->lines, &first_bad);
+	if (bad && !f->bad)
+		f->first_bad = first_bad;
+	f->bad += bad;
+	for (uint32_t i = 0; i < j->text_len; i++)
+		f->lines += j->text[i] == '\n';
+}
+
+/* One warning per map with lines that are not "START SIZE name". */
+static void finish_jit_maps(struct loader *L)
+{
+	for (uint32_t i = 0; i < L->njit_files; i++) {
+		const struct jit_file *f = &L->jit_files[i];
+		if (f->bad)
+			fprintf(stderr, "analyze: warning: %s (pid %u, copied into the trace): %" PRIu64
+					" of %" PRIu64 " lines are not 'START SIZE name' in hex (the first: line %"
+					PRIu64 "): skipped\n",
+				f->path, f->pid, f->bad, f->lines, f->first_bad);
+		free(f->path);
+	}
+	free(L->jit_files);
+	jit_symbols_finish(&L->jit);
+	if (L->jit.n)
+		resolver_set_jit(L->resolver, &L->jit);
+}
+
 static void add_end(struct loader *L, const struct trace_end *e)
 {
 	struct profile *p = L->p;
@@ -282,6 +332,9 @@ static int read_trace(struct loader *L, const char *path)
 		case TRACE_END:
 			add_end(L, &rec.u.end);
 			break;
+		case TRACE_JIT_MAP:
+			add_jit_map(L, &rec.u.jit_map);
+			break;
 		default: /* types newer than us: nothing to do */
 			break;
 		}
@@ -296,6 +349,7 @@ static int read_trace(struct loader *L, const char *path)
 	if (truncated)
 		fprintf(stderr, "analyze: warning: %s\n", trace_reader_error(r));
 	warn_undefined_stacks(L, path);
+	finish_jit_maps(L);
 	if (L->stats) {
 		L->stats->truncated = truncated;
 		L->stats->compressed_bytes = trace_reader_compressed_bytes(r);
@@ -499,6 +553,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 		build_stacks(&L);
 	}
 	resolver_free(L.resolver);
+	jit_symbols_free(&L.jit);
 	u64map_free(&L.stack_ids);
 	u64map_free(&L.threads);
 	free(L.raw);

@@ -23,6 +23,7 @@
 
 #include "alloc.h"
 #include "hashmap.h"
+#include "jitmap.h"
 #include "symbolize.h"
 #include "terminal.h"
 
@@ -78,6 +79,7 @@ struct resolver {
 	char **warned;                          /* warnings printed so far */
 	uint32_t nwarned;
 	uint64_t unresolved;
+	const struct jit_symbols *jit;          /* JIT code outside every module, or NULL */
 };
 
 /* The progress line of a debuginfod download (only on a terminal, after 1 s). */
@@ -478,10 +480,42 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 	return profile_add_location(p, &loc);
 }
 
+void resolver_set_jit(struct resolver *R, const struct jit_symbols *jit)
+{
+	R->jit = jit;
+}
+
+/* The location of JIT code a perf map names (outside every module). */
+static uint32_t jit_location(struct resolver *R, const struct address *a,
+			     const struct jit_symbol *sym)
+{
+	struct profile *p = R->p;
+	struct profile_function f = {
+		.name = profile_intern(p, sym->function),
+		/* V8's tiers of one function are one function (jitmap.c) */
+		.system_name = profile_intern(p, sym->file ? sym->function : sym->name),
+		.file = sym->file ? profile_intern(p, sym->file) : 0,
+		.start_line = sym->line,
+		.module = UINT32_MAX,
+	};
+	struct profile_line line = {
+		.function = function_index(R, &f, 0),
+		.file = f.file,
+		.line = sym->line,
+	};
+	struct profile_location loc = {
+		.address = a->ip, .module = UINT32_MAX, .first_line = profile_add_line(p, &line), .nlines = 1};
+	return profile_add_location(p, &loc);
+}
+
 static uint32_t resolve_one(struct resolver *R, const struct address *a)
 {
 	uint64_t lookup = a->ip - a->is_return;
 	uint32_t module = a->module != RESOLVE_ANY_MODULE ? a->module : find_module(R, lookup, RESOLVE_ANY_EPOCH);
+	const struct jit_symbol *jit;
+	if (module == UINT32_MAX && a->ip && R->jit && R->o->symbolize &&
+	    (jit = jit_symbols_find(R->jit, lookup)) != NULL)
+		return jit_location(R, a, jit);
 	struct symbol_module *sm = NULL;
 	if (module != UINT32_MAX && R->o->symbolize)
 		sm = open_module(R, module);

@@ -44,4 +44,8 @@ uint32_t resolver_location(const struct resolver *R, uint32_t address);
 uint64_t resolver_distinct(const struct resolver *R);
 uint64_t resolver_unresolved(const struct resolver *R);
 
+/* Name addresses outside every module from these JIT symbols (kept by the caller). */
+struct jit_symbols;
+void resolver_set_jit(struct resolver *R, const struct jit_symbols *jit);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "ipscope_revision.h"
+#include "jitmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -440,6 +441,13 @@ int main(int argc, char **argv)
 		uint64_t samples, weight, lost;
 		uint32_t threads;
 		drain_totals(d, &samples, &weight, &lost, &threads);
+		char jit_message[256];
+		if (!write_failed &&
+		    jitmap_copy(w, l.pid, getuid(), clock_ns(CLOCK_MONOTONIC), jit_message,
+				sizeof jit_message) < 0)
+			write_failed = 1;
+		else if (jit_message[0])
+			fprintf(stderr, "collect: warning: %s\n", jit_message);
 		struct trace_end end = { clock_ns(CLOCK_MONOTONIC), status,
 					 WIFSIGNALED(status) ? TRACE_END_SIGNALED : TRACE_END_EXITED,
 					 samples, weight, lost };

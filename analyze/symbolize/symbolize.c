@@ -252,7 +252,7 @@ static const char *display(struct symbol_module *m, const char *linkage_name,
 			   enum demangle_style style)
 {
 	char *pretty = demangle_function_name(linkage_name, style, m->owner->options.keep_clones);
-	const char *name = pretty != NULL ? sym_intern(&m->owner->strings, pretty) : linkage_name;
+	const char *name = sym_intern_printable(&m->owner->strings, pretty != NULL ? pretty : linkage_name);
 	free(pretty);
 	return name;
 }

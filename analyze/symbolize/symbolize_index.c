@@ -79,6 +79,21 @@ const char *sym_intern(struct sym_strings *st, const char *s)
 	return s ? sym_intern_n(st, s, strlen(s)) : NULL;
 }
 
+const char *sym_intern_printable(struct sym_strings *st, const char *s)
+{
+	size_t n = 0, bad = 0;
+	for (; s[n]; n++)
+		bad += (unsigned char)s[n] < 0x20 || s[n] == 0x7f;
+	if (bad == 0)
+		return sym_intern_n(st, s, n);
+	char *copy = realloc_or_abort(NULL, n + 1);
+	for (size_t i = 0; i <= n; i++)
+		copy[i] = i < n && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+	const char *interned = sym_intern_n(st, copy, n);
+	free(copy);
+	return interned;
+}
+
 void sym_strings_free(struct sym_strings *st)
 {
 	for (size_t i = 0; i < st->nchunks; i++)

@@ -39,6 +39,9 @@ struct sym_strings {
 const char *sym_intern(struct sym_strings *st, const char *s);
 const char *sym_intern_n(struct sym_strings *st, const char *s, size_t n);
 void sym_strings_free(struct sym_strings *st);
+/* s interned with its control characters replaced by '?': names and paths
+ * from a binary are shown on terminals, and must not drive them. */
+const char *sym_intern_printable(struct sym_strings *st, const char *s);
 
 struct sym_function {
 	const char *linkage_name; /* as in the binary */

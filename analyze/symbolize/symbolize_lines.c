@@ -265,7 +265,7 @@ static const char *full_name(struct sym_strings *st, const struct header *h, siz
 	if (name == NULL)
 		return sym_intern(st, "??");
 	if (name[0] == '/')
-		return sym_intern(st, name);
+		return sym_intern_printable(st, name);
 	uint64_t d = h->files[i].dir;
 	const char *subdir = NULL;
 	if (h->version >= 5)
@@ -278,12 +278,12 @@ static const char *full_name(struct sym_strings *st, const struct header *h, siz
 		subdir = NULL;
 	}
 	if (dir == NULL)
-		return sym_intern(st, name);
+		return sym_intern_printable(st, name);
 	size_t n = strlen(dir) + (subdir ? strlen(subdir) + 1 : 0) + strlen(name) + 2;
 	char stack_buf[1024];
 	char *buf = n <= sizeof(stack_buf) ? stack_buf : realloc_or_abort(NULL, n);
 	snprintf(buf, n, "%s%s%s/%s", dir, subdir ? "/" : "", subdir ? subdir : "", name);
-	const char *interned = sym_intern(st, buf);
+	const char *interned = sym_intern_printable(st, buf);
 	if (buf != stack_buf)
 		free(buf);
 	return interned;

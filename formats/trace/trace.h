@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 0
+#define TRACE_VERSION_MINOR 1 /* 1.1: JIT_MAP records */
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -27,6 +27,7 @@ enum trace_type {
 	TRACE_LOSS = 7,          /* samples the agent had to drop, counted */
 	TRACE_END = 8,           /* last record: exit status and totals */
 	/* reserved, not written yet: 9 ALLOCS, 10 FREES, 11 PROCESS (fork/exec) */
+	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
 };
 
 /* Well-known META keys (values are text). Unknown keys are kept and shown. */
@@ -133,6 +134,16 @@ struct trace_end {
 	uint64_t lost_samples;
 };
 
+/* Part of a JIT runtime's symbol map (perf's "START SIZE name" text lines,
+ * hex): whole lines, in file order; a long map spans several records. */
+struct trace_jit_map {
+	uint32_t pid;
+	uint64_t time_ns;     /* when collect read it */
+	const char *path;     /* the file it was read from */
+	const uint8_t *text;  /* not NUL-terminated; may hold anything */
+	uint32_t text_len;
+};
+
 struct trace_record {
 	enum trace_type type;
 	uint64_t offset; /* byte offset of the record in the decompressed stream */
@@ -145,6 +156,7 @@ struct trace_record {
 		struct trace_samples samples;
 		struct trace_loss loss;
 		struct trace_end end;
+		struct trace_jit_map jit_map;
 	} u;
 };
 
@@ -163,6 +175,9 @@ int trace_writer_stack(struct trace_writer *w, const struct trace_stack *s);
 /* Queue a sample; samples are written in batches, in the order given. */
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s);
 int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l);
+/* One JIT_MAP record; text_len at most TRACE_JIT_MAP_MAX_TEXT (else EINVAL). */
+#define TRACE_JIT_MAP_MAX_TEXT (1u << 20)
+int trace_writer_jit_map(struct trace_writer *w, const struct trace_jit_map *j);
 /* Push everything appended so far to fd as whole zstd blocks; 0 or -1/errno. */
 int trace_writer_flush(struct trace_writer *w);
 /* Bytes handed to fd so far, and uncompressed bytes appended so far. */
