@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"tree", cmd_tree, "call tree with counts, as Julia's Profile.print"},
 	{"flat", cmd_flat, "one row per function (or line): inclusive and self counts"},
 	{"export", cmd_export, "write folded stacks, speedscope JSON or pprof"},
+	{"archive", cmd_archive, "pack the modules and debug files a trace needs, by build-id"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -10,5 +10,6 @@ int cmd_info(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_flat(int argc, char **argv);
 int cmd_export(int argc, char **argv); /* builtin-export.c */
+int cmd_archive(int argc, char **argv); /* builtin-archive.c */
 
 #endif

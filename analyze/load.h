@@ -12,6 +12,8 @@
 struct load_options {
 	const char *const *debug_dirs; /* --debug-dir, in the order given */
 	int ndebug_dirs;
+	const char *const *search_dirs; /* --search-dir: modules and debug files */
+	int nsearch_dirs;
 	int demangle;    /* 1 unless --no-demangle */
 	int keep_clones; /* --keep-clones */
 	int full_names;  /* --full-names: C++ return type and parameters */

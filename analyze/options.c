@@ -24,6 +24,12 @@ struct shared_option {
 static const struct shared_option shared_options[] = {
 	{OPTGROUP_LOAD, {"debug-dir", required_argument, NULL, OPTION_DEBUG_DIR},
 	 "      --debug-dir DIR     also look for debug info in DIR (repeatable)"},
+	{OPTGROUP_LOAD, {"search-dir", required_argument, NULL, OPTION_SEARCH_DIR},
+	 "      --search-dir DIR    where a module's recorded file is missing or another\n"
+	 "                          build, look for it in DIR by build-id (DIR/.build-id/\n"
+	 "                          xx/yyyy, as analyze archive packs it), by its path\n"
+	 "                          under DIR and by name; its debug files too\n"
+	 "                          (repeatable). A file with another build-id is never used"},
 	{OPTGROUP_LOAD, {"no-demangle", no_argument, NULL, OPTION_NO_DEMANGLE},
 	 "      --no-demangle       show C++/Rust names as in the binary"},
 	{OPTGROUP_LOAD, {"keep-clones", no_argument, NULL, OPTION_KEEP_CLONES},
@@ -143,6 +149,12 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		o->debug_dirs = append(o->debug_dirs, &n, sizeof(*o->debug_dirs), &arg);
 		o->load.debug_dirs = o->debug_dirs;
 		o->load.ndebug_dirs = (int)n;
+		return 0;
+	case OPTION_SEARCH_DIR:
+		n = (size_t)o->load.nsearch_dirs;
+		o->search_dirs = append(o->search_dirs, &n, sizeof(*o->search_dirs), &arg);
+		o->load.search_dirs = o->search_dirs;
+		o->load.nsearch_dirs = (int)n;
 		return 0;
 	case OPTION_NO_DEMANGLE:
 		o->load.demangle = 0;
@@ -296,8 +308,12 @@ out:
 void analyze_options_free(struct analyze_options *o)
 {
 	free(o->debug_dirs);
+	free(o->search_dirs);
 	free(o->tids);
 	o->debug_dirs = NULL;
+	o->search_dirs = NULL;
+	o->load.search_dirs = NULL;
+	o->load.nsearch_dirs = 0;
 	o->tids = NULL;
 	o->load.debug_dirs = NULL;
 	o->load.ndebug_dirs = 0;

@@ -31,7 +31,7 @@
 #include "load.h"
 
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
-#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones,
+#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR, --search-dir DIR (repeatable), --no-demangle, --keep-clones,
 				   --full-names, --raw-names, --offline,
 				   --debuginfod-timeout S */
 #define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable), --no-inline */
@@ -47,6 +47,7 @@
  */
 enum {
 	OPTION_DEBUG_DIR = 256,
+	OPTION_SEARCH_DIR,
 	OPTION_NO_DEMANGLE,
 	OPTION_KEEP_CLONES,
 	OPTION_FULL_NAMES,
@@ -75,8 +76,9 @@ struct analyze_options {
 	int full_paths;               /* --full-paths: no path shortening */
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
 	const char *trace;            /* the TRACE operand */
-	/* storage behind load.debug_dirs and filter.tids */
+	/* storage behind load.debug_dirs, load.search_dirs and filter.tids */
 	const char **debug_dirs;
+	const char **search_dirs;
 	uint32_t *tids;
 };
 

@@ -120,6 +120,8 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 		struct symbolizer_options so = {
 			.debug_dirs = o->debug_dirs,
 			.ndebug_dirs = o->ndebug_dirs,
+			.search_dirs = o->search_dirs,
+			.nsearch_dirs = o->nsearch_dirs,
 			.demangle = o->demangle,
 			.keep_clones = o->keep_clones,
 			.full_names = o->full_names,

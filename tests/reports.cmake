@@ -32,3 +32,7 @@ set_tests_properties(e2e_report_agent PROPERTIES LABELS e2e TIMEOUT 120)
 # JIT code named from perf maps copied into the trace: a tiny C JIT, then node.
 add_test(NAME e2e_report_jit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_jit.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_report_jit PROPERTIES LABELS e2e TIMEOUT 120)
+
+# analyze archive, then --search-dir on the unpacked archive.
+add_test(NAME e2e_symbols_archive COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/symbols_archive.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_symbols_archive PROPERTIES LABELS e2e TIMEOUT 120)

@@ -21,18 +21,21 @@
 struct symbol_module {
 	struct symbolizer *owner;
 	char *path;
+	struct symbol_file *files; /* what it was read from: files[0] is the module */
+	size_t nfiles, files_cap;
 	uint8_t build_id[64];
 	size_t build_id_len;
 	unsigned flags;
 	int usable; /* the file is the traced one: lookups may answer */
-	char warning[2 * PATH_MAX + 512];
+	char warning[5 * PATH_MAX];
 	struct sym_index ix;
 };
 
 struct symbolizer {
 	struct symbolizer_options options;
 	struct sym_debuginfod *debuginfod; /* NULL: offline, or no DEBUGINFOD_URLS */
-	char **debug_dirs; /* copies, so the caller's argv may go */
+	char **debug_dirs; /* copies, so the caller's argv may go: the debug
+			      dirs, then the search dirs */
 	struct sym_strings strings;
 	struct symbol_module **modules;
 	size_t nmodules, modules_cap;
@@ -45,21 +48,25 @@ struct symbolizer *symbolizer_new(const struct symbolizer_options *o)
 		return NULL;
 	if (o != NULL)
 		s->options = *o;
-	int n = s->options.ndebug_dirs > 0 ? s->options.ndebug_dirs : 0;
-	s->debug_dirs = calloc((size_t)n + 1, sizeof(*s->debug_dirs));
+	/* A search dir holds debug files too: both lists are searched for them. */
+	int nd = s->options.ndebug_dirs > 0 ? s->options.ndebug_dirs : 0;
+	int ns = s->options.nsearch_dirs > 0 ? s->options.nsearch_dirs : 0;
+	s->debug_dirs = calloc((size_t)(nd + ns) + 1, sizeof(*s->debug_dirs));
 	if (s->debug_dirs == NULL) {
 		free(s);
 		return NULL;
 	}
-	for (int i = 0; i < n; i++) {
-		s->debug_dirs[i] = strdup(s->options.debug_dirs[i]);
+	for (int i = 0; i < nd + ns; i++) {
+		s->debug_dirs[i] = strdup(i < nd ? s->options.debug_dirs[i] : s->options.search_dirs[i - nd]);
 		if (s->debug_dirs[i] == NULL) {
 			symbolizer_free(s);
 			return NULL;
 		}
 	}
 	s->options.debug_dirs = (const char *const *)s->debug_dirs;
-	s->options.ndebug_dirs = n;
+	s->options.ndebug_dirs = nd + ns;
+	s->options.search_dirs = (const char *const *)s->debug_dirs + nd;
+	s->options.nsearch_dirs = ns;
 	if (!s->options.offline)
 		s->debuginfod = sym_debuginfod_new(s->options.debuginfod_timeout, s->options.progress,
 						   s->options.progress_ctx);
@@ -124,33 +131,51 @@ static void fetch_debug_file(struct symbolizer *s, const char *module,
 	}
 }
 
+/* Remember a file m was read from (for analyze archive). */
+static void add_file(struct symbol_module *m, const char *kind, const char *path, const uint8_t *id,
+		     size_t len)
+{
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (strcmp(m->files[i].path, path) == 0)
+			return; /* a debug file that is the module itself */
+	SYM_GROW(m->files, m->nfiles, m->files_cap);
+	struct symbol_file *f = &m->files[m->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->path = sym_intern(&m->owner->strings, path);
+	f->build_id_len = len <= sizeof(f->build_id) ? len : 0;
+	if (f->build_id_len)
+		memcpy(f->build_id, id, f->build_id_len);
+}
+
+static void used_file(void *ctx, const char *kind, const char *path, const uint8_t *id, size_t len)
+{
+	add_file(ctx, kind, path, id, len);
+}
+
 /* Read and index the module; fills m->flags and m->warning. */
 static void open_module(struct symbolizer *s, struct symbol_module *m)
 {
 	struct sym_elf_info info;
-	sym_elf_inspect(m->path, &info);
-	if (!info.readable) {
-		m->flags |= PROFILE_MODULE_MISSING;
-		if (!is_pseudo_module(m->path))
-			snprintf(m->warning, sizeof(m->warning),
-				 "%s: %s: frames shown as module+offset", m->path,
-				 access(m->path, F_OK) == 0 ? "not a readable ELF file"
-							     : "file not found");
+	char file[PATH_MAX], why[3 * PATH_MAX + 512];
+	if (is_pseudo_module(m->path)) {
+		m->flags |= PROFILE_MODULE_MISSING; /* the vdso: the kernel's, no file */
 		return;
 	}
-	/* A trace without a build-id cannot be checked: trust the path. */
-	if (m->build_id_len > 0 &&
-	    !same_build_id(m->build_id, m->build_id_len, info.build_id, info.build_id_len)) {
-		m->flags |= PROFILE_MODULE_BUILD_ID_MISMATCH;
-		snprintf(m->warning, sizeof(m->warning),
-			 "%s: build-id differs from the traced one (rebuilt after collection?): "
-			 "frames shown as module+offset",
-			 m->path);
+	int found = sym_locate_module(m->path, m->build_id, m->build_id_len, s->options.search_dirs,
+				      s->options.nsearch_dirs, file, sizeof(file), &info, why,
+				      sizeof(why));
+	if (found != SYM_LOCATE_FOUND) {
+		m->flags |= found == SYM_LOCATE_MISMATCH ? PROFILE_MODULE_BUILD_ID_MISMATCH
+							 : PROFILE_MODULE_MISSING;
+		snprintf(m->warning, sizeof(m->warning), "%s: %s: frames shown as module+offset",
+			 m->path, why);
 		return;
 	}
 	m->usable = 1;
+	add_file(m, "module", file, info.build_id, info.build_id_len);
 	char debug_path[PATH_MAX], links_warning[PATH_MAX + 200] = "";
-	sym_elf_find_debug_file(m->path, &info, s->options.debug_dirs, s->options.ndebug_dirs,
+	sym_elf_find_debug_file(file, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
 	char fetch_problem[PATH_MAX + 200] = "";
 	if (debug_path[0] == '\0')
@@ -159,9 +184,11 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 	struct sym_search search = {
 		.debug_dirs = s->options.debug_dirs,
 		.ndebug_dirs = s->options.ndebug_dirs,
-		.module_path = m->path,
+		.module_path = file,
 		.build_id = info.build_id,
 		.build_id_len = info.build_id_len,
+		.used = used_file,
+		.used_ctx = m,
 		.fetch = s->debuginfod != NULL ? sym_debuginfod_fetch : NULL,
 		.fetch_ctx = s->debuginfod,
 	};
@@ -170,15 +197,17 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 				     sizeof(links_warning)) != 0;
 	if (damaged)
 		debug_path[0] = '\0';
+	if (debug_path[0] != '\0')
+		add_file(m, "debug", debug_path, info.build_id, info.build_id_len);
 	/* A separate debug file keeps the full .symtab; the stripped file
 	 * only .dynsym. */
 	size_t nsymbols = 0;
-	if (debug_path[0] != '\0' && strcmp(debug_path, m->path) != 0)
+	if (debug_path[0] != '\0' && strcmp(debug_path, file) != 0)
 		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, debug_path);
 	if (nsymbols == 0)
-		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, m->path);
+		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, file);
 	/* The stubs are code of the module itself (a debug file has no bytes). */
-	sym_elf_load_plt(&m->ix, &s->strings, m->path);
+	sym_elf_load_plt(&m->ix, &s->strings, file);
 	sym_index_finish(&m->ix);
 
 	if (m->ix.has_dwarf && links_warning[0] != '\0')
@@ -245,6 +274,12 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 unsigned symbol_module_flags(const struct symbol_module *m)
 {
 	return m->flags;
+}
+
+size_t symbol_module_files(const struct symbol_module *m, const struct symbol_file **files)
+{
+	*files = m->files;
+	return m->nfiles;
 }
 
 /* Demangled name of linkage_name in style, interned. */
@@ -353,6 +388,7 @@ void symbolizer_free(struct symbolizer *s)
 		return;
 	for (size_t i = 0; i < s->nmodules; i++) {
 		sym_index_free(&s->modules[i]->ix);
+		free(s->modules[i]->files);
 		free(s->modules[i]->path);
 		free(s->modules[i]);
 	}

@@ -22,6 +22,11 @@
 struct symbolizer_options {
 	const char *const *debug_dirs; /* --debug-dir, searched by build-id and debuglink */
 	int ndebug_dirs;
+	/* --search-dir: modules whose recorded file is missing or another build
+	 * are looked for there (by build-id, by path, by base name); their
+	 * debug files too */
+	const char *const *search_dirs;
+	int nsearch_dirs;
 	int demangle;    /* 0: keep linkage names as in the binary (--no-demangle) */
 	int keep_clones; /* 0: merge .part.N/.isra.N/.constprop.N/.cold/.lto_priv.N */
 	int full_names;  /* C++: return type and parameters too (--full-names) */
@@ -65,6 +70,16 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 
 /* PROFILE_MODULE_* bits (formats/profile/profile.h) describing what m can resolve. */
 unsigned symbol_module_flags(const struct symbol_module *m);
+
+/* A file a module's names were read from. */
+struct symbol_file {
+	const char *kind; /* "module", "debug", "sup" (dwz), "dwp", "dwo" */
+	const char *path; /* where it was read */
+	uint8_t build_id[64]; /* the module's (module, debug, dwp), sup's own; dwo: none */
+	size_t build_id_len;
+};
+/* Every file m was read from, the module's own first (none when unusable). */
+size_t symbol_module_files(const struct symbol_module *m, const struct symbol_file **files);
 
 /*
  * Inline chain for ELF virtual address vaddr (runtime address - load bias,

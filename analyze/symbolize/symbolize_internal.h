@@ -309,6 +309,8 @@ struct sym_links {
 	const struct sym_search *search;
 	const char *debug_path;
 	struct sym_dwarf *sup, *dwp; /* owned */
+	uint8_t sup_id[64];          /* the supplementary file's build-id or checksum */
+	size_t sup_id_len;
 	int dwp_tried;
 	struct sym_dwarf **dwos; /* .dwo files opened so far, owned */
 	size_t ndwos, dwos_cap;
@@ -324,6 +326,7 @@ int sym_links_find_sup(struct sym_links *l, struct sym_dwarf *d, const char *deb
  * when its .dwo/.dwp is missing, damaged or of another build. */
 struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit *skeleton,
 				      const struct sym_value *values, struct sym_strings *st);
+/* Tell search->used of the files that were read, then free them. */
 void sym_links_free(struct sym_links *l);
 
 /* symbolize_dwarf.c: index the DWARF of debug_path. Returns 0 on success
@@ -378,6 +381,10 @@ struct sym_search {
 	const char *module_path;       /* the module (a .dwp is beside it) */
 	const uint8_t *build_id;       /* the module's, for DIR/.build-id/xx/yyyy.dwp */
 	size_t build_id_len;
+	/* each auxiliary file DWARF was read from ("sup" with its id, "dwp",
+	 * "dwo"), for analyze archive; NULL: not wanted */
+	void (*used)(void *ctx, const char *kind, const char *path, const uint8_t *id, size_t len);
+	void *used_ctx;
 	/* debuginfod: fetch the debug file of build-id into a local path
 	 * (what: the module it is for, for progress lines): 0, or -1. NULL: off. */
 	int (*fetch)(void *ctx, const uint8_t *build_id, size_t len, const char *what, char *out,
@@ -408,6 +415,14 @@ void sym_elf_find_debug_file(const char *path, const struct sym_elf_info *info,
 			     size_t out_len);
 /* Add the function symbols of path (.symtab, else .dynsym); count added. */
 size_t sym_elf_load_symbols(struct sym_index *ix, struct sym_strings *st, const char *path);
+/* symbolize_locate.c: the file of a traced module, checked by build-id */
+enum { SYM_LOCATE_FOUND, SYM_LOCATE_MISSING, SYM_LOCATE_MISMATCH };
+/* The recorded path, else the module under a search dir (by build-id, by
+ * path, by base name): FOUND with its path in out and info filled; MISSING
+ * or MISMATCH (some file had another build-id) with why in one line. */
+int sym_locate_module(const char *recorded, const uint8_t *id, size_t len,
+		      const char *const *dirs, int ndirs, char *out, size_t out_len,
+		      struct sym_elf_info *info, char *why, size_t why_len);
 /* symbolize_plt.c: name path's PLT stubs "function@plt"; count named. */
 size_t sym_elf_load_plt(struct sym_index *ix, struct sym_strings *st, const char *path);
 

@@ -184,6 +184,8 @@ int sym_links_find_sup(struct sym_links *l, struct sym_dwarf *d, const char *deb
 	}
 	sym_dwarf_set_sup(d, sup);
 	l->sup = sup;
+	memcpy(l->sup_id, id, id_len);
+	l->sup_id_len = id_len;
 	return 1;
 }
 
@@ -334,6 +336,16 @@ struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit
 
 void sym_links_free(struct sym_links *l)
 {
+	const struct sym_search *s = l->search;
+	if (s != NULL && s->used != NULL) {
+		if (l->sup != NULL)
+			s->used(s->used_ctx, "sup", l->sup->path, l->sup_id, l->sup_id_len);
+		if (l->dwp != NULL)
+			s->used(s->used_ctx, "dwp", l->dwp->path, s->build_id, s->build_id_len);
+		for (size_t i = 0; i < l->ndwos; i++)
+			if (l->dwos[i]->nunits > 0)
+				s->used(s->used_ctx, "dwo", l->dwos[i]->path, NULL, 0);
+	}
 	for (size_t i = 0; i < l->ndwos; i++)
 		sym_dwarf_close(l->dwos[i]);
 	free(l->dwos);
