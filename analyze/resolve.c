@@ -24,6 +24,7 @@
 #include "alloc.h"
 #include "hashmap.h"
 #include "jitmap.h"
+#include "overloads.h"
 #include "symbolize.h"
 #include "terminal.h"
 
@@ -552,31 +553,6 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a)
 	return profile_add_location(p, &loc);
 }
 
-/*
- * C++ names are shown without parameters, except where two functions would
- * then read the same though their parameters differ (overloads): those get
- * their parameters back, so a report never merges two functions by name.
- */
-static void tell_overloads_apart(struct resolver *R)
-{
-	struct profile *p = R->p;
-	struct u64map first; /* name -> first function with it */
-	u64map_init(&first, p->nfunctions);
-	uint8_t *ambiguous = calloc_or_abort(p->nstrings, 1);
-	for (uint32_t i = 0; i < p->nfunctions; i++) {
-		uint32_t *slot = u64map_slot(&first, p->functions[i].name);
-		if (*slot == HASHMAP_NONE)
-			*slot = i;
-		else if (R->parameters[*slot] != R->parameters[i])
-			ambiguous[p->functions[i].name] = 1;
-	}
-	for (uint32_t i = 0; i < p->nfunctions; i++)
-		if (ambiguous[p->functions[i].name] && !(p->functions[i].flags & PROFILE_FUNCTION_UNKNOWN))
-			p->functions[i].name = R->parameters[i];
-	free(ambiguous);
-	u64map_free(&first);
-}
-
 static const struct resolver *sort_resolver;
 
 static int address_order(const void *a, const void *b)
@@ -605,7 +581,7 @@ void resolver_resolve(struct resolver *R)
 		a->location = resolve_one(R, a);
 	}
 	free(order);
-	tell_overloads_apart(R);
+	overloads_tell_apart(R->p, R->parameters);
 }
 
 uint32_t resolver_location(const struct resolver *R, uint32_t address)

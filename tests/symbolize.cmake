@@ -69,6 +69,12 @@ add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
   ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload ${SYM_BIN}/symbols_workload
   ${SYM_BIN}/rust_legacy)
 
+add_executable(unit_symbolize_names ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize_names.c)
+target_link_libraries(unit_symbolize_names PRIVATE ipscope_analyze)
+add_dependencies(unit_symbolize_names symbolize_workloads)
+add_test(NAME unit_symbolize_names COMMAND unit_symbolize_names ${SYM_SRC} ${SYM_BIN})
+set_tests_properties(unit_symbolize_names PROPERTIES TIMEOUT 300 LABELS unit)
+
 add_executable(unit_symbolize ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize.c)
 target_link_libraries(unit_symbolize PRIVATE ipscope_analyze)
 add_dependencies(unit_symbolize symbolize_workloads symbolize_generated symbolize_links)
