@@ -89,13 +89,24 @@ grep -q "debuginfod" "$scratch/err" || fail "down server: no warning: $(cat "$sc
 
 # 4. A silent server (accepts, never answers): the timeout, once.
 cat >"$scratch/servers.js" <<'EOF'
-// silent: accept and never answer; garbage: 200 with bytes that are no ELF.
+// silent: accept and never answer; garbage: 200 with bytes that are no ELF;
+// trickle: garbage too, 1 MiB sent over about 2 s (a download worth a progress line).
 const http = require("http");
 const [kind, port] = process.argv.slice(2);
 const server = http.createServer((req, res) => {
 	if (kind === "garbage") {
 		res.writeHead(200, { "Content-Type": "application/octet-stream" });
 		res.end(Buffer.alloc(4096, 0x5a));
+	} else if (kind === "trickle") {
+		res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": 1 << 20 });
+		let sent = 0;
+		const timer = setInterval(() => {
+			res.write(Buffer.alloc(1 << 15, 0x5a));
+			if ((sent += 1 << 15) >= 1 << 20) {
+				clearInterval(timer);
+				res.end();
+			}
+		}, 70);
 	}
 });
 server.listen(Number(port), "127.0.0.1");
@@ -119,4 +130,21 @@ for kind in silent garbage; do
 	echo "$kind server: ok ($(cat "$scratch/seconds") s): $(cat "$scratch/err")"
 	stop_server
 done
+# 5. A download of more than a second draws a progress line on a terminal
+# (script gives analyze one), and none when stderr is not a terminal.
+port=$(free_port)
+node "$scratch/servers.js" trickle "$port" &
+server_pid=$!
+sleep 0.5
+rm -rf "$scratch/cache"
+DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$scratch/cache \
+	script -qec "'$bin/analyze' tree --debuginfod-timeout 20 '$scratch/t.zst' >'$scratch/tree'" \
+	"$scratch/typescript" >/dev/null 2>&1 || fail "analyze under script failed: $(cat "$scratch/typescript")"
+grep -q "analyze: debuginfod: debug info of app: [0-9.]* of 1.0 MiB" "$scratch/typescript" ||
+	fail "no progress line on the terminal: $(cat -v "$scratch/typescript")"
+grep -q "not its debug info" "$scratch/typescript" || fail "trickle: the garbage was not refused"
+expect_symtab_names trickle
+analyze_with "http://127.0.0.1:$port" --debuginfod-timeout 20
+grep -q "MiB" "$scratch/err" && fail "a progress line without a terminal: $(cat "$scratch/err")"
+stop_server
 echo "debuginfod: ok"
