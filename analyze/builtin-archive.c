@@ -22,6 +22,7 @@
 
 #include "alloc.h"
 #include "builtin.h"
+#include "diagnostics.h"
 #include "load.h"
 #include "options.h"
 #include "symbolize.h"
@@ -93,14 +94,8 @@ static int seen(struct members *m, const char *name)
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->names[i], name))
 			return 1;
-	if (m->n == m->cap) {
-		m->cap = m->cap ? 2 * m->cap : 64;
-		m->names = realloc_or_abort(m->names, m->cap * sizeof(*m->names));
-	}
-	m->names[m->n] = strdup(name);
-	if (!m->names[m->n])
-		abort_out_of_memory();
-	m->n++;
+	ALLOC_GROW(m->names, m->n + 1, m->cap);
+	m->names[m->n++] = strdup_or_abort(name);
 	return 0;
 }
 
@@ -202,6 +197,7 @@ int cmd_archive(int argc, char **argv)
 	}
 	o.load.symbolize = 0;
 	o.load.open_modules = 0;
+	o.load.diag = diag_stderr_sink();
 	struct profile *p = load_trace(o.trace, &o.load, NULL);
 	if (!p) {
 		rc = 1;

@@ -58,11 +58,14 @@ static const struct option export_options_long[] = {
 
 static const char export_help[] =
 	"  -f, --format FORMAT     folded: \"root;...;leaf count\" lines for flamegraph.pl\n"
-	"                          and inferno (count in timer periods, as flat counts);\n"
+	"                          and inferno (counts of the --value type, as flat's);\n"
 	"                          speedscope: JSON, one profile per thread, samples in\n"
 	"                          time order, inline frames expanded;\n"
 	"                          pprof: gzipped profile.proto for go tool pprof, with\n"
 	"                          sample labels \"thread\" (name) and \"tid\" (number)\n"
+	"                          (speedscope and pprof show a count of timer periods,\n"
+	"                          --value samples, as the CPU time it stands for; pprof\n"
+	"                          holds every value type, the chosen one its default)\n"
 	"  -o, --output FILE       write to FILE (default: standard output, '-')\n"
 	"      --annotate-inline   folded: mark inlined frames with \"_[i]\"\n"
 	"      --thread-roots      folded: start each stack with its thread\n";
@@ -192,7 +195,13 @@ int cmd_export(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	uint32_t value;
+	if ((rc = options_resolve_value(&cmd, &o, p, &value)) != 0) {
+		profile_free(p);
+		goto out;
+	}
 	const struct export_options eo = {
+		.value = value,
 		.lines = o.lines,
 		.annotate_inline = a.annotate_inline,
 		.thread_roots = a.thread_roots,

@@ -4,7 +4,7 @@
  *
  * Samples are first summed per stack (10 million samples usually share a
  * hundred thousand stacks), so the tree is built once per distinct stack,
- * never once per sample.
+ * never once per sample. Sums saturate rather than wrap (arith.h).
  */
 #include "calltree.h"
 
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "arith.h"
 #include "hashmap.h"
 
 struct frame_lookup {
@@ -28,31 +29,26 @@ static int frame_equal(const void *ctx, uint32_t id)
 	       a->line == b->line && a->inlined == b->inlined;
 }
 
-static uint32_t intern_frame(struct calltree *t, struct idmap *map, uint32_t *cap,
-			     const struct calltree_frame *f)
+static uint32_t intern_frame(struct calltree *t, struct hashmap *map, const struct calltree_frame *f)
 {
 	uint64_t h = hash_u64(f->address);
 	h = hash_combine(h, ((uint64_t)f->function << 32) | f->file);
 	h = hash_combine(h, ((uint64_t)f->line << 1) | f->inlined);
 	struct frame_lookup fl = {t, f};
-	uint32_t id = idmap_find(map, h, frame_equal, &fl);
+	uint32_t id = hashmap_find(map, h, frame_equal, &fl);
 	if (id != HASHMAP_NONE)
 		return id;
-	if (t->nframes == *cap) {
-		*cap = *cap ? 2 * *cap : 1024;
-		t->frames = realloc_or_abort(t->frames, *cap * sizeof(*t->frames));
-	}
+	ALLOC_GROW(t->frames, (uint64_t)t->nframes + 1, t->frames_cap);
 	t->frames[t->nframes] = *f;
-	idmap_insert(map, h, t->nframes);
+	hashmap_insert(map, h, t->nframes);
 	return t->nframes++;
 }
 
 static void build_frames(struct calltree *t)
 {
 	const struct profile *p = t->profile;
-	struct idmap map;
-	uint32_t cap = 0;
-	idmap_init(&map, 1024);
+	struct hashmap map;
+	hashmap_init(&map, 1024);
 	/* Every line row belongs to one location (profile.h), so its frame is
 	 * known from the row alone. */
 	t->line_frame = calloc_or_abort(p->nlines, sizeof(*t->line_frame));
@@ -67,34 +63,52 @@ static void build_frames(struct calltree *t)
 				.line = line->line,
 				.inlined = line->inlined,
 			};
-			t->line_frame[loc->first_line + i] = intern_frame(t, &map, &cap, &f);
+			t->line_frame[loc->first_line + i] = intern_frame(t, &map, &f);
 		}
 	}
-	idmap_free(&map);
+	hashmap_free(&map);
 }
 
-struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread)
+struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread, uint32_t value)
 {
 	struct calltree *t = calloc_or_abort(1, sizeof(*t));
 	t->profile = p;
 	t->combine = combine;
+	t->value = value;
 	build_frames(t);
-	t->stack_weight = calloc_or_abort(p->nstacks, sizeof(*t->stack_weight));
+	t->stack_value = calloc_or_abort(p->nstacks, sizeof(*t->stack_value));
+	/* Sums of the counted column per stack; the other columns' sums only
+	 * when there are others (a CPU trace has one, which serves both of its
+	 * types). Everything is scaled once at the end. */
+	int64_t columns[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint32_t ncol = p->ncolumns, col = p->value_types[value].column;
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		if (thread != CALLTREE_ALL_THREADS && s->thread != thread)
 			continue;
-		t->stack_weight[s->stack] += s->weight;
-		t->total_weight += s->weight;
+		const int64_t *v = &p->values[i * ncol];
+		t->stack_value[s->stack] = sat_add_i64(t->stack_value[s->stack], v[col], &t->saturated);
+		if (ncol > 1)
+			for (uint32_t c = 0; c < ncol; c++)
+				columns[c] = sat_add_i64(columns[c], v[c], &t->saturated);
 		t->total_samples++;
 	}
+	int64_t counted = 0;
 	for (uint32_t s = 0; s < p->nstacks; s++) {
-		if (!t->stack_weight[s])
-			continue;
+		if (!t->stack_value[s])
+			continue; /* no samples, or a diff's zero: nothing to draw */
+		counted = sat_add_i64(counted, t->stack_value[s], &t->saturated);
+		t->stack_value[s] = profile_scale_value(p, value, t->stack_value[s], &t->saturated);
+		uint64_t a = abs_i64(t->stack_value[s]);
+		t->total_abs = t->total_abs > UINT64_MAX - a ? UINT64_MAX : t->total_abs + a;
 		uint32_t n = profile_stack_nframes(p, s);
 		if (n > t->max_frames)
 			t->max_frames = n;
 	}
+	columns[col] = counted;
+	for (uint32_t v = 0; v < p->nvalue_types; v++)
+		t->totals[v] = profile_scale_value(p, v, columns[p->value_types[v].column], &t->saturated);
+	t->total = t->totals[value];
 	return t;
 }
 
@@ -115,23 +129,20 @@ void calltree_build_nodes(struct calltree *t)
 					     .first_child = CALLTREE_NONE,
 					     .next_sibling = CALLTREE_NONE};
 	t->nnodes = 1;
-	struct u64map edges; /* parent << 32 | frame -> child */
-	u64map_init(&edges, 4096);
+	struct hashmap edges; /* parent << 32 | frame -> child */
+	hashmap_init(&edges, 4096);
 	uint32_t *frames = calloc_or_abort(t->max_frames, sizeof(*frames));
 	for (uint32_t s = 0; s < p->nstacks; s++) {
-		uint64_t w = t->stack_weight[s];
+		int64_t w = t->stack_value[s];
 		if (!w)
 			continue;
 		uint32_t n = calltree_stack_frames(t, s, frames);
 		uint32_t node = 0;
-		t->nodes[0].count += w;
+		t->nodes[0].count = sat_add_i64(t->nodes[0].count, w, NULL);
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t *child = u64map_slot(&edges, (uint64_t)node << 32 | frames[i]);
+			uint32_t *child = hashmap_slot(&edges, (uint64_t)node << 32 | frames[i]);
 			if (*child == HASHMAP_NONE) {
-				if (t->nnodes == cap) {
-					cap *= 2;
-					t->nodes = realloc_or_abort(t->nodes, cap * sizeof(*t->nodes));
-				}
+				ALLOC_GROW(t->nodes, (uint64_t)t->nnodes + 1, cap);
 				struct calltree_node *parent = &t->nodes[node];
 				t->nodes[t->nnodes] = (struct calltree_node){
 					.frame = frames[i],
@@ -144,12 +155,12 @@ void calltree_build_nodes(struct calltree *t)
 				*child = t->nnodes++;
 			}
 			node = *child;
-			t->nodes[node].count += w;
+			t->nodes[node].count = sat_add_i64(t->nodes[node].count, w, NULL);
 		}
-		t->nodes[node].self += w;
+		t->nodes[node].self = sat_add_i64(t->nodes[node].self, w, NULL);
 	}
 	free(frames);
-	u64map_free(&edges);
+	hashmap_free(&edges);
 }
 
 void calltree_free(struct calltree *t)
@@ -158,7 +169,7 @@ void calltree_free(struct calltree *t)
 		return;
 	free(t->frames);
 	free(t->line_frame);
-	free(t->stack_weight);
+	free(t->stack_value);
 	free(t->nodes);
 	free(t);
 }
@@ -183,15 +194,15 @@ int calltree_frame_compare(const struct calltree *t, uint32_t a, uint32_t b)
 	return (int)x->inlined - (int)y->inlined;
 }
 
-static const struct calltree *sort_tree;
-
-static int child_order(const void *a, const void *b)
+static int child_order(const void *a, const void *b, void *ctx)
 {
-	const struct calltree_node *x = &sort_tree->nodes[*(const uint32_t *)a];
-	const struct calltree_node *y = &sort_tree->nodes[*(const uint32_t *)b];
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return calltree_frame_compare(sort_tree, x->frame, y->frame);
+	const struct calltree *t = ctx;
+	const struct calltree_node *x = &t->nodes[*(const uint32_t *)a];
+	const struct calltree_node *y = &t->nodes[*(const uint32_t *)b];
+	uint64_t cx = abs_i64(x->count), cy = abs_i64(y->count);
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return calltree_frame_compare(t, x->frame, y->frame);
 }
 
 uint32_t calltree_sorted_children(const struct calltree *t, uint32_t node, uint32_t **out)
@@ -203,9 +214,7 @@ uint32_t calltree_sorted_children(const struct calltree *t, uint32_t node, uint3
 	n = 0;
 	for (uint32_t c = t->nodes[node].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling)
 		children[n++] = c;
-	sort_tree = t;
-	qsort(children, n, sizeof(*children), child_order);
-	sort_tree = NULL;
+	qsort_r(children, n, sizeof(*children), child_order, (void *)t);
 	*out = children;
 	return n;
 }

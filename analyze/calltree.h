@@ -37,8 +37,8 @@ struct calltree_node {
 	uint32_t first_child; /* children are linked in no particular order */
 	uint32_t next_sibling;
 	uint32_t depth;       /* top level is 1; the root (node 0) is 0 */
-	uint64_t count;       /* inclusive: weight of samples through this node */
-	uint64_t self;        /* weight of samples whose innermost frame is this node */
+	int64_t count;        /* inclusive: value of the samples through this node */
+	int64_t self;         /* value of the samples whose innermost frame is this node */
 };
 
 #define CALLTREE_NONE UINT32_MAX
@@ -46,19 +46,24 @@ struct calltree_node {
 struct calltree {
 	const struct profile *profile;
 	int combine;
+	uint32_t value;            /* the value type counted */
 	struct calltree_frame *frames;
-	uint32_t nframes;
+	uint32_t nframes, frames_cap;
 	uint32_t *line_frame;      /* per profile line row: its frame */
-	uint64_t *stack_weight;    /* per profile stack: weight of the selected samples */
-	uint32_t max_frames;       /* most frames in any stack */
-	uint64_t total_weight;     /* of the selected samples */
-	uint64_t total_samples;
+	int64_t *stack_value;      /* per profile stack: value of the selected samples */
+	uint32_t max_frames;       /* most frames in any stack of nonzero value */
+	int64_t total;             /* value of the selected samples */
+	uint64_t total_abs;        /* sum of |stack value|: the whole percentages divide */
+	int64_t totals[PROFILE_MAX_VALUE_TYPES]; /* every type's total of the selected samples */
+	int saturated;             /* some sum reached the int64 limit */
+	uint64_t total_samples;    /* selected sample rows */
 	struct calltree_node *nodes; /* after calltree_build_nodes; nodes[0] is the root */
 	uint32_t nnodes;
 };
 
-/* Frames and stack weights of p's samples of one thread index (or all). */
-struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread);
+/* Frames and per-stack values of type value of p's samples of one thread
+ * index (or CALLTREE_ALL_THREADS). */
+struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread, uint32_t value);
 /* Build the prefix tree (nodes). */
 void calltree_build_nodes(struct calltree *t);
 void calltree_free(struct calltree *t);
@@ -69,7 +74,7 @@ uint32_t calltree_stack_frames(const struct calltree *t, uint32_t stack, uint32_
 /* Order for listing: file, function name, line, address (unknown files last). */
 int calltree_frame_compare(const struct calltree *t, uint32_t a, uint32_t b);
 
-/* Children of node, sorted by count (largest first), ties by frame order. */
+/* Children of node, sorted by |count| (largest first), ties by frame order. */
 uint32_t calltree_sorted_children(const struct calltree *t, uint32_t node, uint32_t **out);
 
 #endif

@@ -6,13 +6,14 @@
 #ifndef IPSCOPE_DEBUG_HINT_H
 #define IPSCOPE_DEBUG_HINT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile.h"
 
-/* Share of p's sample weight (0..1) whose stacks have a frame in module m,
- * for every module (caller frees). */
-double *debug_hint_module_shares(const struct profile *p);
+/* Share of p's value of type value (0..1) in the samples whose stacks have
+ * a frame in module m, for every module (caller frees). */
+double *debug_hint_module_shares(const struct profile *p, uint32_t value);
 
 /*
  * The modules without debug info that samples land in, most covered first,
@@ -20,6 +21,7 @@ double *debug_hint_module_shares(const struct profile *p);
  * module has its debug info. System modules (libc...) only with
  * show_system: their frames are hidden otherwise. indent prefixes each line.
  */
-void debug_hint_print(FILE *out, const struct profile *p, int show_system, const char *indent);
+void debug_hint_print(FILE *out, const struct profile *p, uint32_t value, int show_system,
+		      const char *indent);
 
 #endif

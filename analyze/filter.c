@@ -2,11 +2,13 @@
  * filter.c - hide system frames, select threads and fold inlined frames,
  * building a new profile (see filter.h for what the filters mean).
  *
- * Strings, modules, functions and lines are copied with their ids, so the
- * result shares every name with the input. Locations lose their system lines
- * (a location with some hidden lines becomes a new location holding only the
- * shown ones); stacks are rebuilt lazily, only for samples that survive, and
- * merged when hiding frames made two of them equal.
+ * The copy goes through the remapping of formats/profile/remap.h: strings,
+ * modules and functions are mapped first and in order, so they keep their
+ * ids; whole locations and threads are mapped as samples need them.
+ * Locations lose their system lines (a location with some hidden lines
+ * becomes a new location holding only the shown ones); stacks are rebuilt
+ * lazily, only for samples that survive, and merged when hiding frames made
+ * two of them equal. Samples keep their values (all columns).
  */
 #include "filter.h"
 
@@ -16,6 +18,7 @@
 
 #include "alloc.h"
 #include "hashmap.h"
+#include "remap.h"
 
 #define UNMAPPED UINT32_MAX
 #define HIDDEN (UINT32_MAX - 1)
@@ -24,11 +27,12 @@ struct filter_state {
 	const struct profile *in;
 	struct profile *out;
 	const struct filter_options *f;
+	struct profile_remap *remap;
 	uint32_t *location_map; /* in location -> out location, HIDDEN or UNMAPPED */
 	uint32_t *whole_map;    /* in location -> out copy with all its lines */
 	uint32_t *stack_map;    /* in stack -> out stack, or UNMAPPED */
 	uint32_t *thread_map;   /* in thread -> out thread, or UNMAPPED (dropped) */
-	struct idmap stacks;    /* out stacks by content, to merge equal ones */
+	struct hashmap stacks;  /* out stacks by content, to merge equal ones */
 	uint32_t *scratch;      /* one stack's out locations */
 	const uint32_t *seek;   /* key of the stack being looked up */
 	uint32_t seek_depth;
@@ -59,18 +63,23 @@ static int line_hidden(const struct filter_state *st, const struct profile_line 
 	       (st->in->functions[l->function].flags & PROFILE_FUNCTION_SYSTEM);
 }
 
-/* Copy location loc, keeping only its lines for which keep is set (all when whole). */
+/* Copy location loc with only its shown lines (whole ones: the remapping's). */
 static uint32_t copy_location(struct filter_state *st, uint32_t loc, int whole)
 {
 	const struct profile_location *l = &st->in->locations[loc];
+	if (whole && first_kept(st, l) == 0)
+		return profile_remap_location(st->remap, loc);
 	struct profile_location nl = *l;
+	nl.module = profile_remap_module(st->remap, l->module);
 	nl.first_line = st->out->nlines;
 	nl.nlines = 0;
 	for (uint32_t i = first_kept(st, l); i < l->nlines; i++) {
-		const struct profile_line *line = &st->in->lines[l->first_line + i];
-		if (!whole && line_hidden(st, line))
+		struct profile_line line = st->in->lines[l->first_line + i];
+		if (!whole && line_hidden(st, &line))
 			continue;
-		profile_add_line(st->out, line);
+		line.function = profile_remap_function(st->remap, line.function);
+		line.file = profile_remap_string(st->remap, line.file);
+		profile_add_line(st->out, &line);
 		nl.nlines++;
 	}
 	return profile_add_location(st->out, &nl);
@@ -137,10 +146,10 @@ static uint32_t map_stack(struct filter_state *st, uint32_t stack)
 	uint64_t h = hash_locations(st->scratch, depth);
 	st->seek = st->scratch;
 	st->seek_depth = depth;
-	uint32_t id = idmap_find(&st->stacks, h, stack_equal, st);
+	uint32_t id = hashmap_find(&st->stacks, h, stack_equal, st);
 	if (id == HASHMAP_NONE) {
 		id = profile_add_stack(st->out, st->scratch, depth);
-		idmap_insert(&st->stacks, h, id);
+		hashmap_insert(&st->stacks, h, id);
 	}
 	return st->stack_map[stack] = id;
 }
@@ -155,50 +164,29 @@ static int tid_selected(const struct filter_options *f, uint32_t tid)
 	return 0;
 }
 
-/* Everything but locations, stacks and samples. */
+/* Everything but locations, stacks and samples: tables in order, the
+ * selected threads, the value types and what the trace says of the run. */
 static void copy_tables(struct filter_state *st)
 {
 	const struct profile *in = st->in;
-	struct profile *out = st->out;
-	for (uint32_t i = 1; i < in->nstrings; i++) {
-		if (profile_intern(out, in->strings[i]) != i) {
-			fputs("ipscope: filter: string table is not canonical\n", stderr);
-			abort();
-		}
-	}
-	for (uint32_t i = 0; i < in->nmodules; i++)
-		profile_add_module(out, &in->modules[i]);
-	for (uint32_t i = 0; i < in->nfunctions; i++)
-		profile_add_function(out, &in->functions[i]);
-	/* Lines are copied per location, so locations keep contiguous chains. */
-	for (uint32_t i = 0; i < in->nthreads; i++) {
-		if (!tid_selected(st->f, in->threads[i].tid))
-			continue;
-		struct profile_thread t = in->threads[i];
-		t.samples = 0;
-		t.weight = 0;
-		st->thread_map[i] = profile_add_thread(out, &t);
-	}
-	out->command = in->command;
-	out->mode = in->mode;
-	out->source = in->source;
-	out->interval_ns = in->interval_ns;
-	out->start_realtime_ns = in->start_realtime_ns;
-	out->start_ns = in->start_ns;
-	out->duration_ns = in->duration_ns;
-	out->lost_samples = in->lost_samples;
-	out->wait_status = in->wait_status;
-	out->ended = in->ended;
+	profile_remap_tables(st->remap);
+	profile_remap_run(st->remap);
+	for (uint32_t i = 0; i < in->nthreads; i++)
+		if (tid_selected(st->f, in->threads[i].tid))
+			st->thread_map[i] = profile_remap_thread(st->remap, i);
 }
 
 /*
- * Filter in->samples into dst (which may be in->samples itself: the write
- * index never passes the read index) and make dst the output's sample array.
+ * Filter in's samples and values into dst and dst_values (which may be in's
+ * own arrays: the write index never passes the read index) and make them
+ * the output's.
  */
-static void filter_samples(struct filter_state *st, struct profile_sample *dst, uint64_t dst_cap)
+static void filter_samples(struct filter_state *st, struct profile_sample *dst, uint64_t dst_cap,
+			   int64_t *dst_values, uint64_t dst_values_cap)
 {
 	const struct profile *in = st->in;
 	struct profile *out = st->out;
+	uint32_t ncol = in->ncolumns;
 	uint64_t n = 0;
 	uint32_t depth_max = 1;
 	for (uint32_t i = 0; i < in->nstacks; i++)
@@ -213,33 +201,37 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 		s.thread = t;
 		uint32_t stack = st->stack_map[s.stack];
 		s.stack = stack != UNMAPPED ? stack : map_stack(st, s.stack);
-		out->threads[t].samples++;
-		out->threads[t].weight += s.weight;
-		out->total_weight += s.weight;
+		memmove(dst_values + n * ncol, in->values + i * ncol, ncol * sizeof(*dst_values));
 		dst[n++] = s;
 	}
 	free(st->scratch);
 	free(out->samples);
+	free(out->values);
 	out->samples = dst;
 	out->nsamples = n;
 	out->samples_cap = dst_cap;
+	out->values = dst_values;
+	out->values_cap = dst_values_cap;
 }
 
 static struct profile *filter_run(const struct profile *in, const struct filter_options *f,
-				  struct profile_sample *dst, uint64_t dst_cap)
+				  struct profile_sample *dst, uint64_t dst_cap, int64_t *dst_values,
+				  uint64_t dst_values_cap)
 {
 	struct filter_state st = {.in = in, .f = f};
 	st.out = profile_new();
 	if (!st.out)
 		abort_out_of_memory();
+	st.remap = profile_remap_new(st.out, in, 0);
 	st.location_map = filled(in->nlocations, UNMAPPED);
 	st.whole_map = filled(in->nlocations, UNMAPPED);
 	st.stack_map = filled(in->nstacks, UNMAPPED);
 	st.thread_map = filled(in->nthreads, UNMAPPED);
-	idmap_init(&st.stacks, in->nstacks);
+	hashmap_init(&st.stacks, in->nstacks);
 	copy_tables(&st);
-	filter_samples(&st, dst, dst_cap);
-	idmap_free(&st.stacks);
+	filter_samples(&st, dst, dst_cap, dst_values, dst_values_cap);
+	profile_remap_free(st.remap);
+	hashmap_free(&st.stacks);
 	free(st.location_map);
 	free(st.whole_map);
 	free(st.stack_map);
@@ -251,7 +243,8 @@ struct profile *filter_profile(const struct profile *p, const struct filter_opti
 {
 	uint64_t cap = p->nsamples ? p->nsamples : 1;
 	struct profile_sample *dst = calloc_or_abort(cap, sizeof(*dst));
-	return filter_run(p, f, dst, cap);
+	int64_t *values = calloc_or_abort(cap * (p->ncolumns ? p->ncolumns : 1), sizeof(*values));
+	return filter_run(p, f, dst, cap, values, cap * (p->ncolumns ? p->ncolumns : 1));
 }
 
 struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f)
@@ -259,13 +252,22 @@ struct profile *filter_profile_consume(struct profile *p, const struct filter_op
 	if (filter_is_identity(f))
 		return p;
 	struct profile_sample *dst = p->samples;
-	uint64_t cap = p->samples_cap;
-	if (!dst) {
-		cap = 1;
+	int64_t *values = p->values;
+	uint64_t cap = p->samples_cap, values_cap = p->values_cap;
+	if (!dst || !values) {
+		free(dst);
+		free(values);
+		cap = values_cap = 1;
 		dst = calloc_or_abort(cap, sizeof(*dst));
+		values = calloc_or_abort(values_cap, sizeof(*values));
+		p->nsamples = 0;
 	}
-	struct profile *out = filter_run(p, f, dst, cap);
-	p->samples = NULL; /* now out's */
+	p->samples = NULL; /* now out's: filter_run reads them through in */
+	p->values = NULL;
+	struct profile tmp = *p; /* in, with the arrays it is being filtered from */
+	tmp.samples = dst;
+	tmp.values = values;
+	struct profile *out = filter_run(&tmp, f, dst, cap, values, values_cap);
 	p->nsamples = 0;
 	profile_free(p);
 	return out;

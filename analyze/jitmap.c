@@ -23,10 +23,7 @@ static const char *keep(struct jit_symbols *js, const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		copy[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
 	copy[n] = '\0';
-	if (js->nstrings == js->strings_cap) {
-		js->strings_cap = js->strings_cap ? 2 * js->strings_cap : 256;
-		js->strings = realloc_or_abort(js->strings, js->strings_cap * sizeof(*js->strings));
-	}
+	ALLOC_GROW(js->strings, js->nstrings + 1, js->strings_cap);
 	js->strings[js->nstrings++] = copy;
 	return copy;
 }
@@ -114,11 +111,9 @@ size_t jit_symbols_add(struct jit_symbols *js, const uint8_t *text, size_t len, 
 			continue;
 		}
 		s++;
-		if (js->n == js->cap) {
-			js->cap = js->cap ? 2 * js->cap : 1024;
-			js->symbols = realloc_or_abort(js->symbols, js->cap * sizeof(*js->symbols));
-			js->orders = realloc_or_abort(js->orders, js->cap * sizeof(*js->orders));
-		}
+		size_t cap = js->cap;
+		ALLOC_GROW(js->symbols, js->n + 1, js->cap);
+		ALLOC_GROW(js->orders, js->n + 1, cap);
 		struct jit_symbol *sym = &js->symbols[js->n];
 		size_t n = (size_t)(nl - s);
 		if (n > 0 && s[n - 1] == '\r')

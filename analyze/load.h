@@ -1,12 +1,15 @@
 /*
  * load.h - read a trace into a profile: every record through the streaming
- * reader, each distinct address symbolized once, names interned.
+ * reader and its consumer (load_internal.h), each distinct address
+ * symbolized once, names interned. What went wrong or looked wrong goes to
+ * the diagnostics sink, never to stderr.
  */
 #ifndef IPSCOPE_LOAD_H
 #define IPSCOPE_LOAD_H
 
 #include <stdint.h>
 
+#include "diagnostics.h"
 #include "profile.h"
 
 struct load_options {
@@ -27,9 +30,10 @@ struct load_options {
 	 */
 	int symbolize;
 	int open_modules;
+	const struct diag_sink *diag; /* where messages go; NULL: nowhere */
 };
 
-/* Defaults: demangle, merge clones, symbolize. */
+/* Defaults: demangle, merge clones, symbolize, no sink. */
 void load_options_init(struct load_options *o);
 
 /* What the trace itself says beyond the profile, for analyze info. */
@@ -45,6 +49,7 @@ struct load_stats {
 	int truncated;             /* the stream ended without an END record */
 	uint64_t stack_records;
 	uint64_t truncated_stacks; /* stacks cut at max_frames */
+	uint64_t undefined_stack_samples; /* samples naming a stack no record defined */
 	uint64_t end_samples;      /* totals the END record states (0 when truncated) */
 	uint64_t end_weight;
 	uint32_t end_flags;        /* TRACE_END_* */
@@ -52,15 +57,22 @@ struct load_stats {
 	uint32_t nmeta;
 	uint64_t distinct_addresses;
 	uint64_t unresolved_addresses; /* ended up as module+0xoffset */
+	/* Figures that could not be true, corrected and said (load_samples.c). */
+	uint32_t implausible_loss_threads;   /* threads whose lost count was clamped */
+	uint32_t implausible_weight_threads; /* threads with sample weights clamped */
+	uint64_t clamped_weights;            /* samples whose weight was clamped */
+	uint64_t samples_outside_run;        /* times before the start or after the end */
+	uint64_t samples_backwards;          /* earlier than their thread's previous one */
+	uint32_t overbusy_threads;           /* more CPU time than the run lasted */
+	int value_saturated;                 /* some total reached the int64 limit */
 };
 
 /*
- * Load path ("-" for stdin). On a corrupt trace, an unreadable file or a
- * newer major version: prints the reader's one-line error and returns NULL
- * (the caller exits 1). A truncated trace prints its warning once on stderr
- * and loads what was read. Symbolizer warnings (missing module, build-id
- * mismatch) are printed once each. stats may be NULL; free with
- * load_stats_free.
+ * Load path ("-" for stdin). On a corrupt trace, an unreadable or empty file
+ * or a newer major version: an error through o->diag and NULL (the caller
+ * exits 1). A truncated trace warns once and loads what was read; symbolizer
+ * warnings (missing module, build-id mismatch) are said once each. stats may
+ * be NULL; free with load_stats_free.
  */
 struct profile *load_trace(const char *path, const struct load_options *o, struct load_stats *stats);
 void load_stats_free(struct load_stats *stats);

@@ -74,6 +74,9 @@ static const struct shared_option shared_options[] = {
 	{OPTGROUP_DISPLAY, {"color", required_argument, NULL, OPTION_COLOR},
 	 "      --color WHEN        auto (default: on a terminal unless NO_COLOR is\n"
 	 "                          set), always or never"},
+	{0, {"value", required_argument, NULL, OPTION_VALUE},
+	 "      --value TYPE        the value type to show: samples (default: timer\n"
+	 "                          periods) or cpu (nanoseconds) in a CPU trace"},
 };
 
 #define NSHARED (sizeof(shared_options) / sizeof(shared_options[0]))
@@ -123,7 +126,7 @@ void analyze_options_help(FILE *out, const struct analyze_command *cmd)
 	if (cmd->help)
 		fputs(cmd->help, out);
 	for (size_t i = 0; i < NSHARED; i++)
-		if (cmd->groups & shared_options[i].group)
+		if (!shared_options[i].group || (cmd->groups & shared_options[i].group))
 			fprintf(out, "%s\n", shared_options[i].help);
 	fputs("  -h, --help              show this help\n", out);
 }
@@ -215,6 +218,9 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 	case OPTION_FULL_PATHS:
 		o->full_paths = 1;
 		return 0;
+	case OPTION_VALUE:
+		o->value_name = arg;
+		return 0;
 	}
 	return usage_error(cmd, "internal: unhandled option %d", opt);
 }
@@ -231,7 +237,7 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 	struct option longopts[64];
 	size_t n = 0;
 	for (size_t i = 0; i < NSHARED; i++)
-		if (cmd->groups & shared_options[i].group)
+		if (!shared_options[i].group || (cmd->groups & shared_options[i].group))
 			longopts[n++] = shared_options[i].opt;
 	for (const struct option *op = cmd->options; op && op->name; op++) {
 		if (n + 2 >= sizeof(longopts) / sizeof(longopts[0]))
@@ -319,4 +325,37 @@ void analyze_options_free(struct analyze_options *o)
 	o->load.ndebug_dirs = 0;
 	o->filter.tids = NULL;
 	o->filter.ntids = 0;
+}
+
+int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,
+			  const struct profile *p, uint32_t *value)
+{
+	if (!o->value_name) {
+		*value = p->default_value;
+		return 0;
+	}
+	*value = profile_find_value_type(p, o->value_name);
+	if (*value != PROFILE_NO_VALUE)
+		return 0;
+	char names[256];
+	return usage_error(cmd, "--value %s: %s has the value types %s", o->value_name, o->trace,
+			   profile_value_type_names(p, names, sizeof(names)));
+}
+
+int finish_output(const struct analyze_command *cmd)
+{
+	/* fclose reports what fflush and the earlier writes could not: its
+	 * errno is the reason (ENOSPC, EPIPE, EBADF). */
+	errno = 0;
+	int failed = ferror(stdout) != 0;
+	int saved = errno;
+	if (fflush(stdout) != 0)
+		failed = 1, saved = errno;
+	if (fclose(stdout) != 0 && !failed)
+		failed = 1, saved = errno;
+	if (!failed)
+		return 0;
+	fprintf(stderr, "analyze %s: writing standard output: %s\n", cmd->name,
+		saved ? strerror(saved) : "write error");
+	return 1;
 }

@@ -8,16 +8,21 @@
  * command's, handles --help, reports unknown options in one line and reads
  * the TRACE operand.
  *
- * Typical use in a builtin-*.c:
+ * Typical use in a builtin-*.c (report commands let report_command in
+ * report.h do all of this):
  *
  *	struct analyze_options o;
  *	int rc = analyze_options_parse(argc, argv, &my_command, &o);
  *	if (rc >= 0)
  *		return rc;               // --help (0) or usage error (2)
+ *	o.load.diag = diag_stderr_sink();
  *	struct profile *p = load_trace(o.trace, &o.load, NULL);
  *	...
  *	p = filter_profile_consume(p, &o.filter);
+ *	uint32_t value;
+ *	rc = options_resolve_value(&my_command, &o, p, &value); // --value
  *	...
+ *	rc = finish_output(&my_command);  // 1 when stdout could not be written
  *	analyze_options_free(&o);
  */
 #ifndef IPSCOPE_OPTIONS_H
@@ -29,6 +34,7 @@
 
 #include "filter.h"
 #include "load.h"
+#include "profile.h"
 
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
 #define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR, --search-dir DIR (repeatable), --no-demangle, --keep-clones,
@@ -39,6 +45,7 @@
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
 #define OPTGROUP_DISPLAY 0x20u  /* --width N, --full-paths, --color auto|always|never */
+/* Every command takes --value TYPE (the value type shown: samples, cpu...). */
 
 /*
  * getopt values of the shared long options. A command's own long options
@@ -63,6 +70,7 @@ enum {
 	OPTION_WIDTH,
 	OPTION_FULL_PATHS,
 	OPTION_COLOR,
+	OPTION_VALUE,
 	OPTION_COMMAND_FIRST = 512,
 };
 
@@ -75,6 +83,7 @@ struct analyze_options {
 	int width;                    /* columns; 0: unlimited (no truncation) */
 	int full_paths;               /* --full-paths: no path shortening */
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
+	const char *value_name;       /* --value TYPE, NULL: the profile's default */
 	const char *trace;            /* the TRACE operand */
 	/* storage behind load.debug_dirs, load.search_dirs and filter.tids */
 	const char **debug_dirs;
@@ -117,5 +126,20 @@ int parse_double(const char *s, double *out);
 /* One-line usage error "analyze CMD: message" on stderr; returns 2. */
 int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The value type --value names in the loaded profile p (its default when
+ * --value was not given): 0 with *value set, or 2 after a usage error that
+ * lists the types p has.
+ */
+int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,
+			  const struct profile *p, uint32_t *value);
+
+/*
+ * End of a command's output: flush and close standard output. 0, or 1 after
+ * "analyze CMD: writing standard output: REASON" on stderr (a full disk, a
+ * closed pipe or stdout): no command exits 0 with its output lost.
+ */
+int finish_output(const struct analyze_command *cmd);
 
 #endif

@@ -13,11 +13,11 @@
 
 void overloads_tell_apart(struct profile *p, const uint32_t *parameters)
 {
-	struct u64map first; /* name -> first function with it */
-	u64map_init(&first, p->nfunctions);
+	struct hashmap first; /* name -> first function with it */
+	hashmap_init(&first, p->nfunctions);
 	uint8_t *ambiguous = calloc_or_abort(p->nstrings, 1);
 	for (uint32_t i = 0; i < p->nfunctions; i++) {
-		uint32_t *slot = u64map_slot(&first, p->functions[i].name);
+		uint32_t *slot = hashmap_slot(&first, p->functions[i].name);
 		if (*slot == HASHMAP_NONE)
 			*slot = i;
 		else if (parameters[*slot] != parameters[i])
@@ -27,5 +27,5 @@ void overloads_tell_apart(struct profile *p, const uint32_t *parameters)
 		if (ambiguous[p->functions[i].name] && !(p->functions[i].flags & PROFILE_FUNCTION_UNKNOWN))
 			p->functions[i].name = parameters[i];
 	free(ambiguous);
-	u64map_free(&first);
+	hashmap_free(&first);
 }

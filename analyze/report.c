@@ -1,5 +1,7 @@
 /*
- * report.c - shared pieces of the text reports (see report.h).
+ * report.c - what the text reports share (see report.h): one run of a
+ * report command, and the header, footer and frame text every report prints
+ * the same way.
  */
 #include "report.h"
 
@@ -10,54 +12,120 @@
 #include "debug_hint.h"
 #include "load.h"
 
-struct profile *report_profile(const struct analyze_options *o)
+void report_init(struct report *r, FILE *out, const struct profile *p, const struct analyze_options *o,
+		 uint32_t value)
 {
+	r->out = out;
+	r->p = p;
+	r->o = o;
+	r->value = value;
+	palette_init(&r->pal, o->color);
+}
+
+struct profile *report_profile(struct analyze_options *o)
+{
+	o->load.diag = diag_stderr_sink();
 	struct profile *p = load_trace(o->trace, &o->load, NULL);
 	if (!p)
 		return NULL;
 	return filter_profile_consume(p, &o->filter);
 }
 
-int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print)
+int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print,
+		   void *ctx)
 {
 	struct analyze_options o;
 	int rc = analyze_options_parse(argc, argv, cmd, &o);
 	if (rc >= 0)
 		return rc;
 	struct profile *p = report_profile(&o);
-	rc = p ? 0 : 1; /* report_profile has said what went wrong */
-	if (p)
-		print(stdout, p, &o);
+	uint32_t value = 0;
+	if (!p)
+		rc = 1; /* report_profile has said what went wrong */
+	else
+		rc = options_resolve_value(cmd, &o, p, &value);
+	if (rc == 0) {
+		struct report r;
+		report_init(&r, stdout, p, &o, value);
+		print(&r, ctx);
+		rc = finish_output(cmd);
+	}
 	profile_free(p);
 	analyze_options_free(&o);
 	return rc;
 }
 
-void report_header(FILE *out, const struct profile *p, const struct palette *pal)
+/* "CPU" for cpu, the type's own name for others: "... of CPU", "... of wall". */
+static const char *time_label(const struct profile *p)
 {
-	char cpu[32], interval[32];
-	fprintf(out, "%sCommand:%s %s\n", pal->bold, pal->reset,
-		p->command ? profile_string(p, p->command) : "(unknown)");
-	fprintf(out, "%sSamples:%s %" PRIu64 ", weight %" PRIu64 " = %s of CPU (interval %s)",
-		pal->bold, pal->reset, p->nsamples, p->total_weight,
-		format_duration(profile_weight_ns(p, p->total_weight), cpu, sizeof(cpu)),
-		format_duration(p->interval_ns, interval, sizeof(interval)));
-	fprintf(out, ", threads: %u, lost samples: %" PRIu64 "%s\n", p->nthreads, p->lost_samples,
-		p->ended ? "" : " (trace truncated)");
-	fputc('\n', out);
+	const char *name = profile_string(p, p->value_types[p->period_type].type);
+	return !strcmp(name, "cpu") ? "CPU" : name;
 }
 
-void report_footer(FILE *out, const struct profile *p, uint64_t samples, uint64_t weight,
-		   const struct analyze_options *o)
+const char *report_totals(const struct profile *p, const int64_t *totals, int saturated, char *buf,
+			  size_t len)
 {
-	char cpu[32];
-	fprintf(out, "Total samples: %" PRIu64 " (weight %" PRIu64 " = %s of CPU) in %u thread%s.",
-		samples, weight, format_duration(profile_weight_ns(p, weight), cpu, sizeof(cpu)),
-		p->nthreads, p->nthreads == 1 ? "" : "s");
-	if (!o->filter.show_system)
-		fputs(" System frames hidden (-C shows them).", out);
-	fputc('\n', out);
-	debug_hint_print(out, p, o->filter.show_system, "");
+	const char *note = saturated ? " (saturated: the true total is larger)" : "";
+	uint32_t count = profile_period_count(p);
+	char text[64];
+	if (count != PROFILE_NO_VALUE) {
+		/* A CPU profile: the weight in timer periods and the time it stands for. */
+		snprintf(buf, len, "weight %" PRId64 " = %s of %s%s", totals[count],
+			 format_value(totals[p->period_type], "nanoseconds", text, sizeof(text)),
+			 time_label(p), note);
+		return buf;
+	}
+	size_t used = 0;
+	buf[0] = '\0';
+	for (uint32_t v = 0; v < p->nvalue_types && used < len; v++) {
+		const struct profile_value_type *t = &p->value_types[v];
+		int n = snprintf(buf + used, len - used, "%s%s %s", v ? ", " : "", profile_string(p, t->type),
+				 format_value(totals[v], profile_string(p, t->unit), text, sizeof(text)));
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	if (used < len)
+		snprintf(buf + used, len - used, "%s", note);
+	return buf;
+}
+
+void report_header(const struct report *r, const struct calltree *all)
+{
+	const struct profile *p = r->p;
+	const struct palette *pal = &r->pal;
+	char safe[4096], totals_text[512], interval[32];
+	const int64_t *totals = all->totals;
+	int saturated = all->saturated;
+	fprintf(r->out, "%sCommand:%s %s\n", pal->bold, pal->reset,
+		p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)");
+	fprintf(r->out, "%sSamples:%s %" PRIu64 ", %s", pal->bold, pal->reset, p->nsamples,
+		report_totals(p, totals, saturated, totals_text, sizeof(totals_text)));
+	if (p->period_type != PROFILE_NO_VALUE)
+		fprintf(r->out, " (interval %s)",
+			format_value(p->period, profile_string(p, p->value_types[p->period_type].unit), interval,
+				     sizeof(interval)));
+	fprintf(r->out, ", threads: %u, lost samples: %" PRIu64 "%s\n", p->nthreads, p->lost_samples,
+		p->ended ? "" : " (trace truncated)");
+	/* Say which value the counts below are in when it is not the default. */
+	if (r->value != p->default_value)
+		fprintf(r->out, "%sValues:%s %s (%s)\n", pal->bold, pal->reset,
+			profile_string(p, p->value_types[r->value].type),
+			profile_string(p, p->value_types[r->value].unit));
+	fputc('\n', r->out);
+}
+
+void report_footer(const struct report *r, const struct calltree *t)
+{
+	const struct profile *p = r->p;
+	char totals_text[512];
+	fprintf(r->out, "Total samples: %" PRIu64 " (%s) in %u thread%s.", t->total_samples,
+		report_totals(p, t->totals, t->saturated, totals_text, sizeof(totals_text)), p->nthreads,
+		p->nthreads == 1 ? "" : "s");
+	if (!r->o->filter.show_system)
+		fputs(" System frames hidden (-C shows them).", r->out);
+	fputc('\n', r->out);
+	debug_hint_print(r->out, p, r->value, r->o->filter.show_system, "");
 }
 
 const char *report_file(const struct profile *p, uint32_t file, int full_paths)
@@ -73,7 +141,12 @@ const char *report_line(uint32_t line, char *buf, size_t len)
 	return buf;
 }
 
-double report_percent(uint64_t part, uint64_t whole)
+double report_percent(int64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+int report_digits(int64_t v)
+{
+	return decimal_digits(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v) + (v < 0);
 }

@@ -1,8 +1,17 @@
 /*
- * report.h - what tree and flat (and exporters, for report_profile) share:
- * one run of a report command, getting the filtered profile the options ask
- * for, and printing the header, the footer and a frame's "file:line;
- * function" the same way.
+ * report.h - the text reports as functions of a profile, and what they
+ * share. The commands (builtin-tree.c, builtin-flat.c) parse, load and call
+ * these; the unit tests call them on hand-built profiles, so both print
+ * through the same code.
+ *
+ *   report.c       one run of a report command, the header and footer, a
+ *                  frame's file and line as shown
+ *   render_tree.c  tree_report: the call tree as Julia's Profile.print
+ *   render_flat.c  flat_report: one row per function, line or address,
+ *                  as text or as TSV for scripts
+ *
+ * Every report is told which value type it shows (struct report's value);
+ * headers and footers format totals by unit (durations, bytes, counts).
  */
 #ifndef IPSCOPE_REPORT_H
 #define IPSCOPE_REPORT_H
@@ -15,30 +24,74 @@
 #include "profile.h"
 #include "terminal.h"
 
+/* What every renderer is given: where to write, what, and how. */
+struct report {
+	FILE *out;
+	const struct profile *p;          /* loaded and filtered */
+	const struct analyze_options *o;  /* the shared options (width, colors, -C...) */
+	uint32_t value;                   /* the value type shown */
+	struct palette pal;
+};
+
+/* A report of p's value type value on out with options o. */
+void report_init(struct report *r, FILE *out, const struct profile *p, const struct analyze_options *o,
+		 uint32_t value);
+
+struct tree_options {
+	double noisefloor; /* 0: off */
+	uint64_t maxdepth; /* 0: unlimited */
+	int threads;       /* one tree per thread */
+};
+
+/* Header, tree(s) and footer as analyze tree prints them. */
+void tree_report(const struct report *r, const struct tree_options *to);
+
+enum flat_sort { FLAT_SORT_FILEFUNCLINE, FLAT_SORT_COUNT, FLAT_SORT_SELF };
+enum flat_format { FLAT_FORMAT_TEXT, FLAT_FORMAT_TSV };
+
+struct flat_options {
+	enum flat_sort sort;
+	uint64_t limit; /* 0: every row */
+	enum flat_format format;
+};
+
+/* Header, rows and footer as analyze flat prints them (or the TSV table). */
+void flat_report(const struct report *r, const struct flat_options *fo);
+
 /*
- * Load o->trace with o->load and apply o->filter. NULL after an error was
- * printed (exit 1).
+ * Load o->trace with o->load (its diagnostics on stderr) and apply
+ * o->filter. NULL after an error was said (exit 1).
  */
-struct profile *report_profile(const struct analyze_options *o);
+struct profile *report_profile(struct analyze_options *o);
 
-/* Prints a text report of p (loaded and filtered) with the command's options o. */
-typedef void (*report_print_fn)(FILE *out, const struct profile *p, const struct analyze_options *o);
+/* Prints a report of p with the command's options o and the value shown. */
+typedef void (*report_print_fn)(const struct report *r, void *ctx);
 
-/* Whole run of a report command: parse argv for cmd, load, filter, print to stdout; exit status. */
-int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print);
+/* Whole run of a report command: parse argv for cmd, load, filter, resolve
+ * --value, print to stdout, check the output; the exit status. */
+int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print,
+		   void *ctx);
 
-/* Command, samples, CPU time, threads and lost samples, then a blank line. */
-void report_header(FILE *out, const struct profile *p, const struct palette *pal);
+/* Command, samples and totals, threads and lost samples, then a blank line;
+ * all is a call tree of every sample (its totals are the profile's). */
+void report_header(const struct report *r, const struct calltree *all);
 
-/* "Total samples: ..." line for selected samples of total weight. */
-void report_footer(FILE *out, const struct profile *p, uint64_t samples, uint64_t weight,
-		   const struct analyze_options *o);
+/* "Total samples: N (totals) in T threads." for the selected samples of t. */
+void report_footer(const struct report *r, const struct calltree *t);
+
+/* "weight W = 3.7 s of CPU" (a CPU profile) or "TYPE total, ..." for totals
+ * (one per value type of p) into buf; saturated adds a note. Returns buf. */
+const char *report_totals(const struct profile *p, const int64_t *totals, int saturated, char *buf,
+			  size_t len);
 
 /* A frame's source file as shown ("?" when unknown) and line ("?" when 0). */
 const char *report_file(const struct profile *p, uint32_t file, int full_paths);
 const char *report_line(uint32_t line, char *buf, size_t len);
 
-/* Percentage of part in whole, 0 when whole is 0. */
-double report_percent(uint64_t part, uint64_t whole);
+/* Percentage of |part| in whole, 0 when whole is 0. */
+double report_percent(int64_t part, uint64_t whole);
+
+/* Digits (and sign) v takes in decimal. */
+int report_digits(int64_t v);
 
 #endif

@@ -22,11 +22,11 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "diagnostics.h"
 #include "hashmap.h"
 #include "jitmap.h"
 #include "overloads.h"
 #include "symbolize.h"
-#include "terminal.h"
 
 #define MAX_INLINE_CHAIN 64
 
@@ -65,46 +65,41 @@ struct resolver {
 	uint32_t nranges, ranges_cap;
 	struct address *addresses;
 	uint32_t naddresses, addresses_cap;
-	struct u64map leaf_index, return_index; /* ip -> address index */
+	struct hashmap leaf_index, return_index; /* ip -> address index */
 	int overlaps;                           /* some ranges overlap: modules chosen by epoch */
 	uint64_t *unloads;                      /* sorted unload times: epoch boundaries */
 	uint32_t nunloads;
-	struct u64map module_index;             /* (module, ip, is_return) -> address index */
-	struct u64map string_cache;             /* symbolizer string pointer -> string id */
-	struct idmap functions;                 /* profile functions by key */
+	struct hashmap module_index;             /* (module, ip, is_return) -> address index */
+	struct hashmap string_cache;             /* symbolizer string pointer -> string id */
+	struct hashmap functions;                 /* profile functions by key */
 	const struct profile_function *seek;
 	uint32_t *parameters;                   /* function -> name with C++ parameters */
 	uint32_t parameters_cap;
-	struct progress download;               /* a debuginfod download's line */
-	int downloading;
-	char **warned;                          /* warnings printed so far */
-	uint32_t nwarned;
+	int downloading;                        /* a debuginfod download under way */
+	char **warned;                          /* warnings said so far */
+	uint32_t nwarned, warned_cap;
 	uint64_t unresolved;
-	const struct jit_symbols *jit;          /* JIT code outside every module, or NULL */
+	struct jit_symbols *jit;                /* JIT code outside every module, or NULL (owned) */
 };
 
-/* The progress line of a debuginfod download (only on a terminal, after 1 s). */
+/* A debuginfod download's progress note (the sink draws it on a terminal
+ * when the download takes over a second). */
 static void download_progress(void *ctx, const char *what, uint64_t done, uint64_t total,
 			      int finished)
 {
 	struct resolver *R = ctx;
-	if (finished) {
-		progress_done(&R->download);
-		R->downloading = 0;
+	if (finished || !R->downloading) /* "" ends a note, and restarts the sink's clock */
+		diag_progress(R->o->diag, "%s", "");
+	R->downloading = !finished;
+	if (finished)
 		return;
-	}
-	if (!R->downloading) {
-		progress_init(&R->download);
-		R->downloading = 1;
-	}
 	const char *slash = strrchr(what, '/');
 	if (total > 0)
-		progress_update(&R->download, "analyze: debuginfod: debug info of %s: %.1f of %.1f MiB",
-				slash ? slash + 1 : what, (double)done / 1048576.0,
-				(double)total / 1048576.0);
+		diag_progress(R->o->diag, "debuginfod: debug info of %s: %.1f of %.1f MiB",
+			      slash ? slash + 1 : what, (double)done / 1048576.0, (double)total / 1048576.0);
 	else
-		progress_update(&R->download, "analyze: debuginfod: debug info of %s: %.1f MiB",
-				slash ? slash + 1 : what, (double)done / 1048576.0);
+		diag_progress(R->o->diag, "debuginfod: debug info of %s: %.1f MiB",
+			      slash ? slash + 1 : what, (double)done / 1048576.0);
 }
 
 struct resolver *resolver_new(struct profile *p, const struct load_options *o)
@@ -112,11 +107,11 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 	struct resolver *R = calloc_or_abort(1, sizeof(*R));
 	R->p = p;
 	R->o = o;
-	u64map_init(&R->leaf_index, 4096);
-	u64map_init(&R->return_index, 4096);
-	u64map_init(&R->string_cache, 4096);
-	u64map_init(&R->module_index, 64);
-	idmap_init(&R->functions, 4096);
+	hashmap_init(&R->leaf_index, 4096);
+	hashmap_init(&R->return_index, 4096);
+	hashmap_init(&R->string_cache, 4096);
+	hashmap_init(&R->module_index, 64);
+	hashmap_init(&R->functions, 4096);
 	if (o->symbolize || o->open_modules) {
 		struct symbolizer_options so = {
 			.debug_dirs = o->debug_dirs,
@@ -149,15 +144,19 @@ void resolver_free(struct resolver *R)
 		free(R->warned[i]);
 	free(R->warned);
 	free(R->parameters);
+	if (R->jit) {
+		jit_symbols_free(R->jit);
+		free(R->jit);
+	}
 	free(R->modules);
 	free(R->ranges);
 	free(R->addresses);
 	free(R->unloads);
-	u64map_free(&R->module_index);
-	u64map_free(&R->leaf_index);
-	u64map_free(&R->return_index);
-	u64map_free(&R->string_cache);
-	idmap_free(&R->functions);
+	hashmap_free(&R->module_index);
+	hashmap_free(&R->leaf_index);
+	hashmap_free(&R->return_index);
+	hashmap_free(&R->string_cache);
+	hashmap_free(&R->functions);
 	free(R);
 }
 
@@ -193,18 +192,12 @@ void resolver_add_module(struct resolver *R, const struct trace_module *m)
 			pm.limit = start + sg->memsz;
 			pm.file_offset = sg->file_offset;
 		}
-		if (R->nranges == R->ranges_cap) {
-			R->ranges_cap = R->ranges_cap ? 2 * R->ranges_cap : 64;
-			R->ranges = realloc_or_abort(R->ranges, R->ranges_cap * sizeof(*R->ranges));
-		}
+		ALLOC_GROW(R->ranges, (uint64_t)R->nranges + 1, R->ranges_cap);
 		R->ranges[R->nranges] = (struct range){start, start + sg->memsz, index, R->nranges, 0};
 		R->nranges++;
 	}
 	profile_add_module(p, &pm);
-	if (p->nmodules > R->modules_cap) {
-		R->modules_cap = R->modules_cap ? 2 * R->modules_cap : 64;
-		R->modules = realloc_or_abort(R->modules, R->modules_cap * sizeof(*R->modules));
-	}
+	ALLOC_GROW(R->modules, p->nmodules, R->modules_cap);
 	struct module_info *mi = &R->modules[index];
 	memset(mi, 0, sizeof(*mi));
 	if (idlen)
@@ -235,15 +228,15 @@ static int range_order(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Print a symbolizer warning unless the same line was printed already. */
+/* Say a symbolizer warning unless the same line was said already. */
 static void warn_once(struct resolver *R, const char *warning)
 {
 	for (uint32_t i = 0; i < R->nwarned; i++)
 		if (!strcmp(R->warned[i], warning))
 			return;
-	R->warned = realloc_or_abort(R->warned, (R->nwarned + 1) * sizeof(*R->warned));
-	R->warned[R->nwarned++] = strdup(warning);
-	fprintf(stderr, "analyze: warning: %s\n", warning);
+	ALLOC_GROW(R->warned, (uint64_t)R->nwarned + 1, R->warned_cap);
+	R->warned[R->nwarned++] = strdup_or_abort(warning);
+	diag(R->o->diag, DIAG_WARNING, "%s", warning);
 }
 
 static struct symbol_module *open_module(struct resolver *R, uint32_t index)
@@ -385,16 +378,13 @@ uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return, ui
 		/* User-space addresses fit in 47 bits: module, ip and the flag make one key. */
 		module = find_module(R, ip - (is_return != 0), epoch);
 		uint64_t key = ((uint64_t)(module + 1) << 49) ^ (ip << 1) ^ (uint64_t)(is_return != 0);
-		slot = u64map_slot(&R->module_index, key);
+		slot = hashmap_slot(&R->module_index, key);
 	} else {
-		slot = u64map_slot(is_return ? &R->return_index : &R->leaf_index, ip);
+		slot = hashmap_slot(is_return ? &R->return_index : &R->leaf_index, ip);
 	}
 	if (*slot != HASHMAP_NONE)
 		return *slot;
-	if (R->naddresses == R->addresses_cap) {
-		R->addresses_cap = R->addresses_cap ? 2 * R->addresses_cap : 4096;
-		R->addresses = realloc_or_abort(R->addresses, R->addresses_cap * sizeof(*R->addresses));
-	}
+	ALLOC_GROW(R->addresses, (uint64_t)R->naddresses + 1, R->addresses_cap);
 	R->addresses[R->naddresses] = (struct address){ip, (uint32_t)(is_return != 0), UINT32_MAX, module};
 	return *slot = R->naddresses++;
 }
@@ -403,7 +393,7 @@ static uint32_t intern_cached(struct resolver *R, const char *s)
 {
 	if (!s || !*s)
 		return 0;
-	uint32_t *slot = u64map_slot(&R->string_cache, (uint64_t)(uintptr_t)s);
+	uint32_t *slot = hashmap_slot(&R->string_cache, (uint64_t)(uintptr_t)s);
 	if (*slot == HASHMAP_NONE)
 		*slot = profile_intern(R->p, s);
 	return *slot;
@@ -437,7 +427,7 @@ static uint32_t function_index(struct resolver *R, const struct profile_function
 	h = hash_combine(h, ((uint64_t)f->file << 32) ^ f->start_line);
 	h = hash_combine(h, f->module);
 	R->seek = f;
-	uint32_t id = idmap_find(&R->functions, h, function_equal, R);
+	uint32_t id = hashmap_find(&R->functions, h, function_equal, R);
 	if (id != HASHMAP_NONE)
 		return id;
 	struct profile_function nf = *f;
@@ -446,13 +436,8 @@ static uint32_t function_index(struct resolver *R, const struct profile_function
 	if (is_startup_function(profile_string(R->p, f->name)))
 		nf.flags |= PROFILE_FUNCTION_SYSTEM;
 	id = profile_add_function(R->p, &nf);
-	idmap_insert(&R->functions, h, id);
-	if (id >= R->parameters_cap) {
-		R->parameters_cap = R->parameters_cap ? 2 * R->parameters_cap : 4096;
-		while (R->parameters_cap <= id)
-			R->parameters_cap *= 2;
-		R->parameters = realloc_or_abort(R->parameters, R->parameters_cap * sizeof(*R->parameters));
-	}
+	hashmap_insert(&R->functions, h, id);
+	ALLOC_GROW(R->parameters, (uint64_t)id + 1, R->parameters_cap);
 	R->parameters[id] = parameters ? parameters : nf.name;
 	return id;
 }
@@ -483,7 +468,7 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 	return profile_add_location(p, &loc);
 }
 
-void resolver_set_jit(struct resolver *R, const struct jit_symbols *jit)
+void resolver_set_jit(struct resolver *R, struct jit_symbols *jit)
 {
 	R->jit = jit;
 }
@@ -553,12 +538,11 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a)
 	return profile_add_location(p, &loc);
 }
 
-static const struct resolver *sort_resolver;
-
-static int address_order(const void *a, const void *b)
+static int address_order(const void *a, const void *b, void *ctx)
 {
-	const struct address *x = &sort_resolver->addresses[*(const uint32_t *)a];
-	const struct address *y = &sort_resolver->addresses[*(const uint32_t *)b];
+	const struct resolver *R = ctx;
+	const struct address *x = &R->addresses[*(const uint32_t *)a];
+	const struct address *y = &R->addresses[*(const uint32_t *)b];
 	uint64_t lx = x->ip - x->is_return, ly = y->ip - y->is_return;
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
@@ -573,9 +557,7 @@ void resolver_resolve(struct resolver *R)
 	for (uint32_t i = 0; i < R->naddresses; i++)
 		order[i] = i;
 	/* Address order: the symbolizer's tables are then walked forward. */
-	sort_resolver = R;
-	qsort(order, R->naddresses, sizeof(*order), address_order);
-	sort_resolver = NULL;
+	qsort_r(order, R->naddresses, sizeof(*order), address_order, R);
 	for (uint32_t i = 0; i < R->naddresses; i++) {
 		struct address *a = &R->addresses[order[i]];
 		a->location = resolve_one(R, a);

@@ -92,6 +92,87 @@ const char *format_duration(uint64_t ns, char *buf, size_t buflen)
 	return buf;
 }
 
+const char *format_value(int64_t v, const char *unit, char *buf, size_t buflen)
+{
+	uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	const char *sign = v < 0 ? "-" : "";
+	char tmp[64];
+	if (!strcmp(unit, "nanoseconds")) {
+		snprintf(buf, buflen, "%s%s", sign, format_duration(m, tmp, sizeof(tmp)));
+	} else if (!strcmp(unit, "bytes")) {
+		static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+		if (m < 1024) {
+			snprintf(buf, buflen, "%s%llu B", sign, (unsigned long long)m);
+		} else {
+			double x = (double)m / 1024.0;
+			int u = 0;
+			while (x >= 1024.0 && u < 5) {
+				x /= 1024.0;
+				u++;
+			}
+			snprintf(buf, buflen, "%s%.1f %s", sign, x, units[u]);
+		}
+	} else {
+		snprintf(buf, buflen, "%lld", (long long)v);
+	}
+	return buf;
+}
+
+/* Does s hold a byte escape_text changes? On every name of every report
+ * line: one table load per byte, UTF-8 lead 0xc2 looked at more closely. */
+static int needs_escape(const unsigned char *s)
+{
+	/* 1: C0 controls, DEL, raw C1 bytes (0x80-0x9f); 2: 0xc2, a C1 when UTF-8 encoded */
+	static const unsigned char unsafe[256] = {
+		[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		[0x7f] = 1,
+		[0x80] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		[0xc2] = 2,
+	};
+	for (; *s; s++)
+		if (unsafe[*s] == 1 || (unsafe[*s] == 2 && s[1] >= 0x80 && s[1] <= 0x9f))
+			return 1;
+	return 0;
+}
+
+const char *escape_text(const char *s, char *buf, size_t buflen)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (!needs_escape(u))
+		return s; /* raw C1 bytes inside valid UTF-8 are continuations: checked below */
+	size_t n = 0;
+	int continuation = 0; /* continuation bytes still expected by a UTF-8 lead */
+	for (; *u && n + 5 < buflen; u++) {
+		unsigned c = *u;
+		const char *named = c == 0x1b ? "\\e" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+		int control = c < 0x20 || c == 0x7f || (c == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) ||
+			      (c >= 0x80 && c <= 0x9f && !continuation);
+		if (continuation && (c & 0xc0) == 0x80)
+			continuation--;
+		else
+			continuation = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+		if (named) {
+			memcpy(buf + n, named, 2);
+			n += 2;
+		} else if (control) {
+			if (n + 9 >= buflen)
+				break;
+			snprintf(buf + n, buflen - n, "\\x%02x", c);
+			n += 4;
+			if (c == 0xc2) { /* the C1 character's second byte too */
+				u++;
+				snprintf(buf + n, buflen - n, "\\x%02x", *u);
+				n += 4;
+				continuation = 0;
+			}
+		} else {
+			buf[n++] = (char)c;
+		}
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 int decimal_digits(uint64_t v)
 {
 	int d = 1;

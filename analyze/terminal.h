@@ -38,6 +38,21 @@ const char *fit_text(const char *s, int width, int keep_end, char *buf, size_t b
 const char *format_duration(uint64_t ns, char *buf, size_t buflen);
 
 /*
+ * A value of a unit for people: "nanoseconds" as a duration, "bytes" as
+ * B/KiB/MiB/GiB, anything else ("count") as an integer; negative values
+ * (a diff's) with a leading '-'. Returns buf.
+ */
+const char *format_value(int64_t v, const char *unit, char *buf, size_t buflen);
+
+/*
+ * s made safe to print on a terminal, as ls does for file names: control
+ * characters (C0, DEL, C1 whether raw or UTF-8 encoded) become "\e", "\t",
+ * "\n", "\r" or "\xHH"; everything else, UTF-8 included, stays. Returns s
+ * itself when nothing needs escaping, else buf (cut to fit buflen).
+ */
+const char *escape_text(const char *s, char *buf, size_t buflen);
+
+/*
  * A one-line progress note on stderr, only when stderr is a terminal and the
  * work has already taken more than a second (ARCHITECTURE.md), redrawn at
  * most 5 times a second. progress_done erases it.

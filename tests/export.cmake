@@ -2,7 +2,8 @@
 # hand-built profiles, and end-to-end tests that run the real consumers (go
 # tool pprof; the speedscope package's JSON schema, validated with ajv) on
 # exports of a collected workload and compare their numbers with analyze flat.
-add_executable(unit_export ${CMAKE_CURRENT_SOURCE_DIR}/unit/export_test.c)
+add_executable(unit_export ${CMAKE_CURRENT_SOURCE_DIR}/unit/export_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
 # export_test.c unpacks pprof output with the generated protobuf-c code.
 target_include_directories(unit_export PRIVATE ${CMAKE_BINARY_DIR}/formats/profile)
 target_link_libraries(unit_export PRIVATE ipscope_profile)
@@ -29,3 +30,11 @@ foreach(step pprof speedscope folded stable output)
     SKIP_RETURN_CODE 77 LABELS e2e TIMEOUT 300)
 endforeach()
 set_tests_properties(e2e_export_speedscope PROPERTIES FIXTURES_REQUIRED "export_trace;export_node")
+
+# The remapping of one profile into another (formats/profile/remap.c): copy
+# and by name, as filters, merges and diffs use it.
+add_executable(unit_remap ${CMAKE_CURRENT_SOURCE_DIR}/unit/remap_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
+target_link_libraries(unit_remap PRIVATE ipscope_profile)
+add_test(NAME unit_remap COMMAND unit_remap)
+set_tests_properties(unit_remap PROPERTIES LABELS unit)

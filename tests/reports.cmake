@@ -1,9 +1,11 @@
 # Tests of analyze's reports (analyze/builtin-{info,tree,flat}.c, calltree,
 # filters, loader): unit tests on hand-built profiles, end-to-end scripts on
 # workloads with known answers (tests/e2e/workloads/report_*.c).
-add_executable(unit_report ${CMAKE_CURRENT_SOURCE_DIR}/unit/report_test.c)
+add_executable(unit_report ${CMAKE_CURRENT_SOURCE_DIR}/unit/report_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
 target_link_libraries(unit_report PRIVATE ipscope_analyze)
 add_test(NAME unit_report COMMAND unit_report)
+set_tests_properties(unit_report PROPERTIES LABELS unit)
 add_executable(unit_jitmap ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_jitmap.c)
 target_link_libraries(unit_jitmap PRIVATE ipscope_analyze)
 add_test(NAME unit_jitmap COMMAND unit_jitmap)
@@ -13,11 +15,39 @@ ipscope_workload(report_split e2e/workloads/report_split.c)
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
 ipscope_workload(report_inline e2e/workloads/report_inline.c)
 ipscope_workload(report_jit e2e/workloads/report_jit.c)
-foreach(test split recursive inline cli symbols)
+foreach(test split recursive inline cli symbols values)
   add_test(NAME e2e_report_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)
 endforeach()
+
+# The values model on a hand-built profile with two value types (count and
+# bytes) and on signed (diff) values: every report and exporter shows the
+# chosen type with its unit.
+add_executable(unit_values ${CMAKE_CURRENT_SOURCE_DIR}/unit/values_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
+target_include_directories(unit_values PRIVATE ${CMAKE_BINARY_DIR}/formats/profile)
+target_link_libraries(unit_values PRIVATE ipscope_analyze)
+add_test(NAME unit_values COMMAND unit_values)
+set_tests_properties(unit_values PROPERTIES LABELS unit)
+
+# The loader on traces written by the trace writer (or by hand): value
+# types, epochs, undefined and empty stacks, unknown records, truncation,
+# and the figures a trace cannot truthfully hold.
+add_executable(unit_load ${CMAKE_CURRENT_SOURCE_DIR}/unit/load_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace_test_support.c)
+target_include_directories(unit_load PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
+target_link_libraries(unit_load PRIVATE ipscope_analyze)
+add_test(NAME unit_load COMMAND unit_load)
+set_tests_properties(unit_load PROPERTIES LABELS unit)
+
+# Traces analyze must not trust (issue 13), from a writer of hostile traces.
+add_executable(hostile_traces ${CMAKE_CURRENT_SOURCE_DIR}/e2e/hostile_traces.c)
+set_target_properties(hostile_traces PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_link_libraries(hostile_traces PRIVATE ipscope_trace)
+add_test(NAME e2e_report_hostile
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_hostile.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_report_hostile PROPERTIES LABELS e2e TIMEOUT 300)
 
 # Debug info from a debuginfod server the test starts on 127.0.0.1 (and
 # stops), then from servers that are down, silent or answer garbage.

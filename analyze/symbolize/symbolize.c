@@ -9,6 +9,7 @@
 #include "symbolize.h"
 
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "symbolize_demangle.h"
 #include "profile.h"
 #include "symbolize_internal.h"
+
+#include "file.h"
 
 struct symbol_module {
 	struct symbolizer *owner;
@@ -168,6 +171,10 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 	if (found != SYM_LOCATE_FOUND) {
 		m->flags |= found == SYM_LOCATE_MISMATCH ? PROFILE_MODULE_BUILD_ID_MISMATCH
 							 : PROFILE_MODULE_MISSING;
+		if (info.open_errno == EACCES || info.open_errno == EPERM)
+			m->flags |= PROFILE_MODULE_NO_PERMISSION;
+		else if (info.open_errno == EINVAL)
+			m->flags |= PROFILE_MODULE_NOT_REGULAR;
 		snprintf(m->warning, sizeof(m->warning), "%s: %s: frames shown as module+offset",
 			 m->path, why);
 		return;

@@ -210,8 +210,8 @@ struct sym_dwarf *sym_dwarf_open(const char *path, int dwo)
 		d->addr = sym_section_slice(s, ".debug_addr");
 		d->ranges = sym_section_slice(s, ".debug_ranges");
 	}
-	u64map_init(&d->abbrev_index, 64);
-	u64map_init(&d->functions, 1024);
+	hashmap_init(&d->abbrev_index, 64);
+	hashmap_init(&d->functions, 1024);
 	list_units(d);
 	if (dwo && (d->dwp = read_unit_index(sym_section_slice(s, ".debug_cu_index"))) != NULL)
 		assign_rows(d);
@@ -232,9 +232,9 @@ void sym_dwarf_close(struct sym_dwarf *d)
 		sym_abbrevs_free(d->abbrev_tables[i]);
 	free(d->abbrev_tables);
 	if (d->abbrev_index.slots != NULL)
-		u64map_free(&d->abbrev_index);
+		hashmap_free(&d->abbrev_index);
 	if (d->functions.slots != NULL)
-		u64map_free(&d->functions);
+		hashmap_free(&d->functions);
 	if (d->dwp != NULL)
 		free(d->dwp->rows);
 	free(d->dwp);
@@ -305,14 +305,14 @@ struct sym_unit *sym_dwarf_find_dwo_unit(struct sym_dwarf *d, uint64_t dwo_id)
 
 uint32_t *sym_dwarf_function_slot(struct sym_dwarf *d, uint64_t offset)
 {
-	return u64map_slot(&d->functions, offset);
+	return hashmap_slot(&d->functions, offset);
 }
 
 /* The parsed abbreviations of u, once per table offset of its file. */
 static const struct sym_abbrevs *abbrevs_of(struct sym_unit *u)
 {
 	struct sym_dwarf *d = u->d;
-	uint32_t *slot = u64map_slot(&d->abbrev_index, u->abbrev_offset);
+	uint32_t *slot = hashmap_slot(&d->abbrev_index, u->abbrev_offset);
 	if (*slot != HASHMAP_NONE)
 		return d->abbrev_tables[*slot];
 	struct sym_abbrevs *a = sym_abbrevs_parse(d->abbrev, u->abbrev_offset, u);

@@ -14,28 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include "file.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
-int sym_open_regular(const char *path)
-{
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer; the fstat
-	 * then refuses it before anything is read. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
-}
-
-/* Open path for libelf; returns the Elf (NULL on failure) and the fd in *fd. */
+/* Open path for libelf, a regular file only (the trace names it: it may be a
+ * FIFO); returns the Elf (NULL on failure, errno 0 when not ELF) and the fd. */
 static Elf *open_elf(const char *path, int *fd)
 {
 	static int version_set;
@@ -44,11 +30,13 @@ static Elf *open_elf(const char *path, int *fd)
 			return NULL;
 		version_set = 1;
 	}
-	*fd = sym_open_regular(path);
+	*fd = open_regular_file(path);
 	if (*fd < 0)
 		return NULL;
+	errno = 0;
 	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+		errno = 0;
 		if (elf != NULL)
 			elf_end(elf);
 		close(*fd);
@@ -102,8 +90,10 @@ void sym_elf_inspect(const char *path, struct sym_elf_info *info)
 	memset(info, 0, sizeof(*info));
 	int fd;
 	Elf *elf = open_elf(path, &fd);
-	if (elf == NULL)
+	if (elf == NULL) {
+		info->open_errno = errno;
 		return;
+	}
 	info->readable = 1;
 	size_t shstrndx;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)

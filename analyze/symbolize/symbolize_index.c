@@ -17,13 +17,7 @@
 
 /* ---- string pool ---- */
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
+/* Strings hash with hashmap.h's hash_bytes. */
 
 static char *pool_alloc(struct sym_strings *st, size_t n)
 {
@@ -454,32 +448,32 @@ static void sort_rows(struct sym_index *ix)
 static void map_public_names(struct sym_index *ix)
 {
 	/* How many addresses each name is at (sorted: one address, one group). */
-	struct u64map count, group_of;
-	u64map_init(&count, ix->nsymbols);
-	u64map_init(&group_of, ix->nsymbols);
+	struct hashmap count, group_of;
+	hashmap_init(&count, ix->nsymbols);
+	hashmap_init(&group_of, ix->nsymbols);
 	uint32_t group = 0;
 	for (size_t i = 0; i < ix->nsymbols; i++) {
 		group += i > 0 && ix->symbols[i - 1].addr != ix->symbols[i].addr;
 		uint64_t key = (uint64_t)(uintptr_t)ix->functions[ix->symbols[i].function].linkage_name;
-		uint32_t *last = u64map_slot(&group_of, key);
+		uint32_t *last = hashmap_slot(&group_of, key);
 		if (*last == group)
 			continue;
 		*last = group;
-		uint32_t *n = u64map_slot(&count, key);
+		uint32_t *n = hashmap_slot(&count, key);
 		*n = *n == HASHMAP_NONE ? 1 : *n + 1;
 	}
-	u64map_free(&group_of);
-	u64map_init(&ix->public_names, 64);
+	hashmap_free(&group_of);
+	hashmap_init(&ix->public_names, 64);
 	for (size_t first = 0, i; first < ix->nsymbols; first = i) {
 		uint32_t best = ix->symbols[first].function;
 		const char *best_name = ix->functions[best].linkage_name;
 		for (i = first + 1; i < ix->nsymbols && ix->symbols[i].addr == ix->symbols[first].addr; i++) {
 			const char *name = ix->functions[ix->symbols[i].function].linkage_name;
-			if (name != best_name && u64map_get(&count, (uint64_t)(uintptr_t)name) == 1)
-				*u64map_slot(&ix->public_names, (uint64_t)(uintptr_t)name) = best;
+			if (name != best_name && hashmap_get(&count, (uint64_t)(uintptr_t)name) == 1)
+				*hashmap_slot(&ix->public_names, (uint64_t)(uintptr_t)name) = best;
 		}
 	}
-	u64map_free(&count);
+	hashmap_free(&count);
 }
 
 /*
@@ -540,7 +534,7 @@ void sym_index_free(struct sym_index *ix)
 	keys_free(&ix->symbol_keys);
 	free(ix->symbols);
 	if (ix->public_names.slots != NULL)
-		u64map_free(&ix->public_names);
+		hashmap_free(&ix->public_names);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -579,6 +573,6 @@ uint32_t sym_find_public_name(const struct sym_index *ix, const char *name)
 {
 	if (ix->public_names.slots == NULL || name == NULL)
 		return SYM_NONE;
-	uint32_t fn = u64map_get(&ix->public_names, (uint64_t)(uintptr_t)name);
+	uint32_t fn = hashmap_get(&ix->public_names, (uint64_t)(uintptr_t)name);
 	return fn == HASHMAP_NONE ? SYM_NONE : fn;
 }

@@ -110,7 +110,7 @@ struct sym_index {
 	struct sym_symbol *symbols;
 	size_t nsymbols, symbols_cap;
 	struct sym_keys segment_keys, unit_keys, row_keys, symbol_keys;
-	struct u64map public_names; /* internal alias name (pointer) -> public function */
+	struct hashmap public_names; /* internal alias name (pointer) -> public function */
 	int has_inlines;
 	int has_dwarf; /* at least one CU */
 };
@@ -187,10 +187,10 @@ struct sym_dwarf {
 	struct sym_dwarf *sup; /* the dwz supplementary file, NULL when none */
 	struct sym_unit *units; /* in offset order */
 	size_t nunits, units_cap;
-	struct u64map abbrev_index; /* abbrev offset -> abbrev_tables index */
+	struct hashmap abbrev_index; /* abbrev offset -> abbrev_tables index */
 	struct sym_abbrevs **abbrev_tables;
 	size_t nabbrev_tables, abbrev_tables_cap;
-	struct u64map functions; /* DIE offset -> function index */
+	struct hashmap functions; /* DIE offset -> function index */
 	struct sym_dwp *dwp;     /* a .dwp's unit index, NULL otherwise */
 };
 
@@ -369,11 +369,6 @@ int sym_debuginfod_fetch(void *d, const uint8_t *id, size_t len, const char *wha
 const char *sym_debuginfod_problem(const struct sym_debuginfod *d);
 
 /* symbolize_elf.c */
-/* Open path read-only if it is a regular file: never a FIFO, device or
- * directory a trace could name (opened non-blocking, checked with fstat
- * before any read). The fd, or -1 with errno (EINVAL: not a regular file). */
-int sym_open_regular(const char *path);
-
 /* Where files a module's DWARF refers to are looked for. */
 struct sym_search {
 	const char *const *debug_dirs; /* --debug-dir and --search-dir, in order */
@@ -393,6 +388,7 @@ struct sym_search {
 };
 struct sym_elf_info {
 	int readable;
+	int open_errno; /* when not readable: why (file.h's open_regular_file), 0 not ELF */
 	uint8_t build_id[64];
 	size_t build_id_len;
 	int has_debug_info; /* a .debug_info with contents */

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
+
 static void hex_of(const uint8_t *id, size_t len, char *out)
 {
 	for (size_t i = 0; i < len && i < 64; i++)
@@ -25,6 +27,7 @@ static void hex_of(const uint8_t *id, size_t len, char *out)
 
 struct verdicts {
 	int existed, unreadable;
+	int first_errno; /* why the first unreadable one was (file.h), 0: not ELF */
 	char first_unreadable[PATH_MAX];
 	char others[2][PATH_MAX + 160]; /* candidates with another build-id */
 	int nothers;
@@ -39,8 +42,10 @@ static int try_candidate(const char *candidate, const uint8_t *id, size_t len,
 	v->existed++;
 	sym_elf_inspect(candidate, info);
 	if (!info->readable) {
-		if (v->unreadable++ == 0)
+		if (v->unreadable++ == 0) {
 			snprintf(v->first_unreadable, sizeof(v->first_unreadable), "%s", candidate);
+			v->first_errno = info->open_errno;
+		}
 		return 0;
 	}
 	/* A trace without a build-id cannot be checked: the path is trusted. */
@@ -91,10 +96,12 @@ int sym_locate_module(const char *recorded, const uint8_t *id, size_t len,
 					   : "no file with the traced build-id",
 			 v.others[0], v.nothers > 1 ? "; " : "", v.nothers > 1 ? v.others[1] : "", want);
 	else if (recorded_unreadable || v.unreadable > 0)
-		snprintf(why, why_len, "not a readable ELF file%s%s", recorded_unreadable ? "" : ": ",
-			 recorded_unreadable ? "" : v.first_unreadable);
+		snprintf(why, why_len, "%s%s%s",
+			 v.first_errno ? open_error_text(v.first_errno) : "not a readable ELF file",
+			 recorded_unreadable ? "" : ": ", recorded_unreadable ? "" : v.first_unreadable);
 	else
 		snprintf(why, why_len, "file not found%s", where);
+	info->open_errno = v.unreadable > 0 ? v.first_errno : 0;
 	return v.nothers > 0 ? SYM_LOCATE_MISMATCH : SYM_LOCATE_MISSING;
 found:
 	snprintf(out, out_len, "%s", candidate);

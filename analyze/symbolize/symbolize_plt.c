@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
+
 struct slot_name {
 	uint64_t got; /* address of the GOT slot */
 	const char *name;
@@ -108,7 +110,7 @@ static size_t name_stubs(struct sym_index *ix, struct sym_strings *st, Elf_Scn *
 
 size_t sym_elf_load_plt(struct sym_index *ix, struct sym_strings *st, const char *path)
 {
-	int fd = sym_open_regular(path);
+	int fd = open_regular_file(path); /* the trace names it: it may be a FIFO */
 	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE) {
 		if (fd >= 0)
 			close(fd);

@@ -26,6 +26,8 @@
 
 #include <libdeflate.h>
 
+#include "file.h"
+
 struct sym_section {
 	char name[64]; /* "" for sections never read */
 	GElf_Shdr shdr;
@@ -66,7 +68,7 @@ static uint64_t plain_size(Elf_Scn *scn, const GElf_Shdr *shdr, int zlib_gnu)
 int sym_sections_open(struct sym_sections *s, const char *path)
 {
 	memset(s, 0, sizeof(*s));
-	s->fd = sym_open_regular(path);
+	s->fd = open_regular_file(path); /* the trace names it: it may be a FIFO */
 	if (s->fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
 		return -1;
 	/* Mapped: only the sections asked for are touched, and elf_compress

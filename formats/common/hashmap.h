@@ -1,10 +1,14 @@
 /*
- * hashmap.h - the two hash tables analyze's hot loops need, so no file grows
- * its own: u64map (64-bit key -> 32-bit value: addresses, trace stack ids,
- * (parent, frame) tree edges) and idmap (a set of table row ids looked up by
- * a caller-defined key: functions, frames, stacks).
+ * hashmap.h - the one hash table of analyze and the profile library:
+ * open addressing, linear probing, load factor <= 1/2, slots of a 64-bit key
+ * and a 32-bit value. Two ways to use a map (one per map, never mixed):
  *
- * Both are open addressing with linear probing at load factor <= 1/2.
+ *  - keyed: the key is the whole key (an address, a trace stack id, a
+ *    (parent, frame) tree edge packed in 64 bits): hashmap_get, hashmap_slot;
+ *  - by hash: the key is a 64-bit hash of a row that lives in the caller's
+ *    table (a function, a frame, a stack, a string) and the value is the
+ *    row's id; equal hashes are told apart by the caller's eq():
+ *    hashmap_find, hashmap_insert.
  */
 #ifndef IPSCOPE_HASHMAP_H
 #define IPSCOPE_HASHMAP_H
@@ -31,49 +35,37 @@ static inline uint64_t hash_combine(uint64_t h, uint64_t v)
 	return hash_u64(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
 }
 
-struct u64map_slot {
+/* A well-spread hash of n bytes (names, paths). */
+uint64_t hash_bytes(const void *data, size_t n);
+
+struct hashmap_slot {
 	uint64_t key;
 	uint32_t value; /* HASHMAP_NONE: empty */
 };
 
-struct u64map {
-	struct u64map_slot *slots;
+struct hashmap {
+	struct hashmap_slot *slots;
 	uint64_t mask;
 	uint64_t used;
 };
 
-void u64map_init(struct u64map *m, uint64_t expected);
-void u64map_free(struct u64map *m);
-/* Value of key, or HASHMAP_NONE. */
-uint32_t u64map_get(const struct u64map *m, uint64_t key);
+/* Empty map sized for about expected entries (it grows as needed). */
+void hashmap_init(struct hashmap *m, uint64_t expected);
+void hashmap_free(struct hashmap *m);
+
+/* Keyed: the value of key, or HASHMAP_NONE. */
+uint32_t hashmap_get(const struct hashmap *m, uint64_t key);
 /*
- * Pointer to key's value, inserting it with value HASHMAP_NONE if absent:
- * the caller stores the value. The pointer is valid until the next call.
+ * Keyed: pointer to key's value, inserting it with value HASHMAP_NONE if
+ * absent (the caller stores the value). Valid until the next insertion.
  */
-uint32_t *u64map_slot(struct u64map *m, uint64_t key);
+uint32_t *hashmap_slot(struct hashmap *m, uint64_t key);
 
-/*
- * idmap: the keys live in the caller's table; the map only holds row ids and
- * their hashes. eq(ctx, id) answers whether row id equals the key sought.
- */
-typedef int (*idmap_eq)(const void *ctx, uint32_t id);
-
-struct idmap_slot {
-	uint32_t hash;
-	uint32_t id; /* HASHMAP_NONE: empty */
-};
-
-struct idmap {
-	struct idmap_slot *slots;
-	uint32_t mask;
-	uint32_t used;
-};
-
-void idmap_init(struct idmap *m, uint32_t expected);
-void idmap_free(struct idmap *m);
-/* The row id whose key matches, or HASHMAP_NONE. */
-uint32_t idmap_find(const struct idmap *m, uint64_t hash, idmap_eq eq, const void *ctx);
-/* Add row id under hash (the caller has checked it is not there yet). */
-void idmap_insert(struct idmap *m, uint64_t hash, uint32_t id);
+/* By hash: does row id equal the key being sought (ctx says which)? */
+typedef int (*hashmap_eq)(const void *ctx, uint32_t id);
+/* By hash: the id under hash for which eq holds, or HASHMAP_NONE. */
+uint32_t hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_eq eq, const void *ctx);
+/* By hash: add row id under hash (the caller has checked it is not there). */
+void hashmap_insert(struct hashmap *m, uint64_t hash, uint32_t id);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * export.c - the pieces every exporter shares: summing weights per stack (and
+ * export.c - the pieces every exporter shares: summing values per stack (and
  * thread), and the output buffer. Keeping them here means
  * folded, speedscope and pprof agree on which samples a stack stands for;
  * what a frame is comes from the model (profile_stack_frames).
@@ -11,146 +11,154 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int compare_stack_weight(const void *a, const void *b)
-{
-	const struct export_stack_weight *x = a, *y = b;
-	if (x->stack != y->stack)
-		return x->stack < y->stack ? -1 : 1;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	return 0;
-}
+#include "alloc.h"
+#include "arith.h"
+#include "hashmap.h"
 
 /*
  * Dense sums: one slot per (stack, thread), or per stack, indexed directly,
  * which beats any hash when the product is small; the slots come out in
  * (stack, thread) order, so no sort either.
  */
-static struct export_stack_weight *weights_dense(const struct profile *p, uint32_t nthreads,
-						 uint64_t *n)
+static int sum_dense(const struct profile *p, uint32_t nthreads, struct export_stacks *out)
 {
-	uint64_t nslots = (uint64_t)p->nstacks * nthreads;
-	struct export_stack_weight *w = calloc(nslots ? nslots : 1, sizeof(*w));
-	if (!w)
-		return NULL;
+	uint64_t nslots = (uint64_t)p->nstacks * nthreads, ncol = p->ncolumns;
+	uint64_t *rows = calloc(nslots ? nslots : 1, sizeof(*rows));
+	int64_t *cols = calloc(nslots * ncol + 1, sizeof(*cols));
+	if (!rows || !cols)
+		goto fail;
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
-		struct export_stack_weight *slot =
-			&w[(uint64_t)s->stack * nthreads + (nthreads > 1 ? s->thread : 0)];
-		slot->samples++;
-		slot->weight += s->weight;
+		uint64_t k = (uint64_t)s->stack * nthreads + (nthreads > 1 ? s->thread : 0);
+		rows[k]++;
+		for (uint32_t c = 0; c < ncol; c++)
+			cols[k * ncol + c] = sat_add_i64(cols[k * ncol + c], p->values[i * ncol + c], NULL);
 	}
 	uint64_t used = 0;
+	for (uint64_t k = 0; k < nslots; k++)
+		used += rows[k] != 0;
+	out->stacks = malloc((used ? used : 1) * sizeof(*out->stacks));
+	if (!out->stacks)
+		goto fail;
+	used = 0;
 	for (uint64_t k = 0; k < nslots; k++) {
-		if (!w[k].samples)
+		if (!rows[k])
 			continue;
-		w[used] = w[k];
-		w[used].stack = (uint32_t)(k / nthreads);
-		w[used].thread = (uint32_t)(k % nthreads);
+		out->stacks[used] = (struct export_stack){(uint32_t)(k / nthreads), (uint32_t)(k % nthreads),
+							  rows[k]};
+		/* Compacting in place: slot used never passes slot k. */
+		memmove(cols + used * ncol, cols + k * ncol, ncol * sizeof(*cols));
 		used++;
 	}
-	*n = used;
-	return w;
-}
-
-/* Open-addressing table from (stack, thread) to an index into the result. */
-struct pair_slot {
-	uint64_t key; /* stack << 32 | thread */
-	uint64_t entry; /* index + 1; 0 empty */
-};
-
-static uint64_t pair_hash(uint64_t key)
-{
-	key ^= key >> 29;
-	key *= 0xbf58476d1ce4e5b9ull;
-	key ^= key >> 32;
-	return key;
-}
-
-static int pairs_grow(struct pair_slot **slots, uint64_t *mask, const struct export_stack_weight *w,
-		      uint64_t n)
-{
-	uint64_t nslots = (*mask + 1) * 2;
-	struct pair_slot *fresh = calloc(nslots, sizeof(*fresh));
-	if (!fresh)
-		return -1;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t key = (uint64_t)w[i].stack << 32 | w[i].thread;
-		uint64_t h = pair_hash(key) & (nslots - 1);
-		while (fresh[h].entry)
-			h = (h + 1) & (nslots - 1);
-		fresh[h].key = key;
-		fresh[h].entry = i + 1;
-	}
-	free(*slots);
-	*slots = fresh;
-	*mask = nslots - 1;
+	free(rows);
+	out->columns = cols;
+	out->n = used;
 	return 0;
+fail:
+	free(rows);
+	free(cols);
+	return -1;
 }
 
-static struct export_stack_weight *weights_by_stack_and_thread(const struct profile *p, uint64_t *n)
+static int compare_pairs(const void *a, const void *b, void *stacks)
 {
-	uint64_t mask = 1023, used = 0, cap = 1024;
-	struct pair_slot *slots = calloc(mask + 1, sizeof(*slots));
-	struct export_stack_weight *w = malloc(cap * sizeof(*w));
-	uint64_t last_key = UINT64_MAX, last_entry = 0;
-	if (!slots || !w)
-		goto fail;
+	const struct export_stack *s = stacks;
+	const struct export_stack *x = &s[*(const uint64_t *)a], *y = &s[*(const uint64_t *)b];
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Sums through a hash of the (stack, thread) pairs actually seen. */
+static int sum_pairs(const struct profile *p, struct export_stacks *out)
+{
+	uint32_t ncol = p->ncolumns;
+	uint64_t used = 0, cap = 0, cols_cap = 0;
+	struct export_stack *pairs = NULL;
+	int64_t *cols = NULL;
+	uint64_t *order = NULL;
+	struct hashmap index; /* stack << 32 | thread -> pair */
+	hashmap_init(&index, 1024);
+	uint64_t last_key = UINT64_MAX;
+	uint32_t last = 0;
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		uint64_t key = (uint64_t)s->stack << 32 | s->thread;
 		/* A thread usually stays in one stack for several samples in a
 		 * row: skip the probe then. */
 		if (key != last_key) {
-			uint64_t h = pair_hash(key) & mask;
-			while (slots[h].entry && slots[h].key != key)
-				h = (h + 1) & mask;
-			if (!slots[h].entry) {
-				if (used == cap) {
-					void *q = realloc(w, 2 * cap * sizeof(*w));
-					if (!q)
-						goto fail;
-					w = q;
-					cap *= 2;
-				}
-				w[used] = (struct export_stack_weight){ s->stack, s->thread, 0, 0 };
-				slots[h].key = key;
-				slots[h].entry = ++used;
-				if (used * 2 > mask && pairs_grow(&slots, &mask, w, used) < 0)
+			uint32_t *slot = hashmap_slot(&index, key);
+			if (*slot == HASHMAP_NONE) {
+				if (used >= UINT32_MAX)
 					goto fail;
-				h = pair_hash(key) & mask;
-				while (slots[h].key != key || !slots[h].entry)
-					h = (h + 1) & mask;
+				ALLOC_GROW(pairs, used + 1, cap);
+				ALLOC_GROW(cols, (used + 1) * ncol, cols_cap);
+				pairs[used] = (struct export_stack){s->stack, s->thread, 0};
+				memset(cols + used * ncol, 0, ncol * sizeof(*cols));
+				*slot = (uint32_t)used++;
 			}
 			last_key = key;
-			last_entry = slots[h].entry - 1;
+			last = *slot;
 		}
-		w[last_entry].samples++;
-		w[last_entry].weight += s->weight;
+		pairs[last].samples++;
+		for (uint32_t c = 0; c < ncol; c++)
+			cols[(uint64_t)last * ncol + c] =
+				sat_add_i64(cols[(uint64_t)last * ncol + c], p->values[i * ncol + c], NULL);
 	}
-	free(slots);
-	qsort(w, used, sizeof(*w), compare_stack_weight);
-	*n = used;
-	return w;
+	hashmap_free(&index);
+	/* Sort by (stack, thread) through an index, moving the columns along. */
+	order = malloc((used ? used : 1) * sizeof(*order));
+	out->stacks = malloc((used ? used : 1) * sizeof(*out->stacks));
+	out->columns = malloc((used * ncol + 1) * sizeof(*out->columns));
+	if (!order || !out->stacks || !out->columns)
+		goto fail_sorted;
+	for (uint64_t i = 0; i < used; i++)
+		order[i] = i;
+	qsort_r(order, used, sizeof(*order), compare_pairs, pairs);
+	for (uint64_t i = 0; i < used; i++) {
+		out->stacks[i] = pairs[order[i]];
+		memcpy(out->columns + i * ncol, cols + order[i] * ncol, ncol * sizeof(*cols));
+	}
+	out->n = used;
+	free(order);
+	free(pairs);
+	free(cols);
+	return 0;
 fail:
-	free(slots);
-	free(w);
-	errno = ENOMEM;
-	return NULL;
+	hashmap_free(&index);
+fail_sorted:
+	free(order);
+	free(pairs);
+	free(cols);
+	export_stacks_free(out);
+	return -1;
 }
 
-struct export_stack_weight *export_stack_weights(const struct profile *p, int by_thread,
-						 uint64_t *n)
+int export_sum_stacks(const struct profile *p, int by_thread, struct export_stacks *out)
 {
-	*n = 0;
+	memset(out, 0, sizeof(*out));
+	out->ncolumns = p->ncolumns;
 	uint32_t nthreads = by_thread ? p->nthreads : 1;
 	/* Dense slots while they cost no more memory than the samples do;
 	 * many threads times many stacks would not fit, a hash of the pairs
 	 * actually seen always does. */
 	uint64_t dense_limit = p->nsamples > (1u << 20) ? p->nsamples : (1u << 20);
-	if (!by_thread || (uint64_t)p->nstacks * nthreads <= dense_limit)
-		return weights_dense(p, nthreads, n);
-	return weights_by_stack_and_thread(p, n);
+	int rc = !by_thread || (uint64_t)p->nstacks * nthreads <= dense_limit ? sum_dense(p, nthreads, out)
+									       : sum_pairs(p, out);
+	if (rc < 0) {
+		export_stacks_free(out);
+		errno = ENOMEM;
+	}
+	return rc;
+}
+
+void export_stacks_free(struct export_stacks *s)
+{
+	free(s->stacks);
+	free(s->columns);
+	s->stacks = NULL;
+	s->columns = NULL;
+	s->n = 0;
 }
 
 int export_buffer_reserve(struct export_buffer *b, size_t more)
@@ -187,4 +195,11 @@ void export_buffer_put_u64(struct export_buffer *b, uint64_t v)
 	} while (v);
 	while (n)
 		b->buf[b->len++] = digits[--n];
+}
+
+void export_buffer_put_i64(struct export_buffer *b, int64_t v)
+{
+	if (v < 0)
+		b->buf[b->len++] = '-';
+	export_buffer_put_u64(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }

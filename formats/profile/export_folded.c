@@ -2,8 +2,9 @@
  * export_folded.c - folded stacks, the input of flamegraph.pl and inferno:
  * one line per distinct stack, "root;caller;...;leaf count", sorted.
  *
- * The count is the summed weight in timer periods, the unit `analyze flat`
- * counts in, so a flame graph's total equals flat's. Two stacks that differ
+ * The count is the summed value of the chosen type (o->value), the unit
+ * `analyze flat --value` counts in, so a flame graph's total equals flat's;
+ * it is signed (a diff's lines can be negative). Two stacks that differ
  * only in addresses render to the same text and become one line: consumers
  * key on the text, so we merge rather than emit duplicates.
  */
@@ -14,6 +15,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "arith.h"
 
 /* Each function's name, made safe for the line format once: ';' separates
  * frames and a newline ends the record, so they become ':' and ' '. Spaces
@@ -76,7 +79,7 @@ static int render_frame(struct export_buffer *b, struct frame_names *names,
 
 static int render_stack(struct export_buffer *b, struct frame_names *names,
 			const struct profile *p, const struct export_options *o,
-			const struct export_stack_weight *w, uint32_t *frames)
+			const struct export_stack *w, uint32_t *frames)
 {
 	int first = 1;
 	if (o->thread_roots) {
@@ -104,7 +107,7 @@ static int render_stack(struct export_buffer *b, struct frame_names *names,
 struct folded_line {
 	size_t offset; /* into the text buffer */
 	size_t length;
-	uint64_t weight;
+	int64_t value;
 };
 
 static int compare_lines(const void *a, const void *b, void *text)
@@ -116,8 +119,9 @@ static int compare_lines(const void *a, const void *b, void *text)
 
 int export_folded(const struct profile *p, const struct export_options *o, FILE *out)
 {
-	uint64_t n = 0;
-	struct export_stack_weight *weights = export_stack_weights(p, o->thread_roots, &n);
+	struct export_stacks sums = { 0 };
+	int summed = export_sum_stacks(p, o->thread_roots, &sums) == 0;
+	uint64_t n = sums.n;
 	uint32_t *frames = malloc(((size_t)profile_max_stack_frames(p) + 1) * sizeof(*frames));
 	struct folded_line *lines = malloc((n ? n : 1) * sizeof(*lines));
 	struct export_buffer text = { 0 }; /* rendered stacks, NUL-terminated, back to back */
@@ -126,17 +130,18 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 	names.length = malloc(((size_t)p->nfunctions + 1) * sizeof(*names.length));
 	int ret = -1;
 	errno = ENOMEM; /* what every failure before the writing means */
-	if (!weights || !frames || !lines || !names.offset || !names.length)
+	if (!summed || !frames || !lines || !names.offset || !names.length)
 		goto out;
 	for (uint32_t f = 0; f < p->nfunctions; f++)
 		names.offset[f] = UINT64_MAX;
 	uint64_t nlines = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		if (!weights[i].weight)
+		int64_t value = export_stack_value(p, &sums, i, o->value);
+		if (!value)
 			continue;
 		lines[nlines].offset = text.len;
-		lines[nlines].weight = weights[i].weight;
-		if (render_stack(&text, &names, p, o, &weights[i], frames) ||
+		lines[nlines].value = value;
+		if (render_stack(&text, &names, p, o, &sums.stacks[i], frames) ||
 		    export_buffer_reserve(&text, 1))
 			goto out;
 		lines[nlines].length = text.len - lines[nlines].offset;
@@ -147,14 +152,14 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 	qsort_r(lines, nlines, sizeof(*lines), compare_lines, text.buf);
 	for (uint64_t i = 0; i < nlines;) {
 		const char *stack = text.buf + lines[i].offset;
-		uint64_t count = 0;
+		int64_t count = 0;
 		uint64_t j = i;
 		while (j < nlines && lines[j].length == lines[i].length &&
 		       !memcmp(stack, text.buf + lines[j].offset, lines[i].length))
-			count += lines[j++].weight;
-		if (count >= o->mincount) {
+			count = sat_add_i64(count, lines[j++].value, NULL);
+		if (count && abs_i64(count) >= o->mincount) {
 			fwrite(stack, 1, lines[i].length, out);
-			fprintf(out, " %" PRIu64 "\n", count);
+			fprintf(out, " %" PRId64 "\n", count);
 		}
 		i = j;
 	}
@@ -167,6 +172,6 @@ out:
 	free(text.buf);
 	free(lines);
 	free(frames);
-	free(weights);
+	export_stacks_free(&sums);
 	return ret;
 }

@@ -8,9 +8,11 @@
  * model's string table is the start of the pprof string table (its id 0 is
  * already ""). A Sample, packed on its own after the rest (write_samples),
  * is one distinct (stack, thread) pair with labels "thread" (the name) and
- * "tid" (numeric), values [samples, cpu ns]: samples/count is the weight in
- * timer periods, the unit `analyze flat` counts in, and cpu/nanoseconds is
- * that times the interval, as Go does.
+ * "tid" (numeric), and one value per value type of the profile, in the
+ * profile's order: for a CPU trace samples/count (the weight in timer
+ * periods) and cpu/nanoseconds (that times the interval), as Go writes them.
+ * default_sample_type is the displayed type of the exported one, so a CPU
+ * trace opens on cpu as Go's CPU profiles do.
  */
 #include "export.h"
 #include "export_internal.h"
@@ -19,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "arith.h"
 
 #include "profile.pb-c.h"
 
@@ -37,10 +41,6 @@ typedef Perftools__Profiles__Function PprofFunction;
 
 /* The strings pprof needs beyond the model's: appended after them. */
 enum extra_string {
-	STR_SAMPLES,
-	STR_COUNT,
-	STR_CPU,
-	STR_NANOSECONDS,
 	STR_THREAD,
 	STR_TID,
 	STR_EXPORTER,
@@ -48,14 +48,14 @@ enum extra_string {
 };
 
 static const char *const extra_strings[NEXTRA] = {
-	"samples", "count", "cpu", "nanoseconds", "thread", "tid", ("ipscope@" IPSCOPE_VERSION),
+	"thread", "tid", ("ipscope@" IPSCOPE_VERSION),
 };
 
 /* All the message storage, allocated as a few arrays, freed together. */
 struct pprof {
 	PprofProfile profile;
-	PprofValueType sample_type[2], period_type;
-	PprofValueType *sample_type_ptrs[2];
+	PprofValueType sample_type[PROFILE_MAX_VALUE_TYPES], period_type;
+	PprofValueType *sample_type_ptrs[PROFILE_MAX_VALUE_TYPES];
 	char **strings;
 	int64_t comments[2];
 	PprofMapping *mappings, **mapping_ptrs;
@@ -65,8 +65,8 @@ struct pprof {
 	PprofLabel *labels, **label_ptrs; /* two per thread: thread, tid */
 	/* Samples are not in the Profile message: they are packed one by one
 	 * after it (see write_samples), from these. */
-	struct export_stack_weight *weights; /* one per Sample */
-	uint64_t nweights;
+	struct export_stacks sums; /* one per Sample, those kept by --mincount first */
+	uint64_t nkept;
 	uint64_t *location_ids; /* each used stack once, leaf first, as ids */
 	uint64_t *stack_ids;    /* per stack: its first entry in location_ids */
 };
@@ -150,27 +150,31 @@ static int fill_tables(struct pprof *x, const struct profile *p)
 /* What the samples need: their (stack, thread) sums, each used stack's
  * location ids once (samples of one stack in several threads share them),
  * and the two labels of each thread. */
-static int prepare_samples(struct pprof *x, const struct profile *p, uint64_t mincount)
+static int prepare_samples(struct pprof *x, const struct profile *p, const struct export_options *o)
 {
-	uint64_t n = 0;
-	struct export_stack_weight *w = export_stack_weights(p, 1, &n);
-	x->weights = w;
+	struct export_stacks *w = &x->sums;
+	if (export_sum_stacks(p, 1, w))
+		return -1;
 	x->stack_ids = malloc(count_or_one(p->nstacks) * sizeof(*x->stack_ids));
-	if (!w || !x->stack_ids)
+	if (!x->stack_ids)
 		return -1;
 	uint64_t kept = 0, nids = 0;
 	for (uint32_t st = 0; st < p->nstacks; st++)
 		x->stack_ids[st] = UINT64_MAX;
-	for (uint64_t i = 0; i < n; i++) {
-		if (w[i].weight < mincount)
+	for (uint64_t i = 0; i < w->n; i++) {
+		if (abs_i64(export_stack_value(p, w, i, o->value)) < o->mincount)
 			continue; /* --mincount */
-		w[kept++] = w[i];
-		if (x->stack_ids[w[i].stack] == UINT64_MAX) {
-			x->stack_ids[w[i].stack] = nids;
-			nids += p->stacks[w[i].stack].depth;
+		w->stacks[kept] = w->stacks[i];
+		memmove(w->columns + kept * w->ncolumns, w->columns + i * w->ncolumns,
+			w->ncolumns * sizeof(*w->columns));
+		kept++;
+		uint32_t stack = w->stacks[kept - 1].stack;
+		if (x->stack_ids[stack] == UINT64_MAX) {
+			x->stack_ids[stack] = nids;
+			nids += p->stacks[stack].depth;
 		}
 	}
-	x->nweights = kept;
+	x->nkept = kept;
 	x->location_ids = malloc(count_or_one(nids) * sizeof(*x->location_ids));
 	x->labels = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->labels));
 	x->label_ptrs = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->label_ptrs));
@@ -198,7 +202,7 @@ static int prepare_samples(struct pprof *x, const struct profile *p, uint64_t mi
 	return 0;
 }
 
-static int fill_profile(struct pprof *x, const struct profile *p, uint64_t mincount)
+static int fill_profile(struct pprof *x, const struct profile *p, const struct export_options *o)
 {
 	PprofProfile *pr = &x->profile;
 	perftools__profiles__profile__init(pr);
@@ -213,29 +217,30 @@ static int fill_profile(struct pprof *x, const struct profile *p, uint64_t minco
 	pr->n_string_table = (size_t)p->nstrings + NEXTRA;
 	pr->string_table = x->strings;
 
-	PprofValueType *types[] = { &x->sample_type[0], &x->sample_type[1], &x->period_type };
-	for (int i = 0; i < 3; i++)
-		perftools__profiles__value_type__init(types[i]);
-	x->sample_type[0].type = p->nstrings + STR_SAMPLES;
-	x->sample_type[0].unit = p->nstrings + STR_COUNT;
-	x->sample_type[1].type = p->nstrings + STR_CPU;
-	x->sample_type[1].unit = p->nstrings + STR_NANOSECONDS;
-	x->period_type = x->sample_type[1];
-	x->sample_type_ptrs[0] = &x->sample_type[0];
-	x->sample_type_ptrs[1] = &x->sample_type[1];
-	pr->n_sample_type = 2;
+	for (uint32_t v = 0; v < p->nvalue_types; v++) {
+		perftools__profiles__value_type__init(&x->sample_type[v]);
+		x->sample_type[v].type = p->value_types[v].type;
+		x->sample_type[v].unit = p->value_types[v].unit;
+		x->sample_type_ptrs[v] = &x->sample_type[v];
+	}
+	pr->n_sample_type = p->nvalue_types;
 	pr->sample_type = x->sample_type_ptrs;
-	pr->period_type = &x->period_type;
-	pr->period = (int64_t)p->interval_ns;
+	if (p->period_type != PROFILE_NO_VALUE) {
+		perftools__profiles__value_type__init(&x->period_type);
+		x->period_type = x->sample_type[p->period_type];
+		pr->period_type = &x->period_type;
+		pr->period = p->period;
+	}
 	/* From the trace, never from now: the same trace gives the same bytes. */
 	pr->time_nanos = (int64_t)p->start_realtime_ns;
 	pr->duration_nanos = (int64_t)p->duration_ns;
-	pr->default_sample_type = p->nstrings + STR_CPU;
+	if (o->value < p->nvalue_types)
+		pr->default_sample_type = p->value_types[profile_display_value(p, o->value)].type;
 	x->comments[0] = p->nstrings + STR_EXPORTER;
 	x->comments[1] = p->command;
 	pr->n_comment = p->command ? 2 : 1;
 	pr->comment = x->comments;
-	return fill_tables(x, p) || prepare_samples(x, p, mincount) ? -1 : 0;
+	return fill_tables(x, p) || prepare_samples(x, p, o) ? -1 : 0;
 }
 
 static void free_pprof(struct pprof *x)
@@ -251,7 +256,7 @@ static void free_pprof(struct pprof *x)
 	free(x->location_ptrs);
 	free(x->labels);
 	free(x->label_ptrs);
-	free(x->weights);
+	export_stacks_free(&x->sums);
 	free(x->location_ids);
 	free(x->stack_ids);
 }
@@ -326,17 +331,17 @@ static void gzip_sink_finish(struct gzip_sink *g)
 static void write_samples(const struct pprof *x, const struct profile *p, struct gzip_sink *g)
 {
 	PprofSample sample;
-	int64_t values[2];
+	int64_t values[PROFILE_MAX_VALUE_TYPES];
 	perftools__profiles__sample__init(&sample);
-	sample.n_value = 2;
+	sample.n_value = p->nvalue_types;
 	sample.value = values;
 	sample.n_label = 2;
-	for (uint64_t i = 0; i < x->nweights && !g->failed; i++) {
-		const struct export_stack_weight *w = &x->weights[i];
+	for (uint64_t i = 0; i < x->nkept && !g->failed; i++) {
+		const struct export_stack *w = &x->sums.stacks[i];
 		sample.n_location_id = p->stacks[w->stack].depth;
 		sample.location_id = &x->location_ids[x->stack_ids[w->stack]];
-		values[0] = (int64_t)w->weight;
-		values[1] = (int64_t)(w->weight * p->interval_ns);
+		for (uint32_t v = 0; v < p->nvalue_types; v++)
+			values[v] = export_stack_value(p, &x->sums, i, v);
 		sample.label = &x->label_ptrs[2 * (size_t)w->thread];
 		/* key (field 2, length-delimited), length, then the message */
 		uint8_t head[1 + 10];
@@ -359,7 +364,7 @@ int export_pprof(const struct profile *p, const struct export_options *o, FILE *
 	struct pprof x = { 0 };
 	int ret = -1;
 	errno = ENOMEM;
-	if (fill_profile(&x, p, o->mincount))
+	if (fill_profile(&x, p, o))
 		goto out;
 	struct gzip_sink *g = calloc(1, sizeof(*g));
 	if (!g)

@@ -3,6 +3,8 @@
  * profile per thread, heaviest thread first and active, samples in time
  * order so the Time Order view shows the real timeline.
  *
+ * Weights are in the displayed type of the exported one (a count of timer
+ * periods is written as the time it stands for, speedscope's best unit).
  * Inline frames are expanded into frames of their own (speedscope drops them
  * when it imports pprof). A frame is a function, or a function and line with
  * o->lines, exactly the frames folded output shows.
@@ -20,6 +22,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "arith.h"
 
 #ifndef IPSCOPE_VERSION
 #define IPSCOPE_VERSION "unknown"
@@ -69,6 +73,7 @@ static int compare_frame_keys(const void *a, const void *b)
 struct speedscope {
 	const struct profile *p;
 	const struct export_options *o;
+	uint32_t display;         /* the type the weights are written in */
 	uint32_t *frame_of_line;  /* per profile line: shared.frames index */
 	json_t *frames;           /* shared.frames */
 	struct export_buffer stacks;      /* per used stack: "[root,...,leaf]" */
@@ -78,8 +83,7 @@ struct speedscope {
 
 /* Number the frames the sampled stacks use, in (function, file, line) order
  * so the numbering depends only on the profile. */
-static int build_frames(struct speedscope *s, const struct export_stack_weight *used,
-			uint64_t nused)
+static int build_frames(struct speedscope *s, const struct export_stack *used, uint64_t nused)
 {
 	const struct profile *p = s->p;
 	struct frame_key *keys = malloc((p->nlines ? p->nlines : 1) * sizeof(*keys));
@@ -131,8 +135,7 @@ out:
 }
 
 /* Encode each used stack's frame list once; samples then copy the bytes. */
-static int build_stack_cache(struct speedscope *s, const struct export_stack_weight *used,
-			     uint64_t nused)
+static int build_stack_cache(struct speedscope *s, const struct export_stack *used, uint64_t nused)
 {
 	const struct profile *p = s->p;
 	uint32_t *frames = malloc(((size_t)profile_max_stack_frames(p) + 1) * sizeof(*frames));
@@ -189,13 +192,14 @@ static int flush_bytes(struct export_buffer *b, FILE *out)
 
 /*
  * A thread's samples in time order, consecutive samples in one stack merged
- * into one run with their summed weight: speedscope draws exactly the same
+ * into one run with their summed stored value (the column of the exported
+ * type; each type scales it): speedscope draws exactly the same
  * timeline from the runs, hot loops shrink a lot, and the writer reads a
  * short array per thread instead of gathering from all samples.
  */
 struct run {
 	uint32_t stack;
-	uint64_t weight;
+	int64_t value; /* the column's sum */
 };
 
 struct thread_runs {
@@ -204,7 +208,7 @@ struct thread_runs {
 };
 
 /* One pass over the samples; NULL on out of memory. */
-static struct thread_runs *runs_by_thread(const struct profile *p)
+static struct thread_runs *runs_by_thread(const struct profile *p, uint32_t column)
 {
 	struct thread_runs *threads = calloc((size_t)p->nthreads + 1, sizeof(*threads));
 	if (!threads)
@@ -212,8 +216,9 @@ static struct thread_runs *runs_by_thread(const struct profile *p)
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *sample = &p->samples[i];
 		struct thread_runs *t = &threads[sample->thread];
+		int64_t value = p->values[i * p->ncolumns + column];
 		if (t->n && t->runs[t->n - 1].stack == sample->stack) {
-			t->runs[t->n - 1].weight += sample->weight;
+			t->runs[t->n - 1].value = sat_add_i64(t->runs[t->n - 1].value, value, NULL);
 			continue;
 		}
 		if (t->n == t->cap) {
@@ -224,7 +229,7 @@ static struct thread_runs *runs_by_thread(const struct profile *p)
 			t->runs = q;
 			t->cap = cap;
 		}
-		t->runs[t->n++] = (struct run){ sample->stack, sample->weight };
+		t->runs[t->n++] = (struct run){ sample->stack, value };
 	}
 	return threads;
 fail:
@@ -234,10 +239,17 @@ fail:
 	return NULL;
 }
 
+/* Is a stack of this column total lighter than --mincount (in the exported type)? */
+static int below_mincount(const struct speedscope *s, int64_t column_total)
+{
+	return abs_i64(profile_scale_value(s->p, s->o->value, column_total, NULL)) < s->o->mincount;
+}
+
 /* The "samples" and "weights" arrays of one thread, without the runs whose
- * stack is lighter than --mincount when stack_total is given. */
+ * stack is lighter than --mincount when stack_total is given; weights are
+ * the runs' values in the displayed type. */
 static int write_thread_samples(struct speedscope *s, const struct thread_runs *t,
-				const uint64_t *stack_total, uint64_t ns_per_weight, FILE *out)
+				const int64_t *stack_total, FILE *out)
 {
 	struct export_buffer b = { 0 };
 	int ret = -1;
@@ -249,7 +261,7 @@ static int write_thread_samples(struct speedscope *s, const struct thread_runs *
 		int first = 1;
 		for (uint64_t i = 0; i < t->n; i++) {
 			const struct run *r = &t->runs[i];
-			if (stack_total && stack_total[r->stack] < s->o->mincount)
+			if (stack_total && below_mincount(s, stack_total[r->stack]))
 				continue;
 			if (pass == 0) {
 				uint32_t len = s->stack_length[r->stack];
@@ -260,11 +272,11 @@ static int write_thread_samples(struct speedscope *s, const struct thread_runs *
 				memcpy(b.buf + b.len, s->stacks.buf + s->stack_offset[r->stack], len);
 				b.len += len;
 			} else {
-				if (export_buffer_reserve(&b, 21))
+				if (export_buffer_reserve(&b, 22))
 					goto out;
 				if (!first)
 					b.buf[b.len++] = ',';
-				export_buffer_put_u64(&b, r->weight * ns_per_weight);
+				export_buffer_put_i64(&b, profile_scale_value(s->p, s->display, r->value, NULL));
 			}
 			first = 0;
 			if (b.len >= FLUSH_AT && flush_bytes(&b, out))
@@ -279,14 +291,21 @@ out:
 	return ret;
 }
 
-/* Heaviest thread first; equal weights by tid, then index, so the order is total. */
-static int compare_threads(const void *a, const void *b, void *profile)
+/* Heaviest thread first (by absolute value); equal ones by tid, then
+ * index, so the order is total. */
+struct thread_order {
+	const struct profile *p;
+	const int64_t *totals;
+};
+
+static int compare_threads(const void *a, const void *b, void *ctx)
 {
-	const struct profile *p = profile;
+	const struct thread_order *to = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct profile_thread *tx = &p->threads[x], *ty = &p->threads[y];
-	if (tx->weight != ty->weight)
-		return tx->weight > ty->weight ? -1 : 1;
+	const struct profile_thread *tx = &to->p->threads[x], *ty = &to->p->threads[y];
+	uint64_t wx = abs_i64(to->totals[x]), wy = abs_i64(to->totals[y]);
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
 	if (tx->tid != ty->tid)
 		return tx->tid < ty->tid ? -1 : 1;
 	return x < y ? -1 : x > y;
@@ -312,54 +331,62 @@ static json_t *document_head(const struct profile *p, json_t *frames)
 /* With stack_total (--mincount), sum (add) or clear (!add) the per-stack
  * weights of one thread; clearing only what was touched keeps this linear in
  * runs, not in threads times stacks. */
-static void set_stack_totals(const struct thread_runs *t, uint64_t *stack_total, int add)
+static void set_stack_totals(const struct thread_runs *t, int64_t *stack_total, int add)
 {
 	if (!stack_total)
 		return;
 	for (uint64_t i = 0; i < t->n; i++) {
 		const struct run *r = &t->runs[i];
-		stack_total[r->stack] = add ? stack_total[r->stack] + r->weight : 0;
+		stack_total[r->stack] = add ? sat_add_i64(stack_total[r->stack], r->value, NULL) : 0;
 	}
 }
 
-/* A thread's exported weight: all of it, or with --mincount that of its
- * stacks heavy enough (stack_total is left filled in for the writer). */
-static uint64_t thread_weight(struct speedscope *s, const struct thread_runs *t,
-			      uint64_t *stack_total)
+/* A thread's exported column total: all of it, or with --mincount that of
+ * its stacks heavy enough (stack_total is left filled in for the writer). */
+static int64_t thread_total(struct speedscope *s, const struct thread_runs *t, int64_t *stack_total)
 {
 	set_stack_totals(t, stack_total, 1);
-	uint64_t total = 0;
+	int64_t total = 0;
 	for (uint64_t i = 0; i < t->n; i++)
-		if (!stack_total || stack_total[t->runs[i].stack] >= s->o->mincount)
-			total += t->runs[i].weight;
+		if (!stack_total || !below_mincount(s, stack_total[t->runs[i].stack]))
+			total = sat_add_i64(total, t->runs[i].value, NULL);
 	return total;
+}
+
+/* speedscope's unit for a value type's unit. */
+static const char *speedscope_unit(const char *unit)
+{
+	return !strcmp(unit, "nanoseconds") || !strcmp(unit, "bytes") ? unit : "none";
 }
 
 static int write_document(struct speedscope *s, FILE *out)
 {
 	const struct profile *p = s->p;
-	struct thread_runs *threads = runs_by_thread(p);
+	struct thread_runs *threads = runs_by_thread(p, p->value_types[s->o->value].column);
 	uint32_t *order = malloc(((size_t)p->nthreads + 1) * sizeof(*order));
-	/* --mincount works per thread and stack: their summed weight. */
-	uint64_t *stack_total = s->o->mincount > 1 ? calloc(p->nstacks + 1, sizeof(*stack_total)) : NULL;
+	int64_t *totals = calloc((size_t)p->nthreads + 1, sizeof(*totals));
+	/* --mincount works per thread and stack: their summed value. */
+	int64_t *stack_total = s->o->mincount > 1 ? calloc(p->nstacks + 1, sizeof(*stack_total)) : NULL;
 	json_t *head = document_head(p, s->frames);
 	int ret = -1;
-	if ((s->o->mincount > 1 && !stack_total) || !threads || !order || !head)
+	if ((s->o->mincount > 1 && !stack_total) || !threads || !order || !totals || !head)
 		goto out;
 	if (write_object_open(head, out) || fputs(",\"profiles\":[", out) == EOF)
 		goto out;
-	for (uint32_t t = 0; t < p->nthreads; t++)
+	for (uint32_t t = 0; t < p->nthreads; t++) {
 		order[t] = t;
-	qsort_r(order, p->nthreads, sizeof(*order), compare_threads, (void *)p);
-	/* CPU weights are timer periods; speedscope shows time best in ns. */
-	int in_ns = p->interval_ns && !strcmp(profile_string(p, p->mode), "cpu");
-	uint64_t ns_per_weight = in_ns ? p->interval_ns : 1;
+		for (uint64_t i = 0; i < threads[t].n; i++)
+			totals[t] = sat_add_i64(totals[t], threads[t].runs[i].value, NULL);
+	}
+	struct thread_order to = { p, totals };
+	qsort_r(order, p->nthreads, sizeof(*order), compare_threads, &to);
+	const char *unit = speedscope_unit(profile_string(p, p->value_types[s->display].unit));
 	int written = 0;
 	for (uint32_t k = 0; k < p->nthreads; k++) {
 		const struct thread_runs *t = &threads[order[k]];
 		if (!t->n)
 			continue; /* a thread that was never sampled has nothing to show */
-		uint64_t total = thread_weight(s, t, stack_total);
+		int64_t total = thread_total(s, t, stack_total);
 		if (!total) {
 			set_stack_totals(t, stack_total, 0);
 			continue; /* every stack of the thread was lighter than --mincount */
@@ -367,13 +394,13 @@ static int write_document(struct speedscope *s, FILE *out)
 		char title[256];
 		profile_thread_title(p, order[k], title, sizeof(title));
 		json_t *head_t = json_pack("{s:s,s:o,s:s,s:i,s:I}", "type", "sampled", "name",
-					   json_string_lossy(title),
-					   "unit", in_ns ? "nanoseconds" : "none", "startValue", 0,
-					   "endValue", (json_int_t)(total * ns_per_weight));
+					   json_string_lossy(title), "unit", unit, "startValue", 0,
+					   "endValue",
+					   (json_int_t)profile_scale_value(p, s->display, total, NULL));
 		int failed = !head_t || (written && fputc(',', out) == EOF) ||
 			     write_object_open(head_t, out);
 		json_decref(head_t);
-		if (failed || write_thread_samples(s, t, stack_total, ns_per_weight, out))
+		if (failed || write_thread_samples(s, t, stack_total, out))
 			goto out;
 		written++;
 		set_stack_totals(t, stack_total, 0);
@@ -382,6 +409,7 @@ static int write_document(struct speedscope *s, FILE *out)
 out:
 	json_decref(head);
 	free(stack_total);
+	free(totals);
 	free(order);
 	if (threads)
 		for (uint32_t t = 0; t < p->nthreads; t++)
@@ -392,18 +420,18 @@ out:
 
 int export_speedscope(const struct profile *p, const struct export_options *o, FILE *out)
 {
-	struct speedscope s = { .p = p, .o = o };
-	uint64_t nused = 0;
-	struct export_stack_weight *used = export_stack_weights(p, 0, &nused);
+	struct speedscope s = { .p = p, .o = o, .display = profile_display_value(p, o->value) };
+	struct export_stacks used = { 0 };
 	int ret = -1;
 	errno = ENOMEM; /* what every failure before the writing means */
-	if (!used || build_frames(&s, used, nused) || build_stack_cache(&s, used, nused))
+	if (export_sum_stacks(p, 0, &used) || build_frames(&s, used.stacks, used.n) ||
+	    build_stack_cache(&s, used.stacks, used.n))
 		goto out;
 	errno = EIO; /* ferror() without a failing write keeps no errno */
 	if (write_document(&s, out) == 0 && fflush(out) == 0 && !ferror(out))
 		ret = 0;
 out:
-	free(used);
+	export_stacks_free(&used);
 	free(s.frame_of_line);
 	json_decref(s.frames);
 	free(s.stacks.buf);

@@ -1,13 +1,14 @@
 /*
  * profile.c - the profile data model's storage: growable tables and string
- * interning (see profile.h for the model itself), and the walks every report
- * and exporter shares: a stack as root-first frames, a thread's title.
+ * interning (see profile.h for the model itself), value types and their
+ * totals, and the walks every report and exporter shares: a stack as
+ * root-first frames, a thread's title.
  *
  * Interning is on the hot path of loading (every symbolized frame interns its
- * function and file names) and of every filter that rebuilds a profile, so it
- * is an open-addressing hash table of string ids with the full hash and length
- * kept beside each id: a probe rarely touches the string bytes. String bytes
- * live in large arena blocks, not one malloc per string.
+ * function and file names) and of every filter that rebuilds a profile: the
+ * one hash table keyed by the string's 64-bit hash, so a probe compares bytes
+ * only on a full hash match. String bytes live in large arena blocks, not one
+ * malloc per string.
  */
 #include "profile.h"
 
@@ -16,6 +17,8 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "arith.h"
+#include "hashmap.h"
 
 #define ARENA_BLOCK_SIZE (256u * 1024u)
 
@@ -26,68 +29,20 @@ struct arena_block {
 	char data[];
 };
 
-/* The string pointer sits in the slot so a hit costs one slot read and one
- * compare, not three dependent loads through the id. */
-struct string_slot {
-	uint32_t id; /* 0: empty (id 0, "", is never stored in the table) */
-	uint32_t hash;
-	const char *str;
-};
-
+/* Strings by hash (hashmap.h); bytes in arena blocks, not one malloc each. */
 struct string_index {
-	struct string_slot *slots;
-	uint32_t mask; /* slot count - 1, a power of two */
-	uint32_t used;
+	struct hashmap map;
 	struct arena_block *arena;
+	const char *seek;
+	size_t seek_len;
+	const struct profile *p;
 };
 
-/* Grow *table (of elem bytes each) so that index n fits; capacities double. */
-static void *grow(void *table, uint64_t *cap, uint64_t n, size_t elem)
+/* Abort with a message when a 32-bit table would overflow its ids. */
+static void check_id_room(uint32_t n, const char *table)
 {
-	if (n < *cap)
-		return table;
-	uint64_t c = *cap ? *cap : 16;
-	while (c <= n)
-		c *= 2;
-	if (c > SIZE_MAX / elem)
-		abort_out_of_memory();
-	table = realloc_or_abort(table, c * elem);
-	*cap = c;
-	return table;
-}
-
-/* Same for the 32-bit capacities of the id-indexed tables. */
-static void *grow32(void *table, uint32_t *cap, uint32_t n, size_t elem)
-{
-	if (n == UINT32_MAX) {
-		fputs("ipscope: profile table overflow\n", stderr);
-		abort();
-	}
-	uint64_t c = *cap;
-	table = grow(table, &c, n, elem);
-	*cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
-	return table;
-}
-
-/* 64-bit multiply-mix hash over 8-byte words; good spread, a few ns per name. */
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
-	while (n >= 8) {
-		uint64_t w;
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-		s += 8;
-		n -= 8;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s, n);
-	h = (h ^ w) * 0x94d049bb133111ebull;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 32;
-	return (uint32_t)h;
+	if (n >= UINT32_MAX - 1)
+		abort_with_message("profile %s table overflow", table);
 }
 
 static char *arena_copy(struct string_index *ix, const char *s, size_t n)
@@ -110,24 +65,6 @@ static char *arena_copy(struct string_index *ix, const char *s, size_t n)
 	return dst;
 }
 
-static void index_rehash(struct string_index *ix, uint32_t nslots)
-{
-	struct string_slot *slots = calloc(nslots, sizeof(*slots));
-	if (!slots)
-		abort_out_of_memory();
-	for (uint32_t i = 0; ix->slots && i <= ix->mask; i++) {
-		if (!ix->slots[i].id)
-			continue;
-		uint32_t j = ix->slots[i].hash & (nslots - 1);
-		while (slots[j].id)
-			j = (j + 1) & (nslots - 1);
-		slots[j] = ix->slots[i];
-	}
-	free(ix->slots);
-	ix->slots = slots;
-	ix->mask = nslots - 1;
-}
-
 struct profile *profile_new(void)
 {
 	struct profile *p = calloc(1, sizeof(*p));
@@ -138,11 +75,13 @@ struct profile *profile_new(void)
 		return NULL;
 	}
 	p->string_index = ix;
-	index_rehash(ix, 1024);
-	p->strings = realloc_or_abort(NULL, 1024 * sizeof(*p->strings));
-	p->strings_capacity = 1024;
+	ix->p = p;
+	hashmap_init(&ix->map, 512);
+	ALLOC_GROW(p->strings, 1024, p->strings_capacity);
 	p->strings[0] = arena_copy(ix, "", 0);
 	p->nstrings = 1;
+	p->default_value = PROFILE_NO_VALUE;
+	p->period_type = PROFILE_NO_VALUE;
 	return p;
 }
 
@@ -156,7 +95,7 @@ void profile_free(struct profile *p)
 			next = b->next;
 			free(b);
 		}
-		free(ix->slots);
+		hashmap_free(&ix->map);
 		free(ix);
 	}
 	free(p->strings);
@@ -168,38 +107,36 @@ void profile_free(struct profile *p)
 	free(p->stack_locations);
 	free(p->threads);
 	free(p->samples);
+	free(p->values);
 	free(p);
+}
+
+static int string_equal(const void *ctx, uint32_t id)
+{
+	const struct string_index *ix = ctx;
+	const char *str = ix->p->strings[id];
+	return !strncmp(str, ix->seek, ix->seek_len) && str[ix->seek_len] == '\0';
 }
 
 uint32_t profile_intern_n(struct profile *p, const char *s, size_t n)
 {
 	if (n == 0)
 		return 0;
-	if (n > UINT32_MAX - 1) {
-		fputs("ipscope: string too long to intern\n", stderr);
-		abort();
-	}
+	if (n > UINT32_MAX - 1)
+		abort_with_message("string too long to intern");
 	struct string_index *ix = p->string_index;
-	uint32_t h = hash_bytes(s, n);
-	uint32_t j = h & ix->mask;
-	for (;;) {
-		struct string_slot *slot = &ix->slots[j];
-		if (!slot->id)
-			break;
-		if (slot->hash == h && memcmp(slot->str, s, n) == 0 && slot->str[n] == '\0')
-			return slot->id;
-		j = (j + 1) & ix->mask;
-	}
-	uint32_t id = p->nstrings;
-	p->strings = grow32(p->strings, &p->strings_capacity, id, sizeof(*p->strings));
+	uint64_t h = hash_bytes(s, n);
+	ix->seek = s;
+	ix->seek_len = n;
+	uint32_t id = hashmap_find(&ix->map, h, string_equal, ix);
+	if (id != HASHMAP_NONE)
+		return id;
+	id = p->nstrings;
+	check_id_room(id, "string");
+	ALLOC_GROW(p->strings, (uint64_t)id + 1, p->strings_capacity);
 	p->strings[id] = arena_copy(ix, s, n);
 	p->nstrings = id + 1;
-	ix->slots[j].id = id;
-	ix->slots[j].hash = h;
-	ix->slots[j].str = p->strings[id];
-	/* Keep the load factor under 1/2 so probe runs stay short. */
-	if (++ix->used * 2 > ix->mask)
-		index_rehash(ix, (ix->mask + 1) * 2);
+	hashmap_insert(&ix->map, h, id);
 	return id;
 }
 
@@ -210,35 +147,40 @@ uint32_t profile_intern(struct profile *p, const char *s)
 
 uint32_t profile_add_module(struct profile *p, const struct profile_module *m)
 {
-	p->modules = grow32(p->modules, &p->modules_cap, p->nmodules, sizeof(*m));
+	check_id_room(p->nmodules, "module");
+	ALLOC_GROW(p->modules, (uint64_t)p->nmodules + 1, p->modules_cap);
 	p->modules[p->nmodules] = *m;
 	return p->nmodules++;
 }
 
 uint32_t profile_add_function(struct profile *p, const struct profile_function *f)
 {
-	p->functions = grow32(p->functions, &p->functions_cap, p->nfunctions, sizeof(*f));
+	check_id_room(p->nfunctions, "function");
+	ALLOC_GROW(p->functions, (uint64_t)p->nfunctions + 1, p->functions_cap);
 	p->functions[p->nfunctions] = *f;
 	return p->nfunctions++;
 }
 
 uint32_t profile_add_line(struct profile *p, const struct profile_line *l)
 {
-	p->lines = grow32(p->lines, &p->lines_cap, p->nlines, sizeof(*l));
+	check_id_room(p->nlines, "line");
+	ALLOC_GROW(p->lines, (uint64_t)p->nlines + 1, p->lines_cap);
 	p->lines[p->nlines] = *l;
 	return p->nlines++;
 }
 
 uint32_t profile_add_location(struct profile *p, const struct profile_location *l)
 {
-	p->locations = grow32(p->locations, &p->locations_cap, p->nlocations, sizeof(*l));
+	check_id_room(p->nlocations, "location");
+	ALLOC_GROW(p->locations, (uint64_t)p->nlocations + 1, p->locations_cap);
 	p->locations[p->nlocations] = *l;
 	return p->nlocations++;
 }
 
 uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t)
 {
-	p->threads = grow32(p->threads, &p->threads_cap, p->nthreads, sizeof(*t));
+	check_id_room(p->nthreads, "thread");
+	ALLOC_GROW(p->threads, (uint64_t)p->nthreads + 1, p->threads_cap);
 	p->threads[p->nthreads] = *t;
 	return p->nthreads++;
 }
@@ -246,31 +188,170 @@ uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t)
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth)
 {
 	uint32_t first = p->nstack_locations;
-	if ((uint64_t)first + depth >= UINT32_MAX) {
-		fputs("ipscope: profile stack table overflow\n", stderr);
-		abort();
-	}
-	if (depth)
-		p->stack_locations = grow32(p->stack_locations, &p->stack_locations_cap,
-					    first + depth - 1, sizeof(*locations));
+	if ((uint64_t)first + depth >= UINT32_MAX)
+		abort_with_message("profile stack table overflow");
+	ALLOC_GROW(p->stack_locations, (uint64_t)first + depth, p->stack_locations_cap);
 	if (depth)
 		memcpy(p->stack_locations + first, locations, depth * sizeof(*locations));
 	p->nstack_locations = first + depth;
-	p->stacks = grow32(p->stacks, &p->stacks_cap, p->nstacks, sizeof(*p->stacks));
+	check_id_room(p->nstacks, "stack");
+	ALLOC_GROW(p->stacks, (uint64_t)p->nstacks + 1, p->stacks_cap);
 	p->stacks[p->nstacks].first = first;
 	p->stacks[p->nstacks].depth = depth;
 	return p->nstacks++;
 }
 
-void profile_add_sample(struct profile *p, const struct profile_sample *s)
+void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values)
 {
-	p->samples = grow(p->samples, &p->samples_cap, p->nsamples, sizeof(*s));
-	p->samples[p->nsamples++] = *s;
-	if (s->thread < p->nthreads) {
-		p->threads[s->thread].samples++;
-		p->threads[s->thread].weight += s->weight;
+	if (!p->ncolumns)
+		abort_with_message("profile_add_sample: the profile has no value types");
+	ALLOC_GROW(p->samples, p->nsamples + 1, p->samples_cap);
+	ALLOC_GROW(p->values, (p->nsamples + 1) * p->ncolumns, p->values_cap);
+	p->samples[p->nsamples] = *s;
+	if (p->ncolumns == 1) /* a CPU trace: spare the loader a memcpy call per sample */
+		p->values[p->nsamples] = values[0];
+	else
+		memcpy(p->values + p->nsamples * p->ncolumns, values, p->ncolumns * sizeof(*values));
+	p->nsamples++;
+}
+
+/* ---- value types ---- */
+
+static uint32_t add_type(struct profile *p, const char *type, const char *unit, uint32_t column,
+			 int64_t scale)
+{
+	if (p->nvalue_types == PROFILE_MAX_VALUE_TYPES)
+		abort_with_message("too many value types");
+	struct profile_value_type *t = &p->value_types[p->nvalue_types];
+	t->type = profile_intern(p, type);
+	t->unit = profile_intern(p, unit);
+	t->column = column;
+	t->scale = scale;
+	if (p->default_value == PROFILE_NO_VALUE)
+		p->default_value = p->nvalue_types;
+	return p->nvalue_types++;
+}
+
+uint32_t profile_add_value_type(struct profile *p, const char *type, const char *unit)
+{
+	if (p->nsamples)
+		abort_with_message("profile_add_value_type after the first sample");
+	return add_type(p, type, unit, p->ncolumns++, 1);
+}
+
+uint32_t profile_add_scaled_value_type(struct profile *p, const char *type, const char *unit,
+				       uint32_t of, int64_t scale)
+{
+	return add_type(p, type, unit, p->value_types[of].column, p->value_types[of].scale * scale);
+}
+
+void profile_set_cpu_value_types(struct profile *p, int64_t period_ns)
+{
+	uint32_t samples = profile_add_value_type(p, "samples", "count");
+	p->period_type = profile_add_scaled_value_type(p, "cpu", "nanoseconds", samples, period_ns);
+	p->period = period_ns;
+	p->default_value = samples;
+}
+
+void profile_set_period(struct profile *p, int64_t period)
+{
+	if (p->period_type == PROFILE_NO_VALUE)
+		return;
+	/* The period type, and any type derived like it, read a stored count
+	 * times the period: rescale them all. */
+	int64_t old = p->period;
+	for (uint32_t v = 0; v < p->nvalue_types; v++) {
+		struct profile_value_type *t = &p->value_types[v];
+		if (t->scale != 1 && t->scale == old)
+			t->scale = period;
 	}
-	p->total_weight += s->weight;
+	p->value_types[p->period_type].scale = period;
+	p->period = period;
+}
+
+uint32_t profile_find_value_type(const struct profile *p, const char *name)
+{
+	for (uint32_t v = 0; v < p->nvalue_types; v++)
+		if (!strcmp(profile_string(p, p->value_types[v].type), name))
+			return v;
+	return PROFILE_NO_VALUE;
+}
+
+const char *profile_value_type_names(const struct profile *p, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (uint32_t v = 0; v < p->nvalue_types && used < len; v++) {
+		int n = snprintf(buf + used, len - used, "%s%s", v ? ", " : "",
+				 profile_string(p, p->value_types[v].type));
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
+}
+
+uint32_t profile_display_value(const struct profile *p, uint32_t value)
+{
+	uint32_t t = p->period_type;
+	if (t != PROFILE_NO_VALUE && t != value && value < p->nvalue_types && p->period > 0 &&
+	    p->value_types[value].scale == 1 && p->value_types[t].column == p->value_types[value].column)
+		return t;
+	return value;
+}
+
+int64_t profile_scale_value(const struct profile *p, uint32_t v, int64_t column_total, int *saturated)
+{
+	return sat_mul_i64(column_total, p->value_types[v].scale, saturated);
+}
+
+int64_t profile_value_total(const struct profile *p, uint32_t v, int *saturated)
+{
+	uint32_t col = p->value_types[v].column, stride = p->ncolumns;
+	int64_t sum = 0;
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		sum = sat_add_i64(sum, p->values[i * stride + col], saturated);
+	return profile_scale_value(p, v, sum, saturated);
+}
+
+void profile_totals(const struct profile *p, int64_t *totals, int *saturated)
+{
+	int64_t columns[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint32_t stride = p->ncolumns;
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		for (uint32_t c = 0; c < stride; c++)
+			columns[c] = sat_add_i64(columns[c], p->values[i * stride + c], saturated);
+	for (uint32_t v = 0; v < p->nvalue_types; v++)
+		totals[v] = profile_scale_value(p, v, columns[p->value_types[v].column], saturated);
+}
+
+uint32_t profile_period_count(const struct profile *p)
+{
+	if (p->period_type == PROFILE_NO_VALUE)
+		return PROFILE_NO_VALUE;
+	uint32_t column = p->value_types[p->period_type].column;
+	for (uint32_t v = 0; v < p->nvalue_types; v++)
+		if (v != p->period_type && p->value_types[v].column == column && p->value_types[v].scale == 1)
+			return v;
+	return PROFILE_NO_VALUE;
+}
+
+void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, uint64_t *rows)
+{
+	memset(out, 0, p->nthreads * sizeof(*out));
+	if (rows)
+		memset(rows, 0, p->nthreads * sizeof(*rows));
+	uint32_t col = p->value_types[v].column, stride = p->ncolumns;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		uint32_t t = p->samples[i].thread;
+		if (t >= p->nthreads)
+			continue;
+		out[t] = sat_add_i64(out[t], p->values[i * stride + col], NULL);
+		if (rows)
+			rows[t]++;
+	}
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		out[t] = profile_scale_value(p, v, out[t], NULL);
 }
 
 uint32_t profile_stack_nframes(const struct profile *p, uint32_t stack)

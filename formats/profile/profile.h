@@ -12,6 +12,12 @@
  *   innermost first) -> function -> module.
  * A "frame" in a report is one line of one location: an inlined call is a
  * frame of its own.
+ *
+ * Values, as pprof's sample_type list: a profile has value types (type and
+ * unit, e.g. samples/count and cpu/nanoseconds), a default one, and the
+ * period of its time type; every sample carries signed 64-bit values, and
+ * every report and exporter is told which type to show. Totals, per type and
+ * per thread, are computed from the samples, never stored beside them.
  */
 #ifndef IPSCOPE_PROFILE_H
 #define IPSCOPE_PROFILE_H
@@ -27,7 +33,9 @@
 #define PROFILE_MODULE_SYSTEM 0x10u           /* libc, libstdc++, ld.so, the agent... */
 #define PROFILE_MODULE_BUILD_ID_MISMATCH 0x20u /* file on disk is not what ran */
 #define PROFILE_MODULE_NO_DEBUG_INFO 0x40u     /* symbol table only */
-#define PROFILE_MODULE_MISSING 0x80u           /* file could not be opened */
+#define PROFILE_MODULE_MISSING 0x80u           /* file could not be opened (any reason) */
+#define PROFILE_MODULE_NO_PERMISSION 0x100u    /* ...because reading it was not permitted */
+#define PROFILE_MODULE_NOT_REGULAR 0x200u      /* ...because it is a FIFO, device, directory */
 
 struct profile_module {
 	uint32_t path;     /* string id */
@@ -77,15 +85,45 @@ struct profile_thread {
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t name; /* string id */
-	uint64_t samples; /* sample records */
-	uint64_t weight;  /* summed weights */
+	/* Totals are computed from the samples (profile_thread_totals), never
+	 * stored here: a filter or a merge cannot leave them stale. */
 };
 
+/*
+ * A value type, as pprof's sample_type: what the numbers of a sample mean.
+ * Each is read from one stored column of the samples' values, times scale:
+ * a CPU trace stores one column, the weight in timer periods, which
+ * samples/count shows as it is and cpu/nanoseconds times the interval, so a
+ * sample costs 8 bytes of values, not 16 (with 10 million samples that is
+ * 76 MiB less). A type of its own column has scale 1.
+ */
+struct profile_value_type {
+	uint32_t type;   /* string id: "samples", "cpu", later "wall", "alloc_space"... */
+	uint32_t unit;   /* string id: "count", "nanoseconds", "bytes" */
+	uint32_t column; /* < profile.ncolumns */
+	int64_t scale;   /* value = column value x scale (saturating) */
+};
+
+#define PROFILE_MAX_VALUE_TYPES 8
+#define PROFILE_NO_VALUE UINT32_MAX
+
+/*
+ * One sample: a stack seen in a thread at a time, with one signed value per
+ * stored column in profile.values (signed: a diff is new minus base). A
+ * sample need not be one timer tick: an allocation profile holds one sample
+ * per (stack, thread) with summed values, and nothing in the model counts
+ * sample rows as anything but rows.
+ *
+ * Labels that later kinds of traces add go here, beside stack and thread, as
+ * one 32-bit word (the struct then grows from 16 to 24 bytes): a wall
+ * sample's thread state (on/off CPU) and the system call it waits in, an
+ * allocation's size class. A process id is the thread's (profile_thread.pid),
+ * not a per-sample label.
+ */
 struct profile_sample {
 	uint32_t stack;  /* stack index */
 	uint32_t thread; /* thread index */
-	uint64_t time_ns; /* CLOCK_MONOTONIC */
-	uint64_t weight;  /* timer periods; value in ns = weight * interval_ns */
+	uint64_t time_ns; /* CLOCK_MONOTONIC; 0 when the sample stands for a whole run */
 };
 
 struct profile {
@@ -111,26 +149,36 @@ struct profile {
 	uint32_t nthreads;
 	struct profile_sample *samples; /* in time order */
 	uint64_t nsamples;
+	/* Sample i's stored values: values[i * ncolumns .. i * ncolumns + ncolumns). */
+	int64_t *values;
+
+	/* Value types: what the columns mean (profile_add_value_type). */
+	struct profile_value_type value_types[PROFILE_MAX_VALUE_TYPES];
+	uint32_t nvalue_types;
+	uint32_t ncolumns;
+	uint32_t default_value; /* the type reports show unless told otherwise */
+	uint32_t period_type;   /* type whose unit period is in (pprof period_type), or
+				   PROFILE_NO_VALUE; a CPU trace's is cpu/nanoseconds */
+	int64_t period;         /* sampling interval in period_type's unit */
+
 	/* private: allocated sizes of the tables above (profile.c owns these) */
 	uint32_t modules_cap, functions_cap, lines_cap, locations_cap;
 	uint32_t stacks_cap, stack_locations_cap, threads_cap;
-	uint64_t samples_cap;
+	uint64_t samples_cap, values_cap;
 
 	/* what the trace says about the run */
 	uint32_t command;    /* string id */
 	uint32_t mode;       /* string id: "cpu" */
 	uint32_t source;     /* string id: sampling source */
-	uint64_t interval_ns;
 	uint64_t start_realtime_ns; /* wall clock at start, for pprof time_nanos */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC at start */
 	uint64_t duration_ns;
 	uint64_t lost_samples;
-	uint64_t total_weight; /* sum of sample weights */
 	int32_t wait_status;
 	int ended; /* END record seen (not truncated) */
 };
 
-/* Empty profile with strings[0] == ""; NULL on out of memory. */
+/* Empty profile with strings[0] == "" and no value types; NULL on out of memory. */
 struct profile *profile_new(void);
 void profile_free(struct profile *p);
 /* Id of s, adding it if new; never fails (aborts on out of memory). */
@@ -151,8 +199,63 @@ uint32_t profile_add_location(struct profile *p, const struct profile_location *
 uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t);
 /* Append a stack of depth location ids (leaf first); returns the stack index. */
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth);
-/* Append a sample and add its weight to its thread and to total_weight. */
-void profile_add_sample(struct profile *p, const struct profile_sample *s);
+/* Append a sample with its ncolumns stored values; aborts without value types. */
+void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values);
+
+/* ---- value types ---- */
+
+/* Add a type stored in a column of its own (before the first sample); its index. */
+uint32_t profile_add_value_type(struct profile *p, const char *type, const char *unit);
+/* Add a type that reads type of's column times scale; its index. */
+uint32_t profile_add_scaled_value_type(struct profile *p, const char *type, const char *unit,
+				       uint32_t of, int64_t scale);
+/*
+ * A CPU profile's types: samples/count (the weight in timer periods, stored,
+ * the default) and cpu/nanoseconds (samples x period_ns, the period type).
+ */
+void profile_set_cpu_value_types(struct profile *p, int64_t period_ns);
+/* Change the period (and the scale of every type derived from it by the period). */
+void profile_set_period(struct profile *p, int64_t period);
+/* Index of the type named name ("samples", "cpu"...), or PROFILE_NO_VALUE. */
+uint32_t profile_find_value_type(const struct profile *p, const char *name);
+/* Names of every type, ", "-separated, into buf (for messages); returns buf. */
+const char *profile_value_type_names(const struct profile *p, char *buf, size_t len);
+/*
+ * What a viewer (speedscope, pprof's default) shows for value: a count of
+ * timer periods as the time it stands for (the period type), anything else
+ * as itself.
+ */
+uint32_t profile_display_value(const struct profile *p, uint32_t value);
+
+/* Sample i's value of type v. */
+static inline int64_t profile_sample_value(const struct profile *p, uint64_t i, uint32_t v)
+{
+	const struct profile_value_type *t = &p->value_types[v];
+	int64_t x = p->values[i * p->ncolumns + t->column], r;
+	if (t->scale == 1)
+		return x;
+	if (__builtin_mul_overflow(x, t->scale, &r))
+		return (x < 0) != (t->scale < 0) ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
+/* A column total scaled to type v (saturating; *saturated set when it clamps). */
+int64_t profile_scale_value(const struct profile *p, uint32_t v, int64_t column_total, int *saturated);
+/* Sum of every sample's value of type v (saturating). */
+int64_t profile_value_total(const struct profile *p, uint32_t v, int *saturated);
+/* Every type's total at once (totals has nvalue_types entries), one pass. */
+void profile_totals(const struct profile *p, int64_t *totals, int *saturated);
+/*
+ * The stored count type the period type is derived from (samples, whose
+ * time is samples x period), or PROFILE_NO_VALUE: reports describe such a
+ * profile as "weight W = T of CPU".
+ */
+uint32_t profile_period_count(const struct profile *p);
+/* Per thread (out has nthreads entries): summed value of type v and, if
+ * rows is not NULL, the number of sample rows. */
+void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, uint64_t *rows);
+
+/* ---- walks ---- */
 
 /* Frames (inline-chain entries of its locations) stack expands to. */
 uint32_t profile_stack_nframes(const struct profile *p, uint32_t stack);
@@ -167,11 +270,5 @@ uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t 
 
 /* Thread title for every report: "tid (name)", or "tid" when unnamed; returns buf. */
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);
-
-/* Nanoseconds a weight stands for. */
-static inline uint64_t profile_weight_ns(const struct profile *p, uint64_t weight)
-{
-	return weight * p->interval_ns;
-}
 
 #endif

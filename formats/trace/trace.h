@@ -1,7 +1,7 @@
 /*
  * trace.h - the ipscope trace: record types, the writer collect uses and the
  * streaming reader analyze uses. The byte layout is specified in
- * formats/TRACE_FORMAT.md; this header is the C view of it.
+ * formats/trace/TRACE_FORMAT.md; this header is the C view of it.
  *
  * A trace is a zstd stream whose decompressed bytes are a file header followed
  * by self-delimiting records. The writer flushes the zstd stream on demand so a

@@ -1,7 +1,7 @@
 /*
  * trace_internal.h - byte layout constants and little-endian load/store
  * helpers shared by trace_writer.c and trace_reader.c. Private to formats/:
- * the layout itself is specified in formats/TRACE_FORMAT.md, and every number
+ * the layout itself is specified in formats/trace/TRACE_FORMAT.md, and every number
  * here must match that document.
  */
 #ifndef IPSCOPE_TRACE_INTERNAL_H

@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - streaming reader of ipscope traces (formats/TRACE_FORMAT.md),
+ * trace_reader.c - streaming reader of ipscope traces (formats/trace/TRACE_FORMAT.md),
  * the input stage of every analyze command and the target of the fuzzer.
  *
  * Input of any origin is hostile: every length is checked against the record
@@ -192,6 +192,13 @@ static int read_header(struct trace_reader *r)
 	int got = want(r, TRACE_FILE_HEADER_SIZE);
 	if (got < 0)
 		return -1;
+	/* Zero bytes is not a trace cut at offset 0: nothing was ever written
+	 * (collect failed before its first flush, or the file is not one). */
+	if (got == 0 && r->compressed_bytes == 0 && r->raw_bytes == 0) {
+		snprintf(r->err, sizeof r->err, "%s: empty file, not an ipscope trace", r->name);
+		r->failed = 1;
+		return -1;
+	}
 	size_t have = r->len - r->pos;
 	size_t cmp = have < TRACE_MAGIC_LEN ? have : TRACE_MAGIC_LEN;
 	if (memcmp(r->buf + r->pos, TRACE_MAGIC, cmp) != 0)

@@ -1,5 +1,5 @@
 /*
- * trace_writer.c - writes an ipscope trace (formats/TRACE_FORMAT.md) as one
+ * trace_writer.c - writes an ipscope trace (formats/trace/TRACE_FORMAT.md) as one
  * zstd stream. collect calls it on its own core for millions of records per
  * second, so the hot path (trace_writer_sample) is a bounds check and a few
  * stores into a buffer that is reused for the whole trace: no malloc per record.

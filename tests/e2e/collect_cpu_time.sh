@@ -9,8 +9,8 @@ for source in perf timer; do
 	measured=$(value_of cpu_seconds "$scratch/err")
 	"$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "analyze info failed"
 	cat "$scratch/info"
-	profiled=$(info_cpu_seconds "$scratch/info")
-	samples=$(info_samples "$scratch/info")
+	profiled=$(info_cpu_seconds "$scratch/t.zst")
+	samples=$(info_samples "$scratch/t.zst")
 	[ -n "$profiled" ] && [ -n "$samples" ] || fail "no samples line in analyze info"
 	echo "$source: measured ${measured}s, profiled ${profiled}s, $samples samples"
 	within "$profiled" "$measured" "$(awk -v m="$measured" 'BEGIN { print m * 0.10 }')" ||

@@ -11,7 +11,7 @@ check_wrapped() {
 	"$bin/collect" -q -o "$scratch/t.zst" "$@" "$workloads/collect_busy" 0.3 2>"$scratch/err" ||
 		fail "$name: collect failed: $(cat "$scratch/err")"
 	"$bin/analyze" info "$scratch/t.zst" >"$scratch/info" || fail "$name: analyze info failed"
-	cpu=$(info_cpu_seconds "$scratch/info")
+	cpu=$(info_cpu_seconds "$scratch/t.zst")
 	echo "$name: ${cpu}s profiled of 0.3 s"
 	within "$cpu" 0.3 0.03 || fail "$name: profiled ${cpu}s of the exec'd program's 0.3 s"
 	"$bin/analyze" flat "$scratch/t.zst" >"$scratch/flat" || fail "$name: analyze flat failed"

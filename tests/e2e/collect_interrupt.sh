@@ -17,5 +17,5 @@ set -e
 "$bin/analyze" info "$scratch/t.zst" >"$scratch/info" 2>"$scratch/warn" || fail "analyze info failed"
 cat "$scratch/info"
 if grep -qi truncated "$scratch/warn"; then fail "trace was not finished after Ctrl-C"; fi
-samples=$(info_samples "$scratch/info")
+samples=$(info_samples "$scratch/t.zst")
 [ "${samples:-0}" -gt 100 ] || fail "only ${samples:-0} samples"

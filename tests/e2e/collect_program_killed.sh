@@ -8,6 +8,6 @@ set -e
 [ "$got" -eq 137 ] || fail "exit status $got, want 137"
 "$bin/analyze" info "$scratch/t.zst" >"$scratch/info" 2>&1 || fail "analyze info failed"
 cat "$scratch/info"
-profiled=$(info_cpu_seconds "$scratch/info")
+profiled=$(info_cpu_seconds "$scratch/t.zst")
 within "$profiled" 0.5 0.05 || fail "profiled CPU ${profiled}s, want 0.5 s within 10%"
 grep -qi 'signal 9' "$scratch/info" || fail "analyze info does not say the program died from signal 9"

@@ -13,18 +13,18 @@ run() {
 	if grep -qi truncated "$scratch/$name.info"; then fail "$name: trace truncated"; fi
 }
 run dlopen dlopen "$workloads/libcollect_plugin.so"
-cpu=$(info_cpu_seconds "$scratch/dlopen.info")
+cpu=$(info_cpu_seconds "$scratch/dlopen.zst")
 within "$cpu" 1.5 1.5 || fail "dlopen: profiled ${cpu}s of CPU, want about 1 s or more"
 
 run fork fork
-threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/fork.info")
+threads=$(info_thread_count "$scratch/fork.zst")
 [ "$threads" -eq 2 ] || fail "fork: children's threads leaked into the trace ($threads threads)"
 # The main thread burns 20 ms + 5 x 50 ms between forks: its sampling must survive them.
-main_cpu=$(info_threads "$scratch/fork.info" | head -n 1 | cut -d' ' -f2)
+main_cpu=$(info_threads "$scratch/fork.zst" | head -n 1 | cut -d' ' -f2)
 within "$main_cpu" 0.27 0.04 || fail "fork: profiled ${main_cpu}s of the main thread's 0.27 s"
 
 run threads threads
-threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/threads.info")
-lost=$(awk '/^Lost samples:/ { print $3; exit }' "$scratch/threads.info")
+threads=$(info_thread_count "$scratch/threads.zst")
+lost=$(info_lost "$scratch/threads.zst")
 echo "threads: $threads threads in the trace, $lost samples lost"
 [ "$threads" -ge 1000 ] || fail "threads: only $threads of 1201 threads recorded"

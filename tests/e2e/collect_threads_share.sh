@@ -12,7 +12,7 @@ grep '^thread tid=' "$scratch/err" | sed 's/thread tid=\([0-9]*\) cpu_seconds=\(
 	>"$scratch/measured"
 [ "$(wc -l <"$scratch/measured")" -eq 4 ] || fail "workload did not report 4 threads"
 total_measured=$(awk '{ s += $2 } END { print s }' "$scratch/measured")
-info_threads "$scratch/info" >"$scratch/profiled"
+info_threads "$scratch/t.zst" >"$scratch/profiled"
 total_profiled=$(awk '{ s += $2 } END { print s }' "$scratch/profiled")
 while read -r tid cpu; do
 	prof=$(awk -v t="$tid" '$1 == t { print $2 }' "$scratch/profiled")

@@ -13,7 +13,7 @@ wait $pid 2>/dev/null || true
 	fail "analyze info failed on a cut-off trace: $(cat "$scratch/warn")"
 cat "$scratch/info" "$scratch/warn"
 grep -qi 'truncated' "$scratch/warn" || fail "no truncation warning"
-samples=$(info_samples "$scratch/info")
+samples=$(info_samples "$scratch/t.zst")
 [ "${samples:-0}" -gt 100 ] || fail "only ${samples:-0} samples survived the cut"
 
 # Bit flips and cuts inside the compressed stream.

@@ -31,13 +31,12 @@ skip() {
 	exit 77
 }
 
-# Per-function "name<TAB>self<TAB>cum" rows of `analyze flat`, names summed
-# (flat keeps same-named functions of different files apart; consumers
-# merge by name).
+# Per-function "name<TAB>self<TAB>cum" rows of `analyze flat` (its TSV:
+# count, self, file, line, function...), names summed (flat keeps
+# same-named functions of different files apart; consumers merge by name).
 flat_functions() {
-	"$analyze" flat --full-paths "$@" "$trace" 2>/dev/null |
-		sed -nE 's/^ *([0-9]+) +[0-9.]+% +([0-9]+) +[0-9.]+% +[^ ]+ +[^ ]+ (.*)$/\3\t\2\t\1/p' |
-		sed -E 's/ \[inlined\]\t/\t/' | sum_by_name
+	"$analyze" flat --format tsv "$@" "$trace" 2>/dev/null |
+		awk -F'\t' 'NR > 1 { printf "%s\t%s\t%s\n", $5, $2, $1 }' | sum_by_name
 }
 
 sum_by_name() {
@@ -46,12 +45,11 @@ sum_by_name() {
 }
 
 # Same per source line (flat --lines), keyed as folded --lines names frames:
-# "function:line", or "function" when the line is unknown.
+# "function:line", or "function" when the line is unknown (0 in the TSV).
 flat_lines() {
-	"$analyze" flat --lines --full-paths "$@" "$trace" 2>/dev/null |
-		sed -nE 's/^ *([0-9]+) +[0-9.]+% +([0-9]+) +[0-9.]+% +[^ ]+ +([^ ]+) (.*)$/\4\t\3\t\2\t\1/p' |
-		sed -E 's/ \[inlined\]\t/\t/' |
-		awk -F'\t' '{ printf "%s%s\t%s\t%s\n", $1, ($2 == "?" ? "" : ":" $2), $3, $4 }' | sum_by_name
+	"$analyze" flat --format tsv --lines "$@" "$trace" 2>/dev/null |
+		awk -F'\t' 'NR > 1 { printf "%s%s\t%s\t%s\n", $5, ($4 == 0 ? "" : ":" $4), $2, $1 }' |
+		sum_by_name
 }
 
 # "name<TAB>self<TAB>cum" from folded text on stdin (count after the last
@@ -68,17 +66,17 @@ folded_functions() {
 	} END { for (k in cum) printf "%s\t%.0f\t%.0f\n", k, self[k], cum[k] }' | sum_by_name
 }
 
-# Total weight `analyze flat` states ("Total samples: N (weight W = ...").
+# Total weight `analyze flat` counts: every sample is one row's self, so
+# the self column of its TSV sums to the total.
 flat_total() {
-	"$analyze" flat "$@" "$trace" 2>/dev/null | sed -nE 's/^Total samples: [0-9]+ \(weight ([0-9]+) .*/\1/p'
+	"$analyze" flat --format tsv "$@" "$trace" 2>/dev/null |
+		awk -F'\t' 'NR > 1 { s += $2 } END { printf "%.0f\n", s }'
 }
 
-# tid<TAB>name of every sampled thread, from analyze info.
+# tid<TAB>name of every sampled thread, from analyze info's JSON.
 trace_threads() {
-	"$analyze" info "$trace" 2>/dev/null |
-		awk '/^ +PID +TID +SAMPLES/ { table = 1; next }
-		     table && NF >= 6 && $1 ~ /^[0-9]+$/ { if ($3 > 0) print $2 "\t" $NF; next }
-		     table { table = 0 }' | LC_ALL=C sort
+	"$analyze" info --format json "$trace" 2>/dev/null |
+		jq -r '.threads[] | select(.samples > 0) | "\(.tid)\t\(.name)"' | LC_ALL=C sort
 }
 
 compare() { # what expected actual

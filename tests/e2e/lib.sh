@@ -41,29 +41,32 @@ value_of() {
 	grep -o "$1=[0-9.]*" "$2" | head -n 1 | cut -d= -f2
 }
 
-# Readers of `analyze info` output. Durations there are "861.0 ms", "1.20 s"...
-to_seconds() {
-	case $2 in
-	ns) scale=0.000000001 ;;
-	us) scale=0.000001 ;;
-	ms) scale=0.001 ;;
-	s) scale=1 ;;
-	min) scale=60 ;;
-	*) fail "unknown duration unit '$2'" ;;
-	esac
-	awk -v v="$1" -v s="$scale" 'BEGIN { printf "%.6f\n", v * s }'
+# Readers of a trace's figures, from `analyze info --format json` (jq), so no
+# test scrapes the human text. Each takes the TRACE, or a saved `analyze info`
+# text whose "Trace:" line names it (only that line is read).
+info_json() {
+	trace=$1
+	if [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" != 28b52ffd ]; then
+		trace=$(sed -n 's/^Trace: *//p' "$1" | head -n 1)
+	fi
+	"$bin/analyze" info --format json "$trace" 2>/dev/null || fail "analyze info --format json $trace failed"
 }
-# info_samples INFO: number of samples.
+# info_samples TRACE: number of samples.
 info_samples() {
-	awk '/^Samples:/ { gsub(",", "", $2); print $2; exit }' "$1"
+	info_json "$1" | jq -r '.samples'
 }
-# info_cpu_seconds INFO: CPU time the summed weights stand for.
+# info_cpu_seconds TRACE: CPU time the summed weights stand for.
 info_cpu_seconds() {
-	set -- $(sed -n 's/^Samples:.*= \([0-9.]*\) \([a-z]*\) of CPU.*/\1 \2/p' "$1" | head -n 1)
-	to_seconds "$1" "$2"
+	info_json "$1" | jq -r '.value_types[] | select(.type == "cpu") | .total / 1e9'
 }
-# info_threads INFO: "TID CPU_SECONDS" for each thread in the threads table.
+# info_threads TRACE: "TID CPU_SECONDS" for each thread, in the trace's order.
 info_threads() {
-	awk '/^ +PID +TID/ { on = 1; next } on && !/^ +[0-9]/ { on = 0 } on { print $2, $4, $5 }' "$1" |
-		while read -r tid value unit; do echo "$tid $(to_seconds "$value" "$unit")"; done
+	info_json "$1" | jq -r '.threads[] | "\(.tid) \(.values.cpu / 1e9)"'
+}
+# info_thread_count TRACE, info_lost TRACE: threads, lost samples.
+info_thread_count() {
+	info_json "$1" | jq -r '.threads | length'
+}
+info_lost() {
+	info_json "$1" | jq -r '.lost_samples'
 }

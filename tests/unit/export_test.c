@@ -1,6 +1,6 @@
 /*
  * export_test.c - unit tests of the exporters (ctest unit_export) on
- * hand-built profiles: exact folded text for each option, folded parsed back
+ * hand-built profiles (profile_builder.h): exact folded text for each option, folded parsed back
  * sums to the total, a stack with an inlined frame and a C++ template name
  * round-trips through folded, speedscope (parsed with Jansson) and pprof
  * (gunzipped and unpacked with protobuf-c), and every format is byte-stable.
@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "profile_builder.h"
 
 #define CHECK_STOP_AT_FIRST_FAILURE /* later steps use what earlier ones built */
 #include "check.h"
@@ -37,8 +38,7 @@ enum { F_START, F_MAIN, F_COMPUTE, F_SQUARE, F_PUSH, F_WEIRD, NFUNCTIONS };
  */
 static struct profile *build_profile(void)
 {
-	struct profile *p = profile_new();
-	CHECK(p != NULL);
+	struct profile *p = build_cpu_profile(INTERVAL_NS);
 	struct profile_module app = { profile_intern(p, "/usr/bin/app"), profile_intern(p, "abcdef0123"),
 				      0x400000, 0x401000, 0x1000, 0x3ff000,
 				      PROFILE_MODULE_HAS_FUNCTIONS | PROFILE_MODULE_HAS_FILENAMES |
@@ -97,22 +97,20 @@ static struct profile *build_profile(void)
 	CHECK(profile_add_stack(p, weird_stack, 3) == 2);
 	CHECK(profile_add_stack(p, NULL, 0) == 3);
 
-	struct profile_thread main_thread = { 100, 100, profile_intern(p, "app"), 0, 0 };
-	struct profile_thread worker = { 100, 101, profile_intern(p, "worker"), 0, 0 };
+	struct profile_thread main_thread = { 100, 100, profile_intern(p, "app") };
+	struct profile_thread worker = { 100, 101, profile_intern(p, "worker") };
 	CHECK(profile_add_thread(p, &main_thread) == 0);
 	CHECK(profile_add_thread(p, &worker) == 1);
 
 	/* time order; thread 1 ends up heavier (9 against 5) */
-	const struct profile_sample samples[] = {
+	const struct { uint32_t stack, thread; uint64_t time; int64_t weight; } samples[] = {
 		{ 0, 0, 1000, 1 }, { 0, 0, 2000, 2 }, { 1, 1, 2500, 3 }, { 1, 1, 3000, 1 },
 		{ 0, 1, 3500, 4 }, { 2, 0, 4000, 1 }, { 3, 0, 5000, 1 }, { 1, 1, 6000, 1 },
 	};
 	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
-		profile_add_sample(p, &samples[i]);
+		build_weighted_sample(p, samples[i].stack, samples[i].thread, samples[i].time, samples[i].weight);
 
 	p->command = profile_intern(p, "./app --fast");
-	p->mode = profile_intern(p, "cpu");
-	p->interval_ns = INTERVAL_NS;
 	p->start_realtime_ns = 1764400000123456789ull;
 	p->duration_ns = 2500000000ull;
 	p->ended = 1;
@@ -174,7 +172,12 @@ static void test_folded(const struct profile *p)
  * space) and check the lines are sorted, unique and sum to the total. */
 static void test_folded_sums_to_total(const struct profile *p)
 {
-	struct export_options variants[] = { { 0, 0, 0, 0 }, { 1, 1, 0, 0 }, { 0, 0, 1, 0 }, { 1, 1, 1, 0 } };
+	struct export_options variants[] = {
+		{ .lines = 0 },
+		{ .lines = 1, .annotate_inline = 1 },
+		{ .thread_roots = 1 },
+		{ .lines = 1, .annotate_inline = 1, .thread_roots = 1 },
+	};
 	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
 		char *text = export_to_memory(export_folded, p, &variants[v], NULL);
 		uint64_t sum = 0;
@@ -186,12 +189,12 @@ static void test_folded_sums_to_total(const struct profile *p)
 			unsigned long long count = strtoull(space + 1, &end, 10);
 			CHECKF(*end == '\0' && count > 0, "bad count in '%s'", line);
 			*space = '\0';
-			CHECKF(!prev || strcmp(prev, line) < 0, "not sorted/unique: '%s' then '%s'", prev, line);
+			CHECKF(!prev || strcmp(prev, line) < 0, "not sorted/unique: '%s' then '%s'", prev ? prev : "", line);
 			prev = line;
 			sum += count;
 		}
-		CHECKF(sum == p->total_weight, "sum %llu, total %llu", (unsigned long long)sum,
-		       (unsigned long long)p->total_weight);
+		CHECKF((int64_t)sum == profile_value_total(p, 0, NULL), "sum %llu, total %lld",
+		       (unsigned long long)sum, (long long)profile_value_total(p, 0, NULL));
 		free(text);
 	}
 }
@@ -375,7 +378,9 @@ static void test_pprof(const struct profile *p)
 		}
 	}
 	CHECK(saw_worker_push);
-	CHECK((uint64_t)count == p->total_weight && (uint64_t)ns == p->total_weight * INTERVAL_NS);
+	CHECK(count == profile_value_total(p, 0, NULL) && ns == profile_value_total(p, 0, NULL) * INTERVAL_NS);
+	/* A CPU profile opens on cpu, as Go's do. */
+	CHECK(!strcmp(STR(pr->default_sample_type), "cpu"));
 #undef STR
 	perftools__profiles__profile__free_unpacked(pr, NULL);
 }
@@ -386,7 +391,7 @@ static void test_deterministic(void)
 	int (*exporters[])(const struct profile *, const struct export_options *, FILE *) = {
 		export_folded, export_speedscope, export_pprof
 	};
-	struct export_options o = { 1, 1, 1, 2 };
+	struct export_options o = { .lines = 1, .annotate_inline = 1, .thread_roots = 1, .mincount = 2 };
 	for (size_t e = 0; e < 3; e++) {
 		struct profile *a = build_profile(), *b = build_profile();
 		size_t la, lb;
@@ -433,7 +438,7 @@ static void test_mincount(const struct profile *p)
  * module); each of its nstacks stacks holds just that location. */
 static struct profile *one_function_profile(const char *name, uint32_t nstacks)
 {
-	struct profile *p = profile_new();
+	struct profile *p = build_cpu_profile(1);
 	struct profile_function f = { profile_intern(p, name), profile_intern(p, "f"), 0, 0, 0, 0 };
 	profile_add_function(p, &f);
 	struct profile_line l = { 0, 0, 0, 0 };
@@ -446,7 +451,7 @@ static struct profile *one_function_profile(const char *name, uint32_t nstacks)
 	return p;
 }
 
-/* export_stack_weights sums with a dense array when stacks x threads is
+/* export_sum_stacks sums with a dense array when stacks x threads is
  * small and with a hash of the pairs otherwise: both must give the sums a
  * plain count gives, in (stack, thread) order. */
 static void test_stack_weights(void)
@@ -456,7 +461,7 @@ static void test_stack_weights(void)
 		uint32_t nstacks = many ? 2000 : 20, nthreads = many ? 600 : 6;
 		struct profile *p = one_function_profile("f", nstacks);
 		for (uint32_t i = 0; i < nthreads; i++) {
-			struct profile_thread t = { 1, 100 + i, 0, 0, 0 };
+			struct profile_thread t = { 1, 100 + i, 0 };
 			profile_add_thread(p, &t);
 		}
 		uint64_t *want = calloc((size_t)nstacks * nthreads, sizeof(*want));
@@ -464,17 +469,18 @@ static void test_stack_weights(void)
 		uint64_t seed = 12345;
 		for (int i = 0; i < 20000; i++) {
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			struct profile_sample sm = { (uint32_t)(seed >> 33) % nstacks,
-						     (uint32_t)(seed >> 17) % nthreads, (uint64_t)i,
-						     1 + (seed >> 60) % 3 };
-			profile_add_sample(p, &sm);
-			want[(size_t)sm.stack * nthreads + sm.thread] += sm.weight;
-			want_stack[sm.stack] += sm.weight;
+			uint32_t stack = (uint32_t)(seed >> 33) % nstacks, thread = (uint32_t)(seed >> 17) % nthreads;
+			int64_t weight = 1 + (int64_t)((seed >> 60) % 3);
+			build_weighted_sample(p, stack, thread, (uint64_t)i, weight);
+			want[(size_t)stack * nthreads + thread] += (uint64_t)weight;
+			want_stack[stack] += (uint64_t)weight;
 		}
 		for (int by_thread = 0; by_thread < 2; by_thread++) {
-			uint64_t n = 0, k = 0;
-			struct export_stack_weight *w = export_stack_weights(p, by_thread, &n);
-			CHECK(w != NULL);
+			uint64_t k = 0;
+			struct export_stacks sums;
+			CHECK(export_sum_stacks(p, by_thread, &sums) == 0);
+			uint64_t n = sums.n;
+			const struct export_stack *w = sums.stacks;
 			uint32_t width = by_thread ? nthreads : 1;
 			for (size_t slot = 0; slot < (size_t)nstacks * width; slot++) {
 				uint64_t expect = by_thread ? want[slot] : want_stack[slot];
@@ -482,13 +488,14 @@ static void test_stack_weights(void)
 					continue;
 				CHECKF(k < n && w[k].stack == slot / width &&
 					       w[k].thread == (by_thread ? slot % width : 0) &&
-					       w[k].weight == expect,
+					       export_stack_value(p, &sums, k, 0) == (int64_t)expect &&
+					       export_stack_value(p, &sums, k, 1) == (int64_t)expect,
 				       "many %d by_thread %d entry %llu", many, by_thread,
 				       (unsigned long long)k);
 				k++;
 			}
 			CHECK(k == n);
-			free(w);
+			export_stacks_free(&sums);
 		}
 		free(want);
 		free(want_stack);
@@ -500,7 +507,7 @@ static void test_stack_weights(void)
  * must still be written, and valid. */
 static void test_invalid_utf8(void)
 {
-	struct profile *p = profile_new();
+	struct profile *p = build_cpu_profile(1000);
 	struct profile_module m = { profile_intern(p, "/opt/caf\xe9/app"), 0, 0x1000, 0x2000, 0, 0,
 				    PROFILE_MODULE_HAS_FUNCTIONS };
 	profile_add_module(p, &m);
@@ -513,12 +520,9 @@ static void test_invalid_utf8(void)
 	profile_add_location(p, &loc);
 	uint32_t location = 0;
 	profile_add_stack(p, &location, 1);
-	struct profile_thread t = { 7, 7, profile_intern(p, "w\xc3"), 0, 0 };
+	struct profile_thread t = { 7, 7, profile_intern(p, "w\xc3") };
 	profile_add_thread(p, &t);
-	struct profile_sample sample = { 0, 0, 1, 1 };
-	profile_add_sample(p, &sample);
-	p->mode = profile_intern(p, "cpu");
-	p->interval_ns = 1000;
+	build_weighted_sample(p, 0, 0, 1, 1);
 
 	struct export_options o = { 0 };
 	char *text = export_to_memory(export_speedscope, p, &o, NULL);
@@ -544,10 +548,9 @@ static void test_pprof_long_name(void)
 		name[i] = (char)('a' + i % 26);
 	name[n] = '\0';
 	struct profile *p = one_function_profile(name, 1);
-	struct profile_thread t = { 1, 1, 0, 0, 0 };
+	struct profile_thread t = { 1, 1, 0 };
 	profile_add_thread(p, &t);
-	struct profile_sample sample = { 0, 0, 1, 3 };
-	profile_add_sample(p, &sample);
+	build_weighted_sample(p, 0, 0, 1, 3);
 
 	struct export_options o = { 0 };
 	Perftools__Profiles__Profile *pr = pprof_of(p, &o);

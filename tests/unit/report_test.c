@@ -1,5 +1,6 @@
 /*
- * report_test.c - unit tests of analyze's reports on hand-built profiles:
+ * report_test.c - unit tests of analyze's reports on hand-built profiles
+ * (profile_builder.h):
  * tree shape and counts, what each of noisefloor, mincount, maxdepth,
  * combine and -C makes appear or vanish (exact lines), recursion in flat,
  * flat sorting, inlined frames, and the filters' copies.
@@ -11,69 +12,39 @@
 #include "filter.h"
 #include "options.h"
 #include "profile.h"
-#include "reports.h"
+#include "profile_builder.h"
+#include "report.h"
 
 #include "check.h"
 
-/* ---- building profiles by hand ---- */
+/* ---- building profiles by hand (profile_builder.h) ---- */
 
 static uint32_t function(struct profile *p, const char *name, const char *file, uint32_t line,
 			 int system)
 {
-	struct profile_function f = {
-		.name = profile_intern(p, name),
-		.system_name = profile_intern(p, name),
-		.file = profile_intern(p, file),
-		.start_line = line,
-		.module = 0,
-		.flags = system ? PROFILE_FUNCTION_SYSTEM : 0,
-	};
-	return profile_add_function(p, &f);
+	return build_function(p, name, file, line, 0, system ? PROFILE_FUNCTION_SYSTEM : 0);
 }
 
-/* A location whose inline chain is fn[0..n) at lines, innermost first. */
 static uint32_t location_chain(struct profile *p, uint64_t address, const uint32_t *fns,
 			       const uint32_t *lines, int n)
 {
-	struct profile_location loc = {.address = address, .module = 0, .first_line = p->nlines,
-				       .nlines = (uint32_t)n};
-	for (int i = 0; i < n; i++) {
-		struct profile_line l = {
-			.function = fns[i],
-			.file = p->functions[fns[i]].file,
-			.line = lines[i],
-			.inlined = i + 1 < n,
-		};
-		profile_add_line(p, &l);
-	}
-	return profile_add_location(p, &loc);
+	return build_location(p, address, 0, fns, lines, n);
 }
 
 static uint32_t location(struct profile *p, uint64_t address, uint32_t fn, uint32_t line)
 {
-	return location_chain(p, address, &fn, &line, 1);
+	return build_location(p, address, 0, &fn, &line, 1);
 }
 
 /* Add weight samples of one stack given root first, -1 terminated. */
-static void sample(struct profile *p, uint32_t thread, uint64_t weight, const int *root_first)
+static void sample(struct profile *p, uint32_t thread, int64_t weight, const int *root_first)
 {
-	uint32_t leaf_first[64];
-	int n = 0;
-	while (root_first[n] >= 0)
-		n++;
-	for (int i = 0; i < n; i++)
-		leaf_first[i] = (uint32_t)root_first[n - 1 - i];
-	struct profile_sample s = {
-		.stack = profile_add_stack(p, leaf_first, (uint32_t)n),
-		.thread = thread,
-		.weight = weight,
-	};
-	profile_add_sample(p, &s);
+	build_weighted_sample(p, build_stack(p, root_first), thread, 0, weight);
 }
 
 static struct profile *new_profile(void)
 {
-	struct profile *p = profile_new();
+	struct profile *p = build_cpu_profile(1000000);
 	struct profile_module m = {.path = profile_intern(p, "/bin/t")};
 	profile_add_module(p, &m);
 	struct profile_thread t = {.pid = 1, .tid = 1, .name = profile_intern(p, "t")};
@@ -81,8 +52,6 @@ static struct profile *new_profile(void)
 	struct profile_thread t2 = {.pid = 1, .tid = 2, .name = profile_intern(p, "worker")};
 	profile_add_thread(p, &t2);
 	p->command = profile_intern(p, "./t");
-	p->interval_ns = 1000000;
-	p->ended = 1;
 	return p;
 }
 
@@ -137,7 +106,9 @@ static char *run_tree(const struct profile *in, const struct analyze_options *o,
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
-	tree_report(out, p, o, to);
+	struct report r;
+	report_init(&r, out, p, o, p->default_value);
+	tree_report(&r, to);
 	fclose(out);
 	profile_free(p);
 	return buf;
@@ -150,7 +121,9 @@ static char *run_flat(const struct profile *in, const struct analyze_options *o,
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
-	flat_report(out, p, o, fo);
+	struct report r;
+	report_init(&r, out, p, o, p->default_value);
+	flat_report(&r, fo);
 	fclose(out);
 	profile_free(p);
 	return buf;
@@ -531,8 +504,9 @@ static void test_filter_copy(const struct profile *p)
 {
 	struct filter_options f = {0};
 	struct profile *q = filter_profile(p, &f);
-	CHECKF(q->nsamples == p->nsamples && q->total_weight == 100, "samples %llu weight %llu",
-	      (unsigned long long)q->nsamples, (unsigned long long)q->total_weight);
+	CHECKF(q->nsamples == p->nsamples && profile_value_total(q, q->default_value, NULL) == 100,
+	       "samples %llu weight %lld", (unsigned long long)q->nsamples,
+	       (long long)profile_value_total(q, q->default_value, NULL));
 	CHECKF(q->nstrings == p->nstrings && q->nfunctions == p->nfunctions, "tables not kept");
 	/* The memcpy stack and the b stack... every stack lost _start. */
 	for (uint32_t s = 0; s < q->nstacks; s++)
@@ -544,13 +518,15 @@ static void test_filter_copy(const struct profile *p)
 					PROFILE_FUNCTION_SYSTEM),
 				      "system frame kept in stack %u", s);
 		}
-	CHECKF(q->threads[0].weight == 90 && q->threads[1].weight == 10, "thread weights %llu %llu",
-	      (unsigned long long)q->threads[0].weight, (unsigned long long)q->threads[1].weight);
+	int64_t weights[2];
+	profile_thread_totals(q, q->default_value, weights, NULL);
+	CHECKF(weights[0] == 90 && weights[1] == 10, "thread weights %lld %lld", (long long)weights[0],
+	       (long long)weights[1]);
 	/* The consuming variant gives the same. */
 	struct profile *copy = filter_profile(p, &(struct filter_options){.show_system = 1});
 	struct profile *r = filter_profile_consume(copy, &f);
 	CHECKF(r->nsamples == q->nsamples && r->nstacks == q->nstacks &&
-		      r->total_weight == q->total_weight,
+		      profile_value_total(r, 0, NULL) == profile_value_total(q, 0, NULL),
 	      "consume differs: %llu/%u vs %llu/%u", (unsigned long long)r->nsamples, r->nstacks,
 	      (unsigned long long)q->nsamples, q->nstacks);
 	profile_free(r);

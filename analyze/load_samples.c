@@ -1,0 +1,350 @@
+/*
+ * load_samples.c - the consumer of STACK, SAMPLES and LOSS records (see
+ * load_internal.h), and the checks of what those records cannot truthfully
+ * say.
+ *
+ * The agent writes stacks, samples and loss counters from inside the
+ * profiled program, through memory the program can scribble on, so their
+ * numbers are untrusted: once the run's duration is known (END is collect's
+ * own clock), values that cannot be true are clamped and said once per
+ * thread, never once per record:
+ *   - a sample weighs at most the timer periods that fit in the run;
+ *   - a thread loses at most that many samples (losses not attributed to a
+ *     thread: that many per thread the run could have had);
+ *   - a thread's samples add up to at most the run's duration of CPU time
+ *     (said, not clamped: each sample alone was possible);
+ *   - sample times lie within the run, and a thread's do not go backwards
+ *     (by more than a second: its ring keeps its own order).
+ * A trace without END, start time or interval gives no bound; sums
+ * saturate at the int64 limit instead of wrapping.
+ *
+ * Samples whose stack is empty or never defined get an "[unknown]" frame
+ * (load_stacks.c), so every report adds up to the same total.
+ */
+#include "load_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "arith.h"
+#include "terminal.h"
+
+/* Unattributed losses (threads without a ring) may come from this many threads. */
+#define LOSS_THREADS_BOUND 65536u
+/* Without a duration to bound them, no count above this is believable. */
+#define SANE_COUNT_BOUND (1ull << 40)
+/* Sample times may stray this far outside the run before they are flagged. */
+#define TIME_SLACK_NS 1000000000ull
+
+struct thread_loss {
+	uint32_t pid, tid;
+	uint64_t lost;
+};
+
+/* What the samples said, per thread index, gathered as they stream in. */
+struct thread_sums {
+	int64_t periods;    /* summed weights */
+	uint64_t last_time; /* latest time so far */
+	uint64_t backwards; /* samples earlier than that by more than the slack */
+};
+
+struct samples_state {
+	struct thread_loss *losses;
+	uint32_t nlosses, losses_cap;
+	struct hashmap loss_index; /* pid << 32 | tid -> losses[] */
+	struct thread_sums *threads;
+	uint32_t threads_cap;
+	uint32_t max_weight;
+	uint64_t min_time, max_time;
+	int saturated;
+};
+
+#define DENSE_STACK_IDS (1u << 24)
+
+static uint32_t new_raw_stack(struct loader *L)
+{
+	ALLOC_GROW(L->raw, (uint64_t)L->nraw + 1, L->raw_cap);
+	L->raw[L->nraw] = (struct raw_stack){0};
+	return L->nraw++;
+}
+
+uint32_t loader_stack_index(struct loader *L, uint32_t id)
+{
+	if (id < DENSE_STACK_IDS) {
+		if (id >= L->stack_by_id_cap) {
+			uint32_t old = L->stack_by_id_cap;
+			ALLOC_GROW(L->stack_by_id, (uint64_t)id + 1, L->stack_by_id_cap);
+			memset(L->stack_by_id + old, 0xff, (L->stack_by_id_cap - old) * sizeof(*L->stack_by_id));
+		}
+		if (L->stack_by_id[id] == HASHMAP_NONE)
+			L->stack_by_id[id] = new_raw_stack(L);
+		return L->stack_by_id[id];
+	}
+	uint32_t *slot = hashmap_slot(&L->stack_ids, id);
+	if (*slot == HASHMAP_NONE)
+		*slot = new_raw_stack(L);
+	return *slot;
+}
+
+static void add_stack(struct loader *L, const struct trace_stack *s)
+{
+	uint32_t i = loader_stack_index(L, s->id);
+	ALLOC_GROW(L->ips, L->nips + s->nframes, L->ips_cap);
+	memcpy(L->ips + L->nips, s->ips, s->nframes * sizeof(*s->ips));
+	L->raw[i].first = L->nips;
+	L->raw[i].depth = s->nframes;
+	L->raw[i].flags = s->flags;
+	L->raw[i].defined = 1;
+	L->nips += s->nframes;
+	L->stats->stack_records++;
+	L->stats->truncated_stacks += (s->flags & TRACE_STACK_TRUNCATED) != 0;
+}
+
+static void add_samples(struct loader *L, struct samples_state *st, const struct trace_samples *b)
+{
+	struct profile *p = L->p;
+	/* One value per column: the weight in samples/count's, 0 in the columns
+	 * other consumers' types (allocations...) may have added. */
+	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint32_t col = p->value_types[L->samples_value].column;
+	for (uint32_t i = 0; i < b->count; i++) {
+		const struct trace_sample *ts = &b->samples[i];
+		struct profile_sample s = {
+			.stack = loader_stack_index(L, ts->stack_id),
+			.thread = loader_thread_index(L, ts->pid, ts->tid),
+			.time_ns = ts->time_ns,
+		};
+		row[col] = ts->weight;
+		profile_add_sample(p, &s, row);
+		/* The figures samples_finish checks, kept as they stream by so a
+		 * trace with nothing wrong costs no second pass. */
+		if (s.thread >= st->threads_cap) {
+			uint32_t old = st->threads_cap;
+			ALLOC_GROW(st->threads, (uint64_t)s.thread + 1, st->threads_cap);
+			memset(st->threads + old, 0, (st->threads_cap - old) * sizeof(*st->threads));
+		}
+		struct thread_sums *t = &st->threads[s.thread];
+		t->periods = sat_add_i64(t->periods, ts->weight, &st->saturated);
+		if (ts->time_ns + TIME_SLACK_NS < t->last_time)
+			t->backwards++;
+		if (ts->time_ns > t->last_time)
+			t->last_time = ts->time_ns;
+		if (ts->weight > st->max_weight)
+			st->max_weight = ts->weight;
+		if (ts->time_ns < st->min_time)
+			st->min_time = ts->time_ns;
+		if (ts->time_ns > st->max_time)
+			st->max_time = ts->time_ns;
+		if (ts->time_ns > L->last_time_ns)
+			L->last_time_ns = ts->time_ns;
+	}
+}
+
+static void add_loss(struct samples_state *st, const struct trace_loss *l)
+{
+	uint32_t *slot = hashmap_slot(&st->loss_index, (uint64_t)l->pid << 32 | l->tid);
+	if (*slot == HASHMAP_NONE) {
+		ALLOC_GROW(st->losses, (uint64_t)st->nlosses + 1, st->losses_cap);
+		st->losses[st->nlosses] = (struct thread_loss){l->pid, l->tid, 0};
+		*slot = st->nlosses++;
+	}
+	struct thread_loss *t = &st->losses[*slot];
+	t->lost = t->lost > UINT64_MAX - l->samples ? UINT64_MAX : t->lost + l->samples;
+}
+
+static void *samples_start(struct loader *L)
+{
+	(void)L;
+	struct samples_state *st = calloc_or_abort(1, sizeof(*st));
+	hashmap_init(&st->loss_index, 16);
+	st->min_time = UINT64_MAX;
+	return st;
+}
+
+static void samples_record(struct loader *L, void *state, const struct trace_record *rec)
+{
+	switch (rec->type) {
+	case TRACE_STACK:
+		add_stack(L, &rec->u.stack);
+		break;
+	case TRACE_SAMPLES:
+		add_samples(L, state, &rec->u.samples);
+		break;
+	case TRACE_LOSS:
+		add_loss(state, &rec->u.loss);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A sample naming a stack no record defined is kept (as [unknown]), and said once. */
+static void check_undefined_stacks(struct loader *L)
+{
+	uint32_t undefined = 0;
+	for (uint32_t s = 0; s < L->nraw; s++)
+		undefined += !L->raw[s].defined;
+	if (!undefined)
+		return;
+	uint64_t samples = 0;
+	for (uint64_t i = 0; i < L->p->nsamples; i++)
+		samples += !L->raw[L->p->samples[i].stack].defined;
+	L->stats->undefined_stack_samples = samples;
+	diag(L->diag, DIAG_WARNING,
+	     "%s: %" PRIu64 " samples refer to %u stacks the trace never defines: shown as [unknown]",
+	     L->path, samples, undefined);
+}
+
+/* "the run (1.504 s at one sample per 1.0 ms)" for messages. */
+static const char *run_text(const struct loader *L, char *buf, size_t len)
+{
+	char d[32], i[32];
+	snprintf(buf, len, "a run of %s at one sample per %s", format_duration(L->p->duration_ns, d, sizeof(d)),
+		 format_duration((uint64_t)L->p->period, i, sizeof(i)));
+	return buf;
+}
+
+/* Lost counters: clamp each thread's to what could fit; one line per thread. */
+static void check_losses(struct loader *L, struct samples_state *st, uint64_t periods)
+{
+	struct profile *p = L->p;
+	char run[128];
+	uint64_t total = 0;
+	uint64_t per_thread = periods ? periods : SANE_COUNT_BOUND;
+	for (uint32_t i = 0; i < st->nlosses; i++) {
+		struct thread_loss *t = &st->losses[i];
+		uint64_t bound = t->tid ? per_thread
+					: (per_thread > UINT64_MAX / LOSS_THREADS_BOUND ? UINT64_MAX
+										: per_thread * LOSS_THREADS_BOUND);
+		if (t->lost > bound) {
+			if (t->tid)
+				diag(L->diag, DIAG_WARNING,
+				     "%s: thread %u: %" PRIu64 " lost samples cannot be true (at most %" PRIu64
+				     " fit in %s): counted as %" PRIu64,
+				     L->path, t->tid, t->lost, bound,
+				     periods ? run_text(L, run, sizeof(run)) : "any run", bound);
+			else
+				diag(L->diag, DIAG_WARNING,
+				     "%s: %" PRIu64 " lost samples of threads without a ring cannot be true: "
+				     "counted as %" PRIu64, L->path, t->lost, bound);
+			t->lost = bound;
+			L->stats->implausible_loss_threads++;
+		}
+		total = total > UINT64_MAX - t->lost ? UINT64_MAX : total + t->lost;
+	}
+	/* END carries collect's own sum of the same counters. */
+	uint64_t end_bound = per_thread > UINT64_MAX / (p->nthreads + LOSS_THREADS_BOUND)
+				     ? UINT64_MAX
+				     : per_thread * (p->nthreads + LOSS_THREADS_BOUND);
+	if (L->end_lost > end_bound) {
+		diag(L->diag, DIAG_WARNING,
+		     "%s: the END record's %" PRIu64 " lost samples cannot be true: counted as %" PRIu64,
+		     L->path, L->end_lost, total);
+		L->stats->implausible_loss_threads++;
+	} else if (L->end_lost > total) {
+		total = L->end_lost;
+	}
+	p->lost_samples = total;
+}
+
+/*
+ * Weights, CPU time per thread and times, one line per thread for each
+ * kind of problem. The sums gathered while streaming answer most of it; a
+ * pass over the samples happens only when some weight must be clamped or
+ * some time lies outside the run.
+ */
+static void check_samples(struct loader *L, struct samples_state *st, uint64_t periods)
+{
+	struct profile *p = L->p;
+	uint32_t n = p->nthreads;
+	if (st->threads_cap < n) {
+		uint32_t old = st->threads_cap;
+		ALLOC_GROW(st->threads, n, st->threads_cap);
+		memset(st->threads + old, 0, (st->threads_cap - old) * sizeof(*st->threads));
+	}
+	uint64_t *clamped = calloc_or_abort(n, sizeof(*clamped));
+	uint64_t *outside = calloc_or_abort(n, sizeof(*outside));
+	uint32_t col = p->value_types[L->samples_value].column;
+	uint64_t lo = p->start_ns > TIME_SLACK_NS ? p->start_ns - TIME_SLACK_NS : 0;
+	uint64_t hi = L->end_time_ns + TIME_SLACK_NS;
+	int check_times = p->start_ns && L->end_time_ns > p->start_ns && p->nsamples &&
+			  (st->min_time < lo || st->max_time > hi);
+	int clamp = periods && st->max_weight > periods;
+	for (uint64_t i = 0; (clamp || check_times) && i < p->nsamples; i++) {
+		uint32_t t = p->samples[i].thread;
+		int64_t *w = &p->values[i * p->ncolumns + col];
+		if (clamp && *w > (int64_t)periods) {
+			st->threads[t].periods -= *w - (int64_t)periods;
+			*w = (int64_t)periods;
+			clamped[t]++;
+		}
+		uint64_t time = p->samples[i].time_ns;
+		if (check_times && (time < lo || time > hi))
+			outside[t]++;
+	}
+	char run[128], title[300];
+	for (uint32_t t = 0; t < n; t++) {
+		const struct thread_sums *sums = &st->threads[t];
+		profile_thread_title(p, t, title, sizeof(title));
+		if (clamped[t]) {
+			diag(L->diag, DIAG_WARNING,
+			     "%s: thread %s: %" PRIu64 " samples weigh more timer periods than fit in %s: "
+			     "each counted as %" PRIu64, L->path, title, clamped[t],
+			     run_text(L, run, sizeof(run)), periods);
+			L->stats->implausible_weight_threads++;
+			L->stats->clamped_weights += clamped[t];
+		}
+		/* A thread runs on one CPU at a time: more CPU time than the run
+		 * lasted (a tenth and two periods of slack) cannot be true. */
+		if (periods && (uint64_t)sums->periods > periods + periods / 10 + 2) {
+			char cpu[32];
+			diag(L->diag, DIAG_WARNING, "%s: thread %s: samples add up to %s of CPU in %s",
+			     L->path, title,
+			     format_duration(abs_i64(profile_scale_value(p, p->period_type, sums->periods, NULL)),
+					     cpu, sizeof(cpu)),
+			     run_text(L, run, sizeof(run)));
+			L->stats->overbusy_threads++;
+		}
+		if (outside[t]) {
+			diag(L->diag, DIAG_WARNING, "%s: thread %s: %" PRIu64 " samples have times outside the run",
+			     L->path, title, outside[t]);
+			L->stats->samples_outside_run += outside[t];
+		}
+		if (sums->backwards) {
+			diag(L->diag, DIAG_WARNING, "%s: thread %s: %" PRIu64 " samples go back in time",
+			     L->path, title, sums->backwards);
+			L->stats->samples_backwards += sums->backwards;
+		}
+	}
+	if (st->saturated) {
+		diag(L->diag, DIAG_WARNING, "%s: sample weights add up past 2^63: totals are saturated",
+		     L->path);
+		L->stats->value_saturated = 1;
+	}
+	free(clamped);
+	free(outside);
+}
+
+static void samples_finish(struct loader *L, void *state)
+{
+	uint64_t periods = loader_periods_in_run(L);
+	check_undefined_stacks(L);
+	check_losses(L, state, periods);
+	check_samples(L, state, periods);
+}
+
+static void samples_free(void *state)
+{
+	struct samples_state *st = state;
+	hashmap_free(&st->loss_index);
+	free(st->losses);
+	free(st->threads);
+	free(st);
+}
+
+static const enum trace_type sample_types[] = { TRACE_STACK, TRACE_SAMPLES, TRACE_LOSS, 0 };
+const struct record_consumer load_samples_consumer = {
+	"samples", sample_types, samples_start, samples_record, samples_finish, samples_free,
+};

@@ -1,0 +1,363 @@
+/*
+ * load_test.c - unit tests of the loader (analyze/load*.c) on traces made
+ * with the trace writer (or by hand, for what the writer cannot write):
+ * value types, epochs (a module unloaded and another mapped at the same
+ * addresses), undefined and empty stacks, unknown record types, truncation,
+ * an empty file; and what a trace cannot truthfully say (issue 13): lost
+ * counters, weights and totals past any bound, times outside the run, a
+ * module path that is a FIFO. Every message must come through the
+ * diagnostics sink, one per thread at most, never on stderr.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "trace.h"
+#include "trace_test_support.h"
+
+#include "check.h"
+
+#define START_NS 1000000000ull
+#define INTERVAL 1000000ull
+#define BIAS 0x7f0000000000ull
+
+static char dir[] = "/tmp/ipscope-load-test-XXXXXX";
+
+static const struct trace_segment segment = {0, 0x10000, 0, TRACE_SEGMENT_EXEC | TRACE_SEGMENT_READ};
+
+static struct trace_writer *start(const char *name, int *fd, int with_start)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(*fd >= 0);
+	struct trace_writer *w = trace_writer_open(*fd, 1);
+	CHECK(w != NULL);
+	trace_writer_meta(w, TRACE_META_MODE, "cpu");
+	trace_writer_meta(w, TRACE_META_INTERVAL_NS, "1000000");
+	if (with_start)
+		trace_writer_meta(w, TRACE_META_START_MONOTONIC_NS, "1000000000");
+	return w;
+}
+
+static void finish(struct trace_writer *w, int fd, uint64_t end_ns, uint64_t lost)
+{
+	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost};
+	CHECK(trace_writer_close(w, &e) == 0);
+	close(fd);
+}
+
+static void module(struct trace_writer *w, uint32_t id, const char *path, uint64_t time_ns)
+{
+	struct trace_module m = {1, id, time_ns, BIAS, path, NULL, 0, 1, &segment};
+	CHECK(trace_writer_module(w, &m) == 0);
+}
+
+static void stack(struct trace_writer *w, uint32_t id, uint64_t ip)
+{
+	uint64_t ips[2] = {ip, BIAS + 0x100};
+	struct trace_stack s = {id, TRACE_STACK_LEAF_EXACT, 2, ips};
+	CHECK(trace_writer_stack(w, &s) == 0);
+}
+
+static void sample(struct trace_writer *w, uint64_t time_ns, uint32_t tid, uint32_t stack_id, uint32_t weight)
+{
+	struct trace_sample s = {time_ns, 1, tid, stack_id, weight, 0};
+	CHECK(trace_writer_sample(w, &s) == 0);
+}
+
+/* Load dir/name with symbolization, messages into *list. */
+static struct profile *load(const char *name, struct diag_list *list, struct load_stats *st)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	memset(list, 0, sizeof(*list));
+	struct diag_sink sink = diag_list_sink(list);
+	struct load_options o;
+	load_options_init(&o);
+	o.diag = &sink;
+	return load_trace(path, &o, st);
+}
+
+/* Messages holding needle. */
+static int count_messages(const struct diag_list *list, const char *needle)
+{
+	int n = 0;
+	for (size_t i = 0; i < list->n; i++)
+		n += strstr(list->texts[i], needle) != NULL;
+	return n;
+}
+
+static void dump(const struct diag_list *list)
+{
+	for (size_t i = 0; i < list->n; i++)
+		fprintf(stderr, "  diag: %s\n", list->texts[i]);
+}
+
+/* Name of the leaf function of sample i's stack. */
+static const char *leaf_name(const struct profile *p, uint64_t i)
+{
+	const struct profile_stack *s = &p->stacks[p->samples[i].stack];
+	const struct profile_location *l = &p->locations[p->stack_locations[s->first]];
+	return profile_string(p, p->functions[p->lines[l->first_line].function].name);
+}
+
+static void test_values_and_epochs(void)
+{
+	int fd;
+	struct trace_writer *w = start("epochs.zst", &fd, 1);
+	module(w, 1, "/nonexistent/liba.so", START_NS);
+	stack(w, 1, BIAS + 0x1000);
+	sample(w, START_NS + 10, 1, 1, 2);
+	sample(w, START_NS + 20, 1, 1, 1);
+	struct trace_module_unload u = {1, 1, START_NS + 30};
+	CHECK(trace_writer_module_unload(w, &u) == 0);
+	module(w, 2, "/nonexistent/libb.so", START_NS + 40);
+	sample(w, START_NS + 50, 2, 1, 3);
+	sample(w, START_NS + 60, 1, 0, 1); /* stack 0 is never defined */
+	struct trace_stack empty = {3, 0, 0, NULL};
+	CHECK(trace_writer_stack(w, &empty) == 0);
+	sample(w, START_NS + 70, 2, 3, 1);
+	finish(w, fd, START_NS + 100000000, 0);
+
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("epochs.zst", &list, &st);
+	CHECK(p != NULL);
+	/* samples/count (the weight), cpu/nanoseconds (x interval), default samples. */
+	CHECK(p->nvalue_types == 2 && p->ncolumns == 1 && p->default_value == 0 && p->period_type == 1);
+	CHECK(!strcmp(profile_string(p, p->value_types[1].type), "cpu"));
+	CHECK(profile_value_total(p, 0, NULL) == 8 && profile_value_total(p, 1, NULL) == 8 * (int64_t)INTERVAL);
+	CHECK(p->nsamples == 5 && p->nthreads == 2 && p->duration_ns == 100000000);
+	/* The same raw stack before and after the unload: two modules. */
+	CHECKF(!strcmp(leaf_name(p, 0), "liba.so+0x1000"), "%s", leaf_name(p, 0));
+	CHECKF(!strcmp(leaf_name(p, 2), "libb.so+0x1000"), "%s", leaf_name(p, 2));
+	CHECK(p->samples[0].stack == p->samples[1].stack && p->samples[0].stack != p->samples[2].stack);
+	/* Undefined and empty stacks: one [unknown] frame, said once. */
+	CHECKF(!strcmp(leaf_name(p, 3), "[unknown]") && !strcmp(leaf_name(p, 4), "[unknown]"), "%s %s",
+	       leaf_name(p, 3), leaf_name(p, 4));
+	CHECK(st.undefined_stack_samples == 1);
+	CHECK(count_messages(&list, "1 samples refer to 1 stacks the trace never defines") == 1);
+	CHECK(count_messages(&list, "liba.so: file not found") == 1);
+	CHECK(st.stack_records == 2 && !st.truncated);
+	/* Per-thread totals are computed, not stored. */
+	int64_t per_thread[2];
+	uint64_t rows[2];
+	profile_thread_totals(p, 0, per_thread, rows);
+	CHECK(per_thread[0] == 4 && rows[0] == 3 && per_thread[1] == 4 && rows[1] == 2);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+}
+
+/* A record type no reader knows is skipped by its length; REQUIRED is not. */
+static void test_unknown_records(void)
+{
+	for (int required = 0; required < 2; required++) {
+		struct bytes raw = {0};
+		put_file_header(&raw, 1, 0, 16);
+		size_t at = begin_record(&raw, 42, required ? 1 : 0);
+		put_le(&raw, 0xdeadbeef, 4);
+		end_record(&raw, at);
+		at = begin_record(&raw, TRACE_SAMPLES, 0);
+		put_le(&raw, 1, 4);
+		put_le(&raw, 28, 4);
+		put_le(&raw, START_NS, 8), put_le(&raw, 1, 4), put_le(&raw, 1, 4);
+		put_le(&raw, 5, 4), put_le(&raw, 7, 4), put_le(&raw, 0, 4);
+		end_record(&raw, at);
+		put_end_record(&raw);
+		struct bytes z = zstd_compress(&raw);
+		char path[256];
+		snprintf(path, sizeof(path), "%s/unknown.zst", dir);
+		FILE *f = fopen(path, "w");
+		CHECK(f && fwrite(z.p, 1, z.len, f) == z.len && fclose(f) == 0);
+		struct diag_list list;
+		struct profile *p = load("unknown.zst", &list, NULL);
+		if (required) {
+			CHECK(p == NULL && list.n == 1 && list.levels[0] == DIAG_ERROR);
+			CHECKF(strstr(list.texts[0], "record type 42 is required but unknown") != NULL, "%s",
+			       list.n ? list.texts[0] : "");
+		} else {
+			CHECK(p && p->nsamples == 1 && profile_value_total(p, 0, NULL) == 7);
+		}
+		diag_list_free(&list);
+		profile_free(p);
+		free(raw.p);
+		free(z.p);
+	}
+}
+
+static void test_truncated_and_empty(void)
+{
+	int fd;
+	struct trace_writer *w = start("cut.zst", &fd, 1);
+	stack(w, 1, BIAS + 0x10);
+	sample(w, START_NS + 1, 1, 1, 1);
+	CHECK(trace_writer_flush(w) == 0);
+	off_t cut = (off_t)trace_writer_compressed_bytes(w);
+	sample(w, START_NS + 2, 1, 1, 1);
+	struct trace_end e = {START_NS + 3, 0, TRACE_END_EXITED, 2, 2, 0};
+	CHECK(trace_writer_close(w, &e) == 0);
+	CHECK(ftruncate(fd, cut) == 0); /* cut after the flush: no END */
+	close(fd);
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("cut.zst", &list, &st);
+	CHECK(p && p->nsamples == 1 && st.truncated && !p->ended);
+	CHECK(count_messages(&list, "truncated at offset") == 1 && list.levels[0] == DIAG_WARNING);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+
+	char path[256];
+	snprintf(path, sizeof(path), "%s/empty.zst", dir);
+	close(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+	p = load("empty.zst", &list, NULL);
+	CHECK(p == NULL && list.n == 1 && list.levels[0] == DIAG_ERROR);
+	CHECKF(list.n && strstr(list.texts[0], "empty.zst: empty file, not an ipscope trace"), "%s",
+	       list.n ? list.texts[0] : "");
+	diag_list_free(&list);
+}
+
+/* Lost counters from shared memory: clamped, one line per thread. */
+static void test_implausible_losses(void)
+{
+	int fd;
+	struct trace_writer *w = start("lost.zst", &fd, 1);
+	stack(w, 1, BIAS + 0x10);
+	for (uint32_t tid = 1; tid <= 3; tid++)
+		sample(w, START_NS + tid, tid, 1, 1);
+	/* 2 s at 1 ms: at most 2001 samples per thread could have been lost. */
+	for (int rep = 0; rep < 100; rep++)
+		for (uint32_t tid = 1; tid <= 3; tid++) {
+			struct trace_loss l = {1, tid, 0, tid == 3 ? 1 : 12534910648671186440ull};
+			CHECK(trace_writer_loss(w, &l) == 0);
+		}
+	finish(w, fd, START_NS + 2000000000ull, 12534910648671186440ull);
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("lost.zst", &list, &st);
+	CHECK(p != NULL);
+	CHECKF(count_messages(&list, "lost samples cannot be true") == 3, "%d", count_messages(&list, "lost"));
+	CHECK(count_messages(&list, "thread 1:") == 1 && count_messages(&list, "thread 2:") == 1);
+	CHECK(count_messages(&list, "thread 3:") == 0);
+	CHECK(count_messages(&list, "END record") == 1);
+	CHECKF(p->lost_samples == 2 * 2001 + 100, "lost %llu", (unsigned long long)p->lost_samples);
+	CHECK(st.implausible_loss_threads == 3);
+	if (check_failures)
+		dump(&list);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+}
+
+/* Weights near 2^32, CPU time past the run, times outside it. */
+static void test_implausible_samples(void)
+{
+	int fd;
+	struct trace_writer *w = start("weights.zst", &fd, 1);
+	stack(w, 1, BIAS + 0x10);
+	for (int i = 0; i < 1000; i++)
+		sample(w, START_NS + 1000 + (uint64_t)i, 1, 1, 4294967295u);
+	for (int i = 0; i < 900; i++) /* each possible, together 1.8 s in a 1 s run */
+		sample(w, START_NS + 2000 + (uint64_t)i, 2, 1, 2);
+	sample(w, START_NS + 50000000000ull, 3, 1, 1); /* 50 s after a 1 s run */
+	sample(w, START_NS + 10, 4, 1, 1);
+	sample(w, START_NS + 900000000, 5, 1, 1);
+	sample(w, START_NS + 100, 5, 1, 1); /* 0.9 s back: within the slack */
+	sample(w, START_NS + 5000000000ull, 6, 1, 1);
+	sample(w, START_NS + 100, 6, 1, 1); /* 5 s back */
+	finish(w, fd, START_NS + 1000000000ull, 0);
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("weights.zst", &list, &st);
+	CHECK(p != NULL);
+	/* 1001 periods fit in 1 s at 1 ms: each clamped weight counts 1001. */
+	int64_t weights[8];
+	profile_thread_totals(p, 0, weights, NULL);
+	CHECKF(weights[0] == 1000 * 1001, "%lld", (long long)weights[0]);
+	CHECK(st.clamped_weights == 1000 && st.implausible_weight_threads == 1);
+	CHECK(count_messages(&list, "weigh more timer periods than fit") == 1);
+	CHECK(count_messages(&list, "thread 2: samples add up to 1.800 s of CPU") == 1);
+	CHECK(count_messages(&list, "thread 3: 1 samples have times outside the run") == 1);
+	CHECK(count_messages(&list, "thread 4") == 0 && count_messages(&list, "thread 5") == 0);
+	CHECK(count_messages(&list, "thread 6: 1 samples go back in time") == 1 && st.samples_backwards == 1);
+	CHECK(st.overbusy_threads == 2);
+	if (check_failures)
+		dump(&list);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+
+	/* Without a start time nothing bounds the weights: the CPU total
+	 * saturates instead of wrapping, and says so. */
+	w = start("saturate.zst", &fd, 0);
+	stack(w, 1, BIAS + 0x10);
+	for (int i = 0; i < 4000; i++)
+		sample(w, 1000 + (uint64_t)i, 1, 1, 4294967295u);
+	finish(w, fd, 10000, 0);
+	p = load("saturate.zst", &list, &st);
+	CHECK(p != NULL);
+	int saturated = 0;
+	CHECK(profile_value_total(p, 0, &saturated) == 4000 * 4294967295ll && !saturated);
+	CHECK(profile_value_total(p, 1, &saturated) == INT64_MAX && saturated);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char msg[] = "load_test: loading a trace naming a FIFO hung\n";
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* A module path that is a FIFO must not block analyze (an open() would). */
+static void test_fifo_module(void)
+{
+	char fifo[256];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	int fd;
+	struct trace_writer *w = start("fifo.zst", &fd, 1);
+	module(w, 1, fifo, START_NS);
+	stack(w, 1, BIAS + 0x10);
+	sample(w, START_NS + 1, 1, 1, 1);
+	finish(w, fd, START_NS + 1000000, 0);
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	struct diag_list list;
+	struct profile *p = load("fifo.zst", &list, NULL);
+	alarm(0);
+	CHECK(p && (p->modules[0].flags & PROFILE_MODULE_NOT_REGULAR));
+	CHECKF(count_messages(&list, "fifo: not a regular file") == 1, "%zu messages", list.n);
+	diag_list_free(&list);
+	profile_free(p);
+}
+
+int main(void)
+{
+	CHECK(mkdtemp(dir) != NULL);
+	test_values_and_epochs();
+	test_unknown_records();
+	test_truncated_and_empty();
+	test_implausible_losses();
+	test_implausible_samples();
+	test_fifo_module();
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "load_test: could not remove %s\n", dir);
+	if (check_failures)
+		return check_exit_status();
+	puts("load tests passed");
+	return 0;
+}
