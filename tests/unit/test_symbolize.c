@@ -84,7 +84,7 @@ static void check_inline_chain(const char *path, const char *const *debug_dirs, 
 	      "%s: flags %#x", path, symbol_module_flags(m));
 	CHECKF(warning[0] == '\0', "%s: warning '%s'", path, warning);
 
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	CHECKF(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
 	uint32_t body = marker_line(path_in(source_dir, "inline_helper.h"), "MARK:helper-body");
 	uint32_t call = marker_line(path_in(source_dir, "inline_workload.c"), "MARK:call");
@@ -126,7 +126,7 @@ static void check_symbols_only(const char *path)
 		      !(flags & PROFILE_MODULE_HAS_LINE_NUMBERS),
 	      "flags %#x", flags);
 	CHECKF(strstr(warning, "no debug info") != NULL, "warning '%s'", warning);
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
 	struct symbol_frame f[4];
 	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
@@ -162,7 +162,7 @@ static void test_unusable_modules(void)
 {
 	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
 	char warning[512];
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
 	struct symbol_frame f[4];
 
@@ -217,7 +217,7 @@ static void test_cpp(void)
 			.demangle = demangle > 0, .full_names = demangle == 2});
 		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
 		for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
-			uint64_t addr, size;
+			uint64_t addr = 0, size = 0;
 			CHECKF(symbol_extent(path, functions[i].linkage, &addr, &size), "no %s",
 			      functions[i].linkage);
 			struct symbol_frame f[8];
@@ -245,7 +245,7 @@ static void test_cpp(void)
 static void test_clones(void)
 {
 	const char *path = path_in(bin_dir, "generated_dwarf5");
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	CHECKF(symbol_extent(path, "entry_3.cold", &addr, &size), "no entry_3.cold in %s", path);
 	for (int keep = 0; keep <= 1; keep++) {
 		struct symbolizer *s = symbolizer_new(
@@ -278,7 +278,7 @@ static void corrupt_rounds(const char *pristine, const char *victim, const char 
 	static unsigned char data[4 << 20], copy[4 << 20];
 	size_t n = fread(data, 1, sizeof(data), in);
 	fclose(in);
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	CHECKF(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
 	srandom(7);
 	for (int round = 0; round < rounds; round++) {

@@ -91,7 +91,8 @@ static const char *name_at(struct symbol_module *m, uint64_t addr)
 static void test_symbol_extents(void)
 {
 	const char *path = path_in(bin_dir, "symbols_workload");
-	uint64_t sized, sized_size, loop, loop_size, func, func_size, impl, impl_size;
+	uint64_t sized = 0, sized_size = 0, loop = 0, loop_size = 0, func = 0, func_size = 0, impl = 0,
+		 impl_size = 0;
 	CHECK(symbol_extent(path, "sized_before", &sized, &sized_size));
 	CHECK(symbol_extent(path, "asm_loop", &loop, &loop_size) && loop_size == 0);
 	CHECK(symbol_extent(path, "asm_func", &func, &func_size) && func_size == 0);
@@ -206,7 +207,7 @@ static void test_rust(void)
 		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
 		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
 		struct symbol_frame f[32];
-		uint64_t addr, size;
+		uint64_t addr = 0, size = 0;
 		/* churn, with mix inlined at its call line */
 		CHECKF(demangled_extent(path, "rust_workload::churn", &addr, &size), "%s: no churn", path);
 		int inlined = 0, in_body = 0;
