@@ -92,7 +92,8 @@ cat >"$scratch/servers.js" <<'EOF'
 // silent: accept and never answer; garbage: 200 with bytes that are no ELF;
 // trickle: garbage too, 1 MiB sent over about 2 s (a download worth a progress line).
 const http = require("http");
-const [kind, port] = process.argv.slice(2);
+const fs = require("fs");
+const [kind, port, ready] = process.argv.slice(2);
 const server = http.createServer((req, res) => {
 	if (kind === "garbage") {
 		res.writeHead(200, { "Content-Type": "application/octet-stream" });
@@ -109,14 +110,24 @@ const server = http.createServer((req, res) => {
 		}, 70);
 	}
 });
-server.listen(Number(port), "127.0.0.1");
+server.listen(Number(port), "127.0.0.1", () => fs.writeFileSync(ready, "")); // listening now
 setTimeout(() => process.exit(0), 120000); // never outlives a broken test
 EOF
-for kind in silent garbage; do
+# start_fake KIND: one of servers.js's servers on a free port, once it listens.
+start_fake() {
 	port=$(free_port)
-	node "$scratch/servers.js" "$kind" "$port" &
+	rm -f "$scratch/ready"
+	node "$scratch/servers.js" "$1" "$port" "$scratch/ready" &
 	server_pid=$!
-	sleep 0.5
+	for _ in $(seq 100); do
+		[ -e "$scratch/ready" ] && return 0
+		kill -0 "$server_pid" 2>/dev/null || fail "the $1 server died"
+		sleep 0.1
+	done
+	fail "the $1 server never listened"
+}
+for kind in silent garbage; do
+	start_fake "$kind"
 	analyze_with "http://127.0.0.1:$port" --debuginfod-timeout 2
 	expect_symtab_names "$kind"
 	case $kind in
@@ -132,10 +143,7 @@ for kind in silent garbage; do
 done
 # 5. A download of more than a second draws a progress line on a terminal
 # (script gives analyze one), and none when stderr is not a terminal.
-port=$(free_port)
-node "$scratch/servers.js" trickle "$port" &
-server_pid=$!
-sleep 0.5
+start_fake trickle
 rm -rf "$scratch/cache"
 DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$scratch/cache \
 	script -qec "'$bin/analyze' tree --debuginfod-timeout 20 '$scratch/t.zst' >'$scratch/tree'" \
