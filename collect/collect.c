@@ -443,7 +443,7 @@ int main(int argc, char **argv)
 		drain_totals(d, &samples, &weight, &lost, &threads);
 		char jit_message[256];
 		if (!write_failed &&
-		    jitmap_copy(w, l.pid, getuid(), clock_ns(CLOCK_MONOTONIC), jit_message,
+		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,
 				sizeof jit_message) < 0)
 			write_failed = 1;
 		else if (jit_message[0])

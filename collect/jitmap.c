@@ -18,8 +18,8 @@
 
 #define MAX_COPY ((uint64_t)256 << 20) /* a map larger than this is cut */
 
-int jitmap_copy(struct trace_writer *w, pid_t pid, uid_t uid, uint64_t time_ns, char *message,
-		size_t message_len)
+int jitmap_copy(struct trace_writer *w, pid_t pid, uid_t uid, uint64_t start_realtime_ns,
+		uint64_t time_ns, char *message, size_t message_len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)pid);
@@ -36,6 +36,15 @@ int jitmap_copy(struct trace_writer *w, pid_t pid, uid_t uid, uint64_t time_ns, 
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
 		snprintf(message, message_len, "%s: not a regular file of yours: not copied", path);
+		close(fd);
+		return 0;
+	}
+	/* A pid is reused: a map not written during this run is another
+	 * program's, whose names would be wrong here. */
+	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	if (written + 1000000000ull < start_realtime_ns) { /* a second of slack: coarse clocks */
+		snprintf(message, message_len, "%s: last written before this run (a stale map of "
+			 "an earlier process with this pid): not copied", path);
 		close(fd);
 		return 0;
 	}
