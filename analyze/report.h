@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "calltree.h"
+#include "hashmap.h"
 #include "options.h"
 #include "profile.h"
 #include "terminal.h"
@@ -57,6 +58,35 @@ struct flat_options {
 
 /* Header, rows and footer as analyze flat prints them (or the TSV table). */
 void flat_report(const struct report *r, const struct flat_options *fo);
+
+/*
+ * flat's rows, for the reports that show them with columns of their own
+ * (diff): one per function (per line with by_line, per address without
+ * combine), counting each stack once per row (recursion) and as self in its
+ * innermost row. Rows are made for every frame of the call tree whatever the
+ * values, so two tables of one tree have the same rows in the same order.
+ */
+struct flat_row {
+	struct calltree_frame key; /* function rows: the function's own file and start line */
+	int64_t count, self;
+	uint32_t stamp;    /* last stack counted + 1, so recursion counts once */
+	int seen_outlined; /* some occurrence was not inlined */
+};
+
+struct flat_table {
+	const struct calltree *t;
+	struct flat_row *rows;
+	uint32_t nrows, cap;
+	struct hashmap index;
+	const struct calltree_frame *seek;
+	uint32_t *frame_row; /* calltree frame -> row */
+};
+
+/* The rows of t counting per-stack stack_values (NULL: t's own values). */
+void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values);
+void flat_table_free(struct flat_table *ft);
+/* flat's listing order (file, function, line, address; unknown files last). */
+int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y);
 
 /*
  * Load o->trace with o->load (its diagnostics on stderr) and apply

@@ -341,6 +341,7 @@ void profile_remap_run(struct profile_remap *m)
 	dst->lost_samples = src->lost_samples;
 	dst->wait_status = src->wait_status;
 	dst->ended = src->ended;
+	dst->exact = src->exact;
 }
 
 struct profile_remap *profile_remap_new(struct profile *dst, const struct profile *src, unsigned flags)
