@@ -9,6 +9,8 @@
  *   render_tree.c  tree_report: the call tree as Julia's Profile.print
  *   render_flat.c  flat_report: one row per function, line or address,
  *                  as text or as TSV for scripts
+ *   render_diff.c  diff_report: tree or flat rows of a diff (diff.h) with
+ *                  both runs' values, the change and its significance
  *
  * Every report is told which value type it shows (struct report's value);
  * headers and footers format totals by unit (durations, bytes, counts).
@@ -46,6 +48,18 @@ struct tree_options {
 
 /* Header, tree(s) and footer as analyze tree prints them. */
 void tree_report(const struct report *r, const struct tree_options *to);
+
+/*
+ * The end of a tree line after lead columns of figures: the rail, the
+ * indentation of node's depth (a guide every 5 levels, cut at half the
+ * width as "+N"), count (if not NULL) padded to wcount, and "file:line;
+ * function" fitted to the width, " [inlined]", newline. maxline_digits is
+ * tree_children_line_digits of the node and its siblings.
+ */
+void tree_print_line_end(const struct report *r, const struct calltree *t, uint32_t node, int lead,
+			 const char *count, int wcount, int maxline_digits);
+/* Digits of the largest line number among nodes[0..n) of t. */
+int tree_children_line_digits(const struct calltree *t, const uint32_t *nodes, uint32_t n);
 
 enum flat_sort { FLAT_SORT_FILEFUNCLINE, FLAT_SORT_COUNT, FLAT_SORT_SELF };
 enum flat_format { FLAT_FORMAT_TEXT, FLAT_FORMAT_TSV };
@@ -88,6 +102,23 @@ void flat_table_free(struct flat_table *ft);
 /* flat's listing order (file, function, line, address; unknown files last). */
 int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y);
 
+struct diff;
+
+/* What diff_report shows of a diff (diff.h). */
+struct diff_view {
+	int flat;          /* one row per function (or line) instead of the tree */
+	int tsv;           /* flat rows as TSV for scripts (implies flat) */
+	double noisefloor; /* tree: as tree's, applied to each run */
+	uint64_t maxdepth; /* tree: at most N levels */
+	uint64_t limit;    /* flat: the first N rows only */
+	int significant_only; /* hide the rows within sampling noise */
+};
+
+/* Header (both runs, the value compared, the scaling, the noise test),
+ * the tree or flat rows of d with base, new, delta, delta% and mark,
+ * footer. r->p is d->p. */
+void diff_report(const struct report *r, const struct diff *d, const struct diff_view *v);
+
 /*
  * Load o->trace with o->load (its diagnostics on stderr) and apply
  * o->filter. NULL after an error was said (exit 1).
@@ -105,6 +136,11 @@ int report_command(int argc, char **argv, const struct analyze_command *cmd, rep
 /* Command, samples and totals, threads and lost samples, then a blank line;
  * all is a call tree of every sample (its totals are the profile's). */
 void report_header(const struct report *r, const struct calltree *all);
+
+/* "Samples: N, totals (interval I), threads: T, lost samples: L" of p, after
+ * indent (the header's line; diff prints one per run). */
+void report_samples_line(const struct report *r, const char *indent, const struct profile *p,
+			 const int64_t *totals, int saturated);
 
 /* "Total samples: N (totals) in T threads." for the selected samples of t. */
 void report_footer(const struct report *r, const struct calltree *t);

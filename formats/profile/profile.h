@@ -285,6 +285,9 @@ uint32_t profile_max_stack_frames(const struct profile *p);
  */
 uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames);
 
+/* 1 when p is a diff (some thread is flagged PROFILE_THREAD_DIFF_BASE). */
+int profile_is_diff(const struct profile *p);
+
 /* Thread title for every report: "tid (name)", or "tid" when unnamed; returns buf. */
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);
 
