@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"flat", cmd_flat, "one row per function (or line): inclusive and self counts"},
 	{"export", cmd_export, "write folded stacks, speedscope JSON or pprof"},
 	{"diff", cmd_diff, "compare two traces: changes by function, beyond noise or not"},
+	{"plot", cmd_plot, "draw a trace with gnuplot: timeline, top, diff, heap, rate"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -42,5 +42,6 @@ int cmd_tree(int argc, char **argv);
 int cmd_flat(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

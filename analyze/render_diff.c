@@ -404,45 +404,68 @@ static void print_flat_row(const struct report *r, const struct diff *d, const s
 		pal->bold, name, pal->reset, fr->seen_outlined ? "" : " [inlined]");
 }
 
+void diff_table_build(struct diff_table *dt, const struct diff *d, const struct analyze_options *o)
+{
+	memset(dt, 0, sizeof(*dt));
+	dt->t = calltree_new(d->p, o->combine, CALLTREE_ALL_THREADS, DIFF_VALUE);
+	struct run_sums s;
+	stack_sums(dt->t, d, &s);
+	struct flat_table fn, fcb, fcn;
+	flat_table_build(&dt->ft, dt->t, o->lines, s.base);
+	flat_table_build(&fn, dt->t, o->lines, s.new);
+	flat_table_build(&fcb, dt->t, o->lines, s.base_count);
+	flat_table_build(&fcn, dt->t, o->lines, s.new_count);
+	uint32_t nrows = dt->ft.nrows;
+	dt->rows = calloc_or_abort(nrows + 1, sizeof(*dt->rows));
+	dt->order = calloc_or_abort(nrows + 1, sizeof(*dt->order));
+	struct diff_row **family = calloc_or_abort(nrows + 1, sizeof(*family));
+	for (uint32_t i = 0; i < nrows; i++) {
+		dt->rows[i] = make_row(d, dt->ft.rows[i].count, fn.rows[i].count, fcb.rows[i].count, fcn.rows[i].count);
+		if (side_shows(dt->rows[i].base, 0, 1, o, 0) || side_shows(raw_new(d, dt->rows[i].new), 0, 1, o, 0)) {
+			family[dt->n] = &dt->rows[i];
+			dt->order[dt->n++] = i;
+		}
+	}
+	diff_adjust(d, family, dt->n);
+	for (uint32_t k = 0; k < dt->n; k++)
+		dt->significant += dt->rows[dt->order[k]].significant;
+	struct flat_state fs = {d, &dt->ft, dt->rows};
+	qsort_r(dt->order, dt->n, sizeof(*dt->order), flat_order, &fs);
+	free(family);
+	flat_table_free(&fn);
+	flat_table_free(&fcb);
+	flat_table_free(&fcn);
+	free_sums(&s);
+}
+
+void diff_table_free(struct diff_table *dt)
+{
+	free(dt->rows);
+	free(dt->order);
+	flat_table_free(&dt->ft);
+	calltree_free(dt->t);
+	memset(dt, 0, sizeof(*dt));
+}
+
 static void diff_flat(const struct report *r, const struct diff *d, const struct diff_view *v)
 {
 	const struct analyze_options *o = r->o;
-	struct calltree *t = calltree_new(d->p, o->combine, CALLTREE_ALL_THREADS, DIFF_VALUE);
-	struct run_sums s;
-	stack_sums(t, d, &s);
-	struct flat_table fb, fn, fcb, fcn;
-	flat_table_build(&fb, t, o->lines, s.base);
-	flat_table_build(&fn, t, o->lines, s.new);
-	flat_table_build(&fcb, t, o->lines, s.base_count);
-	flat_table_build(&fcn, t, o->lines, s.new_count);
-	uint32_t nrows = fb.nrows;
-	struct diff_row *rows = calloc_or_abort(nrows + 1, sizeof(*rows));
-	uint32_t *order = calloc_or_abort(nrows + 1, sizeof(*order));
-	struct diff_row **family = calloc_or_abort(nrows + 1, sizeof(*family));
-	uint32_t tested = 0;
-	for (uint32_t i = 0; i < nrows; i++) {
-		rows[i] = make_row(d, fb.rows[i].count, fn.rows[i].count, fcb.rows[i].count, fcn.rows[i].count);
-		if (side_shows(rows[i].base, 0, 1, o, 0) || side_shows(raw_new(d, rows[i].new), 0, 1, o, 0)) {
-			family[tested] = &rows[i];
-			order[tested++] = i;
-		}
-	}
-	diff_adjust(d, family, tested);
-	size_t significant = 0, n = 0;
-	for (uint32_t k = 0; k < tested; k++) {
-		significant += rows[order[k]].significant;
-		if (!v->significant_only || rows[order[k]].significant)
-			order[n++] = order[k];
-	}
-	struct flat_state fs = {d, &fb, rows};
-	qsort_r(order, n, sizeof(*order), flat_order, &fs);
+	struct diff_table dt;
+	diff_table_build(&dt, d, o);
+	const struct flat_table *ft = &dt.ft;
+	const struct diff_row *rows = dt.rows;
+	uint32_t *order = calloc_or_abort(dt.n + 1, sizeof(*order));
+	size_t tested = dt.n, significant = dt.significant, n = 0;
+	for (uint32_t k = 0; k < dt.n; k++)
+		if (!v->significant_only || rows[dt.order[k]].significant)
+			order[n++] = dt.order[k];
 	if (v->limit && n > v->limit)
 		n = v->limit;
 	if (v->tsv) {
 		fputs("base\tnew\tdelta\tdelta_percent\tp\tp_adjusted\tsignificant\tbase_count\tnew_count\t"
 		      "file\tline\tfunction\taddress\tinlined\n", r->out);
 		for (size_t i = 0; i < n; i++)
-			print_tsv_row(r->out, d, &fb.rows[order[i]], &rows[order[i]], o->combine);
+			print_tsv_row(r->out, d, &ft->rows[order[i]], &rows[order[i]], o->combine);
 	} else {
 		print_header(r, d, tested, significant);
 		struct columns c = {4, 3, 5};
@@ -450,10 +473,10 @@ static void diff_flat(const struct report *r, const struct diff *d, const struct
 		for (size_t i = 0; i < n; i++) {
 			widen(&c, &rows[order[i]]);
 			char ebuf[4096];
-			int len = (int)strlen(escape_text(report_file(d->p, fb.rows[order[i]].key.file, o->full_paths),
+			int len = (int)strlen(escape_text(report_file(d->p, ft->rows[order[i]].key.file, o->full_paths),
 							  ebuf, sizeof(ebuf)));
 			wfile = len > wfile ? len : wfile;
-			int dl = decimal_digits(fb.rows[order[i]].key.line);
+			int dl = decimal_digits(ft->rows[order[i]].key.line);
 			wline = dl > wline ? dl : wline;
 		}
 		if (o->width) {
@@ -470,19 +493,12 @@ static void diff_flat(const struct report *r, const struct diff *d, const struct
 			snprintf(rest, sizeof(rest), "%-*s %*s Function", wfile, "File", wline, "Line");
 			print_column_heads(r, &c, rest);
 			for (size_t i = 0; i < n; i++)
-				print_flat_row(r, d, &c, &fb.rows[order[i]], &rows[order[i]], wfile, wline, wfunc);
+				print_flat_row(r, d, &c, &ft->rows[order[i]], &rows[order[i]], wfile, wline, wfunc);
 		}
 		print_footer(r, n, significant);
 	}
-	free(family);
 	free(order);
-	free(rows);
-	flat_table_free(&fb);
-	flat_table_free(&fn);
-	flat_table_free(&fcb);
-	flat_table_free(&fcn);
-	free_sums(&s);
-	calltree_free(t);
+	diff_table_free(&dt);
 }
 
 void diff_report(const struct report *r, const struct diff *d, const struct diff_view *v)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "calltree.h"
+#include "diff.h"
 #include "hashmap.h"
 #include "options.h"
 #include "profile.h"
@@ -102,8 +103,6 @@ void flat_table_free(struct flat_table *ft);
 /* flat's listing order (file, function, line, address; unknown files last). */
 int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y);
 
-struct diff;
-
 /* What diff_report shows of a diff (diff.h). */
 struct diff_view {
 	int flat;          /* one row per function (or line) instead of the tree */
@@ -113,6 +112,22 @@ struct diff_view {
 	uint64_t limit;    /* flat: the first N rows only */
 	int significant_only; /* hide the rows within sampling noise */
 };
+
+/*
+ * A diff's flat rows (diff_report --flat, the diff plot): per row of ft,
+ * both runs' figures and the test; order holds the n rows the filters show
+ * (all tested together), largest change first.
+ */
+struct diff_table {
+	struct calltree *t;
+	struct flat_table ft; /* the rows' keys */
+	struct diff_row *rows;
+	uint32_t *order;
+	uint32_t n;
+	size_t significant;
+};
+void diff_table_build(struct diff_table *dt, const struct diff *d, const struct analyze_options *o);
+void diff_table_free(struct diff_table *dt);
 
 /* Header (both runs, the value compared, the scaling, the noise test),
  * the tree or flat rows of d with base, new, delta, delta% and mark,

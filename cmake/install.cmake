@@ -5,6 +5,9 @@
 #   share/man/man1/                       collect(1), analyze(1), analyze-CMD(1)
 #   share/bash-completion/completions/    collect, analyze
 #   share/doc/ipscope/                    README.md, TRACE_FORMAT.md
+#   share/ipscope/plots/                  the gnuplot templates of analyze plot
+#                                         (found at ../share/ipscope/plots/ from
+#                                         analyze's own path)
 # and the CPack settings for `cpack -G DEB`: Depends derived from the binaries
 # by dpkg-shlibdeps, version = project version + the build's git revision.
 include(GNUInstallDirs)
@@ -18,6 +21,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/doc/completion/ipscope.bash
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME collect)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/formats/trace/TRACE_FORMAT.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${IPSCOPE_PLOT_TEMPLATES} DESTINATION ${CMAKE_INSTALL_DATADIR}/ipscope/plots)
 
 set(CPACK_PACKAGE_NAME ipscope)
 set(CPACK_PACKAGE_VENDOR "ipscope")
