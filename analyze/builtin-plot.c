@@ -130,6 +130,8 @@ int cmd_plot(int argc, char **argv)
 		rc = usage_error(&cmd, "plot diff compares two traces: BASE NEW");
 	else if (kind != PLOT_DIFF && o.noperands != 2)
 		rc = usage_error(&cmd, "plot %s draws one trace, not '%s' too", o.operands[0], o.operands[2]);
+	else if (!text && !plot_output_known(a.output))
+		rc = usage_error(&cmd, "-o %s: the extension says what to draw: .png, .svg, .pdf or .txt", a.output);
 	if (rc >= 0) {
 		analyze_options_free(&o);
 		return rc;

@@ -65,6 +65,9 @@ struct plot_request {
 	const struct diag_sink *diag;     /* gnuplot's warnings */
 };
 
+/* 1 when path's extension is one plot draws (NULL: text on stdout). */
+int plot_output_known(const char *path);
+
 /*
  * Draw rq: data and script into rq->keep_dir (or a temporary directory,
  * removed after), gnuplot run on them, the output renamed into place when

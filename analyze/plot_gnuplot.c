@@ -7,7 +7,8 @@
  * The script sets its output only when the variable outfile is not given,
  * so the kept script writes the real output when rerun, while plot_make
  * passes `-e outfile='TEMP'`: the file appears under its name only once
- * gnuplot has finished it (output.h).
+ * gnuplot has finished it (output.h). Text (the dumb terminal) goes to
+ * gnuplot's stdout, which plot_make copies to the .txt file or its own.
  */
 #include "plot.h"
 
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,12 @@ static const char *terminal_for(const char *path, int *text)
 	if (!strcmp(dot, ".pdf"))
 		return "pdfcairo size 11in,6.2in font 'Sans,10' noenhanced";
 	return NULL;
+}
+
+int plot_output_known(const char *path)
+{
+	int text;
+	return !path || terminal_for(path, &text) != NULL;
 }
 
 /* The templates' directory: rq's, or share/ipscope/plots beside the program. */
@@ -213,7 +221,7 @@ int plot_write(const struct plot_request *rq, const char *dir, const char *outfi
 	fprintf(f, "# analyze plot %s of %s; rerun in this directory: gnuplot %s.gp\n", plot_kind_name(rq->kind),
 		rq->trace ? rq->trace : "?", plot_kind_name(rq->kind));
 	if (text)
-		fprintf(f, "set terminal dumb size %d,%d noenhanced %s\n", rq->text_width > 20 ? rq->text_width : 100,
+		fprintf(f, "set terminal dumb size %d,%d nofeed noenhanced %s\n", rq->text_width > 20 ? rq->text_width : 100,
 			rq->text_height > 10 ? rq->text_height : 30, rq->color ? "ansi" : "mono");
 	else
 		fprintf(f, "set terminal %s\n", terminal);
@@ -232,9 +240,21 @@ int plot_write(const struct plot_request *rq, const char *dir, const char *outfi
 	return rc;
 }
 
-/* Run gnuplot on dir/KIND.gp (outfile given with -e when not NULL). */
-static int run_gnuplot(const struct plot_request *rq, const char *dir, const char *outfile, char *err,
-		       size_t errlen)
+/* Copy text gnuplot drew to sink without its form feeds (the dumb
+ * terminal starts every page with one). */
+static void copy_text(FILE *sink, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] != '\f')
+			fputc(buf[i], sink);
+}
+
+/*
+ * Run gnuplot on dir/KIND.gp: with outfile (given with -e) it draws a file;
+ * without, text on its stdout, which goes to sink. Its stderr is read back.
+ */
+static int run_gnuplot(const struct plot_request *rq, const char *dir, const char *outfile, FILE *sink,
+		       char *err, size_t errlen)
 {
 	const char *program = rq->gnuplot ? rq->gnuplot : "gnuplot";
 	char script[64], assign[PATH_MAX * 2 + 32];
@@ -246,8 +266,8 @@ static int run_gnuplot(const struct plot_request *rq, const char *dir, const cha
 		fputc('\0', a);
 		fclose(a);
 	}
-	int messages[2], report[2];
-	if (pipe2(messages, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
+	int messages[2], text[2], report[2];
+	if (pipe2(messages, O_CLOEXEC) || pipe2(text, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
@@ -260,8 +280,7 @@ static int run_gnuplot(const struct plot_request *rq, const char *dir, const cha
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, STDIN_FILENO);
-		if (outfile)
-			dup2(null, STDOUT_FILENO); /* a file's plot says nothing on stdout */
+		dup2(text[1], STDOUT_FILENO);
 		dup2(messages[1], STDERR_FILENO);
 		signal(SIGPIPE, SIG_DFL);
 		if (chdir(dir) == 0) {
@@ -276,24 +295,42 @@ static int run_gnuplot(const struct plot_request *rq, const char *dir, const cha
 		_exit(127);
 	}
 	close(messages[1]);
+	close(text[1]);
 	close(report[1]);
-	/* Its messages, the first 16 KiB of them (a broken template can repeat
-	 * one error for every point). */
-	char text[16384];
+	/* Both pipes at once, so that neither fills while we wait on the
+	 * other; of the messages, the first 16 KiB (a broken template can
+	 * repeat one error for every point). */
+	char msg[16384];
 	size_t used = 0;
-	for (;;) {
-		char buf[4096];
-		ssize_t n = read(messages[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
+	struct pollfd fds[2] = {{messages[0], POLLIN, 0}, {text[0], POLLIN, 0}};
+	int open_fds = 2;
+	while (open_fds) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
 			break;
-		size_t take = (size_t)n < sizeof(text) - 1 - used ? (size_t)n : sizeof(text) - 1 - used;
-		memcpy(text + used, buf, take);
-		used += take;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char buf[4096];
+			ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+			} else if (i == 0) {
+				size_t take = (size_t)n < sizeof(msg) - 1 - used ? (size_t)n : sizeof(msg) - 1 - used;
+				memcpy(msg + used, buf, take);
+				used += take;
+			} else if (sink) {
+				copy_text(sink, buf, (size_t)n);
+			}
+		}
 	}
-	text[used] = '\0';
-	close(messages[0]);
+	msg[used] = '\0';
 	int exec_errno = 0;
 	ssize_t got = read(report[0], &exec_errno, sizeof(exec_errno));
 	close(report[0]);
@@ -306,23 +343,22 @@ static int run_gnuplot(const struct plot_request *rq, const char *dir, const cha
 		return -1;
 	}
 	/* gnuplot's lines, joined: what went wrong is usually the last. */
-	for (char *c = text; *c; c++)
+	for (char *c = msg; *c; c++)
 		if (*c == '\n' && c[1])
 			*c = ' ';
-	size_t n = strlen(text);
-	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
-		text[--n] = '\0';
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
 	if (WIFSIGNALED(status)) {
-		snprintf(err, errlen, "%s was killed by signal %d%s%s", program, WTERMSIG(status), n ? ": " : "", text);
+		snprintf(err, errlen, "%s was killed by signal %d%s%s", program, WTERMSIG(status), n ? ": " : "", msg);
 		return -1;
 	}
 	if (WEXITSTATUS(status)) {
-		snprintf(err, errlen, "%s failed (exit %d)%s%s", program, WEXITSTATUS(status), n ? ": " : "",
-			 n ? text : "");
+		snprintf(err, errlen, "%s failed (exit %d)%s%s", program, WEXITSTATUS(status), n ? ": " : "", msg);
 		return -1;
 	}
 	if (n)
-		diag(rq->diag, DIAG_WARNING, "%s: %s", program, text);
+		diag(rq->diag, DIAG_WARNING, "%s: %s", program, msg);
 	return 0;
 }
 
@@ -377,11 +413,14 @@ int plot_make(const struct plot_request *rq, char *err, size_t errlen)
 		}
 		dir = temp;
 	}
-	int rc = -1;
+	int rc = -1, text;
+	terminal_for(rq->output, &text);
 	struct output out = {0};
 	char *final = NULL, *written = NULL;
 	int to_file = rq->output && strcmp(rq->output, "-");
-	if (to_file)
+	/* A file's script sets its output; text goes to gnuplot's stdout, which
+	 * we pass on (to the file or ours). */
+	if (to_file && !text)
 		final = absolute(rq->output);
 	/* The data first: a trace with nothing to plot leaves no file behind. */
 	if (plot_write(rq, dir, final, err, errlen))
@@ -391,9 +430,10 @@ int plot_make(const struct plot_request *rq, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", rq->output, strerror(errno));
 			goto done;
 		}
-		written = absolute(out.temp_path ? out.temp_path : rq->output);
+		if (!text)
+			written = absolute(out.temp_path ? out.temp_path : rq->output);
 	}
-	if (run_gnuplot(rq, dir, written, err, errlen) == 0)
+	if (run_gnuplot(rq, dir, written, to_file ? (text ? out.file : NULL) : stdout, err, errlen) == 0)
 		rc = 0;
 	/* Renamed into place when gnuplot finished it, removed otherwise. */
 	if (to_file && output_close(&out, rc == 0) < 0 && rc == 0) {

@@ -14,3 +14,6 @@ add_executable(png_info ${CMAKE_CURRENT_SOURCE_DIR}/e2e/png_info.c ${CMAKE_CURRE
 target_include_directories(png_info PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
 set_target_properties(png_info PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 target_link_libraries(png_info PRIVATE ZLIB::ZLIB)
+
+add_test(NAME e2e_plot COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/plot.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_plot PROPERTIES LABELS e2e TIMEOUT 300)
