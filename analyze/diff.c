@@ -228,13 +228,38 @@ static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t f
 		th.flags = flags;
 		threads[t] = profile_add_thread(dst, &th);
 	}
+	/* Sum by the run's own (stack, thread) first: one hash probe per run
+	 * of samples in one stack, not one remapping per sample. */
 	struct hashmap index;
 	hashmap_init(&index, 1024);
+	struct entries raw = {0};
+	uint64_t last_key = UINT64_MAX;
+	uint32_t last = 0;
 	for (uint64_t i = 0; i < src->nsamples; i++) {
 		const struct profile_sample *s = &src->samples[i];
 		if (s->thread >= src->nthreads)
 			continue;
-		uint32_t stack = profile_remap_stack(m, s->stack), thread = threads[s->thread];
+		uint64_t key = (uint64_t)s->stack << 32 | s->thread;
+		if (key != last_key) {
+			uint32_t *slot = hashmap_slot(&index, key);
+			if (*slot == HASHMAP_NONE) {
+				ALLOC_GROW(raw.e, raw.n + 1, raw.cap);
+				raw.e[raw.n] = (struct entry){s->stack, s->thread, 0, 0};
+				*slot = (uint32_t)raw.n++;
+			}
+			last_key = key;
+			last = *slot;
+		}
+		struct entry *e = &raw.e[last];
+		e->value = sat_add_i64(e->value, profile_sample_value(src, i, r->value), NULL);
+		e->count = sat_add_i64(e->count, sample_count(r, i), NULL);
+	}
+	hashmap_free(&index);
+	/* Then into dst's ids, where stacks that differed only by address
+	 * become one. */
+	hashmap_init(&index, raw.n + 16);
+	for (uint64_t k = 0; k < raw.n; k++) {
+		uint32_t stack = profile_remap_stack(m, raw.e[k].stack), thread = threads[raw.e[k].thread];
 		uint32_t *slot = hashmap_slot(&index, (uint64_t)stack << 32 | thread);
 		if (*slot == HASHMAP_NONE) {
 			ALLOC_GROW(out->e, out->n + 1, out->cap);
@@ -242,10 +267,11 @@ static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t f
 			*slot = (uint32_t)out->n++;
 		}
 		struct entry *e = &out->e[*slot];
-		e->value = sat_add_i64(e->value, profile_sample_value(src, i, r->value), NULL);
-		e->count = sat_add_i64(e->count, sample_count(r, i), NULL);
+		e->value = sat_add_i64(e->value, raw.e[k].value, NULL);
+		e->count = sat_add_i64(e->count, raw.e[k].count, NULL);
 	}
 	hashmap_free(&index);
+	free(raw.e);
 	free(threads);
 	profile_remap_free(m);
 	qsort(out->e, out->n, sizeof(*out->e), entry_order);

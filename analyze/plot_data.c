@@ -197,15 +197,16 @@ static uint32_t *leaf_functions(const struct profile *p)
 #define TIMELINE_THREADS 8
 #define MAX_PHASES 12
 
-/* Spans of bins where one function series dominates, short ones merged
- * into their neighbour: the run's phases. Returns how many. */
-static uint32_t find_phases(const int64_t *bins, uint32_t nbins, uint32_t nseries, uint32_t *start,
-			    uint32_t *series)
+/* Spans of bins where one of the first nseries series (of stride per
+ * bin) dominates, short ones merged into their neighbour: the run's
+ * phases. Returns how many. */
+static uint32_t find_phases(const int64_t *bins, uint32_t nbins, uint32_t stride, uint32_t nseries,
+			    uint32_t *start, uint32_t *series)
 {
 	uint32_t n = 0, min_len = nbins / 25 > 2 ? nbins / 25 : 2;
 	uint32_t current = UINT32_MAX;
 	for (uint32_t b = 0; b < nbins; b++) {
-		const int64_t *row = &bins[(uint64_t)b * nseries];
+		const int64_t *row = &bins[(uint64_t)b * stride];
 		uint32_t best = current;
 		int64_t top = 0;
 		for (uint32_t k = 0; k < nseries; k++)
@@ -355,7 +356,8 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 	plot_var_number(s, "nfunctions", fseries);
 
 	uint32_t pstart[MAX_PHASES * 4], pseries[MAX_PHASES * 4];
-	uint32_t nphases = find_phases(fbins, sp.nbins, fseries, pstart, pseries);
+	/* Phases among the named functions: "other" dominating says nothing. */
+	uint32_t nphases = nfuncs ? find_phases(fbins, sp.nbins, fseries, nfuncs, pstart, pseries) : 0;
 	if (nphases > MAX_PHASES)
 		nphases = 0; /* no phases to speak of: the colours say it all */
 	double starts[MAX_PHASES];
