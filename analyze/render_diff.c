@@ -156,23 +156,23 @@ static void print_header(const struct report *r, const struct diff *d, size_t te
 	fprintf(r->out, "%sValues:%s %s (%s)", pal->bold, pal->reset, profile_string(b, b->value_types[v].type),
 		profile_string(b, b->value_types[v].unit));
 	if (d->ncommon > 1)
-		fprintf(r->out, " of the types both runs have: %s (--value chooses)", d->common);
+		fprintf(r->out, ", of the types both runs have: %s (--value chooses)", d->common);
 	fputc('\n', r->out);
 	char tb[64], tn[64];
 	const char *unit = profile_string(b, b->value_types[v].unit);
+	format_value(d->base.total, unit, tb, sizeof(tb));
+	format_value(d->new.total, unit, tn, sizeof(tn));
 	if (d->normalized)
-		fprintf(r->out, "%sScaled:%s new values x %.6g = base total %s / new total %s, so both runs weigh the same "
-			"(--no-normalize compares raw values)\n", pal->bold, pal->reset, d->scale,
-			format_value(d->base.total, unit, tb, sizeof(tb)), format_value(d->new.total, unit, tn, sizeof(tn)));
+		fprintf(r->out, "%sScaled:%s new values x %.6g (base total %s / new total %s): both runs weigh the same;\n"
+			"        --no-normalize compares raw values\n", pal->bold, pal->reset, d->scale, tb, tn);
 	else
-		fprintf(r->out, "%sRaw:%s values as recorded (base total %s, new total %s)\n", pal->bold, pal->reset,
-			format_value(d->base.total, unit, tb, sizeof(tb)), format_value(d->new.total, unit, tn, sizeof(tn)));
+		fprintf(r->out, "%sRaw:%s    values as recorded (base total %s, new total %s)\n", pal->bold, pal->reset, tb, tn);
 	if (d->exact)
-		fprintf(r->out, "%sNoise:%s none: both runs are exact counts, not samples, so every change is real: "
-			"%zu of %zu rows changed (*)\n", pal->bold, pal->reset, significant, tested);
+		fprintf(r->out, "%sNoise:%s  none: both runs are exact counts, not samples, so every change is real:\n"
+			"        %zu of %zu rows changed (*)\n", pal->bold, pal->reset, significant, tested);
 	else
-		fprintf(r->out, "%sNoise:%s %s on the %s behind each row, Holm-Bonferroni over the %zu rows shown, "
-			"%g%% confidence: %zu beyond sampling noise (*), the others within it (~) or unchanged (=)\n",
+		fprintf(r->out, "%sNoise:%s  %s on the %s behind each row, Holm-Bonferroni over %zu rows,\n"
+			"        %g%% confidence: %zu beyond sampling noise (*), the others within it (~) or unchanged (=)\n",
 			pal->bold, pal->reset, diff_test_name(d), diff_count_name(d), tested, 100 * d->confidence,
 			significant);
 	fputc('\n', r->out);
