@@ -53,6 +53,19 @@ static char *legend_name(const struct profile *p, uint32_t function)
 	return strdup_or_abort(fit_text(s, NAME_COLUMNS, 0, cut, sizeof(cut)));
 }
 
+/* A flat row's name as a tic shows it: the function, and its line with --lines. */
+static char *row_name(const struct profile *p, const struct flat_row *r, int lines)
+{
+	char *name = legend_name(p, r->key.function);
+	if (!lines || !r->key.line)
+		return name;
+	char *with_line;
+	if (asprintf(&with_line, "%s:%u", name, r->key.line) < 0)
+		abort_out_of_memory();
+	free(name);
+	return with_line;
+}
+
 /*
  * How an axis shows values of unit (per second when rate): the factor from
  * the unit and the label's unit, chosen by the largest value max.
@@ -437,15 +450,7 @@ int plot_data_top(const struct plot_request *rq, const char *dir, struct plot_sc
 		const struct flat_row *r = &ft.rows[order[i]];
 		fprintf(f, "%u %" PRId64 " %" PRId64 "\n", i + 1, r->self, r->count);
 		max = fabs((double)r->count) > max ? fabs((double)r->count) : max;
-		char *name = legend_name(p, r->key.function);
-		if (rq->o->lines && r->key.line) {
-			char *with_line;
-			if (asprintf(&with_line, "%s:%u", name, r->key.line) < 0)
-				abort_out_of_memory();
-			free(name);
-			name = with_line;
-		}
-		names[i] = name;
+		names[i] = row_name(p, r, rq->o->lines);
 	}
 	int bad = close_data(f, "top.dat", err, errlen);
 	f = NULL;
@@ -519,7 +524,7 @@ int plot_data_diff(const struct plot_request *rq, const char *dir, struct plot_s
 		fprintf(f, "%u %.6f %.6f %d %.6f %.6f\n", i + 1, pct, margin, r->significant, 100.0 * (double)r->base / bt,
 			100.0 * (double)r->new / bt);
 		max = fabs(pct) + margin > max ? fabs(pct) + margin : max;
-		names[i] = legend_name(d->p, dt.ft.rows[picked[i]].key.function);
+		names[i] = row_name(d->p, &dt.ft.rows[picked[i]], rq->o->lines);
 	}
 	int bad = close_data(f, "diff.dat", err, errlen);
 	f = NULL;
