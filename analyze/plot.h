@@ -2,7 +2,7 @@
  * plot.h - "analyze plot": a profile (or a diff) drawn by gnuplot.
  *
  * The data is made here, in C, binned so that gnuplot reads a few hundred
- * rows whatever the trace's size (plot_data.c); the drawing is a gnuplot
+ * rows whatever the trace's size (plot_data.c, plot_alloc.c); the drawing is a gnuplot
  * template from plots/ (installed in share/ipscope/plots, found beside the
  * program), run as a subprocess on a script that sets the terminal, the
  * output and the plot's variables, then includes the template
@@ -79,23 +79,6 @@ int plot_make(const struct plot_request *rq, char *err, size_t errlen);
 /* The parts of plot_make, for tests: the data files and KIND.gp into dir
  * (which exists); outfile is what the script's output is set to. */
 int plot_write(const struct plot_request *rq, const char *dir, const char *outfile, char *err, size_t errlen);
-
-/* ---- plot_data.c: the data of each kind ---- */
-
-/* What a kind's data step gives the script: variable assignments and the
- * names of its data files, written into dir. 0, or -1 with err. */
-struct plot_script;
-int plot_data_timeline(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen);
-int plot_data_top(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen);
-int plot_data_diff(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen);
-int plot_data_heap(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen);
-int plot_data_rate(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen);
-
-/* The script's variables (plot_gnuplot.c): a number, a string, an array of strings. */
-void plot_var_number(struct plot_script *s, const char *name, double v);
-void plot_var_string(struct plot_script *s, const char *name, const char *v);
-void plot_var_strings(struct plot_script *s, const char *name, const char *const *v, uint32_t n);
-void plot_var_numbers(struct plot_script *s, const char *name, const double *v, uint32_t n);
 
 /* The command a title names: the program's file name and its arguments,
  * cut to 80 columns, into buf. */

@@ -1,13 +1,15 @@
 /*
- * plot_data.c - the data of each plot kind (plot.h), binned: one pass over
- * the samples into a few hundred time bins (per thread, per top function),
- * or the rows of flat and diff, so that what gnuplot reads does not grow
- * with the trace. Data files hold raw values in the plotted type's unit
+ * plot_data.c - the data of the profile plots (plot.h): timeline, top and
+ * diff, and what every kind's data shares (plot_internal.h): binned, one
+ * pass over the samples into a few hundred time bins (per thread, per top
+ * function), or the rows of flat and diff, so that what gnuplot reads does
+ * not grow with the trace; plot_alloc.c makes heap's and rate's. Data files hold raw values in the plotted type's unit
  * (nanoseconds, bytes, counts: what flat --format tsv prints), so a test can
  * check them against flat; the script's variables say how to scale them
  * for the axes (seconds, cores, MiB...).
  */
 #include "plot.h"
+#include "plot_internal.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -26,7 +28,7 @@
 /* Legend and tic names are cut to this many columns. */
 #define NAME_COLUMNS 48
 
-static FILE *open_data(const char *dir, const char *name, char *err, size_t errlen)
+FILE *plot_open_data(const char *dir, const char *name, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -36,7 +38,7 @@ static FILE *open_data(const char *dir, const char *name, char *err, size_t errl
 	return f;
 }
 
-static int close_data(FILE *f, const char *name, char *err, size_t errlen)
+int plot_close_data(FILE *f, const char *name, char *err, size_t errlen)
 {
 	if (fclose(f)) {
 		snprintf(err, errlen, "writing %s: %m", name);
@@ -46,7 +48,7 @@ static int close_data(FILE *f, const char *name, char *err, size_t errlen)
 }
 
 /* A function's name as a legend shows it: escaped, cut to NAME_COLUMNS. */
-static char *legend_name(const struct profile *p, uint32_t function)
+char *plot_legend_name(const struct profile *p, uint32_t function)
 {
 	char safe[4096], cut[4096];
 	const char *s = escape_text(profile_string(p, p->functions[function].name), safe, sizeof(safe));
@@ -56,7 +58,7 @@ static char *legend_name(const struct profile *p, uint32_t function)
 /* A flat row's name as a tic shows it: the function, and its line with --lines. */
 static char *row_name(const struct profile *p, const struct flat_row *r, int lines)
 {
-	char *name = legend_name(p, r->key.function);
+	char *name = plot_legend_name(p, r->key.function);
 	if (!lines || !r->key.line)
 		return name;
 	char *with_line;
@@ -70,7 +72,7 @@ static char *row_name(const struct profile *p, const struct flat_row *r, int lin
  * How an axis shows values of unit (per second when rate): the factor from
  * the unit and the label's unit, chosen by the largest value max.
  */
-static double axis_scale(const char *unit, double max, int rate, const char **shown)
+double plot_axis_scale(const char *unit, double max, int rate, const char **shown)
 {
 	if (!strcmp(unit, "nanoseconds")) {
 		*shown = rate ? "cores" : "s";
@@ -94,34 +96,28 @@ static double axis_scale(const char *unit, double max, int rate, const char **sh
 
 /* The value plotted: rq's, or p's default shown as a viewer shows it (a
  * count of timer periods as the CPU time it stands for). */
-static uint32_t value_of(const struct plot_request *rq)
+uint32_t plot_value_of(const struct plot_request *rq)
 {
 	const struct profile *p = rq->p;
 	uint32_t v = rq->value != PROFILE_NO_VALUE ? rq->value : p->default_value;
 	return profile_display_value(p, v);
 }
 
-static const char *type_of(const struct profile *p, uint32_t v)
+const char *plot_type_of(const struct profile *p, uint32_t v)
 {
 	return profile_string(p, p->value_types[v].type);
 }
 
-static const char *unit_of(const struct profile *p, uint32_t v)
+const char *plot_unit_of(const struct profile *p, uint32_t v)
 {
 	return profile_string(p, p->value_types[v].unit);
 }
 
 /* ---- time ---- */
 
-struct span {
-	uint64_t t0, t1; /* CLOCK_MONOTONIC ns, t1 > t0 */
-	uint32_t nbins;
-	double bins_per_ns;
-};
-
 /* The run's span (its start and duration, else its samples' times). 0, or
  * -1 when no sample has a time. */
-static int run_span(const struct plot_request *rq, struct span *sp, char *err, size_t errlen)
+int plot_run_span(const struct plot_request *rq, struct plot_span *sp, char *err, size_t errlen)
 {
 	const struct profile *p = rq->p;
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -154,7 +150,7 @@ static int run_span(const struct plot_request *rq, struct span *sp, char *err, s
 	return 0;
 }
 
-static uint32_t bin_of(const struct span *sp, uint64_t t)
+uint32_t plot_bin_of(const struct plot_span *sp, uint64_t t)
 {
 	if (t <= sp->t0)
 		return 0;
@@ -163,12 +159,12 @@ static uint32_t bin_of(const struct span *sp, uint64_t t)
 }
 
 /* Bin b's middle, in seconds since the start. */
-static double bin_middle(const struct span *sp, uint32_t b)
+double plot_bin_middle(const struct plot_span *sp, uint32_t b)
 {
 	return ((double)b + 0.5) / sp->bins_per_ns * 1e-9;
 }
 
-static double bin_seconds(const struct span *sp)
+double plot_bin_seconds(const struct plot_span *sp)
 {
 	return 1e-9 / sp->bins_per_ns;
 }
@@ -254,10 +250,10 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 		       size_t errlen)
 {
 	const struct profile *p = rq->p;
-	struct span sp;
-	if (run_span(rq, &sp, err, errlen))
+	struct plot_span sp;
+	if (plot_run_span(rq, &sp, err, errlen))
 		return -1;
-	uint32_t v = value_of(rq), col = p->value_types[v].column, ncol = p->ncolumns;
+	uint32_t v = plot_value_of(rq), col = p->value_types[v].column, ncol = p->ncolumns;
 	uint32_t ntop = rq->top ? rq->top : 8;
 	/* Pass 1: totals per thread and per stack. */
 	int64_t *thread_total = calloc_or_abort(p->nthreads + 1, sizeof(*thread_total));
@@ -302,25 +298,25 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *smp = &p->samples[i];
 		int64_t x = p->values[i * ncol + col];
-		uint64_t b = bin_of(&sp, smp->time_ns);
+		uint64_t b = plot_bin_of(&sp, smp->time_ns);
 		if (smp->thread < p->nthreads)
 			tbins[b * tseries + thread_series[smp->thread]] += x;
 		fbins[b * fseries + stack_series[smp->stack]] += x;
 	}
 	int rc = -1;
-	FILE *ft = open_data(dir, "timeline-threads.dat", err, errlen), *ff = NULL;
+	FILE *ft = plot_open_data(dir, "timeline-threads.dat", err, errlen), *ff = NULL;
 	if (!ft)
 		goto out;
-	ff = open_data(dir, "timeline-functions.dat", err, errlen);
+	ff = plot_open_data(dir, "timeline-functions.dat", err, errlen);
 	if (!ff)
 		goto out;
-	fprintf(ft, "# seconds since the start, then %s (%s) per bin of each thread series\n", type_of(p, v), unit_of(p, v));
-	fprintf(ff, "# seconds since the start, then %s (%s) per bin of each function series (self)\n", type_of(p, v),
-		unit_of(p, v));
+	fprintf(ft, "# seconds since the start, then %s (%s) per bin of each thread series\n", plot_type_of(p, v), plot_unit_of(p, v));
+	fprintf(ff, "# seconds since the start, then %s (%s) per bin of each function series (self)\n", plot_type_of(p, v),
+		plot_unit_of(p, v));
 	double peak = 0;
 	for (uint32_t b = 0; b < sp.nbins; b++) {
-		fprintf(ft, "%.6f", bin_middle(&sp, b));
-		fprintf(ff, "%.6f", bin_middle(&sp, b));
+		fprintf(ft, "%.6f", plot_bin_middle(&sp, b));
+		fprintf(ff, "%.6f", plot_bin_middle(&sp, b));
 		int64_t sum = 0;
 		for (uint32_t k = 0; k < tseries; k++) {
 			int64_t x = profile_scale_value(p, v, tbins[(uint64_t)b * tseries + k], NULL);
@@ -333,22 +329,22 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 		fputc('\n', ff);
 		peak = (double)sum > peak ? (double)sum : peak;
 	}
-	int bad = close_data(ft, "timeline-threads.dat", err, errlen);
-	bad |= close_data(ff, "timeline-functions.dat", err, errlen);
+	int bad = plot_close_data(ft, "timeline-threads.dat", err, errlen);
+	bad |= plot_close_data(ff, "timeline-functions.dat", err, errlen);
 	ft = ff = NULL;
 	if (bad)
 		goto out;
 
 	const char *shown;
-	double scale = axis_scale(unit_of(p, v), peak / bin_seconds(&sp), 1, &shown);
+	double scale = plot_axis_scale(plot_unit_of(p, v), peak / plot_bin_seconds(&sp), 1, &shown);
 	char label[128];
-	if (!strcmp(unit_of(p, v), "nanoseconds"))
-		snprintf(label, sizeof(label), "%s time per second of the run (%s)", !strcmp(type_of(p, v), "cpu") ? "CPU" : type_of(p, v), shown);
+	if (!strcmp(plot_unit_of(p, v), "nanoseconds"))
+		snprintf(label, sizeof(label), "%s time per second of the run (%s)", !strcmp(plot_type_of(p, v), "cpu") ? "CPU" : plot_type_of(p, v), shown);
 	else
-		snprintf(label, sizeof(label), "%s (%s)", type_of(p, v), shown);
+		snprintf(label, sizeof(label), "%s (%s)", plot_type_of(p, v), shown);
 	plot_var_string(s, "ylabel", label);
-	plot_var_number(s, "yscale", scale / bin_seconds(&sp));
-	plot_var_number(s, "binwidth", bin_seconds(&sp));
+	plot_var_number(s, "yscale", scale / plot_bin_seconds(&sp));
+	plot_var_number(s, "binwidth", plot_bin_seconds(&sp));
 	plot_var_number(s, "duration", (double)(sp.t1 - sp.t0) * 1e-9);
 	char **names = calloc_or_abort(tseries + fseries + 1, sizeof(*names));
 	for (uint32_t k = 0; k < nthreads; k++) {
@@ -363,7 +359,7 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 	for (uint32_t k = 0; k < tseries; k++)
 		free(names[k]);
 	for (uint32_t k = 0; k < nfuncs; k++)
-		names[k] = legend_name(p, function_order[k]);
+		names[k] = plot_legend_name(p, function_order[k]);
 	names[nfuncs] = strdup_or_abort("other functions");
 	plot_var_strings(s, "function_names", (const char *const *)names, fseries);
 	plot_var_number(s, "nfunctions", fseries);
@@ -425,7 +421,7 @@ static int by_self(const void *a, const void *b, void *ctx)
 int plot_data_top(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen)
 {
 	const struct profile *p = rq->p;
-	uint32_t v = value_of(rq), ntop = rq->top ? rq->top : PLOT_DEFAULT_TOP;
+	uint32_t v = plot_value_of(rq), ntop = rq->top ? rq->top : PLOT_DEFAULT_TOP;
 	struct calltree *t = calltree_new(p, rq->o->combine, CALLTREE_ALL_THREADS, v);
 	struct flat_table ft;
 	flat_table_build(&ft, t, rq->o->lines, NULL);
@@ -441,9 +437,9 @@ int plot_data_top(const struct plot_request *rq, const char *dir, struct plot_sc
 		snprintf(err, errlen, "%s: no samples to plot", rq->trace);
 		goto out;
 	}
-	if (!(f = open_data(dir, "top.dat", err, errlen)))
+	if (!(f = plot_open_data(dir, "top.dat", err, errlen)))
 		goto out;
-	fprintf(f, "# rank, self and inclusive %s (%s)\n", type_of(p, v), unit_of(p, v));
+	fprintf(f, "# rank, self and inclusive %s (%s)\n", plot_type_of(p, v), plot_unit_of(p, v));
 	double max = 0;
 	char **names = calloc_or_abort(n, sizeof(*names));
 	for (uint32_t i = 0; i < n; i++) {
@@ -452,16 +448,16 @@ int plot_data_top(const struct plot_request *rq, const char *dir, struct plot_sc
 		max = fabs((double)r->count) > max ? fabs((double)r->count) : max;
 		names[i] = row_name(p, r, rq->o->lines);
 	}
-	int bad = close_data(f, "top.dat", err, errlen);
+	int bad = plot_close_data(f, "top.dat", err, errlen);
 	f = NULL;
 	if (!bad) {
 		const char *shown;
-		double scale = axis_scale(unit_of(p, v), max, 0, &shown);
+		double scale = plot_axis_scale(plot_unit_of(p, v), max, 0, &shown);
 		char label[128];
-		if (!strcmp(unit_of(p, v), "nanoseconds"))
-			snprintf(label, sizeof(label), "%s time (%s)", !strcmp(type_of(p, v), "cpu") ? "CPU" : type_of(p, v), shown);
+		if (!strcmp(plot_unit_of(p, v), "nanoseconds"))
+			snprintf(label, sizeof(label), "%s time (%s)", !strcmp(plot_type_of(p, v), "cpu") ? "CPU" : plot_type_of(p, v), shown);
 		else
-			snprintf(label, sizeof(label), "%s%s%s%s", type_of(p, v), *shown ? " (" : "", shown, *shown ? ")" : "");
+			snprintf(label, sizeof(label), "%s%s%s%s", plot_type_of(p, v), *shown ? " (" : "", shown, *shown ? ")" : "");
 		plot_var_string(s, "xlabel", label);
 		plot_var_number(s, "xscale", scale);
 		plot_var_number(s, "total", (double)t->total);
@@ -511,7 +507,7 @@ int plot_data_diff(const struct plot_request *rq, const char *dir, struct plot_s
 		snprintf(err, errlen, "%s: nothing changed: no bars to draw", rq->trace);
 		goto out;
 	}
-	if (!(f = open_data(dir, "diff.dat", err, errlen)))
+	if (!(f = plot_open_data(dir, "diff.dat", err, errlen)))
 		goto out;
 	fprintf(f, "# rank, change (points of base's total), its margin at %g%% confidence over %u rows, "
 		"significant, base %%, new %%\n", 100 * d->confidence, dt.n);
@@ -526,7 +522,7 @@ int plot_data_diff(const struct plot_request *rq, const char *dir, struct plot_s
 		max = fabs(pct) + margin > max ? fabs(pct) + margin : max;
 		names[i] = row_name(d->p, &dt.ft.rows[picked[i]], rq->o->lines);
 	}
-	int bad = close_data(f, "diff.dat", err, errlen);
+	int bad = plot_close_data(f, "diff.dat", err, errlen);
 	f = NULL;
 	if (!bad) {
 		const struct profile *b = d->base.p;
@@ -552,197 +548,5 @@ out:
 		fclose(f);
 	free(picked);
 	diff_table_free(&dt);
-	return rc;
-}
-
-/* ---- allocations: heap and rate ---- */
-
-/* Samples in time order: p's own order when it is one (NULL), else sorted. */
-static int by_time(const void *a, const void *b, void *ctx)
-{
-	const struct profile *p = ctx;
-	uint64_t x = p->samples[*(const uint64_t *)a].time_ns;
-	uint64_t y = p->samples[*(const uint64_t *)b].time_ns;
-	if (x != y)
-		return x < y ? -1 : 1;
-	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
-}
-
-static uint64_t *time_order(const struct profile *p)
-{
-	uint64_t *order = NULL;
-	for (uint64_t i = 1; i < p->nsamples; i++) {
-		if (p->samples[i].time_ns < p->samples[i - 1].time_ns) {
-			order = calloc_or_abort(p->nsamples, sizeof(*order));
-			break;
-		}
-	}
-	if (!order)
-		return NULL;
-	for (uint64_t i = 0; i < p->nsamples; i++)
-		order[i] = i;
-	qsort_r(order, p->nsamples, sizeof(*order), by_time, (void *)p);
-	return order;
-}
-
-int plot_heap_peak(const struct profile *p, int64_t *peak, uint64_t *when)
-{
-	uint32_t v = profile_find_value_type(p, "inuse_space");
-	if (v == PROFILE_NO_VALUE)
-		return -1;
-	uint64_t *order = time_order(p);
-	int64_t live = 0, best = 0;
-	uint64_t at = 0;
-	for (uint64_t k = 0; k < p->nsamples; k++) {
-		uint64_t i = order ? order[k] : k;
-		live = sat_add_i64(live, profile_sample_value(p, i, v), NULL);
-		if (live > best) {
-			best = live;
-			at = p->samples[i].time_ns;
-		}
-	}
-	free(order);
-	*peak = best;
-	*when = at > p->start_ns && p->start_ns ? at - p->start_ns : at;
-	return 0;
-}
-
-static int need_type(const struct plot_request *rq, uint32_t v, const char *what, char *err, size_t errlen)
-{
-	if (v != PROFILE_NO_VALUE)
-		return 0;
-	char names[256];
-	snprintf(err, errlen, "%s: plot %s needs an allocation trace (%s); it has the value types %s", rq->trace,
-		 plot_kind_name(rq->kind), what, profile_value_type_names(rq->p, names, sizeof(names)));
-	return -1;
-}
-
-int plot_data_heap(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen)
-{
-	const struct profile *p = rq->p;
-	uint32_t space = profile_find_value_type(p, "inuse_space");
-	uint32_t objects = profile_find_value_type(p, "inuse_objects");
-	if (need_type(rq, space, "inuse_space", err, errlen))
-		return -1;
-	struct span sp;
-	if (run_span(rq, &sp, err, errlen))
-		return -1;
-	int64_t *last = calloc_or_abort(sp.nbins, sizeof(*last)), *lo = calloc_or_abort(sp.nbins, sizeof(*lo));
-	int64_t *hi = calloc_or_abort(sp.nbins, sizeof(*hi));
-	uint8_t *seen = calloc_or_abort(sp.nbins, 1);
-	uint64_t *order = time_order(p);
-	int64_t live = 0, live_objects = 0, peak = 0;
-	uint64_t peak_at = sp.t0;
-	for (uint64_t k = 0; k < p->nsamples; k++) {
-		uint64_t i = order ? order[k] : k;
-		live = sat_add_i64(live, profile_sample_value(p, i, space), NULL);
-		if (objects != PROFILE_NO_VALUE)
-			live_objects = sat_add_i64(live_objects, profile_sample_value(p, i, objects), NULL);
-		uint64_t t = p->samples[i].time_ns ? p->samples[i].time_ns : sp.t0;
-		uint32_t b = bin_of(&sp, t);
-		if (!seen[b]) {
-			seen[b] = 1;
-			lo[b] = hi[b] = live;
-		}
-		lo[b] = live < lo[b] ? live : lo[b];
-		hi[b] = live > hi[b] ? live : hi[b];
-		last[b] = live;
-		if (live > peak) {
-			peak = live;
-			peak_at = t;
-		}
-	}
-	free(order);
-	int rc = -1;
-	FILE *f = open_data(dir, "heap.dat", err, errlen);
-	if (f) {
-		fprintf(f, "# seconds since the start (a bin's end; the first row is the start), live bytes then, "
-			"the lowest and highest in the bin\n0 0 0 0\n");
-		int64_t carry = 0;
-		for (uint32_t b = 0; b < sp.nbins; b++) {
-			if (seen[b])
-				carry = last[b];
-			double end = ((double)b + 1) / sp.bins_per_ns * 1e-9;
-			fprintf(f, "%.6f %" PRId64 " %" PRId64 " %" PRId64 "\n", end, carry, seen[b] ? lo[b] : carry,
-				seen[b] ? hi[b] : carry);
-		}
-		if (!close_data(f, "heap.dat", err, errlen)) {
-			const char *shown;
-			double scale = axis_scale("bytes", (double)peak, 0, &shown);
-			char label[64], peak_text[64], end_text[64];
-			snprintf(label, sizeof(label), "live heap (%s)", shown);
-			plot_var_string(s, "ylabel", label);
-			plot_var_number(s, "yscale", scale);
-			plot_var_number(s, "duration", (double)(sp.t1 - sp.t0) * 1e-9);
-			plot_var_number(s, "binwidth", bin_seconds(&sp));
-			plot_var_number(s, "peak", (double)peak);
-			plot_var_number(s, "peak_time", (double)(peak_at - sp.t0) * 1e-9);
-			plot_var_string(s, "peak_text", format_value(peak, "bytes", peak_text, sizeof(peak_text)));
-			plot_var_number(s, "end_bytes", (double)live);
-			plot_var_string(s, "end_text", format_value(live, "bytes", end_text, sizeof(end_text)));
-			plot_var_number(s, "end_objects", objects != PROFILE_NO_VALUE ? (double)live_objects : -1);
-			rc = 0;
-		}
-	}
-	free(last);
-	free(lo);
-	free(hi);
-	free(seen);
-	return rc;
-}
-
-int plot_data_rate(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err, size_t errlen)
-{
-	const struct profile *p = rq->p;
-	uint32_t v = rq->value != PROFILE_NO_VALUE ? rq->value : profile_find_value_type(p, "alloc_objects");
-	if (v == PROFILE_NO_VALUE)
-		v = profile_find_value_type(p, "alloc_space");
-	if (need_type(rq, v, "alloc_objects or alloc_space", err, errlen))
-		return -1;
-	/* Frees: what the in-use figure of the same kind loses. */
-	uint32_t inuse = profile_find_value_type(p, !strcmp(unit_of(p, v), "bytes") ? "inuse_space" : "inuse_objects");
-	struct span sp;
-	if (run_span(rq, &sp, err, errlen))
-		return -1;
-	int64_t *allocs = calloc_or_abort(sp.nbins, sizeof(*allocs)), *frees = calloc_or_abort(sp.nbins, sizeof(*frees));
-	for (uint64_t i = 0; i < p->nsamples; i++) {
-		uint32_t b = bin_of(&sp, p->samples[i].time_ns ? p->samples[i].time_ns : sp.t0);
-		allocs[b] = sat_add_i64(allocs[b], profile_sample_value(p, i, v), NULL);
-		if (inuse != PROFILE_NO_VALUE) {
-			int64_t x = profile_sample_value(p, i, inuse);
-			if (x < 0)
-				frees[b] = sat_add_i64(frees[b], sat_neg_i64(x), NULL);
-		}
-	}
-	int rc = -1;
-	FILE *f = open_data(dir, "rate.dat", err, errlen);
-	double max = 0;
-	if (f) {
-		fprintf(f, "# seconds since the start (bin's middle), %s allocated and freed per bin (%s)\n", type_of(p, v),
-			unit_of(p, v));
-		for (uint32_t b = 0; b < sp.nbins; b++) {
-			fprintf(f, "%.6f %" PRId64 " %" PRId64 "\n", bin_middle(&sp, b), allocs[b], frees[b]);
-			max = (double)allocs[b] > max ? (double)allocs[b] : max;
-			max = (double)frees[b] > max ? (double)frees[b] : max;
-		}
-		if (!close_data(f, "rate.dat", err, errlen)) {
-			const char *shown;
-			double scale = axis_scale(unit_of(p, v), max / bin_seconds(&sp), 1, &shown);
-			char label[128];
-			if (!strcmp(unit_of(p, v), "bytes"))
-				snprintf(label, sizeof(label), "bytes allocated per second (%s)", shown);
-			else
-				snprintf(label, sizeof(label), "allocations per second");
-			plot_var_string(s, "ylabel", label);
-			plot_var_number(s, "yscale", scale / bin_seconds(&sp));
-			plot_var_number(s, "duration", (double)(sp.t1 - sp.t0) * 1e-9);
-			plot_var_number(s, "binwidth", bin_seconds(&sp));
-			plot_var_number(s, "has_frees", inuse != PROFILE_NO_VALUE);
-			plot_var_string(s, "what", !strcmp(unit_of(p, v), "bytes") ? "bytes" : "blocks");
-			rc = 0;
-		}
-	}
-	free(allocs);
-	free(frees);
 	return rc;
 }

@@ -11,6 +11,7 @@
  * gnuplot's stdout, which plot_make copies to the .txt file or its own.
  */
 #include "plot.h"
+#include "plot_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,12 +29,6 @@
 #include "alloc.h"
 #include "output.h"
 #include "terminal.h"
-
-struct plot_script {
-	FILE *vars; /* assignments, one per line */
-	char *text;
-	size_t len;
-};
 
 static const char *const kind_names[PLOT_NKINDS] = {"timeline", "top", "diff", "heap", "rate"};
 
