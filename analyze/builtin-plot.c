@@ -163,8 +163,10 @@ int cmd_plot(int argc, char **argv)
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
 					    .confidence = a.confidence, .diag = diag_stderr_sink()};
 		if (diff_build(&d, base, o.operands[1], p, o.operands[2], &dopt, err, sizeof(err)) < 0) {
-			fprintf(stderr, "analyze plot: %s\n", err);
-			rc = o.value_name ? 2 : 1;
+			if (o.value_name)
+				rc = usage_error(&cmd, "%s", err);
+			else
+				fprintf(stderr, "analyze plot: %s\n", err);
 			goto out;
 		}
 		have_diff = 1;

@@ -99,8 +99,7 @@ double plot_axis_scale(const char *unit, double max, int rate, const char **show
 uint32_t plot_value_of(const struct plot_request *rq)
 {
 	const struct profile *p = rq->p;
-	uint32_t v = rq->value != PROFILE_NO_VALUE ? rq->value : p->default_value;
-	return profile_display_value(p, v);
+	return rq->value != PROFILE_NO_VALUE ? rq->value : profile_display_value(p, p->default_value);
 }
 
 const char *plot_type_of(const struct profile *p, uint32_t v)

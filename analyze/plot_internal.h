@@ -41,7 +41,8 @@ char *plot_legend_name(const struct profile *p, uint32_t function);
 /* The factor from unit to an axis's unit (*shown), chosen by the largest value
  * max, per second when rate: seconds or cores, B..TiB, or counts. */
 double plot_axis_scale(const char *unit, double max, int rate, const char **shown);
-/* The type plotted: rq's, or p's default as a viewer shows it (cpu for samples). */
+/* The type plotted: rq's (--value), or p's default as a viewer shows it
+ * (a count of timer periods as the CPU time it stands for). */
 uint32_t plot_value_of(const struct plot_request *rq);
 const char *plot_type_of(const struct profile *p, uint32_t v);
 const char *plot_unit_of(const struct profile *p, uint32_t v);

@@ -3,6 +3,8 @@
  * profiles (profile_builder.h):
  *  - a 70/30 run against a 30/70 one: -40/+40 points, both significant, in
  *    tree, flat, TSV and folded; a profile against itself: every delta 0;
+ *  - the display filters judge each run on its own (a row shows when either
+ *    run would show it);
  *  - matching by name: other addresses and string ids change nothing; a
  *    renamed function or one moved to another module is removed + added;
  *  - the noise test's error rate on synthetic multinomial runs of one
@@ -141,6 +143,8 @@ static int build(struct diff *d, const struct profile *b, const struct profile *
 	return diff_build(d, b, "base.zst", n, "new.zst", &o, err, errlen);
 }
 
+static char *render_with(const struct diff *d, const struct diff_view *v, const struct analyze_options *o);
+
 static char *render(const struct diff *d, const struct diff_view *v, int lines)
 {
 	struct analyze_options o;
@@ -148,11 +152,16 @@ static char *render(const struct diff *d, const struct diff_view *v, int lines)
 	load_options_init(&o.load);
 	o.combine = 1;
 	o.lines = lines;
+	return render_with(d, v, &o);
+}
+
+static char *render_with(const struct diff *d, const struct diff_view *v, const struct analyze_options *o)
+{
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	struct report r;
-	report_init(&r, out, d->p, &o, DIFF_VALUE);
+	report_init(&r, out, d->p, o, DIFF_VALUE);
 	diff_report(&r, d, v);
 	fclose(out);
 	/* A copy: gcc -O3 takes a pointer into what open_memstream filled for
@@ -289,6 +298,54 @@ static void test_split(void)
 	free(text);
 	diff_free(&d);
 	profile_free(b);
+	profile_free(n);
+}
+
+/* --mincount, --maxdepth and --noisefloor judge each run on its own: a row
+ * shows when either run would show it. */
+static void test_filters(void)
+{
+	struct profile *b = split_run(700, 300, "heavy", NULL), *same = split_run(700, 300, "heavy", NULL);
+	struct profile *n = split_run(3, 997, "heavy", NULL);
+	struct diff d;
+	char err[256], buf[512];
+	struct analyze_options o;
+	memset(&o, 0, sizeof(o));
+	load_options_init(&o.load);
+	o.combine = 1;
+	o.mincount = 500;
+	struct diff_view tree = {0}, flat = {.flat = 1};
+	CHECK(build(&d, b, n, &defaults, err, sizeof(err)) == 0);
+	char *out = render_with(&d, &tree, &o);
+	/* heavy: 700 in base; light: 997 in new; both shown. */
+	CHECKF(row_of(out, "heavy", buf, sizeof(buf)) && row_of(out, "light", buf, sizeof(buf)), "mincount:\n%s", out);
+	free(out);
+	diff_free(&d);
+	CHECK(build(&d, b, same, &defaults, err, sizeof(err)) == 0);
+	out = render_with(&d, &flat, &o);
+	CHECKF(row_of(out, "heavy", buf, sizeof(buf)) && !row_of(out, "light", buf, sizeof(buf)), "mincount flat:\n%s", out);
+	free(out);
+	o.mincount = 0;
+	struct diff_view shallow = {.maxdepth = 1};
+	out = render_with(&d, &shallow, &o);
+	CHECKF(row_of(out, "main", buf, sizeof(buf)) && !row_of(out, "heavy", buf, sizeof(buf)), "maxdepth:\n%s", out);
+	free(out);
+	diff_free(&d);
+	/* noisefloor 20: floor(20 * sqrt(1000)) = 632 hides light (300) in base;
+	 * in new (997 of 1000) it shows. */
+	struct diff_view floor = {.noisefloor = 20};
+	CHECK(build(&d, b, same, &defaults, err, sizeof(err)) == 0);
+	out = render_with(&d, &floor, &o);
+	CHECKF(row_of(out, "heavy", buf, sizeof(buf)) && !row_of(out, "light", buf, sizeof(buf)), "noisefloor:\n%s", out);
+	free(out);
+	diff_free(&d);
+	CHECK(build(&d, b, n, &defaults, err, sizeof(err)) == 0);
+	out = render_with(&d, &floor, &o);
+	CHECKF(row_of(out, "light", buf, sizeof(buf)) && row_of(out, "heavy", buf, sizeof(buf)), "noisefloor, one run:\n%s", out);
+	free(out);
+	diff_free(&d);
+	profile_free(b);
+	profile_free(same);
 	profile_free(n);
 }
 
@@ -584,6 +641,7 @@ int main(void)
 {
 	test_math();
 	test_split();
+	test_filters();
 	test_self_and_names();
 	test_alloc();
 	test_exports();
