@@ -225,6 +225,28 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 	return usage_error(cmd, "internal: unhandled option %d", opt);
 }
 
+/* The operands after the options: -1 when their number is right, else 2
+ * after naming the first missing one or the first one too many. */
+static int read_operands(const struct analyze_command *cmd, struct analyze_options *o, int n, char **argv)
+{
+	char names[128];
+	snprintf(names, sizeof(names), "%s", cmd->operands ? cmd->operands : "TRACE");
+	const char *name[ANALYZE_MAX_OPERANDS];
+	int max = 0;
+	for (char *save = NULL, *w = strtok_r(names, " ", &save); w && max < ANALYZE_MAX_OPERANDS;
+	     w = strtok_r(NULL, " ", &save))
+		name[max++] = w;
+	int min = max - cmd->optional_operands;
+	if (n < min)
+		return usage_error(cmd, "missing %s operand", name[n]);
+	if (n > max)
+		return usage_error(cmd, "unexpected operand '%s'", argv[max]);
+	for (int i = 0; i < n; i++)
+		o->operands[i] = argv[i];
+	o->noperands = n;
+	return -1;
+}
+
 int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
 			  struct analyze_options *o)
 {
@@ -293,15 +315,9 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 			goto out;
 		}
 	}
-	if (optind >= argc) {
-		rc = usage_error(cmd, "missing TRACE operand");
+	if ((rc = read_operands(cmd, o, argc - optind, argv + optind)) >= 0)
 		goto out;
-	}
-	if (optind + 1 < argc) {
-		rc = usage_error(cmd, "unexpected operand '%s'", argv[optind + 1]);
-		goto out;
-	}
-	o->trace = argv[optind];
+	o->trace = o->operands[0];
 	o->color = terminal_use_color(color, STDOUT_FILENO);
 	if (o->width < 0)
 		o->width = terminal_width(STDOUT_FILENO);

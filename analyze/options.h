@@ -74,6 +74,8 @@ enum {
 	OPTION_COMMAND_FIRST = 512,
 };
 
+#define ANALYZE_MAX_OPERANDS 4
+
 struct analyze_options {
 	struct load_options load;     /* OPTGROUP_LOAD */
 	struct filter_options filter; /* OPTGROUP_FILTER */
@@ -84,7 +86,9 @@ struct analyze_options {
 	int full_paths;               /* --full-paths: no path shortening */
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
 	const char *value_name;       /* --value TYPE, NULL: the profile's default */
-	const char *trace;            /* the TRACE operand */
+	const char *trace;            /* the TRACE operand (the first operand) */
+	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
+	int noperands;
 	/* storage behind load.debug_dirs, load.search_dirs and filter.tids */
 	const char **debug_dirs;
 	const char **search_dirs;
@@ -97,6 +101,13 @@ struct analyze_command {
 	const char *summary;  /* one sentence, shown by --help and by analyze --help */
 	const char *help;     /* the command's own option lines for --help, or NULL */
 	unsigned groups;      /* OPTGROUP_* */
+	/*
+	 * The operands' names for messages, space-separated ("BASE NEW",
+	 * "KIND TRACE NEW"), or NULL for the one TRACE; the last
+	 * optional_operands of them may be left out.
+	 */
+	const char *operands;
+	int optional_operands;
 	const struct option *options; /* own long options, {0}-terminated, or NULL */
 	const char *short_options;    /* own short options ("" or NULL for none) */
 	/*
@@ -109,8 +120,9 @@ struct analyze_command {
 
 /*
  * Parse argv (argv[0] is the command name). Returns -1 when the command
- * should run (o filled in, o->trace set), otherwise the exit status to return
- * right away: 0 after --help, 2 after a one-line usage error on stderr.
+ * should run (o filled in, o->operands and o->trace set), otherwise the exit
+ * status to return right away: 0 after --help, 2 after a one-line usage
+ * error on stderr.
  */
 int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
 			  struct analyze_options *o);
