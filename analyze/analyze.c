@@ -20,13 +20,16 @@ static const struct command commands[] = {
 	{"tree", cmd_tree, "call tree with counts, as Julia's Profile.print"},
 	{"flat", cmd_flat, "one row per function (or line): inclusive and self counts"},
 	{"export", cmd_export, "write folded stacks, speedscope JSON or pprof"},
+	{"archive", cmd_archive, "pack the modules and debug files a trace needs, by build-id"},
+	{"diff", cmd_diff, "compare two traces: changes by function, beyond noise or not"},
+	{"plot", cmd_plot, "draw a trace with gnuplot: timeline, top, diff, heap, rate"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out)
 {
-	fputs("usage: analyze <command> [options] TRACE\n"
+	fputs("usage: analyze <command> [options] TRACE...\n"
 	      "       analyze <command> --help\n"
 	      "       analyze --version\n\n"
 	      "Reports and exports of ipscope traces written by collect, offline.\n\n"

@@ -3,22 +3,20 @@
  * as tree and flat, and write it for another tool: folded stacks
  * (flamegraph.pl, inferno), speedscope JSON or pprof (go tool pprof).
  *
- * The formats themselves live in formats/profile/export_*.c; this file is options,
- * loading and where the bytes go. A regular file given with -o is written
- * beside itself under a temporary name and renamed at the end, so a failed
- * export never leaves a truncated file that looks complete.
+ * The formats themselves live in formats/profile/export_*.c; this file is options
+ * and loading; output.h says where the bytes go (a file given with -o appears
+ * only once complete).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "builtin.h"
 #include "export.h"
 #include "options.h"
+#include "output.h"
 #include "report.h"
 
 typedef int (*exporter_fn)(const struct profile *, const struct export_options *, FILE *);
@@ -96,71 +94,6 @@ static int handle_export_option(int opt, const char *arg, void *ctx)
 	return -1;
 }
 
-/* Where the export goes: stdout, a temporary file renamed into place, or a
- * device, FIFO or symlink written as it is. */
-struct destination {
-	FILE *file;
-	const char *path; /* NULL for stdout */
-	char *temp_path;  /* NULL when writing path directly */
-};
-
-static int destination_open(struct destination *d, const char *path)
-{
-	memset(d, 0, sizeof(*d));
-	if (!path || !strcmp(path, "-")) {
-		d->file = stdout;
-		return 0;
-	}
-	d->path = path;
-	/* Renaming over /dev/null or a pipe would replace it: only a regular
-	 * file (or a new one) gets the temporary name. */
-	struct stat st;
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		d->file = fopen(path, "w");
-		return d->file ? 0 : -1;
-	}
-	if (asprintf(&d->temp_path, "%s.XXXXXX", path) < 0) {
-		d->temp_path = NULL;
-		return -1;
-	}
-	int fd = mkstemp(d->temp_path);
-	if (fd < 0)
-		return -1;
-	/* mkstemp makes the file 0600; give it the mode a plain fopen would. */
-	mode_t mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0 || !(d->file = fdopen(fd, "w"))) {
-		int saved = errno;
-		close(fd);
-		unlink(d->temp_path);
-		errno = saved;
-		return -1;
-	}
-	return 0;
-}
-
-/* Finish (ok) or abandon the output; 0, or -1 with errno set. */
-static int destination_close(struct destination *d, int ok)
-{
-	int ret = 0;
-	if (!d->path) {
-		if (fflush(stdout) != 0 || ferror(stdout))
-			ret = -1;
-	} else if (d->file) {
-		if (fclose(d->file) != 0)
-			ret = -1;
-		if (d->temp_path && ok && ret == 0 && rename(d->temp_path, d->path) < 0)
-			ret = -1;
-		if (d->temp_path && (!ok || ret < 0)) {
-			int saved = errno;
-			unlink(d->temp_path);
-			errno = saved;
-		}
-	}
-	free(d->temp_path);
-	return ret;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	struct export_args a = { .format = -1 };
@@ -207,8 +140,8 @@ int cmd_export(int argc, char **argv)
 		.thread_roots = a.thread_roots,
 		.mincount = o.mincount,
 	};
-	struct destination d;
-	if (destination_open(&d, a.output) < 0) {
+	struct output d;
+	if (output_open(&d, a.output) < 0) {
 		fprintf(stderr, "analyze export: %s: %s\n", a.output, strerror(errno));
 		profile_free(p);
 		rc = 1;
@@ -218,7 +151,7 @@ int cmd_export(int argc, char **argv)
 	setvbuf(d.file, NULL, _IOFBF, 1 << 20);
 	int ok = formats[a.format].write(p, &eo, d.file) == 0;
 	int saved = errno;
-	if (destination_close(&d, ok) < 0 && ok) {
+	if (output_close(&d, ok) < 0 && ok) {
 		ok = 0;
 		saved = errno;
 	}

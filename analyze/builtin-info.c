@@ -22,6 +22,7 @@
 
 #include "alloc.h"
 #include "builtin.h"
+#include "debug_hint.h"
 #include "load.h"
 #include "options.h"
 #include "report.h"
@@ -256,13 +257,18 @@ static void print_text(const struct info *in)
 	uint32_t with_id = 0;
 	for (uint32_t i = 0; i < p->nmodules; i++)
 		with_id += p->modules[i].build_id != 0;
-	printf("Modules:       %u, %u with a build-id\n", p->nmodules, with_id);
+	printf("Modules:       %u, %u with a build-id (share: of %s, the samples in it)\n", p->nmodules,
+	       with_id, profile_string(p, p->value_types[in->value].type));
+	double *share = debug_hint_module_shares(p, in->value);
 	for (uint32_t i = 0; i < p->nmodules; i++) {
 		const struct profile_module *m = &p->modules[i];
 		const char *id = profile_string(p, m->build_id);
-		printf("  %-18s %-8.8s %s%s\n", debug_info_text(profile_string(p, m->path), m->flags), *id ? id : "-",
-		       text(p, m->path, a, sizeof(a)), m->flags & PROFILE_MODULE_SYSTEM ? " (system)" : "");
+		printf("  %-18s %-8.8s %5.1f%%  %s%s\n", debug_info_text(profile_string(p, m->path), m->flags),
+		       *id ? id : "-", 100.0 * share[i], text(p, m->path, a, sizeof(a)),
+		       m->flags & PROFILE_MODULE_SYSTEM ? " (system)" : "");
 	}
+	free(share);
+	debug_hint_print(stdout, p, in->value, 1, "  ");
 
 	double mib = 1024.0 * 1024.0;
 	printf("Trace file:    %.2f MiB, %.2f MiB uncompressed (ratio %.1fx), format %u.%u%s\n",
@@ -371,14 +377,16 @@ static json_t *info_json(const struct info *in)
 		json_decref(per_type[v]);
 	json_object_set_new(root, "threads", threads);
 	json_t *modules = json_array();
+	double *share = debug_hint_module_shares(p, in->value);
 	for (uint32_t i = 0; i < p->nmodules; i++) {
 		const struct profile_module *m = &p->modules[i];
 		const char *path = profile_string(p, m->path);
-		json_array_append_new(modules, json_pack("{s:o,s:o,s:s,s:b}", "path", jstring(path), "build_id",
+		json_array_append_new(modules, json_pack("{s:o,s:o,s:s,s:b,s:f}", "path", jstring(path), "build_id",
 							 jstring(profile_string(p, m->build_id)), "debug_info",
 							 debug_info_text(path, m->flags), "system",
-							 (m->flags & PROFILE_MODULE_SYSTEM) != 0));
+							 (m->flags & PROFILE_MODULE_SYSTEM) != 0, "share", share[i]));
 	}
+	free(share);
 	json_object_set_new(root, "modules", modules);
 	json_object_set_new(root, "file", json_pack("{s:o,s:o,s:s#}", "compressed_bytes", juint(st->compressed_bytes),
 						    "raw_bytes", juint(st->raw_bytes), "format", a,
@@ -447,6 +455,7 @@ int cmd_info(int argc, char **argv)
 	o.load.symbolize = 0;
 	o.load.open_modules = 1;
 	o.load.diag = diag_stderr_sink();
+	o.load.offline = 1; /* info says what is here; downloads are for reports */
 	struct load_stats st;
 	struct profile *p = load_trace(o.trace, &o.load, &st);
 	struct info in = {.trace = o.trace, .p = p, .st = &st};

@@ -41,5 +41,8 @@ int cmd_info(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_flat(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_archive(int argc, char **argv); /* builtin-archive.c */
 
 #endif

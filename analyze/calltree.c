@@ -75,6 +75,7 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 	t->profile = p;
 	t->combine = combine;
 	t->value = value;
+	t->thread = thread;
 	build_frames(t);
 	t->stack_value = calloc_or_abort(p->nstacks, sizeof(*t->stack_value));
 	/* Sums of the counted column per stack; the other columns' sums only
@@ -120,7 +121,9 @@ uint32_t calltree_stack_frames(const struct calltree *t, uint32_t stack, uint32_
 	return n;
 }
 
-void calltree_build_nodes(struct calltree *t)
+/* The prefix tree of the stacks with include[s] set (frames has room for
+ * the deepest of them). */
+static void build_nodes(struct calltree *t, const uint8_t *include, uint32_t max_frames)
 {
 	const struct profile *p = t->profile;
 	uint32_t cap = 1024;
@@ -131,10 +134,12 @@ void calltree_build_nodes(struct calltree *t)
 	t->nnodes = 1;
 	struct hashmap edges; /* parent << 32 | frame -> child */
 	hashmap_init(&edges, 4096);
-	uint32_t *frames = calloc_or_abort(t->max_frames, sizeof(*frames));
+	uint32_t *frames = calloc_or_abort(max_frames ? max_frames : 1, sizeof(*frames));
+	t->stack_node = calloc_or_abort(p->nstacks ? p->nstacks : 1, sizeof(*t->stack_node));
 	for (uint32_t s = 0; s < p->nstacks; s++) {
 		int64_t w = t->stack_value[s];
-		if (!w)
+		t->stack_node[s] = CALLTREE_NONE;
+		if (!include[s])
 			continue;
 		uint32_t n = calltree_stack_frames(t, s, frames);
 		uint32_t node = 0;
@@ -158,9 +163,71 @@ void calltree_build_nodes(struct calltree *t)
 			t->nodes[node].count = sat_add_i64(t->nodes[node].count, w, NULL);
 		}
 		t->nodes[node].self = sat_add_i64(t->nodes[node].self, w, NULL);
+		t->stack_node[s] = node;
 	}
 	free(frames);
 	hashmap_free(&edges);
+}
+
+void calltree_build_nodes(struct calltree *t)
+{
+	const struct profile *p = t->profile;
+	uint8_t *include = calloc_or_abort(p->nstacks ? p->nstacks : 1, 1);
+	for (uint32_t s = 0; s < p->nstacks; s++)
+		include[s] = t->stack_value[s] != 0;
+	build_nodes(t, include, t->max_frames);
+	free(include);
+}
+
+void calltree_build_all_nodes(struct calltree *t)
+{
+	const struct profile *p = t->profile;
+	uint8_t *include = calloc_or_abort(p->nstacks ? p->nstacks : 1, 1);
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		if (t->thread == CALLTREE_ALL_THREADS || p->samples[i].thread == t->thread)
+			include[p->samples[i].stack] = 1;
+	uint32_t max_frames = 0;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t n = include[s] ? profile_stack_nframes(p, s) : 0;
+		max_frames = n > max_frames ? n : max_frames;
+	}
+	build_nodes(t, include, max_frames);
+	free(include);
+}
+
+void calltree_stack_sums(const struct calltree *t, uint32_t v, const uint8_t *thread_mask, int64_t *out)
+{
+	const struct profile *p = t->profile;
+	uint32_t col = p->value_types[v].column, ncol = p->ncolumns;
+	memset(out, 0, p->nstacks * sizeof(*out));
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		if ((t->thread != CALLTREE_ALL_THREADS && s->thread != t->thread) ||
+		    (thread_mask && (s->thread >= p->nthreads || !thread_mask[s->thread])))
+			continue;
+		out[s->stack] = sat_add_i64(out[s->stack], p->values[i * ncol + col], NULL);
+	}
+	for (uint32_t s = 0; s < p->nstacks; s++)
+		out[s] = profile_scale_value(p, v, out[s], NULL);
+}
+
+void calltree_node_sums(const struct calltree *t, const int64_t *stack_values, int64_t *inclusive,
+			int64_t *self)
+{
+	memset(inclusive, 0, t->nnodes * sizeof(*inclusive));
+	if (self)
+		memset(self, 0, t->nnodes * sizeof(*self));
+	for (uint32_t s = 0; s < t->profile->nstacks; s++) {
+		uint32_t node = t->stack_node[s];
+		if (node == CALLTREE_NONE || !stack_values[s])
+			continue;
+		if (self)
+			self[node] = sat_add_i64(self[node], stack_values[s], NULL);
+		/* Every node of a path is its own (a prefix tree), so adding
+		 * along the parents counts a recursive frame once per level. */
+		for (; node != CALLTREE_NONE; node = t->nodes[node].parent)
+			inclusive[node] = sat_add_i64(inclusive[node], stack_values[s], NULL);
+	}
 }
 
 void calltree_free(struct calltree *t)
@@ -171,6 +238,7 @@ void calltree_free(struct calltree *t)
 	free(t->line_frame);
 	free(t->stack_value);
 	free(t->nodes);
+	free(t->stack_node);
 	free(t);
 }
 

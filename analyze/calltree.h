@@ -59,13 +59,33 @@ struct calltree {
 	uint64_t total_samples;    /* selected sample rows */
 	struct calltree_node *nodes; /* after calltree_build_nodes; nodes[0] is the root */
 	uint32_t nnodes;
+	uint32_t *stack_node;      /* per profile stack: its innermost node, CALLTREE_NONE
+				      when it has none (after calltree_build_nodes) */
+	uint32_t thread;           /* the thread selected, or CALLTREE_ALL_THREADS */
 };
 
 /* Frames and per-stack values of type value of p's samples of one thread
  * index (or CALLTREE_ALL_THREADS). */
 struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thread, uint32_t value);
-/* Build the prefix tree (nodes). */
+/* Build the prefix tree (nodes) of the stacks whose value is not 0. */
 void calltree_build_nodes(struct calltree *t);
+/* Build it over every stack some selected sample names, whatever its value:
+ * a diff shows the frames whose change is 0 too. */
+void calltree_build_all_nodes(struct calltree *t);
+
+/*
+ * Per stack of t's profile (out has nstacks entries): the summed value of
+ * type v of t's selected samples whose thread index is set in thread_mask
+ * (NULL: all of them), scaled. A diff sums its base and new runs apart so.
+ */
+void calltree_stack_sums(const struct calltree *t, uint32_t v, const uint8_t *thread_mask, int64_t *out);
+/*
+ * Per node (t->nnodes entries each, nodes built): inclusive and (when self
+ * is not NULL) self sums of per-stack values such as calltree_stack_sums
+ * gives; stacks without a node add nothing.
+ */
+void calltree_node_sums(const struct calltree *t, const int64_t *stack_values, int64_t *inclusive,
+			int64_t *self);
 void calltree_free(struct calltree *t);
 
 /* Report frames of a stack, root first, into out (room for t->max_frames); count returned. */

@@ -1,6 +1,6 @@
 /*
- * filter.c - hide system frames and select threads, building a new profile
- * (see filter.h for what the filters mean).
+ * filter.c - hide system frames, select threads and fold inlined frames,
+ * building a new profile (see filter.h for what the filters mean).
  *
  * The copy goes through the remapping of formats/profile/remap.h: strings,
  * modules and functions are mapped first and in order, so they keep their
@@ -48,7 +48,13 @@ static void *filled(size_t n, uint32_t value)
 
 int filter_is_identity(const struct filter_options *f)
 {
-	return f->show_system && f->ntids == 0;
+	return f->show_system && f->ntids == 0 && !f->no_inline;
+}
+
+/* The first line of l the filter keeps: with no_inline only the outermost. */
+static uint32_t first_kept(const struct filter_state *st, const struct profile_location *l)
+{
+	return st->f->no_inline && l->nlines > 0 ? l->nlines - 1 : 0;
 }
 
 static int line_hidden(const struct filter_state *st, const struct profile_line *l)
@@ -60,16 +66,16 @@ static int line_hidden(const struct filter_state *st, const struct profile_line 
 /* Copy location loc with only its shown lines (whole ones: the remapping's). */
 static uint32_t copy_location(struct filter_state *st, uint32_t loc, int whole)
 {
-	if (whole)
-		return profile_remap_location(st->remap, loc);
 	const struct profile_location *l = &st->in->locations[loc];
+	if (whole && first_kept(st, l) == 0)
+		return profile_remap_location(st->remap, loc);
 	struct profile_location nl = *l;
 	nl.module = profile_remap_module(st->remap, l->module);
 	nl.first_line = st->out->nlines;
 	nl.nlines = 0;
-	for (uint32_t i = 0; i < l->nlines; i++) {
+	for (uint32_t i = first_kept(st, l); i < l->nlines; i++) {
 		struct profile_line line = st->in->lines[l->first_line + i];
-		if (line_hidden(st, &line))
+		if (!whole && line_hidden(st, &line))
 			continue;
 		line.function = profile_remap_function(st->remap, line.function);
 		line.file = profile_remap_string(st->remap, line.file);
@@ -84,13 +90,13 @@ static uint32_t map_location(struct filter_state *st, uint32_t loc)
 	if (st->location_map[loc] != UNMAPPED)
 		return st->location_map[loc];
 	const struct profile_location *l = &st->in->locations[loc];
-	uint32_t shown = 0;
-	for (uint32_t i = 0; i < l->nlines; i++)
+	uint32_t shown = 0, first = first_kept(st, l);
+	for (uint32_t i = first; i < l->nlines; i++)
 		shown += !line_hidden(st, &st->in->lines[l->first_line + i]);
 	uint32_t out;
 	if (shown == 0)
 		out = HIDDEN;
-	else if (shown == l->nlines)
+	else if (shown == l->nlines - first)
 		out = st->whole_map[loc] = copy_location(st, loc, 1);
 	else
 		out = copy_location(st, loc, 0);

@@ -1,6 +1,8 @@
 /*
  * filter.h - transforms that every report and every exporter applies the same
- * way: hiding system frames (unless -C) and keeping only some threads (--tid).
+ * way: hiding system frames (unless -C), keeping only some threads (--tid),
+ * and folding inlined frames into the function they were inlined into
+ * (--no-inline, as perf report --no-inline reads).
  *
  * A filter never edits a profile: it builds a new one, so an exporter only
  * ever takes a struct profile and needs to know nothing about the options.
@@ -19,6 +21,11 @@
  * totals never shrink with -C off: its stack becomes its innermost location
  * alone (all of that location's inline frames), shown at the top level, e.g.
  * "memcpy" or "_dl_relocate_object".
+ *
+ * With no_inline each location keeps only its outermost line: the function
+ * the code physically is in, at the line of the call that was inlined (so
+ * ZSTD_compressBlock_doubleFast gets the self time its inlined helpers had).
+ * A location is then hidden when that function is a system one.
  */
 #ifndef IPSCOPE_FILTER_H
 #define IPSCOPE_FILTER_H
@@ -31,6 +38,7 @@ struct filter_options {
 	int show_system;       /* -C / --C: keep system frames */
 	const uint32_t *tids;  /* --tid N (repeatable): keep only these threads */
 	int ntids;             /* 0: every thread */
+	int no_inline;         /* --no-inline: inlined frames charged to their function */
 };
 
 /* A filtered copy of p (p is unchanged); aborts on out of memory. */
@@ -44,7 +52,7 @@ struct profile *filter_profile(const struct profile *p, const struct filter_opti
  */
 struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f);
 
-/* 1 when the filters would change nothing (no -C hiding possible, no --tid). */
+/* 1 when the filters would change nothing (-C, no --tid, no --no-inline). */
 int filter_is_identity(const struct filter_options *f);
 
 #endif

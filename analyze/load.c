@@ -16,6 +16,10 @@
  *
  * A CPU trace's profile has the value types samples/count (the weight in
  * timer periods) and cpu/nanoseconds (weight x interval), default samples.
+ * The agent's own frames (thread_trampoline under every thread, its
+ * allocation wrappers) are the profiler's, not the program's: they never
+ * enter a profile stack, -C or not (load_stacks.c). JIT_MAP records name
+ * JIT code outside every module (load_jit.c).
  */
 #include "load.h"
 #include "load_internal.h"
@@ -200,6 +204,7 @@ static const struct record_consumer *const consumers[] = {
 	&run_consumer,
 	&modules_consumer,
 	&load_samples_consumer,
+	&load_jit_consumer,
 };
 #define NCONSUMERS (sizeof(consumers) / sizeof(consumers[0]))
 #define MAX_RECORD_TYPE 64

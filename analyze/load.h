@@ -15,8 +15,14 @@
 struct load_options {
 	const char *const *debug_dirs; /* --debug-dir, in the order given */
 	int ndebug_dirs;
+	const char *const *search_dirs; /* --search-dir: modules and debug files */
+	int nsearch_dirs;
 	int demangle;    /* 1 unless --no-demangle */
 	int keep_clones; /* --keep-clones */
+	int full_names;  /* --full-names: C++ return type and parameters */
+	int raw_names;   /* --raw-names: internal aliases as DWARF names them */
+	int offline;     /* --offline: never ask debuginfod */
+	double debuginfod_timeout; /* --debuginfod-timeout SECONDS (0: the default) */
 	/*
 	 * 0: do not resolve addresses (every frame is module+0xoffset); modules
 	 * are still opened when open_modules is set so their flags say what

@@ -2,8 +2,8 @@
  * load_internal.h - the loader's state and its record consumers, shared by
  * load.c (the driver: reading, dispatch, the run's META/THREAD/END and the
  * module records), load_samples.c (stacks, samples, losses and the checks of
- * what a trace cannot truthfully say) and load_stacks.c (raw stacks to
- * profile stacks through the resolver).
+ * what a trace cannot truthfully say), load_jit.c (JIT_MAP records) and
+ * load_stacks.c (raw stacks to profile stacks through the resolver).
  *
  * Dispatch: load.c keeps a table from record type to consumer, each with
  * callbacks and a state of its own. Adding a record type (issue 8's ALLOCS
@@ -35,8 +35,9 @@ struct record_consumer {
 	void (*free)(void *state);                      /* may be NULL */
 };
 
-/* The consumers load.c dispatches to (load_samples.c). */
+/* The consumers load.c dispatches to (load_samples.c, load_jit.c). */
 extern const struct record_consumer load_samples_consumer;
+extern const struct record_consumer load_jit_consumer;
 
 struct raw_stack {
 	uint64_t first; /* into loader.ips */

@@ -8,7 +8,10 @@
  * code at different times: its samples get one profile stack per epoch
  * (resolve.c), the addresses being resolved in the module mapped then.
  * Empty and never-defined stacks get one frame at address 0, which resolves
- * to "[unknown]".
+ * to "[unknown]". The agent's own frames (thread_trampoline under every
+ * thread, its allocation wrappers) are the profiler's, not the program's:
+ * they never enter a profile stack, -C or not, so stacks read as they
+ * would without the profiler.
  */
 #include "load_internal.h"
 
@@ -100,14 +103,35 @@ static void split_by_epoch(struct loader *L, struct epoch_stacks *v)
 	free(touches);
 }
 
-/* Append the profile stack whose frames have these distinct-address indexes. */
-static void add_profile_stack(struct loader *L, const uint32_t *addresses, uint32_t depth, uint32_t **locs,
-			      uint32_t *cap)
+/* 1 for each module that is the agent itself (libipscope-agent.so). */
+static uint8_t *agent_modules(const struct profile *p)
+{
+	uint8_t *agent = calloc_or_abort(p->nmodules ? p->nmodules : 1, 1);
+	for (uint32_t i = 0; i < p->nmodules; i++) {
+		const char *path = profile_string(p, p->modules[i].path);
+		const char *slash = strrchr(path, '/');
+		agent[i] = !strncmp(slash ? slash + 1 : path, "libipscope-agent", 16);
+	}
+	return agent;
+}
+
+/* Append the profile stack whose frames have these distinct-address indexes,
+ * without the agent's frames (unless nothing else is left). */
+static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint32_t *addresses,
+			      uint32_t depth, uint32_t **locs, uint32_t *cap)
 {
 	ALLOC_GROW(*locs, depth, *cap);
-	for (uint32_t i = 0; i < depth; i++)
-		(*locs)[i] = resolver_location(L->resolver, addresses[i]);
-	profile_add_stack(L->p, *locs, depth);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t loc = resolver_location(L->resolver, addresses[i]);
+		uint32_t module = L->p->locations[loc].module;
+		if (module == UINT32_MAX || !agent[module])
+			(*locs)[kept++] = loc;
+	}
+	if (kept == 0)
+		for (; kept < depth; kept++)
+			(*locs)[kept] = resolver_location(L->resolver, addresses[kept]);
+	profile_add_stack(L->p, *locs, kept);
 }
 
 void loader_build_stacks(struct loader *L)
@@ -129,14 +153,16 @@ void loader_build_stacks(struct loader *L)
 	resolver_resolve(R);
 
 	uint32_t *locs = NULL, cap = 0, depth;
+	uint8_t *agent = agent_modules(L->p);
 	for (uint32_t s = 0; s < L->nraw; s++) {
 		raw_frames(L, &L->raw[s], &depth);
-		add_profile_stack(L, frame_address + frame_at[s], depth, &locs, &cap);
+		add_profile_stack(L, agent, frame_address + frame_at[s], depth, &locs, &cap);
 	}
 	for (uint32_t i = 0; i < v.count; i++) {
 		raw_frames(L, &L->raw[v.raw[i]], &depth);
-		add_profile_stack(L, v.addresses + v.first[i], depth, &locs, &cap);
+		add_profile_stack(L, agent, v.addresses + v.first[i], depth, &locs, &cap);
 	}
+	free(agent);
 	hashmap_free(&v.index);
 	free(v.raw);
 	free(v.first);

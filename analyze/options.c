@@ -24,16 +24,40 @@ struct shared_option {
 static const struct shared_option shared_options[] = {
 	{OPTGROUP_LOAD, {"debug-dir", required_argument, NULL, OPTION_DEBUG_DIR},
 	 "      --debug-dir DIR     also look for debug info in DIR (repeatable)"},
+	{OPTGROUP_LOAD, {"search-dir", required_argument, NULL, OPTION_SEARCH_DIR},
+	 "      --search-dir DIR    where a module's recorded file is missing or another\n"
+	 "                          build, look for it in DIR by build-id (DIR/.build-id/\n"
+	 "                          xx/yyyy, as analyze archive packs it), by its path\n"
+	 "                          under DIR and by name; its debug files too\n"
+	 "                          (repeatable). A file with another build-id is never used"},
 	{OPTGROUP_LOAD, {"no-demangle", no_argument, NULL, OPTION_NO_DEMANGLE},
 	 "      --no-demangle       show C++/Rust names as in the binary"},
 	{OPTGROUP_LOAD, {"keep-clones", no_argument, NULL, OPTION_KEEP_CLONES},
 	 "      --keep-clones       keep gcc clones (.part.N, .isra.N, .cold...) apart"},
+	{OPTGROUP_LOAD, {"full-names", no_argument, NULL, OPTION_FULL_NAMES},
+	 "      --full-names        C++ names with return type and parameters (default:\n"
+	 "                          none, parameters only to tell overloads apart)"},
+	{OPTGROUP_LOAD, {"offline", no_argument, NULL, OPTION_OFFLINE},
+	 "      --offline           never fetch debug info from debuginfod (by default\n"
+	 "                          the servers in DEBUGINFOD_URLS are asked, by\n"
+	 "                          build-id, for modules without local debug info;\n"
+	 "                          files are cached in DEBUGINFOD_CACHE_PATH)"},
+	{OPTGROUP_LOAD, {"debuginfod-timeout", required_argument, NULL, OPTION_DEBUGINFOD_TIMEOUT},
+	 "      --debuginfod-timeout S  give up on a debuginfod download after S\n"
+	 "                          seconds (default 30); after one timeout or an\n"
+	 "                          unreachable server none is asked again"},
+	{OPTGROUP_LOAD, {"raw-names", no_argument, NULL, OPTION_RAW_NAMES},
+	 "      --raw-names         name functions as their debug info does, internal\n"
+	 "                          aliases included (__libc_malloc, not malloc)"},
 	{OPTGROUP_FILTER, {"C", no_argument, NULL, 'C'},
 	 "  -C, --C                 also show system frames (libc, libstdc++, ld.so,\n"
 	 "                          startup code, the agent); hidden by default, their\n"
 	 "                          cost charged to the nearest shown caller"},
 	{OPTGROUP_FILTER, {"tid", required_argument, NULL, OPTION_TID},
 	 "      --tid N             only samples of thread N (repeatable)"},
+	{OPTGROUP_FILTER, {"no-inline", no_argument, NULL, OPTION_NO_INLINE},
+	 "      --no-inline         charge inlined frames to the function they were\n"
+	 "                          inlined into, as perf report --no-inline does"},
 	{OPTGROUP_MINCOUNT, {"mincount", required_argument, NULL, OPTION_MINCOUNT},
 	 "      --mincount N        hide entries with a count below N"},
 	{OPTGROUP_LINES, {"lines", no_argument, NULL, OPTION_LINES},
@@ -129,12 +153,34 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		o->load.debug_dirs = o->debug_dirs;
 		o->load.ndebug_dirs = (int)n;
 		return 0;
+	case OPTION_SEARCH_DIR:
+		n = (size_t)o->load.nsearch_dirs;
+		o->search_dirs = append(o->search_dirs, &n, sizeof(*o->search_dirs), &arg);
+		o->load.search_dirs = o->search_dirs;
+		o->load.nsearch_dirs = (int)n;
+		return 0;
 	case OPTION_NO_DEMANGLE:
 		o->load.demangle = 0;
 		return 0;
 	case OPTION_KEEP_CLONES:
 		o->load.keep_clones = 1;
 		return 0;
+	case OPTION_FULL_NAMES:
+		o->load.full_names = 1;
+		return 0;
+	case OPTION_RAW_NAMES:
+		o->load.raw_names = 1;
+		return 0;
+	case OPTION_OFFLINE:
+		o->load.offline = 1;
+		return 0;
+	case OPTION_DEBUGINFOD_TIMEOUT: {
+		double seconds;
+		if (parse_double(arg, &seconds) || seconds <= 0 || seconds > 86400)
+			return usage_error(cmd, "--debuginfod-timeout wants seconds, not '%s'", arg);
+		o->load.debuginfod_timeout = seconds;
+		return 0;
+	}
 	case 'C':
 		o->filter.show_system = 1;
 		return 0;
@@ -146,6 +192,9 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		o->tids = append(o->tids, &n, sizeof(*o->tids), &tid);
 		o->filter.tids = o->tids;
 		o->filter.ntids = (int)n;
+		return 0;
+	case OPTION_NO_INLINE:
+		o->filter.no_inline = 1;
 		return 0;
 	case OPTION_MINCOUNT:
 		if (parse_u64(arg, &v))
@@ -174,6 +223,28 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		return 0;
 	}
 	return usage_error(cmd, "internal: unhandled option %d", opt);
+}
+
+/* The operands after the options: -1 when their number is right, else 2
+ * after naming the first missing one or the first one too many. */
+static int read_operands(const struct analyze_command *cmd, struct analyze_options *o, int n, char **argv)
+{
+	char names[128];
+	snprintf(names, sizeof(names), "%s", cmd->operands ? cmd->operands : "TRACE");
+	const char *name[ANALYZE_MAX_OPERANDS];
+	int max = 0;
+	for (char *save = NULL, *w = strtok_r(names, " ", &save); w && max < ANALYZE_MAX_OPERANDS;
+	     w = strtok_r(NULL, " ", &save))
+		name[max++] = w;
+	int min = max - cmd->optional_operands;
+	if (n < min)
+		return usage_error(cmd, "missing %s operand", name[n]);
+	if (n > max)
+		return usage_error(cmd, "unexpected operand '%s'", argv[max]);
+	for (int i = 0; i < n; i++)
+		o->operands[i] = argv[i];
+	o->noperands = n;
+	return -1;
 }
 
 int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
@@ -244,15 +315,9 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 			goto out;
 		}
 	}
-	if (optind >= argc) {
-		rc = usage_error(cmd, "missing TRACE operand");
+	if ((rc = read_operands(cmd, o, argc - optind, argv + optind)) >= 0)
 		goto out;
-	}
-	if (optind + 1 < argc) {
-		rc = usage_error(cmd, "unexpected operand '%s'", argv[optind + 1]);
-		goto out;
-	}
-	o->trace = argv[optind];
+	o->trace = o->operands[0];
 	o->color = terminal_use_color(color, STDOUT_FILENO);
 	if (o->width < 0)
 		o->width = terminal_width(STDOUT_FILENO);
@@ -265,8 +330,12 @@ out:
 void analyze_options_free(struct analyze_options *o)
 {
 	free(o->debug_dirs);
+	free(o->search_dirs);
 	free(o->tids);
 	o->debug_dirs = NULL;
+	o->search_dirs = NULL;
+	o->load.search_dirs = NULL;
+	o->load.nsearch_dirs = 0;
 	o->tids = NULL;
 	o->load.debug_dirs = NULL;
 	o->load.ndebug_dirs = 0;

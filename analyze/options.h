@@ -37,8 +37,10 @@
 #include "profile.h"
 
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
-#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR (repeatable), --no-demangle, --keep-clones */
-#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable) */
+#define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR, --search-dir DIR (repeatable), --no-demangle, --keep-clones,
+				   --full-names, --raw-names, --offline,
+				   --debuginfod-timeout S */
+#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable), --no-inline */
 #define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
@@ -52,9 +54,15 @@
  */
 enum {
 	OPTION_DEBUG_DIR = 256,
+	OPTION_SEARCH_DIR,
 	OPTION_NO_DEMANGLE,
 	OPTION_KEEP_CLONES,
+	OPTION_FULL_NAMES,
+	OPTION_RAW_NAMES,
+	OPTION_OFFLINE,
+	OPTION_DEBUGINFOD_TIMEOUT,
 	OPTION_TID,
+	OPTION_NO_INLINE,
 	OPTION_MINCOUNT,
 	OPTION_LINES,
 	OPTION_COMBINE,
@@ -66,6 +74,8 @@ enum {
 	OPTION_COMMAND_FIRST = 512,
 };
 
+#define ANALYZE_MAX_OPERANDS 4
+
 struct analyze_options {
 	struct load_options load;     /* OPTGROUP_LOAD */
 	struct filter_options filter; /* OPTGROUP_FILTER */
@@ -76,9 +86,12 @@ struct analyze_options {
 	int full_paths;               /* --full-paths: no path shortening */
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
 	const char *value_name;       /* --value TYPE, NULL: the profile's default */
-	const char *trace;            /* the TRACE operand */
-	/* storage behind load.debug_dirs and filter.tids */
+	const char *trace;            /* the TRACE operand (the first operand) */
+	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
+	int noperands;
+	/* storage behind load.debug_dirs, load.search_dirs and filter.tids */
 	const char **debug_dirs;
+	const char **search_dirs;
 	uint32_t *tids;
 };
 
@@ -88,6 +101,13 @@ struct analyze_command {
 	const char *summary;  /* one sentence, shown by --help and by analyze --help */
 	const char *help;     /* the command's own option lines for --help, or NULL */
 	unsigned groups;      /* OPTGROUP_* */
+	/*
+	 * The operands' names for messages, space-separated ("BASE NEW",
+	 * "KIND TRACE NEW"), or NULL for the one TRACE; the last
+	 * optional_operands of them may be left out.
+	 */
+	const char *operands;
+	int optional_operands;
 	const struct option *options; /* own long options, {0}-terminated, or NULL */
 	const char *short_options;    /* own short options ("" or NULL for none) */
 	/*
@@ -100,8 +120,9 @@ struct analyze_command {
 
 /*
  * Parse argv (argv[0] is the command name). Returns -1 when the command
- * should run (o filled in, o->trace set), otherwise the exit status to return
- * right away: 0 after --help, 2 after a one-line usage error on stderr.
+ * should run (o filled in, o->operands and o->trace set), otherwise the exit
+ * status to return right away: 0 after --help, 2 after a one-line usage
+ * error on stderr.
  */
 int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
 			  struct analyze_options *o);

@@ -33,22 +33,6 @@
 #include "report.h"
 #include "terminal.h"
 
-struct flat_row {
-	struct calltree_frame key; /* function rows: the function's own file and start line */
-	int64_t count, self;
-	uint32_t stamp;    /* last stack counted + 1, so recursion counts once */
-	int seen_outlined; /* some occurrence was not inlined */
-};
-
-struct flat_table {
-	const struct calltree *t;
-	struct flat_row *rows;
-	uint32_t nrows, cap;
-	struct hashmap index;
-	const struct calltree_frame *seek;
-	uint32_t *frame_row; /* calltree frame -> row */
-};
-
 static int row_equal(const void *ctx, uint32_t id)
 {
 	const struct flat_table *ft = ctx;
@@ -71,11 +55,13 @@ static uint32_t row_of(struct flat_table *ft, const struct calltree_frame *key)
 	return ft->nrows++;
 }
 
-/* Fold frames into rows, then count every stack once per row. */
-static void build_rows(struct flat_table *ft, int by_line)
+void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values)
 {
-	const struct calltree *t = ft->t;
 	const struct profile *p = t->profile;
+	memset(ft, 0, sizeof(*ft));
+	ft->t = t;
+	if (!stack_values)
+		stack_values = t->stack_value;
 	hashmap_init(&ft->index, 1024);
 	ft->frame_row = calloc_or_abort(t->nframes, sizeof(*ft->frame_row));
 	for (uint32_t i = 0; i < t->nframes; i++) {
@@ -89,9 +75,12 @@ static void build_rows(struct flat_table *ft, int by_line)
 		ft->frame_row[i] = row_of(ft, &key);
 		ft->rows[ft->frame_row[i]].seen_outlined |= !t->frames[i].inlined;
 	}
-	uint32_t *frames = calloc_or_abort(t->max_frames, sizeof(*frames));
+	/* The tree's deepest stack of nonzero value bounds its own values'
+	 * stacks only. */
+	uint32_t max_frames = stack_values == t->stack_value ? t->max_frames : profile_max_stack_frames(p);
+	uint32_t *frames = calloc_or_abort(max_frames ? max_frames : 1, sizeof(*frames));
 	for (uint32_t s = 0; s < p->nstacks; s++) {
-		int64_t w = t->stack_value[s];
+		int64_t w = stack_values[s];
 		if (!w)
 			continue;
 		uint32_t n = calltree_stack_frames(t, s, frames);
@@ -111,7 +100,7 @@ static void build_rows(struct flat_table *ft, int by_line)
 	hashmap_free(&ft->index);
 }
 
-static void free_table(struct flat_table *ft)
+void flat_table_free(struct flat_table *ft)
 {
 	free(ft->rows);
 	free(ft->frame_row);
@@ -122,7 +111,7 @@ struct row_order {
 	enum flat_sort sort;
 };
 
-static int filefuncline(const struct profile *p, const struct flat_row *x, const struct flat_row *y)
+int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y)
 {
 	if ((x->key.file == 0) != (y->key.file == 0))
 		return x->key.file == 0 ? 1 : -1;
@@ -148,7 +137,7 @@ static int row_order(const void *a, const void *b, void *ctx)
 		return cx > cy ? -1 : 1;
 	if (ro->sort == FLAT_SORT_SELF && sx != sy)
 		return sx > sy ? -1 : 1;
-	return filefuncline(ro->ft->t->profile, x, y);
+	return flat_row_compare(ro->ft->t->profile, x, y);
 }
 
 /* The rows shown, in order: nonzero, at least --mincount, sorted, cut at --limit. */
@@ -262,8 +251,7 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 	struct calltree *trees[PROFILE_MAX_VALUE_TYPES];
 	for (uint32_t v = 0; v < p->nvalue_types; v++) {
 		trees[v] = calltree_new(p, t->combine, CALLTREE_ALL_THREADS, v);
-		by_type[v] = (struct flat_table){.t = trees[v]};
-		build_rows(&by_type[v], r->o->lines);
+		flat_table_build(&by_type[v], trees[v], r->o->lines, NULL);
 	}
 	fputs("count\tself\tfile\tline\tfunction\taddress\tinlined", out);
 	for (uint32_t v = 0; v < p->nvalue_types; v++) {
@@ -292,7 +280,7 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 	}
 	free(order);
 	for (uint32_t v = 0; v < p->nvalue_types; v++) {
-		free_table(&by_type[v]);
+		flat_table_free(&by_type[v]);
 		calltree_free(trees[v]);
 	}
 }
@@ -300,8 +288,8 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 void flat_report(const struct report *r, const struct flat_options *fo)
 {
 	struct calltree *t = calltree_new(r->p, r->o->combine, CALLTREE_ALL_THREADS, r->value);
-	struct flat_table ft = {.t = t};
-	build_rows(&ft, r->o->lines);
+	struct flat_table ft;
+	flat_table_build(&ft, t, r->o->lines, NULL);
 	if (fo->format == FLAT_FORMAT_TSV) {
 		print_tsv(r, &ft, fo);
 	} else {
@@ -312,6 +300,6 @@ void flat_report(const struct report *r, const struct flat_options *fo)
 			print_rows(r, &ft, fo);
 		report_footer(r, t);
 	}
-	free_table(&ft);
+	flat_table_free(&ft);
 	calltree_free(t);
 }

@@ -43,15 +43,15 @@ static void put_indent(FILE *out, int columns)
 		fputs(i % 5 == 4 ? "╎" : " ", out);
 }
 
-static void print_node(struct tree_printer *tp, uint32_t id, int maxline_digits)
+void tree_print_line_end(const struct report *r, const struct calltree *t, uint32_t id, int lead,
+			 const char *count, int wcount, int maxline_digits)
 {
-	const struct calltree *t = tp->t;
 	const struct profile *p = t->profile;
 	const struct calltree_node *n = &t->nodes[id];
 	const struct calltree_frame *f = &t->frames[n->frame];
-	const struct palette *pal = &tp->r->pal;
-	const struct analyze_options *o = tp->r->o;
-	FILE *out = tp->r->out;
+	const struct palette *pal = &r->pal;
+	const struct analyze_options *o = r->o;
+	FILE *out = r->out;
 	int cols = o->width;
 	int level = (int)n->depth - 1;
 	int limit = cols ? cols / 2 : MAX_INDENT;
@@ -62,10 +62,6 @@ static void print_node(struct tree_printer *tp, uint32_t id, int maxline_digits)
 		nindent -= decimal_digits((uint64_t)nextra) + 2;
 	}
 
-	if (n->self)
-		fprintf(out, "%s%*lld%s", pal->self, tp->wself, (long long)n->self, pal->reset);
-	else
-		fprintf(out, "%*s", tp->wself, "");
 	fputs("╎", out);
 	if (nindent > 0) {
 		put_indent(out, nindent - 1);
@@ -73,11 +69,12 @@ static void print_node(struct tree_printer *tp, uint32_t id, int maxline_digits)
 	}
 	if (nextra)
 		fprintf(out, "%s+%d%s ", pal->extra, nextra, pal->reset);
-	fprintf(out, "%s%-*lld%s ", pal->count, tp->wcount, (long long)n->count, pal->reset);
+	if (count)
+		fprintf(out, "%s%-*s%s ", pal->count, wcount, count, pal->reset);
 
 	int wfile = 0, wfunc = 0;
 	if (cols) {
-		int ntext = cols - tp->wself - (nindent > 0 ? nindent : 0) - tp->wcount - (maxline_digits + 6);
+		int ntext = cols - lead - (nindent > 0 ? nindent : 0) - wcount - (maxline_digits + 6);
 		if (ntext < 30)
 			ntext = 30;
 		wfile = o->full_paths ? 0 : 2 * ntext / 5;
@@ -100,8 +97,21 @@ static void print_node(struct tree_printer *tp, uint32_t id, int maxline_digits)
 	fputc('\n', out);
 }
 
-/* Largest line number among the shown children, for Julia's column budget. */
-static int children_line_digits(const struct calltree *t, const uint32_t *children, uint32_t n)
+static void print_node(struct tree_printer *tp, uint32_t id, int maxline_digits)
+{
+	const struct calltree_node *n = &tp->t->nodes[id];
+	const struct palette *pal = &tp->r->pal;
+	FILE *out = tp->r->out;
+	if (n->self)
+		fprintf(out, "%s%*lld%s", pal->self, tp->wself, (long long)n->self, pal->reset);
+	else
+		fprintf(out, "%*s", tp->wself, "");
+	char count[24];
+	snprintf(count, sizeof(count), "%lld", (long long)n->count);
+	tree_print_line_end(tp->r, tp->t, id, tp->wself, count, tp->wcount, maxline_digits);
+}
+
+int tree_children_line_digits(const struct calltree *t, const uint32_t *children, uint32_t n)
 {
 	uint32_t maxline = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -156,7 +166,7 @@ static void print_tree(struct tree_printer *tp)
 			if (c >= mincount && c >= floor_count)
 				children[kept++] = children[i];
 		}
-		int digits = children_line_digits(t, children, kept);
+		int digits = tree_children_line_digits(t, children, kept);
 		for (uint32_t i = kept; i-- > 0;)
 			stack[top++] = (struct work){children[i], digits};
 		free(children);

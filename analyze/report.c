@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debug_hint.h"
 #include "load.h"
 
 void report_init(struct report *r, FILE *out, const struct profile *p, const struct analyze_options *o,
@@ -89,16 +90,12 @@ const char *report_totals(const struct profile *p, const int64_t *totals, int sa
 	return buf;
 }
 
-void report_header(const struct report *r, const struct calltree *all)
+void report_samples_line(const struct report *r, const char *indent, const struct profile *p,
+			 const int64_t *totals, int saturated)
 {
-	const struct profile *p = r->p;
 	const struct palette *pal = &r->pal;
-	char safe[4096], totals_text[512], interval[32];
-	const int64_t *totals = all->totals;
-	int saturated = all->saturated;
-	fprintf(r->out, "%sCommand:%s %s\n", pal->bold, pal->reset,
-		p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)");
-	fprintf(r->out, "%sSamples:%s %" PRIu64 ", %s", pal->bold, pal->reset, p->nsamples,
+	char totals_text[512], interval[32];
+	fprintf(r->out, "%s%sSamples:%s %" PRIu64 ", %s", indent, pal->bold, pal->reset, p->nsamples,
 		report_totals(p, totals, saturated, totals_text, sizeof(totals_text)));
 	if (p->period_type != PROFILE_NO_VALUE)
 		fprintf(r->out, " (interval %s)",
@@ -106,6 +103,18 @@ void report_header(const struct report *r, const struct calltree *all)
 				     sizeof(interval)));
 	fprintf(r->out, ", threads: %u, lost samples: %" PRIu64 "%s\n", p->nthreads, p->lost_samples,
 		p->ended ? "" : " (trace truncated)");
+}
+
+void report_header(const struct report *r, const struct calltree *all)
+{
+	const struct profile *p = r->p;
+	const struct palette *pal = &r->pal;
+	char safe[4096];
+	const int64_t *totals = all->totals;
+	int saturated = all->saturated;
+	fprintf(r->out, "%sCommand:%s %s\n", pal->bold, pal->reset,
+		p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)");
+	report_samples_line(r, "", p, totals, saturated);
 	/* Say which value the counts below are in when it is not the default. */
 	if (r->value != p->default_value)
 		fprintf(r->out, "%sValues:%s %s (%s)\n", pal->bold, pal->reset,
@@ -124,6 +133,7 @@ void report_footer(const struct report *r, const struct calltree *t)
 	if (!r->o->filter.show_system)
 		fputs(" System frames hidden (-C shows them).", r->out);
 	fputc('\n', r->out);
+	debug_hint_print(r->out, p, r->value, r->o->filter.show_system, "");
 }
 
 const char *report_file(const struct profile *p, uint32_t file, int full_paths)

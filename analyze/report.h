@@ -9,6 +9,8 @@
  *   render_tree.c  tree_report: the call tree as Julia's Profile.print
  *   render_flat.c  flat_report: one row per function, line or address,
  *                  as text or as TSV for scripts
+ *   render_diff.c  diff_report: tree or flat rows of a diff (diff.h) with
+ *                  both runs' values, the change and its significance
  *
  * Every report is told which value type it shows (struct report's value);
  * headers and footers format totals by unit (durations, bytes, counts).
@@ -20,6 +22,8 @@
 #include <stdio.h>
 
 #include "calltree.h"
+#include "diff.h"
+#include "hashmap.h"
 #include "options.h"
 #include "profile.h"
 #include "terminal.h"
@@ -46,6 +50,18 @@ struct tree_options {
 /* Header, tree(s) and footer as analyze tree prints them. */
 void tree_report(const struct report *r, const struct tree_options *to);
 
+/*
+ * The end of a tree line after lead columns of figures: the rail, the
+ * indentation of node's depth (a guide every 5 levels, cut at half the
+ * width as "+N"), count (if not NULL) padded to wcount, and "file:line;
+ * function" fitted to the width, " [inlined]", newline. maxline_digits is
+ * tree_children_line_digits of the node and its siblings.
+ */
+void tree_print_line_end(const struct report *r, const struct calltree *t, uint32_t node, int lead,
+			 const char *count, int wcount, int maxline_digits);
+/* Digits of the largest line number among nodes[0..n) of t. */
+int tree_children_line_digits(const struct calltree *t, const uint32_t *nodes, uint32_t n);
+
 enum flat_sort { FLAT_SORT_FILEFUNCLINE, FLAT_SORT_COUNT, FLAT_SORT_SELF };
 enum flat_format { FLAT_FORMAT_TEXT, FLAT_FORMAT_TSV };
 
@@ -57,6 +73,66 @@ struct flat_options {
 
 /* Header, rows and footer as analyze flat prints them (or the TSV table). */
 void flat_report(const struct report *r, const struct flat_options *fo);
+
+/*
+ * flat's rows, for the reports that show them with columns of their own
+ * (diff): one per function (per line with by_line, per address without
+ * combine), counting each stack once per row (recursion) and as self in its
+ * innermost row. Rows are made for every frame of the call tree whatever the
+ * values, so two tables of one tree have the same rows in the same order.
+ */
+struct flat_row {
+	struct calltree_frame key; /* function rows: the function's own file and start line */
+	int64_t count, self;
+	uint32_t stamp;    /* last stack counted + 1, so recursion counts once */
+	int seen_outlined; /* some occurrence was not inlined */
+};
+
+struct flat_table {
+	const struct calltree *t;
+	struct flat_row *rows;
+	uint32_t nrows, cap;
+	struct hashmap index;
+	const struct calltree_frame *seek;
+	uint32_t *frame_row; /* calltree frame -> row */
+};
+
+/* The rows of t counting per-stack stack_values (NULL: t's own values). */
+void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values);
+void flat_table_free(struct flat_table *ft);
+/* flat's listing order (file, function, line, address; unknown files last). */
+int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y);
+
+/* What diff_report shows of a diff (diff.h). */
+struct diff_view {
+	int flat;          /* one row per function (or line) instead of the tree */
+	int tsv;           /* flat rows as TSV for scripts (implies flat) */
+	double noisefloor; /* tree: as tree's, applied to each run */
+	uint64_t maxdepth; /* tree: at most N levels */
+	uint64_t limit;    /* flat: the first N rows only */
+	int significant_only; /* hide the rows within sampling noise */
+};
+
+/*
+ * A diff's flat rows (diff_report --flat, the diff plot): per row of ft,
+ * both runs' figures and the test; order holds the n rows the filters show
+ * (all tested together), largest change first.
+ */
+struct diff_table {
+	struct calltree *t;
+	struct flat_table ft; /* the rows' keys */
+	struct diff_row *rows;
+	uint32_t *order;
+	uint32_t n;
+	size_t significant;
+};
+void diff_table_build(struct diff_table *dt, const struct diff *d, const struct analyze_options *o);
+void diff_table_free(struct diff_table *dt);
+
+/* Header (both runs, the value compared, the scaling, the noise test),
+ * the tree or flat rows of d with base, new, delta, delta% and mark,
+ * footer. r->p is d->p. */
+void diff_report(const struct report *r, const struct diff *d, const struct diff_view *v);
 
 /*
  * Load o->trace with o->load (its diagnostics on stderr) and apply
@@ -75,6 +151,11 @@ int report_command(int argc, char **argv, const struct analyze_command *cmd, rep
 /* Command, samples and totals, threads and lost samples, then a blank line;
  * all is a call tree of every sample (its totals are the profile's). */
 void report_header(const struct report *r, const struct calltree *all);
+
+/* "Samples: N, totals (interval I), threads: T, lost samples: L" of p, after
+ * indent (the header's line; diff prints one per run). */
+void report_samples_line(const struct report *r, const char *indent, const struct profile *p,
+			 const int64_t *totals, int saturated);
 
 /* "Total samples: N (totals) in T threads." for the selected samples of t. */
 void report_footer(const struct report *r, const struct calltree *t);

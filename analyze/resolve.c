@@ -24,6 +24,8 @@
 #include "alloc.h"
 #include "diagnostics.h"
 #include "hashmap.h"
+#include "jitmap.h"
+#include "overloads.h"
 #include "symbolize.h"
 
 #define MAX_INLINE_CHAIN 64
@@ -71,10 +73,34 @@ struct resolver {
 	struct hashmap string_cache;             /* symbolizer string pointer -> string id */
 	struct hashmap functions;                 /* profile functions by key */
 	const struct profile_function *seek;
+	uint32_t *parameters;                   /* function -> name with C++ parameters */
+	uint32_t parameters_cap;
+	int downloading;                        /* a debuginfod download under way */
 	char **warned;                          /* warnings said so far */
 	uint32_t nwarned, warned_cap;
 	uint64_t unresolved;
+	struct jit_symbols *jit;                /* JIT code outside every module, or NULL (owned) */
 };
+
+/* A debuginfod download's progress note (the sink draws it on a terminal
+ * when the download takes over a second). */
+static void download_progress(void *ctx, const char *what, uint64_t done, uint64_t total,
+			      int finished)
+{
+	struct resolver *R = ctx;
+	if (finished || !R->downloading) /* "" ends a note, and restarts the sink's clock */
+		diag_progress(R->o->diag, "%s", "");
+	R->downloading = !finished;
+	if (finished)
+		return;
+	const char *slash = strrchr(what, '/');
+	if (total > 0)
+		diag_progress(R->o->diag, "debuginfod: debug info of %s: %.1f of %.1f MiB",
+			      slash ? slash + 1 : what, (double)done / 1048576.0, (double)total / 1048576.0);
+	else
+		diag_progress(R->o->diag, "debuginfod: debug info of %s: %.1f MiB",
+			      slash ? slash + 1 : what, (double)done / 1048576.0);
+}
 
 struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 {
@@ -90,8 +116,16 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 		struct symbolizer_options so = {
 			.debug_dirs = o->debug_dirs,
 			.ndebug_dirs = o->ndebug_dirs,
+			.search_dirs = o->search_dirs,
+			.nsearch_dirs = o->nsearch_dirs,
 			.demangle = o->demangle,
 			.keep_clones = o->keep_clones,
+			.full_names = o->full_names,
+			.raw_names = o->raw_names,
+			.offline = o->offline,
+			.debuginfod_timeout = o->debuginfod_timeout,
+			.progress = download_progress,
+			.progress_ctx = R,
 		};
 		R->sym = symbolizer_new(&so);
 		if (!R->sym)
@@ -109,6 +143,11 @@ void resolver_free(struct resolver *R)
 	for (uint32_t i = 0; i < R->nwarned; i++)
 		free(R->warned[i]);
 	free(R->warned);
+	free(R->parameters);
+	if (R->jit) {
+		jit_symbols_free(R->jit);
+		free(R->jit);
+	}
 	free(R->modules);
 	free(R->ranges);
 	free(R->addresses);
@@ -381,7 +420,8 @@ static int is_startup_function(const char *name)
 	return 0;
 }
 
-static uint32_t function_index(struct resolver *R, const struct profile_function *f)
+static uint32_t function_index(struct resolver *R, const struct profile_function *f,
+			       uint32_t parameters)
 {
 	uint64_t h = hash_u64(((uint64_t)f->name << 32) ^ f->system_name);
 	h = hash_combine(h, ((uint64_t)f->file << 32) ^ f->start_line);
@@ -397,6 +437,8 @@ static uint32_t function_index(struct resolver *R, const struct profile_function
 		nf.flags |= PROFILE_FUNCTION_SYSTEM;
 	id = profile_add_function(R->p, &nf);
 	hashmap_insert(&R->functions, h, id);
+	ALLOC_GROW(R->parameters, (uint64_t)id + 1, R->parameters_cap);
+	R->parameters[id] = parameters ? parameters : nf.name;
 	return id;
 }
 
@@ -419,10 +461,38 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 	uint32_t id = profile_intern(p, name);
 	struct profile_function f = {
 		.name = id, .system_name = id, .module = module, .flags = PROFILE_FUNCTION_UNKNOWN};
-	struct profile_line line = {.function = function_index(R, &f)};
+	struct profile_line line = {.function = function_index(R, &f, 0)};
 	struct profile_location loc = {
 		.address = a->ip, .module = module, .first_line = profile_add_line(p, &line), .nlines = 1};
 	R->unresolved++;
+	return profile_add_location(p, &loc);
+}
+
+void resolver_set_jit(struct resolver *R, struct jit_symbols *jit)
+{
+	R->jit = jit;
+}
+
+/* The location of JIT code a perf map names (outside every module). */
+static uint32_t jit_location(struct resolver *R, const struct address *a,
+			     const struct jit_symbol *sym)
+{
+	struct profile *p = R->p;
+	struct profile_function f = {
+		.name = profile_intern(p, sym->function),
+		/* V8's tiers of one function are one function (jitmap.c) */
+		.system_name = profile_intern(p, sym->file ? sym->function : sym->name),
+		.file = sym->file ? profile_intern(p, sym->file) : 0,
+		.start_line = sym->line,
+		.module = UINT32_MAX,
+	};
+	struct profile_line line = {
+		.function = function_index(R, &f, 0),
+		.file = f.file,
+		.line = sym->line,
+	};
+	struct profile_location loc = {
+		.address = a->ip, .module = UINT32_MAX, .first_line = profile_add_line(p, &line), .nlines = 1};
 	return profile_add_location(p, &loc);
 }
 
@@ -430,6 +500,10 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a)
 {
 	uint64_t lookup = a->ip - a->is_return;
 	uint32_t module = a->module != RESOLVE_ANY_MODULE ? a->module : find_module(R, lookup, RESOLVE_ANY_EPOCH);
+	const struct jit_symbol *jit;
+	if (module == UINT32_MAX && a->ip && R->jit && R->o->symbolize &&
+	    (jit = jit_symbols_find(R->jit, lookup)) != NULL)
+		return jit_location(R, a, jit);
 	struct symbol_module *sm = NULL;
 	if (module != UINT32_MAX && R->o->symbolize)
 		sm = open_module(R, module);
@@ -454,7 +528,7 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a)
 			.module = module,
 		};
 		struct profile_line line = {
-			.function = function_index(R, &f),
+			.function = function_index(R, &f, intern_cached(R, fr->function_parameters)),
 			.file = intern_cached(R, fr->file),
 			.line = fr->line,
 			.inlined = fr->inlined != 0,
@@ -489,6 +563,7 @@ void resolver_resolve(struct resolver *R)
 		a->location = resolve_one(R, a);
 	}
 	free(order);
+	overloads_tell_apart(R->p, R->parameters);
 }
 
 uint32_t resolver_location(const struct resolver *R, uint32_t address)

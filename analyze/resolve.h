@@ -44,4 +44,9 @@ uint32_t resolver_location(const struct resolver *R, uint32_t address);
 uint64_t resolver_distinct(const struct resolver *R);
 uint64_t resolver_unresolved(const struct resolver *R);
 
+/* Name addresses outside every module from these JIT symbols (the
+ * resolver owns them from then on). */
+struct jit_symbols;
+void resolver_set_jit(struct resolver *R, struct jit_symbols *jit);
+
 #endif

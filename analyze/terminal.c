@@ -34,6 +34,18 @@ int terminal_width(int fd)
 	return c > 0 ? c : 80;
 }
 
+int terminal_height(int fd)
+{
+	if (!isatty(fd))
+		return 0;
+	struct winsize ws;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+		return ws.ws_row;
+	const char *lines = getenv("LINES");
+	int l = lines ? atoi(lines) : 0;
+	return l > 0 ? l : 24;
+}
+
 void palette_init(struct palette *pal, int color)
 {
 	if (!color) {

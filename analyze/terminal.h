@@ -18,6 +18,8 @@ int terminal_use_color(const char *when, int fd);
 
 /* Columns of the terminal on fd; 0 (no limit) when fd is not a terminal. */
 int terminal_width(int fd);
+/* Its lines; 0 when fd is not a terminal. */
+int terminal_height(int fd);
 
 /* ANSI sequences, or "" when color is off. */
 struct palette {

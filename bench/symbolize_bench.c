@@ -7,7 +7,8 @@
  *   symbolize_bench [options] FILE < addrs    addr2line -a -f -i style output
  *
  * Options: -d DIR (debug dir, repeatable), --no-demangle, --keep-clones,
- * -q (no output, timing only). Timing (CPU time) goes to stderr as one line:
+ * --full-names, --raw-names (as addr2line -C names functions), -q (no
+ * output, timing only). Timing (CPU time) goes to stderr as one line:
  * "load S s, N lookups in S s, R lookups/s".
  */
 #include <getopt.h>
@@ -166,7 +167,8 @@ static void print_chain(uint64_t addr, const struct symbol_frame *frames, int n)
 
 static void usage(void)
 {
-	fputs("usage: symbolize_bench [-d DIR]... [--no-demangle] [--keep-clones] [-q] FILE < addrs\n"
+	fputs("usage: symbolize_bench [-d DIR]... [--no-demangle] [--keep-clones] [--full-names]\n"
+	      "                       [--raw-names] [-q] FILE < addrs\n"
 	      "       symbolize_bench --gen N [--seed S] SYMBOL-FILE\n",
 	      stderr);
 }
@@ -176,6 +178,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"gen", required_argument, NULL, 'g'},   {"seed", required_argument, NULL, 's'},
 		{"no-demangle", no_argument, NULL, 'n'}, {"keep-clones", no_argument, NULL, 'k'},
+		{"full-names", no_argument, NULL, 'F'},  {"raw-names", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *dirs[16];
@@ -193,6 +196,8 @@ int main(int argc, char **argv)
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': options.demangle = 0; break;
 		case 'k': options.keep_clones = 1; break;
+		case 'F': options.full_names = 1; break;
+		case 'R': options.raw_names = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;

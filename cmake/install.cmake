@@ -5,6 +5,9 @@
 #   share/man/man1/                       collect(1), analyze(1), analyze-CMD(1)
 #   share/bash-completion/completions/    collect, analyze
 #   share/doc/ipscope/                    README.md, TRACE_FORMAT.md
+#   share/ipscope/plots/                  the gnuplot templates of analyze plot
+#                                         (found at ../share/ipscope/plots/ from
+#                                         analyze's own path)
 # and the CPack settings for `cpack -G DEB`: Depends derived from the binaries
 # by dpkg-shlibdeps, version = project version + the build's git revision.
 include(GNUInstallDirs)
@@ -18,6 +21,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/doc/completion/ipscope.bash
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME collect)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/formats/trace/TRACE_FORMAT.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${IPSCOPE_PLOT_TEMPLATES} DESTINATION ${CMAKE_INSTALL_DATADIR}/ipscope/plots)
 
 set(CPACK_PACKAGE_NAME ipscope)
 set(CPACK_PACKAGE_VENDOR "ipscope")
@@ -27,6 +31,8 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# analyze plot runs gnuplot; everything else works without it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnuplot-nox | gnuplot")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES OFF)

@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "ipscope_revision.h"
+#include "jitmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -495,6 +496,13 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof buf, "%u", taken);
 			trace_writer_meta(w, TRACE_META_SIGNAL_TAKEN, buf);
 		}
+		char jit_message[256];
+		if (!write_failed &&
+		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,
+				sizeof jit_message) < 0)
+			write_failed = 1;
+		else if (jit_message[0])
+			fprintf(stderr, "collect: warning: %s\n", jit_message);
 		struct trace_end end = { clock_ns(CLOCK_MONOTONIC), status,
 					 WIFSIGNALED(status) ? TRACE_END_SIGNALED : TRACE_END_EXITED,
 					 t.samples, t.weight, t.lost, t.handler_ns, t.handler_calls };

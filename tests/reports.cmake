@@ -6,10 +6,15 @@ add_executable(unit_report ${CMAKE_CURRENT_SOURCE_DIR}/unit/report_test.c
 target_link_libraries(unit_report PRIVATE ipscope_analyze)
 add_test(NAME unit_report COMMAND unit_report)
 set_tests_properties(unit_report PROPERTIES LABELS unit)
+add_executable(unit_jitmap ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_jitmap.c)
+target_link_libraries(unit_jitmap PRIVATE ipscope_analyze)
+add_test(NAME unit_jitmap COMMAND unit_jitmap)
+set_tests_properties(unit_jitmap PROPERTIES LABELS unit)
 
 ipscope_workload(report_split e2e/workloads/report_split.c)
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
 ipscope_workload(report_inline e2e/workloads/report_inline.c)
+ipscope_workload(report_jit e2e/workloads/report_jit.c)
 foreach(test split recursive inline cli symbols values)
   add_test(NAME e2e_report_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
@@ -43,3 +48,21 @@ target_link_libraries(hostile_traces PRIVATE ipscope_trace)
 add_test(NAME e2e_report_hostile
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_hostile.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_report_hostile PROPERTIES LABELS e2e TIMEOUT 300)
+
+# Debug info from a debuginfod server the test starts on 127.0.0.1 (and
+# stops), then from servers that are down, silent or answer garbage.
+add_test(NAME e2e_symbols_debuginfod
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/symbols_debuginfod.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_symbols_debuginfod PROPERTIES LABELS e2e TIMEOUT 180)
+
+# The agent's own frames never show, -C included.
+add_test(NAME e2e_report_agent COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_agent.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_report_agent PROPERTIES LABELS e2e TIMEOUT 120)
+
+# JIT code named from perf maps copied into the trace: a tiny C JIT, then node.
+add_test(NAME e2e_report_jit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_jit.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_report_jit PROPERTIES LABELS e2e TIMEOUT 120)
+
+# analyze archive, then --search-dir on the unpacked archive.
+add_test(NAME e2e_symbols_archive COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/symbols_archive.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_symbols_archive PROPERTIES LABELS e2e TIMEOUT 120)

@@ -24,17 +24,21 @@
 struct symbol_module {
 	struct symbolizer *owner;
 	char *path;
+	struct symbol_file *files; /* what it was read from: files[0] is the module */
+	size_t nfiles, files_cap;
 	uint8_t build_id[64];
 	size_t build_id_len;
 	unsigned flags;
 	int usable; /* the file is the traced one: lookups may answer */
-	char warning[PATH_MAX + 128];
+	char warning[5 * PATH_MAX];
 	struct sym_index ix;
 };
 
 struct symbolizer {
 	struct symbolizer_options options;
-	char **debug_dirs; /* copies, so the caller's argv may go */
+	struct sym_debuginfod *debuginfod; /* NULL: offline, or no DEBUGINFOD_URLS */
+	char **debug_dirs; /* copies, so the caller's argv may go: the debug
+			      dirs, then the search dirs */
 	struct sym_strings strings;
 	struct symbol_module **modules;
 	size_t nmodules, modules_cap;
@@ -47,21 +51,28 @@ struct symbolizer *symbolizer_new(const struct symbolizer_options *o)
 		return NULL;
 	if (o != NULL)
 		s->options = *o;
-	int n = s->options.ndebug_dirs > 0 ? s->options.ndebug_dirs : 0;
-	s->debug_dirs = calloc((size_t)n + 1, sizeof(*s->debug_dirs));
+	/* A search dir holds debug files too: both lists are searched for them. */
+	int nd = s->options.ndebug_dirs > 0 ? s->options.ndebug_dirs : 0;
+	int ns = s->options.nsearch_dirs > 0 ? s->options.nsearch_dirs : 0;
+	s->debug_dirs = calloc((size_t)(nd + ns) + 1, sizeof(*s->debug_dirs));
 	if (s->debug_dirs == NULL) {
 		free(s);
 		return NULL;
 	}
-	for (int i = 0; i < n; i++) {
-		s->debug_dirs[i] = strdup(s->options.debug_dirs[i]);
+	for (int i = 0; i < nd + ns; i++) {
+		s->debug_dirs[i] = strdup(i < nd ? s->options.debug_dirs[i] : s->options.search_dirs[i - nd]);
 		if (s->debug_dirs[i] == NULL) {
 			symbolizer_free(s);
 			return NULL;
 		}
 	}
 	s->options.debug_dirs = (const char *const *)s->debug_dirs;
-	s->options.ndebug_dirs = n;
+	s->options.ndebug_dirs = nd + ns;
+	s->options.search_dirs = (const char *const *)s->debug_dirs + nd;
+	s->options.nsearch_dirs = ns;
+	if (!s->options.offline)
+		s->debuginfod = sym_debuginfod_new(s->options.debuginfod_timeout, s->options.progress,
+						   s->options.progress_ctx);
 	return s;
 }
 
@@ -94,53 +105,128 @@ static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t
 	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
+/*
+ * The debug file of a module with none here, from debuginfod: its path in
+ * out (or "" and why in problem). Only a file with the module's build-id is
+ * taken: a server answering garbage or another build costs no wrong name.
+ */
+static void fetch_debug_file(struct symbolizer *s, const char *module,
+			     const struct sym_elf_info *info, char *out, size_t out_len,
+			     char *problem, size_t problem_len)
+{
+	out[0] = problem[0] = '\0';
+	if (s->debuginfod == NULL || info->build_id_len == 0)
+		return;
+	if (sym_debuginfod_fetch(s->debuginfod, info->build_id, info->build_id_len, module, out,
+				 out_len) != 0) {
+		out[0] = '\0';
+		snprintf(problem, problem_len, "%s", sym_debuginfod_problem(s->debuginfod));
+		return;
+	}
+	struct sym_elf_info got;
+	sym_elf_inspect(out, &got);
+	if (!got.readable || !got.has_debug_info || got.build_id_len != info->build_id_len ||
+	    memcmp(got.build_id, info->build_id, info->build_id_len) != 0) {
+		snprintf(problem, problem_len,
+			 "debuginfod served %s, which is not its debug info (%s): ignored", out,
+			 !got.readable ? "not ELF" : !got.has_debug_info ? "no DWARF" : "another build-id");
+		out[0] = '\0';
+	}
+}
+
+/* Remember a file m was read from (for analyze archive). */
+static void add_file(struct symbol_module *m, const char *kind, const char *path, const uint8_t *id,
+		     size_t len)
+{
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (strcmp(m->files[i].path, path) == 0)
+			return; /* a debug file that is the module itself */
+	SYM_GROW(m->files, m->nfiles, m->files_cap);
+	struct symbol_file *f = &m->files[m->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->path = sym_intern(&m->owner->strings, path);
+	f->build_id_len = len <= sizeof(f->build_id) ? len : 0;
+	if (f->build_id_len)
+		memcpy(f->build_id, id, f->build_id_len);
+}
+
+static void used_file(void *ctx, const char *kind, const char *path, const uint8_t *id, size_t len)
+{
+	add_file(ctx, kind, path, id, len);
+}
+
 /* Read and index the module; fills m->flags and m->warning. */
 static void open_module(struct symbolizer *s, struct symbol_module *m)
 {
 	struct sym_elf_info info;
-	sym_elf_inspect(m->path, &info);
-	if (!info.readable) {
-		m->flags |= PROFILE_MODULE_MISSING;
+	char file[PATH_MAX], why[3 * PATH_MAX + 512];
+	if (is_pseudo_module(m->path)) {
+		m->flags |= PROFILE_MODULE_MISSING; /* the vdso: the kernel's, no file */
+		return;
+	}
+	int found = sym_locate_module(m->path, m->build_id, m->build_id_len, s->options.search_dirs,
+				      s->options.nsearch_dirs, file, sizeof(file), &info, why,
+				      sizeof(why));
+	if (found != SYM_LOCATE_FOUND) {
+		m->flags |= found == SYM_LOCATE_MISMATCH ? PROFILE_MODULE_BUILD_ID_MISMATCH
+							 : PROFILE_MODULE_MISSING;
 		if (info.open_errno == EACCES || info.open_errno == EPERM)
 			m->flags |= PROFILE_MODULE_NO_PERMISSION;
 		else if (info.open_errno == EINVAL)
 			m->flags |= PROFILE_MODULE_NOT_REGULAR;
-		if (!is_pseudo_module(m->path))
-			snprintf(m->warning, sizeof(m->warning),
-				 "%s: %s: frames shown as module+offset", m->path,
-				 info.open_errno ? open_error_text(info.open_errno) : "not a readable ELF file");
-		return;
-	}
-	/* A trace without a build-id cannot be checked: trust the path. */
-	if (m->build_id_len > 0 &&
-	    !same_build_id(m->build_id, m->build_id_len, info.build_id, info.build_id_len)) {
-		m->flags |= PROFILE_MODULE_BUILD_ID_MISMATCH;
-		snprintf(m->warning, sizeof(m->warning),
-			 "%s: build-id differs from the traced one (rebuilt after collection?): "
-			 "frames shown as module+offset",
-			 m->path);
+		snprintf(m->warning, sizeof(m->warning), "%s: %s: frames shown as module+offset",
+			 m->path, why);
 		return;
 	}
 	m->usable = 1;
-	char debug_path[PATH_MAX];
-	sym_elf_find_debug_file(m->path, &info, s->options.debug_dirs, s->options.ndebug_dirs,
+	add_file(m, "module", file, info.build_id, info.build_id_len);
+	char debug_path[PATH_MAX], links_warning[PATH_MAX + 200] = "";
+	sym_elf_find_debug_file(file, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
-	int damaged = debug_path[0] != '\0' && sym_dwarf_load(&m->ix, &s->strings, debug_path) != 0;
+	char fetch_problem[PATH_MAX + 200] = "";
+	if (debug_path[0] == '\0')
+		fetch_debug_file(s, m->path, &info, debug_path, sizeof(debug_path), fetch_problem,
+				 sizeof(fetch_problem));
+	struct sym_search search = {
+		.debug_dirs = s->options.debug_dirs,
+		.ndebug_dirs = s->options.ndebug_dirs,
+		.module_path = file,
+		.build_id = info.build_id,
+		.build_id_len = info.build_id_len,
+		.used = used_file,
+		.used_ctx = m,
+		.fetch = s->debuginfod != NULL ? sym_debuginfod_fetch : NULL,
+		.fetch_ctx = s->debuginfod,
+	};
+	int damaged = debug_path[0] != '\0' &&
+		      sym_dwarf_load(&m->ix, &s->strings, debug_path, &search, links_warning,
+				     sizeof(links_warning)) != 0;
 	if (damaged)
 		debug_path[0] = '\0';
+	if (debug_path[0] != '\0')
+		add_file(m, "debug", debug_path, info.build_id, info.build_id_len);
 	/* A separate debug file keeps the full .symtab; the stripped file
 	 * only .dynsym. */
 	size_t nsymbols = 0;
-	if (debug_path[0] != '\0' && strcmp(debug_path, m->path) != 0)
+	if (debug_path[0] != '\0' && strcmp(debug_path, file) != 0)
 		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, debug_path);
 	if (nsymbols == 0)
-		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, m->path);
+		nsymbols = sym_elf_load_symbols(&m->ix, &s->strings, file);
+	/* The stubs are code of the module itself (a debug file has no bytes). */
+	sym_elf_load_plt(&m->ix, &s->strings, file);
 	sym_index_finish(&m->ix);
 
+	if (m->ix.has_dwarf && links_warning[0] != '\0')
+		snprintf(m->warning, sizeof(m->warning),
+			 "%s: %s: names of that code from the symbol table", m->path, links_warning);
 	if (!m->ix.has_dwarf) {
 		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
-		snprintf(m->warning, sizeof(m->warning), "%s: %s%s", m->path,
+		snprintf(m->warning, sizeof(m->warning), "%s: %s%s%s%s", m->path,
 			 damaged ? "damaged debug info" : "no debug info",
+			 fetch_problem[0] ? " (" : "", fetch_problem, fetch_problem[0] ? ")" : "");
+		size_t used = strlen(m->warning);
+		snprintf(m->warning + used, sizeof(m->warning) - used, "%s",
 			 nsymbols > 0 ? ": function names from the symbol table only"
 				      : " and no symbols: frames shown as module+offset");
 	}
@@ -197,18 +283,43 @@ unsigned symbol_module_flags(const struct symbol_module *m)
 	return m->flags;
 }
 
-/* Fill the names of frame from function fn, demangling on first use. */
+size_t symbol_module_files(const struct symbol_module *m, const struct symbol_file **files)
+{
+	*files = m->files;
+	return m->nfiles;
+}
+
+/* Demangled name of linkage_name in style, interned. */
+static const char *display(struct symbol_module *m, const char *linkage_name,
+			   enum demangle_style style)
+{
+	char *pretty = demangle_function_name(linkage_name, style, m->owner->options.keep_clones);
+	const char *name = sym_intern_printable(&m->owner->strings, pretty != NULL ? pretty : linkage_name);
+	free(pretty);
+	return name;
+}
+
+/* Fill the names of frame from function fn, demangling on first use. An
+ * internal alias the symbol table also names publicly (glibc's DWARF says
+ * __libc_malloc where callers wrote malloc) is shown by its public name. */
 static void name_frame(struct symbol_module *m, uint32_t fn, struct symbol_frame *frame)
 {
 	struct sym_function *f = &m->ix.functions[fn];
 	if (f->display_name == NULL) {
 		const struct symbolizer_options *o = &m->owner->options;
-		char *pretty = demangle_function_name(f->linkage_name, o->demangle, o->keep_clones);
-		f->display_name = pretty != NULL ? sym_intern(&m->owner->strings, pretty)
-						 : f->linkage_name;
-		free(pretty);
+		uint32_t public_fn = o->raw_names ? SYM_NONE
+						  : sym_find_public_name(&m->ix, f->linkage_name);
+		const char *name = public_fn != SYM_NONE ? m->ix.functions[public_fn].linkage_name
+							 : f->linkage_name;
+		enum demangle_style style = !o->demangle   ? DEMANGLE_NONE
+					    : o->full_names ? DEMANGLE_FULL
+							    : DEMANGLE_SHORT;
+		f->display_name = display(m, name, style);
+		f->parameters_name = style == DEMANGLE_SHORT ? display(m, name, DEMANGLE_PARAMETERS)
+							     : f->display_name;
 	}
 	frame->function = f->display_name;
+	frame->function_parameters = f->parameters_name;
 	frame->linkage_name = f->linkage_name;
 	frame->function_file = f->file;
 	frame->function_line = f->line;
@@ -268,7 +379,7 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_
 		int outermost = nd->parent == SYM_NONE;
 		name_frame(m, outermost ? outer_function(m, nd->function, vaddr) : nd->function, frame);
 		if (frame->function[0] == '\0')
-			frame->function = frame->linkage_name = "??";
+			frame->function = frame->function_parameters = frame->linkage_name = "??";
 		frame->file = file;
 		frame->line = line;
 		frame->inlined = !outermost;
@@ -284,6 +395,7 @@ void symbolizer_free(struct symbolizer *s)
 		return;
 	for (size_t i = 0; i < s->nmodules; i++) {
 		sym_index_free(&s->modules[i]->ix);
+		free(s->modules[i]->files);
 		free(s->modules[i]->path);
 		free(s->modules[i]);
 	}
@@ -292,5 +404,6 @@ void symbolizer_free(struct symbolizer *s)
 		free(s->debug_dirs[i]);
 	free(s->debug_dirs);
 	sym_strings_free(&s->strings);
+	sym_debuginfod_free(s->debuginfod);
 	free(s);
 }

@@ -3,6 +3,11 @@
  * (function, file, line), from DWARF (libdwarf) or, without it, from the ELF
  * symbol tables (libelf).
  *
+ * Debug files are looked for beside the module, by build-id and by
+ * .gnu_debuglink in /usr/lib/debug and each debug dir, then fetched from
+ * the debuginfod servers DEBUGINFOD_URLS names (unless offline); dwz
+ * supplementary files and split DWARF (.dwo, .dwp) are followed.
+ *
  * Each module is opened and indexed once; lookups are binary searches. A module
  * whose file is missing or whose build-id differs from the traced one answers
  * every lookup with 0 frames, so the caller prints module+0xoffset instead of
@@ -17,13 +22,28 @@
 struct symbolizer_options {
 	const char *const *debug_dirs; /* --debug-dir, searched by build-id and debuglink */
 	int ndebug_dirs;
+	/* --search-dir: modules whose recorded file is missing or another build
+	 * are looked for there (by build-id, by path, by base name); their
+	 * debug files too */
+	const char *const *search_dirs;
+	int nsearch_dirs;
 	int demangle;    /* 0: keep linkage names as in the binary (--no-demangle) */
 	int keep_clones; /* 0: merge .part.N/.isra.N/.constprop.N/.cold/.lto_priv.N */
+	int full_names;  /* C++: return type and parameters too (--full-names) */
+	int raw_names;   /* 0: an internal alias reads as its public name (__libc_malloc: malloc) */
+	int offline;     /* 1: never ask debuginfod (--offline) */
+	double debuginfod_timeout; /* seconds one build-id may take; 0: 30 */
+	/* A debuginfod download under way (what: the module), finished = 1 at
+	 * its end; called from lookups' module opening. NULL: no progress. */
+	void (*progress)(void *ctx, const char *what, uint64_t done, uint64_t total, int finished);
+	void *progress_ctx;
 };
 
 /* One entry of an inline chain. */
 struct symbol_frame {
 	const char *function;      /* display name (demangled, clones merged per options) */
+	const char *function_parameters; /* the same with C++ parameters (no return
+					    type), to tell overloads apart */
 	const char *linkage_name;  /* as in the binary (mangled), or same as function */
 	const char *file;          /* source file of this line, NULL unknown */
 	uint32_t line;             /* 0 unknown */
@@ -50,6 +70,16 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 
 /* PROFILE_MODULE_* bits (formats/profile/profile.h) describing what m can resolve. */
 unsigned symbol_module_flags(const struct symbol_module *m);
+
+/* A file a module's names were read from. */
+struct symbol_file {
+	const char *kind; /* "module", "debug", "sup" (dwz), "dwp", "dwo" */
+	const char *path; /* where it was read */
+	uint8_t build_id[64]; /* the module's (module, debug, dwp), sup's own; dwo: none */
+	size_t build_id_len;
+};
+/* Every file m was read from, the module's own first (none when unusable). */
+size_t symbol_module_files(const struct symbol_module *m, const struct symbol_file **files);
 
 /*
  * Inline chain for ELF virtual address vaddr (runtime address - load bias,

@@ -2,13 +2,19 @@
  * symbolize_demangle.c - turn linkage names into the names users wrote.
  *
  * gcc names the copies it makes of a function with suffixes (foo.isra.0,
- * foo.part.1.cold, _ZN1a1bEv.constprop.0): a profile should charge them to
- * foo, so the suffixes go before demangling (libiberty would otherwise print
+ * foo.part.1.cold, _ZN1a1bEv.constprop.0), LLVM the functions ThinLTO made
+ * global (_RNv...main.llvm.123): a profile should charge them to foo, so the suffixes go before demangling (libiberty would otherwise print
  * "[clone .isra.0]").
+ *
+ * C++ names read best short, as pprof shows them: no return type, no
+ * parameters ("unsigned long alpha::mix<unsigned long, 16>(unsigned long)"
+ * is mostly noise in a call tree); the resolver asks for the parameters
+ * only where two overloads would otherwise read the same.
  */
 #include "symbolize_demangle.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +24,7 @@
  * followed by a '.N' counter. */
 static const char *const clone_words[] = {
 	"part", "isra", "constprop", "cold", "lto_priv", "localalias", "clone", "hot",
+	"llvm", /* rustc and clang ThinLTO: foo.llvm.5032037696648221740 */
 };
 
 /* Length of the clone word starting at s (just after a '.'), 0 if none. */
@@ -62,18 +69,31 @@ size_t demangle_clone_base_length(const char *name)
 	return strlen(name);
 }
 
-char *demangle_function_name(const char *linkage_name, int demangle, int keep_clones)
+char *demangle_function_name(const char *linkage_name, enum demangle_style style, int keep_clones)
 {
-	size_t len = keep_clones ? strlen(linkage_name) : demangle_clone_base_length(linkage_name);
-	char *base = strndup(linkage_name, len);
-	if (base == NULL || !demangle)
-		return base;
+	/* A PLT stub is named after its function: demangle that, keep "@plt". */
+	size_t total = strlen(linkage_name);
+	const char *plt = total > 4 && strcmp(linkage_name + total - 4, "@plt") == 0 ? "@plt" : "";
+	size_t whole = total - strlen(plt);
+	char *stem = strndup(linkage_name, whole);
+	if (stem == NULL)
+		return NULL;
+	size_t len = keep_clones ? whole : demangle_clone_base_length(stem);
+	stem[len] = '\0';
+	char *pretty = NULL;
 	/* Only mangled names are worth a call: C names are most of libc. */
-	if (!(base[0] == '_' && (base[1] == 'Z' || base[1] == 'R')))
-		return base;
-	char *pretty = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
-	if (pretty == NULL)
-		return base;
-	free(base);
-	return pretty;
+	if (style != DEMANGLE_NONE && stem[0] == '_' && (stem[1] == 'Z' || stem[1] == 'R')) {
+		int flags = style == DEMANGLE_SHORT	 ? DMGL_ANSI
+			    : style == DEMANGLE_PARAMETERS ? DMGL_PARAMS | DMGL_ANSI | DMGL_RET_DROP
+							   : DMGL_PARAMS | DMGL_ANSI;
+		pretty = cplus_demangle(stem, flags);
+	}
+	const char *shown = pretty != NULL ? pretty : stem;
+	size_t n = strlen(shown) + strlen(plt) + 1;
+	char *out = malloc(n);
+	if (out != NULL)
+		snprintf(out, n, "%s%s", shown, plt);
+	free(pretty);
+	free(stem);
+	return out;
 }

@@ -129,7 +129,7 @@ void sym_elf_inspect(const char *path, struct sym_elf_info *info)
 
 /* 1 when candidate holds DWARF for the module described by want. A debug
  * file without a build-id is taken on trust (the debuglink named it). */
-static int debug_file_matches(const char *candidate, const struct sym_elf_info *want)
+int sym_elf_debug_file_matches(const char *candidate, const struct sym_elf_info *want)
 {
 	struct sym_elf_info got;
 	sym_elf_inspect(candidate, &got);
@@ -142,17 +142,25 @@ static int debug_file_matches(const char *candidate, const struct sym_elf_info *
 	return 1;
 }
 
+int sym_elf_build_id_path(const char *dir, const uint8_t *id, size_t len, const char *suffix,
+			  char *out, size_t out_len)
+{
+	char hex[2 * 64 + 1];
+	if (len < 2 || len > 64)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	int n = snprintf(out, out_len, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2, suffix);
+	return n > 0 && (size_t)n < out_len;
+}
+
 /* dir/.build-id/xx/yyyy.debug */
 static int try_build_id_path(const char *dir, const struct sym_elf_info *info, char *out,
 			     size_t out_len)
 {
-	char hex[2 * sizeof(info->build_id) + 1];
-	for (size_t i = 0; i < info->build_id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", info->build_id[i]);
-	if (info->build_id_len < 2)
-		return 0;
-	int n = snprintf(out, out_len, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
-	return n > 0 && (size_t)n < out_len && debug_file_matches(out, info);
+	return sym_elf_build_id_path(dir, info->build_id, info->build_id_len, ".debug", out,
+				     out_len) &&
+	       sym_elf_debug_file_matches(out, info);
 }
 
 /* prefix/middle/name, with empty parts left out. */
@@ -163,7 +171,7 @@ static int try_joined_path(const char *prefix, const char *middle, const char *n
 	int n = snprintf(out, out_len, "%s%s%s/%s", prefix, *middle && *prefix ? "/" : "",
 			 middle, name);
 	return n > 0 && (size_t)n < out_len && strcmp(out, module_path) != 0 &&
-	       debug_file_matches(out, info);
+	       sym_elf_debug_file_matches(out, info);
 }
 
 static int try_debuglink(const char *path, const struct sym_elf_info *info,
@@ -216,19 +224,24 @@ void sym_elf_find_debug_file(const char *path, const struct sym_elf_info *info,
 }
 
 /*
- * Several names often share one address (malloc, __libc_malloc, __malloc):
- * name it as perf does, by the public one: global before weak before local,
+ * Several names often share one address (malloc, __libc_malloc,
+ * __GI___libc_malloc): name it as perf and pprof users read it, by the
+ * public one: a function before a label, exported (global or weak) before
+ * local, the default version before a compatibility one (cfree@GLIBC_2.2.5),
  * then fewer leading underscores, then the shorter name.
  */
-static uint32_t alias_rank(int bind, const char *name, size_t length)
+static uint32_t alias_rank(int type, int bind, const char *name, size_t length)
 {
-	uint32_t binding = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+	uint32_t function = type != STT_NOTYPE;
+	uint32_t exported = bind == STB_GLOBAL || bind == STB_WEAK;
+	uint32_t default_version = name[length] == '\0' || strncmp(name + length, "@@", 2) == 0;
 	uint32_t underscores = (uint32_t)strspn(name, "_");
 	if (underscores > 15)
 		underscores = 15;
 	if (length > 0xffff)
 		length = 0xffff;
-	return binding << 20 | (15 - underscores) << 16 | (0xffff - (uint32_t)length);
+	return function << 22 | exported << 21 | default_version << 20 | (15 - underscores) << 16 |
+	       (0xffff - (uint32_t)length);
 }
 
 /*
@@ -236,12 +249,15 @@ static uint32_t alias_rank(int bind, const char *name, size_t length)
  * stub must not read as the unsized _init in .init before it, nor .fini's
  * code as the last function of .text.
  */
-static uint64_t section_end(Elf *elf, const GElf_Sym *sym)
+static uint64_t section_end(Elf *elf, const GElf_Sym *sym, int *executable)
 {
 	GElf_Shdr shdr;
 	Elf_Scn *scn = sym->st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym->st_shndx) : NULL;
+	*executable = 0;
 	if (scn == NULL || gelf_getshdr(scn, &shdr) == NULL || shdr.sh_addr + shdr.sh_size <= sym->st_value)
 		return sym->st_value + (sym->st_size ? sym->st_size : 1);
+	/* A debug file keeps the section headers, marked NOBITS, with their flags. */
+	*executable = (shdr.sh_flags & SHF_EXECINSTR) != 0;
 	return shdr.sh_addr + shdr.sh_size;
 }
 
@@ -258,17 +274,25 @@ static size_t load_symbol_section(struct sym_index *ix, struct sym_strings *st, 
 		if (gelf_getsym(data, (int)i, &sym) == NULL)
 			break;
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_value == 0)
+		/* Assembly often labels code without a type or size (zstd's
+		 * HUF_decompress4X1_usingDTable_internal_fast_asm_loop): such a
+		 * label in executable code names what follows it. */
+		int label = type == STT_NOTYPE && sym.st_size == 0;
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || sym.st_value == 0)
 			continue;
 		const char *name = elf_strptr(elf, shdr->sh_link, sym.st_name);
-		if (name == NULL || name[0] == '\0')
+		if (name == NULL || name[0] == '\0' || name[0] == '$' || strncmp(name, ".L", 2) == 0)
+			continue; /* no name, ARM mapping symbols, assembler-local labels */
+		int executable;
+		uint64_t limit = section_end(elf, &sym, &executable);
+		if (label && !executable)
 			continue;
 		/* .symtab spells versioned symbols "memcpy@@GLIBC_2.14". */
 		size_t length = strcspn(name, "@");
 		uint32_t fn = sym_add_function(ix, sym_intern_n(st, name, length), NULL, 0);
-		sym_add_symbol(ix, sym.st_value, section_end(elf, &sym), fn,
-			       alias_rank(bind, name, length));
+		sym_add_symbol(ix, sym.st_value, sym.st_size, limit, fn,
+			       alias_rank(type, bind, name, length), label);
 		added++;
 	}
 	return added;

@@ -17,13 +17,7 @@
 
 /* ---- string pool ---- */
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
+/* Strings hash with hashmap.h's hash_bytes. */
 
 static char *pool_alloc(struct sym_strings *st, size_t n)
 {
@@ -77,6 +71,21 @@ const char *sym_intern_n(struct sym_strings *st, const char *s, size_t n)
 const char *sym_intern(struct sym_strings *st, const char *s)
 {
 	return s ? sym_intern_n(st, s, strlen(s)) : NULL;
+}
+
+const char *sym_intern_printable(struct sym_strings *st, const char *s)
+{
+	size_t n = 0, bad = 0;
+	for (; s[n]; n++)
+		bad += (unsigned char)s[n] < 0x20 || s[n] == 0x7f;
+	if (bad == 0)
+		return sym_intern_n(st, s, n);
+	char *copy = realloc_or_abort(NULL, n + 1);
+	for (size_t i = 0; i <= n; i++)
+		copy[i] = i < n && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+	const char *interned = sym_intern_n(st, copy, n);
+	free(copy);
+	return interned;
 }
 
 void sym_strings_free(struct sym_strings *st)
@@ -163,12 +172,13 @@ void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi)
 	ix->unit_ranges[ix->nunit_ranges++] = (struct sym_range){.lo = lo, .hi = hi};
 }
 
-void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t limit, uint32_t function,
-		    uint32_t rank)
+void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint64_t limit,
+		    uint32_t function, uint32_t rank, int label)
 {
 	SYM_GROW(ix->symbols, ix->nsymbols, ix->symbols_cap);
-	ix->symbols[ix->nsymbols++] = (struct sym_symbol){
-		.addr = addr, .limit = limit, .function = function, .rank = rank};
+	ix->symbols[ix->nsymbols++] = (struct sym_symbol){.addr = addr, .size = size, .limit = limit,
+							  .function = function, .rank = rank,
+							  .label = label != 0};
 }
 
 /* ---- paged keys for the lookups ---- */
@@ -429,18 +439,84 @@ static void sort_rows(struct sym_index *ix)
 	free(runs);
 }
 
+/*
+ * Internal aliases of public names: at an address with several names, every
+ * other name that occurs at that address only maps to the preferred one
+ * (the first after sorting). A static name used at two addresses maps to
+ * nothing: it could be either function.
+ */
+static void map_public_names(struct sym_index *ix)
+{
+	/* How many addresses each name is at (sorted: one address, one group). */
+	struct hashmap count, group_of;
+	hashmap_init(&count, ix->nsymbols);
+	hashmap_init(&group_of, ix->nsymbols);
+	uint32_t group = 0;
+	for (size_t i = 0; i < ix->nsymbols; i++) {
+		group += i > 0 && ix->symbols[i - 1].addr != ix->symbols[i].addr;
+		uint64_t key = (uint64_t)(uintptr_t)ix->functions[ix->symbols[i].function].linkage_name;
+		uint32_t *last = hashmap_slot(&group_of, key);
+		if (*last == group)
+			continue;
+		*last = group;
+		uint32_t *n = hashmap_slot(&count, key);
+		*n = *n == HASHMAP_NONE ? 1 : *n + 1;
+	}
+	hashmap_free(&group_of);
+	hashmap_init(&ix->public_names, 64);
+	for (size_t first = 0, i; first < ix->nsymbols; first = i) {
+		uint32_t best = ix->symbols[first].function;
+		const char *best_name = ix->functions[best].linkage_name;
+		for (i = first + 1; i < ix->nsymbols && ix->symbols[i].addr == ix->symbols[first].addr; i++) {
+			const char *name = ix->functions[ix->symbols[i].function].linkage_name;
+			if (name != best_name && hashmap_get(&count, (uint64_t)(uintptr_t)name) == 1)
+				*hashmap_slot(&ix->public_names, (uint64_t)(uintptr_t)name) = best;
+		}
+	}
+	hashmap_free(&count);
+}
+
+/*
+ * One symbol per address (the preferred alias, its largest size), without
+ * the labels inside a sized function, each with its extent: a sized symbol
+ * ends at its size, an unsized one at the next symbol, neither past its
+ * section. An address is never given to a function that ended before it.
+ */
+static void finish_symbols(struct sym_index *ix)
+{
+	sort_array(ix->symbols, ix->nsymbols, sizeof(*ix->symbols), compare_symbols);
+	map_public_names(ix);
+	size_t kept = 0;
+	uint64_t covered = 0; /* end of the sized symbols so far */
+	for (size_t i = 0; i < ix->nsymbols; i++) {
+		struct sym_symbol *sym = &ix->symbols[i];
+		if (kept > 0 && ix->symbols[kept - 1].addr == sym->addr) {
+			struct sym_symbol *k = &ix->symbols[kept - 1];
+			if (sym->size > k->size)
+				k->size = sym->size;
+			k->label &= sym->label;
+		} else if (!(sym->label && sym->size == 0 && sym->addr < covered)) {
+			ix->symbols[kept++] = *sym;
+		}
+		if (sym->size > 0 && sym->addr + sym->size > covered)
+			covered = sym->addr + sym->size;
+	}
+	ix->nsymbols = kept;
+	for (size_t i = 0; i < kept; i++) {
+		struct sym_symbol *sym = &ix->symbols[i];
+		uint64_t end = sym->size > 0 ? sym->addr + sym->size
+					     : i + 1 < kept ? ix->symbols[i + 1].addr : sym->limit;
+		if (end < sym->limit)
+			sym->limit = end;
+	}
+}
+
 void sym_index_finish(struct sym_index *ix)
 {
 	flatten_ranges(ix);
 	merge_unit_ranges(ix);
 	sort_rows(ix);
-	sort_array(ix->symbols, ix->nsymbols, sizeof(*ix->symbols), compare_symbols);
-	/* Keep one symbol per address: the preferred alias sorted first. */
-	size_t kept = 0;
-	for (size_t i = 0; i < ix->nsymbols; i++)
-		if (kept == 0 || ix->symbols[kept - 1].addr != ix->symbols[i].addr)
-			ix->symbols[kept++] = ix->symbols[i];
-	ix->nsymbols = kept;
+	finish_symbols(ix);
 	build_lookup_keys(ix);
 }
 
@@ -457,6 +533,8 @@ void sym_index_free(struct sym_index *ix)
 	keys_free(&ix->row_keys);
 	keys_free(&ix->symbol_keys);
 	free(ix->symbols);
+	if (ix->public_names.slots != NULL)
+		hashmap_free(&ix->public_names);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -486,9 +564,15 @@ uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr)
 	size_t n = keys_count_at_or_below(&ix->symbol_keys, addr);
 	if (n == 0)
 		return SYM_NONE;
-	/* The nearest symbol below, as addr2line does: alignment padding after
-	 * a function and unsized assembly symbols run to the next symbol, but
-	 * not out of their section. */
+	/* The nearest symbol below, if its extent reaches addr (finish_symbols). */
 	const struct sym_symbol *sym = &ix->symbols[n - 1];
 	return addr < sym->limit ? sym->function : SYM_NONE;
+}
+
+uint32_t sym_find_public_name(const struct sym_index *ix, const char *name)
+{
+	if (ix->public_names.slots == NULL || name == NULL)
+		return SYM_NONE;
+	uint32_t fn = hashmap_get(&ix->public_names, (uint64_t)(uintptr_t)name);
+	return fn == HASHMAP_NONE ? SYM_NONE : fn;
 }

@@ -1,6 +1,7 @@
 /*
  * symbolize_lines.c - DWARF 2-5 line tables, decoded straight from the
- * .debug_line bytes (symbolize_sections.c hands them over, decompressed).
+ * .debug_line bytes (symbolize_sections.c hands them over, decompressed;
+ * a split unit's file names are in its .debug_line.dwo, without rows).
  *
  * libdwarf's dwarf_srclines_b allocates an object per row and dwarf_srcfiles
  * re-parses every header to build the same file names again: together they
@@ -91,7 +92,7 @@ static const char *read_cstr(struct reader *r)
 }
 
 /* The string at offset in a string section, NULL if out of bounds. */
-static const char *section_string(const uint8_t *sec, size_t size, uint64_t offset)
+static const char *section_string(const uint8_t *sec, uint64_t size, uint64_t offset)
 {
 	if (sec == NULL || offset >= size || memchr(sec + offset, 0, size - offset) == NULL)
 		return NULL;
@@ -134,17 +135,17 @@ static void add_name(struct header *h, const char *name, uint64_t dir)
 
 /* One DWARF 5 attribute value of a directory or file entry: strings come
  * back in *string, numbers in *number; other forms are skipped. */
-static void read_entry_value(struct reader *r, const struct sym_sections *d,
+static void read_entry_value(struct reader *r, const struct sym_line_sections *d,
 			     const struct header *h, uint64_t form, const char **string,
 			     uint64_t *number)
 {
 	switch (form) {
 	case DW_FORM_string: *string = read_cstr(r); break;
 	case DW_FORM_line_strp:
-		*string = section_string(d->line_str, d->line_str_size, read_fixed(r, h->offset_size));
+		*string = section_string(d->line_str.data, d->line_str.size, read_fixed(r, h->offset_size));
 		break;
 	case DW_FORM_strp:
-		*string = section_string(d->str, d->str_size, read_fixed(r, h->offset_size));
+		*string = section_string(d->str.data, d->str.size, read_fixed(r, h->offset_size));
 		break;
 	case DW_FORM_udata: *number = read_uleb(r); break;
 	case DW_FORM_data1: *number = read_fixed(r, 1); break;
@@ -174,7 +175,7 @@ static void read_entry_value(struct reader *r, const struct sym_sections *d,
 }
 
 /* DWARF 5 directory or file name list: a format, then the entries. */
-static void read_entries(struct reader *r, const struct sym_sections *d, struct header *h,
+static void read_entries(struct reader *r, const struct sym_line_sections *d, struct header *h,
 			 int files)
 {
 	uint64_t format[2 * 16];
@@ -206,7 +207,7 @@ static void read_entries(struct reader *r, const struct sym_sections *d, struct 
 }
 
 /* Parse the header at r; r is left at the line program. 0 or -1. */
-static int read_header(struct reader *r, const struct sym_sections *d, struct header *h)
+static int read_header(struct reader *r, const struct sym_line_sections *d, struct header *h)
 {
 	h->version = (unsigned)read_fixed(r, 2);
 	if (h->version < 2 || h->version > 5)
@@ -264,7 +265,7 @@ static const char *full_name(struct sym_strings *st, const struct header *h, siz
 	if (name == NULL)
 		return sym_intern(st, "??");
 	if (name[0] == '/')
-		return sym_intern(st, name);
+		return sym_intern_printable(st, name);
 	uint64_t d = h->files[i].dir;
 	const char *subdir = NULL;
 	if (h->version >= 5)
@@ -277,12 +278,12 @@ static const char *full_name(struct sym_strings *st, const struct header *h, siz
 		subdir = NULL;
 	}
 	if (dir == NULL)
-		return sym_intern(st, name);
+		return sym_intern_printable(st, name);
 	size_t n = strlen(dir) + (subdir ? strlen(subdir) + 1 : 0) + strlen(name) + 2;
 	char stack_buf[1024];
 	char *buf = n <= sizeof(stack_buf) ? stack_buf : realloc_or_abort(NULL, n);
 	snprintf(buf, n, "%s%s%s/%s", dir, subdir ? "/" : "", subdir ? subdir : "", name);
-	const char *interned = sym_intern(st, buf);
+	const char *interned = sym_intern_printable(st, buf);
 	if (buf != stack_buf)
 		free(buf);
 	return interned;
@@ -376,14 +377,14 @@ static void run_program(struct reader *r, const struct header *h, const struct s
 	}
 }
 
-int sym_lines_decode(const struct sym_sections *d, uint64_t offset, const char *comp_dir,
+int sym_lines_decode(const struct sym_line_sections *d, uint64_t offset, const char *comp_dir,
 		     struct sym_strings *st, struct sym_file_table *files, struct sym_index *ix,
 		     int add_unit_ranges)
 {
 	memset(files, 0, sizeof(*files));
-	if (d->line == NULL || offset >= d->line_size)
+	if (d->line.data == NULL || offset >= d->line.size)
 		return -1;
-	struct reader r = {.p = d->line + offset, .end = d->line + d->line_size};
+	struct reader r = {.p = d->line.data + offset, .end = d->line.data + d->line.size};
 	struct header h = {.offset_size = 4};
 	uint64_t length = read_fixed(&r, 4);
 	if (length == 0xffffffffu) {

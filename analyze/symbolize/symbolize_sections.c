@@ -1,15 +1,10 @@
 /*
  * symbolize_sections.c - a debug file's sections, read through libelf and
- * decompressed at most once, for both the line-table decoder and libdwarf
- * (which reads them through its object-access interface instead of opening
- * the file itself).
+ * decompressed at most once, for the DWARF readers (symbolize_dies.c,
+ * symbolize_lines.c, symbolize_ranges.c), which read the bytes directly.
  *
- * Two reasons not to let dwarf_init_path open the file: libdwarf would
- * inflate .debug_str, .debug_line_str and .debug_rnglists a second time and
- * .debug_loclists for nothing (variable locations: a quarter of libc's DWARF,
- * never needed to name code); and libdwarf 20210528 loops forever on a list
- * header it cannot read, so .debug_rnglists is checked here first and
- * .debug_loclists never shown to it.
+ * Sections that never help name code (.debug_loc, .debug_loclists:
+ * variable locations, a quarter of libc's DWARF) are never touched.
  *
  * Compressed sections are inflated here with libdeflate rather than by
  * libelf's elf_compress (zlib's streaming inflate): the compression header
@@ -29,14 +24,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <dwarf.h>
+#include <libdeflate.h>
 
 #include "file.h"
-#include <libdeflate.h>
-#include <libdwarf.h>
 
 struct sym_section {
-	char name[64]; /* "" for sections libdwarf must not see */
+	char name[64]; /* "" for sections never read */
 	GElf_Shdr shdr;
 	uint64_t size; /* decompressed */
 	int zlib_gnu;  /* .zdebug_*: GNU-style compression */
@@ -45,7 +38,7 @@ struct sym_section {
 	uint8_t *inflated; /* data, when we decompressed it (ours to free) */
 };
 
-/* Sections whose contents never help name code; hidden from libdwarf. */
+/* Sections whose contents never help name code. */
 static int unwanted(const char *name)
 {
 	return strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0;
@@ -103,7 +96,7 @@ int sym_sections_open(struct sym_sections *s, const char *path)
 		if (scn == NULL || gelf_getshdr(scn, &sec->shdr) == NULL ||
 		    (name = elf_strptr(elf, shstrndx, sec->shdr.sh_name)) == NULL)
 			continue;
-		/* libdwarf is shown .zdebug_info as the .debug_info it holds. */
+		/* .zdebug_info is read as the .debug_info it holds. */
 		sec->zlib_gnu = strncmp(name, ".zdebug_", 8) == 0;
 		snprintf(sec->name, sizeof(sec->name), "%s%s", sec->zlib_gnu ? ".debug_" : "",
 			 sec->zlib_gnu ? name + 8 : name);
@@ -111,9 +104,6 @@ int sym_sections_open(struct sym_sections *s, const char *path)
 			sec->name[0] = '\0';
 		sec->size = plain_size(scn, &sec->shdr, sec->zlib_gnu);
 	}
-	s->line = sym_section_data(s, ".debug_line", &s->line_size);
-	s->line_str = sym_section_data(s, ".debug_line_str", &s->line_str_size);
-	s->str = sym_section_data(s, ".debug_str", &s->str_size);
 	return 0;
 }
 
@@ -127,7 +117,6 @@ void sym_sections_close(struct sym_sections *s)
 		if (s->sections[i].inflated != NULL)
 			munmap(s->sections[i].inflated, s->sections[i].size);
 	free(s->sections);
-	free(s->access);
 	if (s->inflater != NULL)
 		libdeflate_free_decompressor(s->inflater);
 	memset(s, 0, sizeof(*s));
@@ -217,119 +206,9 @@ const uint8_t *sym_section_data(struct sym_sections *s, const char *name, size_t
 	return NULL;
 }
 
-/*
- * libdwarf 20210528 reads every header of .debug_rnglists when it meets the
- * first compile unit and, on one it cannot read, retries the same offset
- * forever. Check the chain first with its rules (length within the section,
- * version 5, address size 2, 4 or 8, the fixed part present).
- */
-int sym_sections_lists_sane(struct sym_sections *s)
+struct sym_slice sym_section_slice(struct sym_sections *s, const char *name)
 {
 	size_t size;
-	const uint8_t *sec = sym_section_data(s, ".debug_rnglists", &size);
-	for (uint64_t offset = 0; sec != NULL && offset < size;) {
-		const uint8_t *p = sec + offset;
-		uint64_t left = size - offset, length = 0, length_size = 4;
-		if (left < 4)
-			return 0;
-		memcpy(&length, p, 4);
-		if (length == 0xffffffffu) {
-			if (left < 12)
-				return 0;
-			memcpy(&length, p + 4, 8);
-			length_size = 12;
-		}
-		/* version (2), address size (1), segment size (1), count (4) */
-		if (length > size || left < length_size + 8 || length < 8)
-			return 0;
-		uint16_t version;
-		memcpy(&version, p + length_size, 2);
-		uint8_t address_size = p[length_size + 2];
-		if (version != 5 || (address_size != 2 && address_size != 4 && address_size != 8))
-			return 0;
-		offset += length_size + length;
-	}
-	return 1;
-}
-
-/* ---- libdwarf's object-access interface over these sections ---- */
-
-static int get_section_info(void *obj, Dwarf_Half index, Dwarf_Obj_Access_Section *out, int *error)
-{
-	struct sym_sections *s = obj;
-	(void)error;
-	if (index >= s->nsections)
-		return DW_DLV_NO_ENTRY;
-	const struct sym_section *sec = &s->sections[index];
-	memset(out, 0, sizeof(*out));
-	out->addr = sec->shdr.sh_addr;
-	out->type = sec->shdr.sh_type;
-	out->size = sec->size;
-	out->name = sec->name;
-	out->link = sec->shdr.sh_link;
-	out->info = sec->shdr.sh_info;
-	out->entrysize = sec->shdr.sh_entsize;
-	return DW_DLV_OK;
-}
-
-static Dwarf_Endianness get_byte_order(void *obj)
-{
-	return ((struct sym_sections *)obj)->big_endian ? DW_OBJECT_MSB : DW_OBJECT_LSB;
-}
-
-static Dwarf_Small get_length_size(void *obj)
-{
-	(void)obj;
-	return 4; /* 64-bit DWARF says so in each unit header */
-}
-
-static Dwarf_Small get_pointer_size(void *obj)
-{
-	return (Dwarf_Small)((struct sym_sections *)obj)->pointer_size;
-}
-
-static Dwarf_Unsigned get_section_count(void *obj)
-{
-	return ((struct sym_sections *)obj)->nsections;
-}
-
-static int load_section(void *obj, Dwarf_Half index, Dwarf_Small **data, int *error)
-{
-	struct sym_sections *s = obj;
-	if (index >= s->nsections || s->sections[index].name[0] == '\0')
-		return DW_DLV_NO_ENTRY;
-	const uint8_t *bytes = load(s, index);
-	if (bytes == NULL) {
-		*error = DW_DLE_MDE;
-		return DW_DLV_ERROR;
-	}
-	*data = (Dwarf_Small *)bytes; /* libdwarf only reads them */
-	return DW_DLV_OK;
-}
-
-/* Executables and shared objects need no relocation of their DWARF. */
-static int relocate_a_section(void *obj, Dwarf_Half index, Dwarf_Debug dbg, int *error)
-{
-	(void)obj, (void)index, (void)dbg, (void)error;
-	return DW_DLV_NO_ENTRY;
-}
-
-static const Dwarf_Obj_Access_Methods methods = {
-	get_section_info, get_byte_order,    get_length_size,    get_pointer_size,
-	get_section_count, load_section,     relocate_a_section,
-};
-
-int sym_sections_dwarf(struct sym_sections *s, void *dbg_out)
-{
-	/* libdwarf keeps a pointer to the interface until dwarf_object_finish. */
-	Dwarf_Obj_Access_Interface *access = realloc_or_abort(NULL, sizeof(*access));
-	access->object = s;
-	access->methods = &methods;
-	s->access = access;
-	Dwarf_Error err = NULL;
-	int res = dwarf_object_init_b(access, NULL, NULL, DW_GROUPNUMBER_ANY,
-				      (Dwarf_Debug *)dbg_out, &err);
-	if (res == DW_DLV_ERROR && err != NULL)
-		dwarf_dealloc(NULL, err, DW_DLA_ERROR);
-	return res == DW_DLV_OK ? 0 : -1;
+	const uint8_t *data = sym_section_data(s, name, &size);
+	return (struct sym_slice){.data = data, .size = data != NULL ? size : 0};
 }

@@ -15,6 +15,9 @@ _ipscope_option_values()
 {
 	case $2:$3:$1 in
 	analyze:export:--format | analyze:export:-f) echo folded speedscope pprof ;;
+	analyze:diff:--format | analyze:diff:-f) echo text tsv folded pprof speedscope ;;
+	analyze:diff:--confidence | analyze:plot:--confidence) echo 0.9 0.95 0.99 0.999 ;;
+	analyze:plot:--top) echo 5 10 20 40 ;;
 	analyze:*:--format | analyze:*:-f) echo text tsv json ;;
 	analyze:*:--value) echo samples cpu wall alloc_space alloc_objects inuse_space inuse_objects ;;
 	analyze:*:--sortedby) echo filefuncline count self ;;
@@ -26,13 +29,14 @@ _ipscope_option_values()
 	esac
 }
 
-# Does option $1 of "$2 --help" take an argument (an upper-case word after it)?
+# Does option $1 of "$2 --help" take an argument (an upper-case word after it,
+# or after its long form: "-o, --output FILE")?
 _ipscope_takes_argument()
 {
 	local program=$1 option=$2
 	shift 2
 	"$program" "$@" --help 2>/dev/null | sed -n 's/^ \{1,6\}\(-[^ ].*\)/\1/p' | sed 's/   .*//' |
-		grep -qE "(^|, )$option [A-Z]"
+		grep -qE "(^|, )$option(, --[a-z-]+)? [A-Z]"
 }
 
 _ipscope_analyze()
@@ -66,6 +70,21 @@ _ipscope_analyze()
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_ipscope_help_options "$program" "$command")" -- "$cur"))
 		return 0
+	fi
+	# analyze plot KIND first, then traces.
+	if [ "$command" = plot ]; then
+		local words=0
+		for ((i = i + 1; i < COMP_CWORD; i++)); do
+			case ${COMP_WORDS[i]} in
+			-*) ;;
+			*) [[ ${COMP_WORDS[i-1]} == -* ]] && _ipscope_takes_argument "$program" "${COMP_WORDS[i-1]}" plot ||
+				words=$((words + 1)) ;;
+			esac
+		done
+		if [ "$words" -eq 0 ]; then
+			COMPREPLY=($(compgen -W "timeline top diff heap rate" -- "$cur"))
+			return 0
+		fi
 	fi
 	# A trace: *.zst files first, any file or directory otherwise.
 	COMPREPLY=($(compgen -f -X '!*.zst' -- "$cur") $(compgen -d -- "$cur"))

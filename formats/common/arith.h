@@ -31,6 +31,12 @@ static inline int64_t sat_mul_i64(int64_t a, int64_t b, int *saturated)
 	return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
 }
 
+/* -v, clamped: INT64_MIN becomes INT64_MAX. */
+static inline int64_t sat_neg_i64(int64_t v)
+{
+	return v == INT64_MIN ? INT64_MAX : -v;
+}
+
 /* |v| as an unsigned number (INT64_MIN included). */
 static inline uint64_t abs_i64(int64_t v)
 {

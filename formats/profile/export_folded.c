@@ -4,7 +4,9 @@
  *
  * The count is the summed value of the chosen type (o->value), the unit
  * `analyze flat --value` counts in, so a flame graph's total equals flat's;
- * it is signed (a diff's lines can be negative). Two stacks that differ
+ * it is signed. A diff profile (threads of a base run, profile_is_diff)
+ * gets flamegraph.pl's differential input instead, "stack base new", base's
+ * value as it was recorded and new's as the diff scaled it. Two stacks that differ
  * only in addresses render to the same text and become one line: consumers
  * key on the text, so we merge rather than emit duplicates.
  */
@@ -108,6 +110,7 @@ struct folded_line {
 	size_t offset; /* into the text buffer */
 	size_t length;
 	int64_t value;
+	int64_t base; /* a diff's: base's value (stored negated, written as it was) */
 };
 
 static int compare_lines(const void *a, const void *b, void *text)
@@ -120,7 +123,9 @@ static int compare_lines(const void *a, const void *b, void *text)
 int export_folded(const struct profile *p, const struct export_options *o, FILE *out)
 {
 	struct export_stacks sums = { 0 };
-	int summed = export_sum_stacks(p, o->thread_roots, &sums) == 0;
+	/* A diff's runs are sets of threads: sum by thread to tell them apart. */
+	int diff = profile_is_diff(p);
+	int summed = export_sum_stacks(p, o->thread_roots || diff, &sums) == 0;
 	uint64_t n = sums.n;
 	uint32_t *frames = malloc(((size_t)profile_max_stack_frames(p) + 1) * sizeof(*frames));
 	struct folded_line *lines = malloc((n ? n : 1) * sizeof(*lines));
@@ -139,9 +144,14 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 		int64_t value = export_stack_value(p, &sums, i, o->value);
 		if (!value)
 			continue;
+		int base = diff && (p->threads[sums.stacks[i].thread].flags & PROFILE_THREAD_DIFF_BASE);
 		lines[nlines].offset = text.len;
-		lines[nlines].value = value;
-		if (render_stack(&text, &names, p, o, &sums.stacks[i], frames) ||
+		lines[nlines].value = base ? 0 : value;
+		lines[nlines].base = base ? sat_neg_i64(value) : 0;
+		struct export_stack w = sums.stacks[i];
+		if (!o->thread_roots)
+			w.thread = 0;
+		if (render_stack(&text, &names, p, o, &w, frames) ||
 		    export_buffer_reserve(&text, 1))
 			goto out;
 		lines[nlines].length = text.len - lines[nlines].offset;
@@ -152,12 +162,17 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 	qsort_r(lines, nlines, sizeof(*lines), compare_lines, text.buf);
 	for (uint64_t i = 0; i < nlines;) {
 		const char *stack = text.buf + lines[i].offset;
-		int64_t count = 0;
+		int64_t count = 0, base = 0;
 		uint64_t j = i;
 		while (j < nlines && lines[j].length == lines[i].length &&
-		       !memcmp(stack, text.buf + lines[j].offset, lines[i].length))
-			count = sat_add_i64(count, lines[j++].value, NULL);
-		if (count && abs_i64(count) >= o->mincount) {
+		       !memcmp(stack, text.buf + lines[j].offset, lines[i].length)) {
+			count = sat_add_i64(count, lines[j].value, NULL);
+			base = sat_add_i64(base, lines[j++].base, NULL);
+		}
+		if (diff && (count || base) && (abs_i64(count) >= o->mincount || abs_i64(base) >= o->mincount)) {
+			fwrite(stack, 1, lines[i].length, out);
+			fprintf(out, " %" PRId64 " %" PRId64 "\n", base, count);
+		} else if (!diff && count && abs_i64(count) >= o->mincount) {
 			fwrite(stack, 1, lines[i].length, out);
 			fprintf(out, " %" PRId64 "\n", count);
 		}

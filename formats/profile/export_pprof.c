@@ -12,7 +12,9 @@
  * profile's order: for a CPU trace samples/count (the weight in timer
  * periods) and cpu/nanoseconds (that times the interval), as Go writes them.
  * default_sample_type is the displayed type of the exported one, so a CPU
- * trace opens on cpu as Go's CPU profiles do.
+ * trace opens on cpu as Go's CPU profiles do. A diff profile's base samples
+ * (negated, their threads flagged PROFILE_THREAD_DIFF_BASE) also get the
+ * label pprof::base=true: the profile `go tool pprof -diff_base` builds.
  */
 #include "export.h"
 #include "export_internal.h"
@@ -44,12 +46,17 @@ enum extra_string {
 	STR_THREAD,
 	STR_TID,
 	STR_EXPORTER,
+	STR_BASE,
+	STR_TRUE,
 	NEXTRA
 };
 
 static const char *const extra_strings[NEXTRA] = {
-	"thread", "tid", ("ipscope@" IPSCOPE_VERSION),
+	"thread", "tid", ("ipscope@" IPSCOPE_VERSION), "pprof::base", "true",
 };
+
+/* Labels per thread: thread, tid and, for a diff's base run, pprof::base. */
+#define LABELS_PER_THREAD 3
 
 /* All the message storage, allocated as a few arrays, freed together. */
 struct pprof {
@@ -62,7 +69,7 @@ struct pprof {
 	PprofFunction *functions, **function_ptrs;
 	PprofLine *lines, **line_ptrs;
 	PprofLocation *locations, **location_ptrs;
-	PprofLabel *labels, **label_ptrs; /* two per thread: thread, tid */
+	PprofLabel *labels, **label_ptrs; /* LABELS_PER_THREAD per thread */
 	/* Samples are not in the Profile message: they are packed one by one
 	 * after it (see write_samples), from these. */
 	struct export_stacks sums; /* one per Sample, those kept by --mincount first */
@@ -176,8 +183,8 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 	}
 	x->nkept = kept;
 	x->location_ids = malloc(count_or_one(nids) * sizeof(*x->location_ids));
-	x->labels = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->labels));
-	x->label_ptrs = calloc(count_or_one(2 * (size_t)p->nthreads), sizeof(*x->label_ptrs));
+	x->labels = calloc(count_or_one(LABELS_PER_THREAD * (size_t)p->nthreads), sizeof(*x->labels));
+	x->label_ptrs = calloc(count_or_one(LABELS_PER_THREAD * (size_t)p->nthreads), sizeof(*x->label_ptrs));
 	if (!x->location_ids || !x->labels || !x->label_ptrs)
 		return -1;
 	for (uint32_t st = 0; st < p->nstacks; st++) {
@@ -189,15 +196,19 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 				(uint64_t)p->stack_locations[stack->first + d] + 1;
 	}
 	for (uint32_t t = 0; t < p->nthreads; t++) {
-		PprofLabel *name = &x->labels[2 * t], *tid = &x->labels[2 * t + 1];
-		perftools__profiles__label__init(name);
-		perftools__profiles__label__init(tid);
-		name->key = p->nstrings + STR_THREAD;
-		name->str = p->threads[t].name;
-		tid->key = p->nstrings + STR_TID;
-		tid->num = p->threads[t].tid;
-		x->label_ptrs[2 * t] = name;
-		x->label_ptrs[2 * t + 1] = tid;
+		PprofLabel *l = &x->labels[LABELS_PER_THREAD * t];
+		for (int i = 0; i < LABELS_PER_THREAD; i++) {
+			perftools__profiles__label__init(&l[i]);
+			x->label_ptrs[LABELS_PER_THREAD * t + i] = &l[i];
+		}
+		l[0].key = p->nstrings + STR_THREAD;
+		l[0].str = p->threads[t].name;
+		l[1].key = p->nstrings + STR_TID;
+		l[1].num = p->threads[t].tid;
+		/* pprof's own mark of a diff's base samples (what -diff_base
+		 * adds): its totals and percentages are then base's. */
+		l[2].key = p->nstrings + STR_BASE;
+		l[2].str = p->nstrings + STR_TRUE;
 	}
 	return 0;
 }
@@ -335,14 +346,14 @@ static void write_samples(const struct pprof *x, const struct profile *p, struct
 	perftools__profiles__sample__init(&sample);
 	sample.n_value = p->nvalue_types;
 	sample.value = values;
-	sample.n_label = 2;
 	for (uint64_t i = 0; i < x->nkept && !g->failed; i++) {
 		const struct export_stack *w = &x->sums.stacks[i];
 		sample.n_location_id = p->stacks[w->stack].depth;
 		sample.location_id = &x->location_ids[x->stack_ids[w->stack]];
 		for (uint32_t v = 0; v < p->nvalue_types; v++)
 			values[v] = export_stack_value(p, &x->sums, i, v);
-		sample.label = &x->label_ptrs[2 * (size_t)w->thread];
+		sample.label = &x->label_ptrs[LABELS_PER_THREAD * (size_t)w->thread];
+		sample.n_label = p->threads[w->thread].flags & PROFILE_THREAD_DIFF_BASE ? 3 : 2;
 		/* key (field 2, length-delimited), length, then the message */
 		uint8_t head[1 + 10];
 		size_t n = 0;

@@ -3,6 +3,10 @@
  * profile per thread, heaviest thread first and active, samples in time
  * order so the Time Order view shows the real timeline.
  *
+ * A diff profile (profile_is_diff) is written as its new run's threads
+ * ("new TID (name)"), then its base run's ("base ..."), each with its own
+ * values, positive: speedscope shows the two runs side by side.
+ *
  * Weights are in the displayed type of the exported one (a count of timer
  * periods is written as the time it stands for, speedscope's best unit).
  * Inline frames are expanded into frames of their own (speedscope drops them
@@ -247,9 +251,10 @@ static int below_mincount(const struct speedscope *s, int64_t column_total)
 
 /* The "samples" and "weights" arrays of one thread, without the runs whose
  * stack is lighter than --mincount when stack_total is given; weights are
- * the runs' values in the displayed type. */
+ * the runs' values in the displayed type, times sign (-1 for a diff's base
+ * run, stored negated). */
 static int write_thread_samples(struct speedscope *s, const struct thread_runs *t,
-				const int64_t *stack_total, FILE *out)
+				const int64_t *stack_total, int sign, FILE *out)
 {
 	struct export_buffer b = { 0 };
 	int ret = -1;
@@ -276,7 +281,8 @@ static int write_thread_samples(struct speedscope *s, const struct thread_runs *
 					goto out;
 				if (!first)
 					b.buf[b.len++] = ',';
-				export_buffer_put_i64(&b, profile_scale_value(s->p, s->display, r->value, NULL));
+				int64_t w = profile_scale_value(s->p, s->display, r->value, NULL);
+				export_buffer_put_i64(&b, sign < 0 ? sat_neg_i64(w) : w);
 			}
 			first = 0;
 			if (b.len >= FLUSH_AT && flush_bytes(&b, out))
@@ -303,6 +309,10 @@ static int compare_threads(const void *a, const void *b, void *ctx)
 	const struct thread_order *to = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	const struct profile_thread *tx = &to->p->threads[x], *ty = &to->p->threads[y];
+	/* A diff: the new run's threads, then the base run's. */
+	uint32_t bx = tx->flags & PROFILE_THREAD_DIFF_BASE, by = ty->flags & PROFILE_THREAD_DIFF_BASE;
+	if (bx != by)
+		return bx ? 1 : -1;
 	uint64_t wx = abs_i64(to->totals[x]), wy = abs_i64(to->totals[y]);
 	if (wx != wy)
 		return wx > wy ? -1 : 1;
@@ -381,7 +391,7 @@ static int write_document(struct speedscope *s, FILE *out)
 	struct thread_order to = { p, totals };
 	qsort_r(order, p->nthreads, sizeof(*order), compare_threads, &to);
 	const char *unit = speedscope_unit(profile_string(p, p->value_types[s->display].unit));
-	int written = 0;
+	int written = 0, diff = profile_is_diff(p);
 	for (uint32_t k = 0; k < p->nthreads; k++) {
 		const struct thread_runs *t = &threads[order[k]];
 		if (!t->n)
@@ -391,16 +401,24 @@ static int write_document(struct speedscope *s, FILE *out)
 			set_stack_totals(t, stack_total, 0);
 			continue; /* every stack of the thread was lighter than --mincount */
 		}
-		char title[256];
+		char title[256], named[300];
 		profile_thread_title(p, order[k], title, sizeof(title));
+		int sign = 1;
+		if (p->threads[order[k]].flags & PROFILE_THREAD_DIFF_BASE) {
+			/* A diff's base run: its values were stored negated. */
+			snprintf(named, sizeof(named), "base %s", title);
+			sign = -1;
+		} else {
+			snprintf(named, sizeof(named), "%s%s", diff ? "new " : "", title);
+		}
+		int64_t end = profile_scale_value(p, s->display, total, NULL);
 		json_t *head_t = json_pack("{s:s,s:o,s:s,s:i,s:I}", "type", "sampled", "name",
-					   json_string_lossy(title), "unit", unit, "startValue", 0,
-					   "endValue",
-					   (json_int_t)profile_scale_value(p, s->display, total, NULL));
+					   json_string_lossy(named), "unit", unit, "startValue", 0,
+					   "endValue", (json_int_t)(sign < 0 ? sat_neg_i64(end) : end));
 		int failed = !head_t || (written && fputc(',', out) == EOF) ||
 			     write_object_open(head_t, out);
 		json_decref(head_t);
-		if (failed || write_thread_samples(s, t, stack_total, out))
+		if (failed || write_thread_samples(s, t, stack_total, sign, out))
 			goto out;
 		written++;
 		set_stack_totals(t, stack_total, 0);

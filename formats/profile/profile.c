@@ -388,6 +388,14 @@ uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t 
 	return n;
 }
 
+int profile_is_diff(const struct profile *p)
+{
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		if (p->threads[t].flags & PROFILE_THREAD_DIFF_BASE)
+			return 1;
+	return 0;
+}
+
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
 {
 	const struct profile_thread *t = &p->threads[thread];

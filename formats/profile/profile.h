@@ -81,10 +81,21 @@ struct profile_stack {
 	uint32_t depth;
 };
 
+/* thread flags */
+#define PROFILE_THREAD_DIFF_BASE 0x1u /* a diff's: this thread ran in the base run */
+
 struct profile_thread {
 	uint32_t pid;
 	uint32_t tid;
-	uint32_t name; /* string id */
+	uint32_t name;  /* string id */
+	/*
+	 * PROFILE_THREAD_*. A diff profile (analyze/diff.h) holds the threads
+	 * of both runs, the base run's flagged, with the base's values negated:
+	 * as pprof's -diff_base has it, where base samples carry the label
+	 * pprof::base. A run is a set of threads, so the flag costs nothing
+	 * per sample.
+	 */
+	uint32_t flags;
 	/* Totals are computed from the samples (profile_thread_totals), never
 	 * stored here: a filter or a merge cannot leave them stale. */
 };
@@ -176,6 +187,12 @@ struct profile {
 	uint64_t lost_samples;
 	int32_t wait_status;
 	int ended; /* END record seen (not truncated) */
+	/*
+	 * The values are exact counts, not samples (an allocation trace
+	 * recorded at rate 1.0): they carry no sampling noise. Set by the
+	 * loader from what the trace's META says of its sampling.
+	 */
+	int exact;
 };
 
 /* Empty profile with strings[0] == "" and no value types; NULL on out of memory. */
@@ -267,6 +284,9 @@ uint32_t profile_max_stack_frames(const struct profile *p);
  * profile_stack_nframes(p, stack) entries; returns that count.
  */
 uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t *frames);
+
+/* 1 when p is a diff (some thread is flagged PROFILE_THREAD_DIFF_BASE). */
+int profile_is_diff(const struct profile *p);
 
 /* Thread title for every report: "tid (name)", or "tid" when unnamed; returns buf. */
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);

@@ -205,8 +205,12 @@ uint32_t profile_remap_location(struct profile_remap *m, uint32_t id)
 		struct profile_line line = m->src->lines[l->first_line + i];
 		line.function = profile_remap_function(m, line.function);
 		line.file = profile_remap_string(m, line.file);
-		if (by_name(m) && !(m->flags & PROFILE_REMAP_LINES))
-			line.file = line.line = 0;
+		/* Matched by function alone, a frame is in its function's file
+		 * and at no line in particular. */
+		if (by_name(m) && !(m->flags & PROFILE_REMAP_LINES)) {
+			line.file = m->dst->functions[line.function].file;
+			line.line = 0;
+		}
 		lines[i] = line;
 	}
 	uint32_t found = HASHMAP_NONE;
@@ -341,6 +345,7 @@ void profile_remap_run(struct profile_remap *m)
 	dst->lost_samples = src->lost_samples;
 	dst->wait_status = src->wait_status;
 	dst->ended = src->ended;
+	dst->exact = src->exact;
 }
 
 struct profile_remap *profile_remap_new(struct profile *dst, const struct profile *src, unsigned flags)

@@ -16,7 +16,8 @@
  *    modules by file name (the path's last component), functions by module
  *    name and function name (and their file with PROFILE_REMAP_LINES),
  *    locations by their inline chain of functions (and file:line with
- *    PROFILE_REMAP_LINES; otherwise lines become 0) with address 0, stacks
+ *    PROFILE_REMAP_LINES; otherwise a line is its function's file at line
+ *    0) with address 0, stacks
  *    by their locations, threads by (pid, tid). Entries dst already has
  *    (from an earlier source) are reused: mapping a base and then a new
  *    profile into one dst puts the same frames on the same ids.

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 1
+#define TRACE_VERSION_MINOR 2 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost */
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -27,6 +27,7 @@ enum trace_type {
 	TRACE_LOSS = 7,          /* samples the agent had to drop, counted */
 	TRACE_END = 8,           /* last record: exit status and totals */
 	/* reserved, not written yet: 9 ALLOCS, 10 FREES, 11 PROCESS (fork/exec) */
+	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
 };
 
 /* Well-known META keys (values are text). Unknown keys are kept and shown. */
@@ -40,8 +41,8 @@ enum trace_type {
 #define TRACE_META_HOSTNAME "hostname"
 #define TRACE_META_COLLECTOR "collector"      /* "ipscope VERSION" */
 #define TRACE_META_MAX_FRAMES "max_frames"
-#define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.1) */
-#define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.1) */
+#define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.2) */
+#define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.2) */
 
 struct trace_meta {
 	const char *key;
@@ -81,7 +82,7 @@ struct trace_module_unload {
 #define TRACE_THREAD_START 1u
 #define TRACE_THREAD_NAME 2u
 #define TRACE_THREAD_EXIT 4u
-/* The process was ending with the thread still running: cpu_ns is its CPU time then (1.1). */
+/* The process was ending with the thread still running: cpu_ns is its CPU time then (1.2). */
 #define TRACE_THREAD_AT_END 8u
 
 struct trace_thread {
@@ -90,7 +91,7 @@ struct trace_thread {
 	uint64_t time_ns;
 	uint32_t flags; /* TRACE_THREAD_* */
 	const char *name; /* "" when unknown */
-	uint64_t cpu_ns; /* the thread's CPU time at time_ns as the agent measured it; 0: unknown (1.1) */
+	uint64_t cpu_ns; /* the thread's CPU time at time_ns as the agent measured it; 0: unknown (1.2) */
 };
 
 /* ips[0] is the exact interrupted pc; ips[1..] are return addresses. */
@@ -136,8 +137,18 @@ struct trace_end {
 	uint64_t samples; /* totals as collect counted them */
 	uint64_t weight;
 	uint64_t lost_samples;
-	uint64_t agent_ns; /* time the agent's signal handler took, all threads (1.1) */
-	uint64_t agent_signals; /* signals it handled (1.1) */
+	uint64_t agent_ns; /* time the agent's signal handler took, all threads (1.2) */
+	uint64_t agent_signals; /* signals it handled (1.2) */
+};
+
+/* Part of a JIT runtime's symbol map (perf's "START SIZE name" text lines,
+ * hex): whole lines, in file order; a long map spans several records. */
+struct trace_jit_map {
+	uint32_t pid;
+	uint64_t time_ns;     /* when collect read it */
+	const char *path;     /* the file it was read from */
+	const uint8_t *text;  /* not NUL-terminated; may hold anything */
+	uint32_t text_len;
 };
 
 struct trace_record {
@@ -152,6 +163,7 @@ struct trace_record {
 		struct trace_samples samples;
 		struct trace_loss loss;
 		struct trace_end end;
+		struct trace_jit_map jit_map;
 	} u;
 };
 
@@ -170,6 +182,9 @@ int trace_writer_stack(struct trace_writer *w, const struct trace_stack *s);
 /* Queue a sample; samples are written in batches, in the order given. */
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s);
 int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l);
+/* One JIT_MAP record; text_len at most TRACE_JIT_MAP_MAX_TEXT (else EINVAL). */
+#define TRACE_JIT_MAP_MAX_TEXT (1u << 20)
+int trace_writer_jit_map(struct trace_writer *w, const struct trace_jit_map *j);
 /* Push everything appended so far to fd as whole zstd blocks; 0 or -1/errno. */
 int trace_writer_flush(struct trace_writer *w);
 /* Bytes handed to fd so far, and uncompressed bytes appended so far. */

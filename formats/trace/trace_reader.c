@@ -448,10 +448,20 @@ static int parse_end(struct cursor *c, struct trace_end *e)
 	return take_u64(c, &e->agent_signals, "agent_signals");
 }
 
+static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)
+{
+	size_t used = 0;
+	uint32_t flags;
+	if (take_u32(c, &j->pid, "pid") < 0 || take_u32(c, &flags, "flags") < 0 ||
+	    take_u64(c, &j->time_ns, "time_ns") < 0 || take_string(c, &j->path, &used, "path") < 0)
+		return -1;
+	return take_bytes(c, &j->text, &j->text_len, "text");
+}
+
 static const char *const record_names[] = {
 	[TRACE_META] = "META",         [TRACE_MODULE] = "MODULE", [TRACE_MODULE_UNLOAD] = "MODULE_UNLOAD",
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
-	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",
+	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
 };
 
 static int parse_record(struct cursor *c, enum trace_type type, struct trace_record *rec)
@@ -473,6 +483,8 @@ static int parse_record(struct cursor *c, enum trace_type type, struct trace_rec
 		return parse_loss(c, &rec->u.loss);
 	case TRACE_END:
 		return parse_end(c, &rec->u.end);
+	case TRACE_JIT_MAP:
+		return parse_jit_map(c, &rec->u.jit_map);
 	}
 	return -1;
 }

@@ -347,6 +347,24 @@ int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l)
 	return end_record(w);
 }
 
+int trace_writer_jit_map(struct trace_writer *w, const struct trace_jit_map *j)
+{
+	if (j->text_len > TRACE_JIT_MAP_MAX_TEXT)
+		return fail(w, EINVAL);
+	size_t payload = 4 + 4 + 8 + string_size(j->path) + 4 + j->text_len;
+	uint8_t *p = begin_record(w, TRACE_JIT_MAP, payload);
+	if (!p)
+		return -1;
+	trace_put_u32(p, j->pid);
+	trace_put_u32(p + 4, 0); /* flags: none yet */
+	trace_put_u64(p + 8, j->time_ns);
+	p = put_string(p + 16, j->path);
+	trace_put_u32(p, j->text_len);
+	if (j->text_len)
+		memcpy(p + 4, j->text, j->text_len);
+	return end_record(w);
+}
+
 int trace_writer_flush(struct trace_writer *w)
 {
 	if (w->error)

@@ -28,6 +28,10 @@ expect --noisefloor _ipscope_analyze analyze tree --noi
 expect "--sortedby" _ipscope_analyze analyze flat --sor
 expect "folded speedscope pprof" _ipscope_analyze analyze export --format ""
 expect "count" _ipscope_analyze analyze flat --sortedby c
+expect "text tsv" _ipscope_analyze analyze diff --format t
+expect "diff" _ipscope_analyze analyze d
+expect "timeline top" _ipscope_analyze analyze plot t
+expect "timeline top" _ipscope_analyze analyze plot -o x.png t
 expect "--source" _ipscope_collect collect --sou
 expect "perf" _ipscope_collect collect --source p
 expect "cpu" _ipscope_collect collect -m c

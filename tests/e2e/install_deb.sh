@@ -16,7 +16,7 @@ dpkg-deb -I "$deb" >info || fail "dpkg-deb -I failed"
 cat info
 depends=$(sed -n 's/^ Depends: //p' info)
 [ -n "$depends" ] || fail "no Depends in the package"
-for lib in libc6 libzstd1 libunwind8 libelf1 libjansson4 libprotobuf-c1 zlib1g libdeflate0 libdwarf1; do
+for lib in libc6 libzstd1 libunwind8 libelf1 libjansson4 libprotobuf-c1 zlib1g libdeflate0 libdebuginfod1; do
 	echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
 done
 dpkg-deb -x "$deb" root || fail "dpkg-deb -x failed"
@@ -24,8 +24,14 @@ dpkg-deb -x "$deb" root || fail "dpkg-deb -x failed"
 	fail "package lacks usr/bin/collect or usr/lib/ipscope/libipscope-agent.so: $(find root | head -30)"
 [ -f root/usr/share/man/man1/analyze-tree.1.gz ] || [ -f root/usr/share/man/man1/analyze-tree.1 ] ||
 	fail "package lacks the analyze-tree manual page"
+[ -f root/usr/share/ipscope/plots/timeline.gp ] || fail "package lacks the plot templates"
+grep -q "^ Recommends: .*gnuplot" info || fail "the package does not recommend gnuplot (analyze plot)"
 unset IPSCOPE_AGENT
 root/usr/bin/collect -q -o t.zst "$workloads/report_split" 0.3 2>err || fail "unpacked collect: $(cat err)"
 root/usr/bin/analyze flat t.zst >flat || fail "unpacked analyze failed"
 grep -q heavy flat || fail "unpacked collect recorded no samples of heavy(): $(cat flat)"
+if command -v gnuplot >/dev/null 2>&1; then
+	root/usr/bin/analyze plot top -o top.txt t.zst 2>err || fail "unpacked analyze plot: $(cat err)"
+	grep -q "top functions of report_split" top.txt || fail "unpacked analyze plot drew no top"
+fi
 echo "deb: ok ($deb)"

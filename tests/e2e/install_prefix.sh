@@ -3,7 +3,8 @@
 # says; the installed collect finds its agent (no environment variable) and
 # the installed analyze prints the same report as the build tree's; an agent
 # from another build and a missing one are refused with a clear message.
-# A trace written by a newer collector makes analyze info warn.
+# A trace written by a newer collector makes analyze info warn. The installed
+# analyze finds its plot templates in share/ipscope/plots/.
 # usage: install_prefix.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 prefix=$scratch/prefix
@@ -12,7 +13,9 @@ cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" 2>&1 ||
 for f in bin/collect bin/analyze lib/ipscope/libipscope-agent.so share/man/man1/collect.1 \
 	share/man/man1/analyze.1 share/man/man1/analyze-tree.1 share/man/man1/analyze-info.1 \
 	share/bash-completion/completions/analyze share/bash-completion/completions/collect \
-	share/doc/ipscope/README.md share/doc/ipscope/TRACE_FORMAT.md; do
+	share/doc/ipscope/README.md share/doc/ipscope/TRACE_FORMAT.md share/ipscope/plots/timeline.gp \
+	share/ipscope/plots/top.gp share/ipscope/plots/diff.gp share/ipscope/plots/heap.gp \
+	share/ipscope/plots/rate.gp share/man/man1/analyze-diff.1 share/man/man1/analyze-plot.1; do
 	[ -e "$prefix/$f" ] || fail "installed tree lacks $f"
 done
 [ ! -e "$prefix/bin/libipscope-agent.so" ] || fail "the agent must not be installed in bin/"
@@ -29,6 +32,10 @@ cd "$scratch"
 "$bin/analyze" tree t.zst >build.tree || fail "build-tree analyze tree failed"
 cmp -s installed.tree build.tree || fail "installed and build-tree reports differ: $(diff installed.tree build.tree)"
 grep -q heavy installed.tree || fail "installed collect recorded no samples of heavy(): $(cat installed.tree)"
+if command -v gnuplot >/dev/null 2>&1; then
+	"$prefix/bin/analyze" plot top -o top.txt t.zst 2>err || fail "installed analyze plot: $(cat err)"
+	grep -q "top functions of report_split" top.txt || fail "installed analyze plot drew no top: $(cat top.txt)"
+fi
 MANPATH="$prefix/share/man" man -w analyze-tree >/dev/null 2>&1 || man -l "$prefix/share/man/man1/analyze-tree.1" >/dev/null ||
 	fail "man cannot read analyze-tree.1"
 

@@ -6,6 +6,9 @@ build=$1
 bin=$build/bin
 workloads=$build/tests/workloads
 scratch=$(mktemp -d)
+# Hermetic: no debuginfod server but the one a test starts (Debian's
+# /etc/profile.d sets DEBUGINFOD_URLS for login shells).
+unset DEBUGINFOD_URLS
 trap 'rm -rf "$scratch"' EXIT
 
 fail() {

@@ -1,11 +1,12 @@
 # Names in reports through the whole pipeline (collect, then analyze): C++
-# names demangled (mangled with --no-demangle); a fully stripped binary whose
+# names demangled and short (the whole signature with --full-names, mangled
+# with --no-demangle); a fully stripped binary whose
 # DWARF is reached through .gnu_debuglink is fully symbolized; one without
 # debug info anywhere gets names from its symbol table; a binary rebuilt
 # after collection is warned about and never given wrong names.
 . "$(dirname "$0")/lib.sh"
 src=$(dirname "$0")/workloads/report_cpp.cpp
-name='geometry::Accumulator<double>::add_many(long)'
+name='geometry::Accumulator<double>::add_many'
 mangled='_ZN8geometry11AccumulatorIdE8add_manyEl'
 line=$(marker_line "@add-many-line" "$src")
 cxx() { c++ -O2 -g -DVARIANT="$1" -o "$2" "$src" || fail "cannot compile $src"; }
@@ -22,6 +23,12 @@ cat "$scratch/flat"
 grep -F "$name" "$scratch/flat" | grep -q "report_cpp.cpp" || fail "no demangled '$name' row with its file"
 "$bin/analyze" tree "$scratch/app.zst" >"$scratch/tree" || fail "analyze tree failed"
 grep -qF "report_cpp.cpp:$line; $name" "$scratch/tree" || fail "tree lacks 'report_cpp.cpp:$line; $name'"
+grep -qF "$name(" "$scratch/flat" && fail "parameters shown without --full-names"
+# Overloads read apart: their parameters are kept, and only theirs.
+grep -qF "geometry::spin(double)" "$scratch/flat" && grep -qF "geometry::spin(long)" "$scratch/flat" ||
+	fail "the overloads of geometry::spin do not read apart"
+"$bin/analyze" flat --full-names "$scratch/app.zst" >"$scratch/full" || fail "--full-names failed"
+grep -qF "$name(long)" "$scratch/full" || fail "--full-names does not show $name(long)"
 "$bin/analyze" flat --no-demangle "$scratch/app.zst" >"$scratch/raw" || fail "--no-demangle failed"
 grep -qF "$mangled" "$scratch/raw" || fail "--no-demangle does not show $mangled"
 
@@ -46,6 +53,16 @@ profile "$scratch/symtab/app" "$scratch/symtab.zst"
 cat "$scratch/flat" "$scratch/err"
 grep -qF "geometry::Accumulator<double>::add_many" "$scratch/flat" || fail "symtab: no name from the symbol table"
 grep -q "no debug info" "$scratch/err" || fail "symtab: no warning about missing debug info"
+# The footer and analyze info say which module lacks debug info, how much of
+# the profile it covers, and how to get it.
+grep -q "^Without debug info .*: app 100.0% of samples" "$scratch/flat" ||
+	fail "symtab: the footer does not name app at 100% without debug info"
+grep -q "dbgsym package, set DEBUGINFOD_URLS .*--debug-dir" "$scratch/flat" ||
+	fail "symtab: the footer does not say how to get debug info"
+"$bin/analyze" info "$scratch/symtab.zst" >"$scratch/info" || fail "analyze info failed"
+grep -q "^  symbols only .*100.0%  $scratch/symtab/app\$" "$scratch/info" ||
+	fail "symtab: info does not show app with symbols only at 100%: $(cat "$scratch/info")"
+grep -q "^  Without debug info .*: app 100.0%" "$scratch/info" || fail "symtab: info gives no hint"
 
 # 4. Rebuilt after collection: a warning, and module+offset instead of names.
 mkdir -p "$scratch/rebuilt"

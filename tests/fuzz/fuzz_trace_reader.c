@@ -59,6 +59,11 @@ static void touch(const struct trace_record *rec)
 		for (uint32_t i = 0; i < rec->u.samples.count; i++)
 			h += rec->u.samples.samples[i].time_ns + rec->u.samples.samples[i].state;
 		break;
+	case TRACE_JIT_MAP:
+		h += strlen(rec->u.jit_map.path);
+		for (uint32_t i = 0; i < rec->u.jit_map.text_len; i++)
+			h += rec->u.jit_map.text[i];
+		break;
 	default:
 		break;
 	}

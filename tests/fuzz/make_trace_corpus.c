@@ -115,6 +115,9 @@ static void every_record_type(struct trace_writer *w)
 	trace_writer_module_unload(w, &u);
 	t.flags = TRACE_THREAD_EXIT;
 	trace_writer_thread(w, &t);
+	static const char map[] = "7fff00001000 80 JS:*hot /app.js:3:5\n7fff00001080 zz garbage\n";
+	struct trace_jit_map j = { 100, 10, "/tmp/perf-100.map", (const uint8_t *)map, sizeof map - 1 };
+	trace_writer_jit_map(w, &j);
 }
 
 int main(int argc, char **argv)

@@ -463,6 +463,16 @@ static void test_inlined(void)
 	EXPECT_LINE(out, "    9 100.0%    9 100.0% h.c     3 hot [inlined]");
 	EXPECT_LINE(out, "    9 100.0%    0   0.0% m.c    10 caller");
 	free(out);
+	/* --no-inline: hot's cost is caller's own, at the line of the call. */
+	o.filter.no_inline = 1;
+	out = run_tree(p, &o, &to);
+	EXPECT_LINE(out, "9╎ 9 m.c:12; caller");
+	CHECKF(strstr(out, "hot") == NULL, "an inlined frame is left:\n%s", out);
+	free(out);
+	out = run_flat(p, &o, &fo);
+	EXPECT_LINE(out, "    9 100.0%    9 100.0% m.c    10 caller");
+	CHECKF(strstr(out, "hot") == NULL, "an inlined frame is left:\n%s", out);
+	free(out);
 	profile_free(p);
 }
 

@@ -9,6 +9,7 @@
  *   BIN/nodebug/inline_workload    stripped, no debuglink: symbol table only
  *   BIN/cpp_workload               C++ namespaces and templates
  *   BIN/generated_dwarf5           the generated program: .cold clones
+ *   BIN/links/{dwz,split}-corrupt  dwz and split DWARF copies to damage
  *
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
  * (corrupt: only the damaged-file test, which runs under its own leak rules)
@@ -31,132 +32,13 @@
 
 static const char *source_dir, *bin_dir;
 
-/* dir/name in one of 64 rotating buffers: enough for any test's live paths. */
-static char *path_in(const char *dir, const char *name)
-{
-	static char buf[64][4096];
-	static int next;
-	char *p = buf[next++ % 64];
-	snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
-	return p;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* Line number of the first line of file containing marker, 0 if none. */
-static uint32_t marker_line(const char *file, const char *marker)
-{
-	FILE *f = fopen(file, "r");
-	char line[1024];
-	uint32_t n = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		n++;
-		if (strstr(line, marker)) {
-			fclose(f);
-			return n;
-		}
-	}
-	if (f)
-		fclose(f);
-	return 0;
-}
-
-/* Address and size of the function symbol name in path's .symtab. */
-static int symbol_extent(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY), found = 0;
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn && !found;
-	     scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize && !found; i++) {
-			GElf_Sym sym;
-			const char *s;
-			if (gelf_getsym(data, (int)i, &sym) &&
-			    (s = elf_strptr(elf, shdr.sh_link, sym.st_name)) && strcmp(s, name) == 0) {
-				*addr = sym.st_value;
-				*size = sym.st_size;
-				found = 1;
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-	return found;
-}
-
-/* Address of section name in path, 0 if none. */
-static uint64_t section_address(const char *path, const char *name)
-{
-	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY);
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	size_t shstrndx;
-	uint64_t addr = 0;
-	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
-		for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !addr; scn = elf_nextscn(elf, scn)) {
-			GElf_Shdr shdr;
-			const char *s;
-			if (gelf_getshdr(scn, &shdr) && (s = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
-			    strcmp(s, name) == 0)
-				addr = shdr.sh_addr;
-		}
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-	return addr;
-}
+#include "symbolize_test_support.h"
 
 static struct sym_elf_info build_id_of(const char *path)
 {
 	struct sym_elf_info info;
 	sym_elf_inspect(path, &info);
 	return info;
-}
-
-static void test_demangle(void)
-{
-	static const struct {
-		const char *in;
-		int demangle, keep_clones;
-		const char *out;
-	} cases[] = {
-		{"foo", 1, 0, "foo"},
-		{"foo.isra.0", 1, 0, "foo"},
-		{"foo.part.1.cold", 1, 0, "foo"},
-		{"foo.constprop.0.isra.0", 1, 0, "foo"},
-		{"foo.cold", 1, 0, "foo"},
-		{"foo.lto_priv.3", 1, 0, "foo"},
-		{"foo.isra.0", 1, 1, "foo.isra.0"},
-		{"foo.bar", 1, 0, "foo.bar"},
-		{"foo.123", 1, 0, "foo.123"},
-		{"_ZN3foo3barEv.isra.0", 1, 0, "foo::bar()"},
-		{"_ZN3foo3barEv.constprop.0", 0, 0, "_ZN3foo3barEv"},
-		{"_ZN3foo3barEv", 0, 0, "_ZN3foo3barEv"},
-		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", 1, 0,
-		 "geometry::shapes::Scaler<double>::apply(double) const"},
-		{"_ZN5hello4main17h0123456789abcdefE", 1, 0, "hello::main"},
-		{"_RNvCs1234_5hello4main", 1, 0, "hello::main"},
-		{"_Znotmangled", 1, 0, "_Znotmangled"},
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *got = demangle_function_name(cases[i].in, cases[i].demangle, cases[i].keep_clones);
-		CHECKF(got && strcmp(got, cases[i].out) == 0, "%s -> %s, want %s", cases[i].in,
-		      got ? got : "(null)", cases[i].out);
-		free(got);
-	}
 }
 
 static void test_system_paths(void)
@@ -202,7 +84,7 @@ static void check_inline_chain(const char *path, const char *const *debug_dirs, 
 	      "%s: flags %#x", path, symbol_module_flags(m));
 	CHECKF(warning[0] == '\0', "%s: warning '%s'", path, warning);
 
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	CHECKF(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
 	uint32_t body = marker_line(path_in(source_dir, "inline_helper.h"), "MARK:helper-body");
 	uint32_t call = marker_line(path_in(source_dir, "inline_workload.c"), "MARK:call");
@@ -244,17 +126,18 @@ static void check_symbols_only(const char *path)
 		      !(flags & PROFILE_MODULE_HAS_LINE_NUMBERS),
 	      "flags %#x", flags);
 	CHECKF(strstr(warning, "no debug info") != NULL, "warning '%s'", warning);
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
 	struct symbol_frame f[4];
 	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
 	CHECKF(n == 1 && strcmp(f[0].function, "churn") == 0 && f[0].file == NULL && f[0].line == 0,
 	      "n=%d %s", n, n ? f[0].function : "");
-	/* A PLT stub is no part of the unsized _init before it. */
+	/* A PLT stub is no part of the unsized _init before it: it is its own. */
 	uint64_t plt = section_address(path, ".plt");
 	CHECKF(plt != 0, "no .plt in %s", path);
 	n = symbol_module_lookup(m, plt + 16, f, 4);
-	CHECKF(n == 0, "PLT stub named %s", n ? f[0].function : "");
+	CHECKF(n == 1 && ends_with(f[0].function, "@plt"), "PLT stub named %s",
+	       n ? f[0].function : "nothing");
 	symbolizer_free(s);
 }
 
@@ -279,7 +162,7 @@ static void test_unusable_modules(void)
 {
 	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
 	char warning[512];
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size);
 	struct symbol_frame f[4];
 
@@ -319,27 +202,35 @@ static void test_cpp(void)
 {
 	const char *path = path_in(bin_dir, "cpp_workload");
 	static const struct {
-		const char *linkage, *pretty;
+		const char *linkage, *pretty, *parameters;
 	} functions[] = {
-		{"_ZNK8geometry6shapes6ScalerIdE5applyEd",
+		{"_ZNK8geometry6shapes6ScalerIdE5applyEd", "geometry::shapes::Scaler<double>::apply",
 		 "geometry::shapes::Scaler<double>::apply(double) const"},
-		{"_ZNK8geometry6shapes6ScalerIlE5applyEl",
+		{"_ZNK8geometry6shapes6ScalerIlE5applyEl", "geometry::shapes::Scaler<long>::apply",
 		 "geometry::shapes::Scaler<long>::apply(long) const"},
-		{"_ZN8geometry6shapes5totalERKSt6vectorIlSaIlEE",
+		{"_ZN8geometry6shapes5totalERKSt6vectorIlSaIlEE", "geometry::shapes::total",
 		 "geometry::shapes::total(std::vector<long, std::allocator<long> > const&)"},
 	};
-	for (int demangle = 0; demangle <= 1; demangle++) {
-		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = demangle});
+	/* demangle 0: as in the binary; 1: short names; 2: --full-names */
+	for (int demangle = 0; demangle <= 2; demangle++) {
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){
+			.demangle = demangle > 0, .full_names = demangle == 2});
 		struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
 		for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
-			uint64_t addr, size;
+			uint64_t addr = 0, size = 0;
 			CHECKF(symbol_extent(path, functions[i].linkage, &addr, &size), "no %s",
 			      functions[i].linkage);
 			struct symbol_frame f[8];
 			int n = symbol_module_lookup(m, addr, f, 8);
-			const char *want = demangle ? functions[i].pretty : functions[i].linkage;
+			const char *want = demangle == 0   ? functions[i].linkage
+					   : demangle == 1 ? functions[i].pretty
+							   : functions[i].parameters;
+			const char *want_parameters = demangle == 0 ? want : functions[i].parameters;
 			CHECKF(n >= 1 && strcmp(f[n - 1].function, want) == 0, "got %s, want %s",
 			      n ? f[n - 1].function : "nothing", want);
+			CHECKF(n >= 1 && strcmp(f[n - 1].function_parameters, want_parameters) == 0,
+			       "got %s, want %s", n ? f[n - 1].function_parameters : "nothing",
+			       want_parameters);
 			CHECKF(n >= 1 && strcmp(f[n - 1].linkage_name, functions[i].linkage) == 0,
 			      "linkage %s", n ? f[n - 1].linkage_name : "");
 			CHECKF(n >= 1 && ends_with(f[n - 1].file, "cpp_workload.cpp"), "file %s",
@@ -354,7 +245,7 @@ static void test_cpp(void)
 static void test_clones(void)
 {
 	const char *path = path_in(bin_dir, "generated_dwarf5");
-	uint64_t addr, size;
+	uint64_t addr = 0, size = 0;
 	CHECKF(symbol_extent(path, "entry_3.cold", &addr, &size), "no entry_3.cold in %s", path);
 	for (int keep = 0; keep <= 1; keep++) {
 		struct symbolizer *s = symbolizer_new(
@@ -371,43 +262,86 @@ static void test_clones(void)
 	}
 }
 
-/* Damaged DWARF must cost names, never the process: flip bytes all over the
- * file's sections and symbolize every address of churn. */
-static void test_corrupt_files(void)
+/*
+ * Damaged DWARF must cost names, never the process: rounds times, damage
+ * victim (a copy of pristine: round 0 cuts it to a third, the others flip
+ * 64 bytes past the ELF header), then symbolize every address of churn in
+ * module, which reads victim (itself, or its supplementary or split file).
+ */
+static void corrupt_rounds(const char *pristine, const char *victim, const char *module,
+			   int rounds)
 {
-	const char *orig = path_in(bin_dir, "inline_workload");
-	FILE *in = fopen(orig, "rb");
-	CHECKF(in != NULL, "open %s", orig);
+	FILE *in = fopen(pristine, "rb");
+	CHECKF(in != NULL, "open %s", pristine);
 	if (!in)
 		return;
-	static unsigned char data[4 << 20];
+	static unsigned char data[4 << 20], copy[4 << 20];
 	size_t n = fread(data, 1, sizeof(data), in);
 	fclose(in);
-	uint64_t addr, size;
-	symbol_extent(orig, "churn", &addr, &size);
+	uint64_t addr = 0, size = 0;
+	CHECKF(symbol_extent(path_in(bin_dir, "inline_workload"), "churn", &addr, &size), "no churn");
 	srandom(7);
-	for (int round = 0; round < 200; round++) {
-		static unsigned char copy[4 << 20];
+	for (int round = 0; round < rounds; round++) {
 		memcpy(copy, data, n);
-		/* Round 0 truncates; the others damage 64 bytes past the ELF header. */
 		size_t len = round == 0 ? n / 3 : n;
 		for (int i = 0; round > 0 && i < 64; i++)
 			copy[64 + (size_t)random() % (n - 64)] = (unsigned char)random();
-		char *tmp = path_in(bin_dir, "corrupt_workload");
-		FILE *out = fopen(tmp, "wb");
+		FILE *out = fopen(victim, "wb");
+		CHECKF(out != NULL, "write %s", victim);
+		if (!out)
+			return;
 		fwrite(copy, 1, len, out);
 		fclose(out);
 		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
-		struct symbol_module *m = symbolizer_module(s, tmp, NULL, 0, NULL, 0);
+		struct symbol_module *m = symbolizer_module(s, module, NULL, 0, NULL, 0);
 		struct symbol_frame f[16];
-		for (uint64_t a = addr; a < addr + size; a++)
+		for (uint64_t a = addr; a < addr + size + 256; a++)
 			symbol_module_lookup(m, a, f, 16);
 		symbolizer_free(s);
 	}
+	/* Leave the victim whole again. */
+	FILE *out = fopen(victim, "wb");
+	if (out) {
+		fwrite(data, 1, n, out);
+		fclose(out);
+	}
+}
+
+static void test_corrupt_files(void)
+{
+	const char *orig = path_in(bin_dir, "inline_workload");
+	const char *tmp = path_in(bin_dir, "corrupt_workload");
+	corrupt_rounds(orig, tmp, tmp, 200);
+	/* dwz: the supplementary file, then the debug file pointing into it
+	 * (its copies live in links/dwz-corrupt, this test's own). */
+	char pristine[4200], cmd[9000];
+	const char *dwz = path_in(bin_dir, "links/dwz-corrupt");
+	const char *files[][2] = {{"common.debug", "a"}, {"a.debug", "a"}};
+	for (int i = 0; i < 2; i++) {
+		snprintf(pristine, sizeof(pristine), "%s.pristine", path_in(dwz, files[i][0]));
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path_in(dwz, files[i][0]), pristine);
+		CHECKF(system(cmd) == 0, "%s", cmd);
+		corrupt_rounds(pristine, path_in(dwz, files[i][0]), path_in(dwz, files[i][1]), 100);
+	}
+	/* Split DWARF: the .dwo, and a .dwp (copied beside a copy of its module). */
+	const char *split = path_in(bin_dir, "links/split-corrupt");
+	snprintf(pristine, sizeof(pristine), "%s.pristine", path_in(split, "inline_workload.dwo"));
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path_in(split, "inline_workload.dwo"), pristine);
+	CHECKF(system(cmd) == 0, "%s", cmd);
+	corrupt_rounds(pristine, path_in(split, "inline_workload.dwo"),
+		       path_in(split, "inline_workload"), 100);
+	const char *dwp_module = path_in(split, "dwp-module");
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s.dwp.pristine' && cp '%s' '%s'",
+		 path_in(bin_dir, "links/dwp5/inline_workload.dwp"), dwp_module,
+		 path_in(bin_dir, "links/dwp5/inline_workload"), dwp_module);
+	CHECKF(system(cmd) == 0, "%s", cmd);
+	corrupt_rounds(path_in(split, "dwp-module.dwp.pristine"), path_in(split, "dwp-module.dwp"),
+		       dwp_module, 100);
 }
 
 int main(int argc, char **argv)
 {
+	unsetenv("DEBUGINFOD_URLS"); /* hermetic: no server is asked */
 	if (argc != 3 && !(argc == 4 && strcmp(argv[3], "corrupt") == 0)) {
 		fprintf(stderr, "usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]\n");
 		return 2;
@@ -420,7 +354,6 @@ int main(int argc, char **argv)
 			printf("unit_symbolize corrupt: all passed\n");
 		return check_exit_status();
 	}
-	test_demangle();
 	test_system_paths();
 	check_inline_chain(path_in(bin_dir, "inline_workload"), NULL, 0);
 	check_inline_chain(path_in(bin_dir, "debuglink/inline_workload"), NULL, 0);

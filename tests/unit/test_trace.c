@@ -36,7 +36,7 @@ static void test_round_trip(void)
 	int flush_records[4];
 	struct bytes z = write_small_trace(flush_sizes, flush_records);
 	struct outcome o = read_memory(z.p, z.len, 1);
-	CHECKF(o.last == 0 && o.records == 13 && !o.truncated, "last %d records %d: %s", o.last,
+	CHECKF(o.last == 0 && o.records == 14 && !o.truncated, "last %d records %d: %s", o.last,
 	       o.records, o.message);
 
 	/* The same through a file and through stdin. */
@@ -50,7 +50,7 @@ static void test_round_trip(void)
 	int n = 0;
 	while (trace_reader_next(r, &rec) > 0)
 		check_small_record(n++, &rec);
-	CHECK(n == 13 && !trace_reader_truncated(r));
+	CHECK(n == 14 && !trace_reader_truncated(r));
 	CHECK(trace_reader_compressed_bytes(r) == z.len);
 	unsigned major, minor;
 	trace_reader_version(r, &major, &minor);
@@ -63,7 +63,7 @@ static void test_round_trip(void)
 	CHECKF(r != NULL, "%s", err);
 	for (n = 0; trace_reader_next(r, &rec) > 0;)
 		check_small_record(n++, &rec);
-	CHECK(n == 13);
+	CHECK(n == 14);
 	trace_reader_close(r);
 	dup2(saved_stdin, 0);
 	close(saved_stdin);
@@ -91,7 +91,7 @@ static void test_cuts(void)
 		CHECKF(o.last == 0, "cut %zu: %d %s", cut, o.last, o.message);
 		CHECK(o.records >= max_records); /* longer prefixes never read less */
 		max_records = o.records;
-		CHECKF(o.truncated == (o.records < 13), "cut %zu: %d records", cut, o.records);
+		CHECKF(o.truncated == (o.records < 14), "cut %zu: %d records", cut, o.records);
 		if (o.truncated)
 			CHECKF(strstr(o.message, "t.zst: truncated at offset ") == o.message &&
 			       strstr(o.message, "(no END record)"), "%s", o.message);
@@ -99,7 +99,7 @@ static void test_cuts(void)
 			if (cut == flush_sizes[i])
 				CHECKF(o.records == flush_records[i], "cut at flush %d: %d records", i, o.records);
 	}
-	CHECK(max_records == 13);
+	CHECK(max_records == 14);
 	free(z.p);
 }
 

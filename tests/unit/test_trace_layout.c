@@ -235,6 +235,13 @@ static void test_corrupt_records(void)
 	put_le(&raw, 0, 8);
 	expect_corrupt(&raw, "type 0");
 
+	put_file_header(&raw, 1, 1, 16);
+	at = begin_record(&raw, TRACE_JIT_MAP, 0);
+	put_le(&raw, 7, 4), put_le(&raw, 0, 4), put_le(&raw, 1, 8), put_string(&raw, "/tmp/perf-7.map");
+	put_le(&raw, 100, 4), put(&raw, "0 1 x\n", 6); /* text length past the record */
+	end_record(&raw, at);
+	expect_corrupt(&raw, "text needs 100 bytes");
+
 	/* A record cut by the end of the stream is a truncation, not an error. */
 	put_file_header(&raw, 1, 0, 16);
 	at = begin_record(&raw, TRACE_LOSS, 0);
@@ -245,9 +252,39 @@ static void test_corrupt_records(void)
 	CHECKF(o.last == 0 && o.truncated && strstr(o.message, "truncated at offset 16"), "%s", o.message);
 }
 
+/* JIT_MAP (1.1), byte by byte from TRACE_FORMAT.md. */
+static void test_jit_map(void)
+{
+	struct bytes raw = {0};
+	put_file_header(&raw, 1, 1, 16);
+	size_t at = begin_record(&raw, TRACE_JIT_MAP, 0);
+	put_le(&raw, 4242, 4), put_le(&raw, 0, 4), put_le(&raw, 123456789, 8);
+	put_string(&raw, "/tmp/perf-4242.map");
+	put_le(&raw, 21, 4), put(&raw, "1000 20 JS:*alpha x\nZ", 21);
+	put_le(&raw, 0xabcd, 4); /* a later minor version's field: ignored */
+	end_record(&raw, at);
+	put_end_record(&raw);
+	struct bytes z = zstd_compress(&raw);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_JIT_MAP);
+	if (r && rec.type == TRACE_JIT_MAP) {
+		CHECK(rec.u.jit_map.pid == 4242 && rec.u.jit_map.time_ns == 123456789);
+		CHECK(!strcmp(rec.u.jit_map.path, "/tmp/perf-4242.map"));
+		CHECK(rec.u.jit_map.text_len == 21 && !memcmp(rec.u.jit_map.text, "1000 20 JS:*alpha x\nZ", 21));
+		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END);
+	}
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
+	test_jit_map();
 	test_versions_and_unknown_records();
 	test_corrupt_records();
 	printf("unit_trace_layout: all passed\n");

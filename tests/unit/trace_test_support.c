@@ -163,6 +163,9 @@ static struct trace_sample make_sample(uint32_t i)
 /* Every record type, with flushes in between; `flush_sizes` gets the
  * compressed size after each flush (cut there, exactly what came before
  * must be read). */
+/* Any bytes, NUL included: the map is copied as the runtime wrote it. */
+static const char jit_text[] = "7f0000001000 40 JS:*hot /app.js:1:1\n\0garbage\n";
+
 struct bytes write_small_trace(uint64_t flush_sizes[4], int flush_records[4])
 {
 	int fd = new_memfd();
@@ -207,6 +210,9 @@ struct bytes write_small_trace(uint64_t flush_sizes[4], int flush_records[4])
 	CHECK(trace_writer_module_unload(w, &u) == 0), records++;
 	struct trace_thread t2 = { 42, 43, 10, TRACE_THREAD_EXIT, "", 123456789012ull };
 	CHECK(trace_writer_thread(w, &t2) == 0), records++;
+	struct trace_jit_map j = { 42, 10, "/tmp/perf-42.map", (const uint8_t *)jit_text,
+				   sizeof jit_text - 1 };
+	CHECK(trace_writer_jit_map(w, &j) == 0), records++;
 	FLUSH_POINT();
 #undef FLUSH_POINT
 	struct trace_end e = { 11, 3 << 8, TRACE_END_EXITED, 20, 50, 17, 4242, 21 };
@@ -220,9 +226,9 @@ void check_small_record(int index, const struct trace_record *r)
 	static const enum trace_type types[] = {
 		TRACE_META, TRACE_META, TRACE_MODULE, TRACE_MODULE, TRACE_THREAD,
 		TRACE_STACK, TRACE_STACK, TRACE_SAMPLES, TRACE_LOSS, TRACE_SAMPLES,
-		TRACE_MODULE_UNLOAD, TRACE_THREAD, TRACE_END,
+		TRACE_MODULE_UNLOAD, TRACE_THREAD, TRACE_JIT_MAP, TRACE_END,
 	};
-	CHECKF(index < 13 && r->type == types[index], "record %d type %d", index, r->type);
+	CHECKF(index < 14 && r->type == types[index], "record %d type %d", index, r->type);
 	switch (index) {
 	case 0:
 		CHECK(!strcmp(r->u.meta.key, "command") && !strcmp(r->u.meta.value, "./app 'a b' c"));
@@ -284,6 +290,12 @@ void check_small_record(int index, const struct trace_record *r)
 		CHECK(!strcmp(r->u.thread.name, "") && r->u.thread.cpu_ns == 123456789012ull);
 		break;
 	case 12:
+		CHECK(r->u.jit_map.pid == 42 && r->u.jit_map.time_ns == 10);
+		CHECK(!strcmp(r->u.jit_map.path, "/tmp/perf-42.map"));
+		CHECK(r->u.jit_map.text_len == sizeof jit_text - 1 &&
+		      !memcmp(r->u.jit_map.text, jit_text, sizeof jit_text - 1));
+		break;
+	case 13:
 		CHECK(r->u.end.time_ns == 11 && r->u.end.wait_status == (3 << 8));
 		CHECK(r->u.end.flags == TRACE_END_EXITED && r->u.end.samples == 20);
 		CHECK(r->u.end.weight == 50 && r->u.end.lost_samples == 17);

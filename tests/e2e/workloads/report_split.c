@@ -1,7 +1,8 @@
 /* report_split - ~70% of the CPU in heavy(), ~30% in light(), interleaved
  * in rounds so that neither owns the start or the end of the run. argv[1]:
- * total CPU seconds (default 1.5). The lines marked @... are read by
- * tests/e2e/report_split.sh. */
+ * total CPU seconds (default 1.5); argv[2]: heavy's share (default 0.7,
+ * light gets the rest: tests/e2e/diff.sh compares 0.7 with 0.3). The lines
+ * marked @... are read by tests/e2e/report_split.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,10 +29,11 @@ __attribute__((noinline)) static void light(double seconds)
 int main(int argc, char **argv)
 {
 	double total = argc > 1 ? atof(argv[1]) : 1.5;
+	double share = argc > 2 ? atof(argv[2]) : 0.7;
 	double start = thread_cpu_seconds();
 	for (int round = 0; round < 10; round++) {
-		heavy(total * 0.07); /* @call-heavy */
-		light(total * 0.03); /* @call-light */
+		heavy(total * share / 10); /* @call-heavy */
+		light(total * (1 - share) / 10); /* @call-light */
 	}
 	fprintf(stderr, "cpu_seconds=%.6f\n", thread_cpu_seconds() - start);
 	return 0;

@@ -10,6 +10,8 @@
 # the inline chain. Passes at >= 99% identical chains; exits 77 (skip) when
 # libc's debug info is not installed.
 #
+# The symbolizer names functions as addr2line -C does here (--full-names
+# --raw-names: whole C++ signatures, internal aliases as DWARF names them).
 # Two differences are by design and normalized before comparing:
 # - glibc declares its functions with asm names __GI_foo for internal calls;
 #   addr2line prints that linkage name, the symbolizer prints foo.
@@ -40,7 +42,7 @@ if [ "$target" = libc ]; then
 fi
 
 "$bench" --gen "$n" --seed 42 "$symbols" > "$work/all"
-"$bench" "$target" < "$work/all" > "$work/mine"
+"$bench" --full-names --raw-names "$target" < "$work/all" > "$work/mine"
 awk -v step=$((n / sample)) 'NR % step == 0' "$work/all" > "$work/sample"
 addr2line -a -f -i -C -e "$target" < "$work/sample" > "$work/theirs"
 if command -v eu-addr2line >/dev/null; then

@@ -1,0 +1,488 @@
+/*
+ * diff.c - the diff profile of two runs and the noise test (see diff.h).
+ *
+ * Normalisation. By default the question is "did the share of the program's
+ * cost change?": new values are multiplied by scale = base total / new total
+ * (of the compared type) before base is subtracted, so both runs weigh the
+ * same and a row's change is a change of its share. The scaled values are
+ * rounded per (stack, thread) entry by rounding the running sum, so that
+ * the entries of new add up to base's total exactly and no row is off by
+ * more than one unit per entry. --no-normalize compares the raw values
+ * (scale 1), e.g. to see that total CPU grew.
+ *
+ * The noise test. A sampled profile's counts are random: a row holding a
+ * share q of N samples holds Binomial(N, q) of them. For each row, with its
+ * sample counts b and n out of the runs' totals B and N:
+ *  - normalised: the two-proportion z-test with pooled variance,
+ *      P = (b + n) / (B + N),  z = (n/N - b/B) / sqrt(P (1-P) (1/B + 1/N));
+ *  - raw values v_b, v_n: each count treated as Poisson, a row's value
+ *    carrying v/c per count: z = (v_n - v_b) / sqrt(v_b^2/b + v_n^2/n)
+ *    (for plain counts, (n - b) / sqrt(n + b));
+ * two-sided p = erfc(|z| / sqrt 2). The counts are those of the count type
+ * behind the compared values (cpu's are samples; alloc_space's would be
+ * alloc_objects), or sample rows when a profile has none.
+ *
+ * Many rows are tested at once, and at 99% confidence one row in a hundred
+ * would look significant by chance: p-values are adjusted with Holm-
+ * Bonferroni, which bounds the chance that ANY row of a report is marked
+ * significant while nothing changed by 1 - confidence (the family-wise
+ * error rate). We chose it over Benjamini-Hochberg, which bounds only the
+ * expected share of false rows among the marked ones and needs the tests to
+ * be independent or positively dependent: the rows of a call tree are
+ * neither (a caller contains its callees; siblings compete for one total),
+ * and "two runs of the same program show no significant row, at the stated
+ * rate" is the family-wise statement. Holm is uniformly more powerful than
+ * plain Bonferroni and valid under any dependence.
+ *
+ * Exact runs (an allocation trace at rate 1.0: profile.exact) have no
+ * sampling noise: every change there is real, so every row whose value
+ * changed is significant.
+ */
+#include "diff.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "arith.h"
+#include "hashmap.h"
+#include "remap.h"
+#include "terminal.h"
+
+static const char *type_name(const struct profile *p, uint32_t v)
+{
+	return profile_string(p, p->value_types[v].type);
+}
+
+static const char *unit_name(const struct profile *p, uint32_t v)
+{
+	return profile_string(p, p->value_types[v].unit);
+}
+
+/* The type of other named as type v of p (same name and unit), or PROFILE_NO_VALUE. */
+static uint32_t same_type(const struct profile *p, uint32_t v, const struct profile *other)
+{
+	uint32_t u = profile_find_value_type(other, type_name(p, v));
+	return u != PROFILE_NO_VALUE && !strcmp(unit_name(p, v), unit_name(other, u)) ? u : PROFILE_NO_VALUE;
+}
+
+/*
+ * The count type behind type v: v itself when it is a stored count; a
+ * stored count read from the same column (cpu is samples x interval); the
+ * objects of a type of space (alloc_space: alloc_objects); else none.
+ */
+static uint32_t count_type(const struct profile *p, uint32_t v)
+{
+	const struct profile_value_type *t = &p->value_types[v];
+	if (t->scale == 1 && !strcmp(unit_name(p, v), "count"))
+		return v;
+	for (uint32_t u = 0; u < p->nvalue_types; u++)
+		if (p->value_types[u].column == t->column && p->value_types[u].scale == 1 &&
+		    !strcmp(unit_name(p, u), "count"))
+			return u;
+	const char *name = type_name(p, v);
+	size_t n = strlen(name);
+	if (n > 6 && !strcmp(name + n - 6, "_space") && n < 64) {
+		char objects[80];
+		snprintf(objects, sizeof(objects), "%.*s_objects", (int)(n - 6), name);
+		uint32_t u = profile_find_value_type(p, objects);
+		if (u != PROFILE_NO_VALUE && !strcmp(unit_name(p, u), "count"))
+			return u;
+	}
+	return PROFILE_NO_VALUE;
+}
+
+static int64_t sample_count(const struct diff_run *r, uint64_t i)
+{
+	return r->count == PROFILE_NO_VALUE ? 1 : profile_sample_value(r->p, i, r->count);
+}
+
+static void run_totals(struct diff_run *r)
+{
+	r->total = profile_value_total(r->p, r->value, NULL);
+	r->count_total = 0;
+	for (uint64_t i = 0; i < r->p->nsamples; i++)
+		r->count_total = sat_add_i64(r->count_total, sample_count(r, i), NULL);
+}
+
+/* Pick the compared type: --value, else base's default, else new's, else
+ * the first type both have. 0, or -1 with err. */
+static int choose_value(struct diff *d, const struct diff_options *o, char *err, size_t errlen)
+{
+	const struct profile *b = d->base.p, *n = d->new.p;
+	d->common[0] = '\0';
+	size_t used = 0;
+	uint32_t first = PROFILE_NO_VALUE;
+	for (uint32_t v = 0; v < b->nvalue_types; v++) {
+		if (same_type(b, v, n) == PROFILE_NO_VALUE)
+			continue;
+		if (first == PROFILE_NO_VALUE)
+			first = v;
+		int k = snprintf(d->common + used, sizeof(d->common) - used, "%s%s", d->ncommon ? ", " : "",
+				 type_name(b, v));
+		if (k > 0 && (size_t)k < sizeof(d->common) - used)
+			used += (size_t)k;
+		d->ncommon++;
+	}
+	char bnames[256], nnames[256];
+	profile_value_type_names(b, bnames, sizeof(bnames));
+	profile_value_type_names(n, nnames, sizeof(nnames));
+	if (first == PROFILE_NO_VALUE) {
+		snprintf(err, errlen, "nothing to compare: %s has the value types %s, %s has %s", d->base.path,
+			 *bnames ? bnames : "none", d->new.path, *nnames ? nnames : "none");
+		return -1;
+	}
+	uint32_t v = first;
+	if (o->value_name) {
+		v = profile_find_value_type(b, o->value_name);
+		if (v == PROFILE_NO_VALUE || same_type(b, v, n) == PROFILE_NO_VALUE) {
+			snprintf(err, errlen, "--value %s: the value types both traces have are %s (%s: %s; %s: %s)",
+				 o->value_name, d->common, d->base.path, bnames, d->new.path, nnames);
+			return -1;
+		}
+	} else if (b->default_value < b->nvalue_types && same_type(b, b->default_value, n) != PROFILE_NO_VALUE) {
+		v = b->default_value;
+	} else if (n->default_value < n->nvalue_types && same_type(n, n->default_value, b) != PROFILE_NO_VALUE) {
+		v = same_type(n, n->default_value, b);
+	}
+	d->base.value = v;
+	d->new.value = same_type(b, v, n);
+	return 0;
+}
+
+/* The program a command ran: its first word's last path component. */
+static void program_of(const struct profile *p, char *buf, size_t len)
+{
+	const char *cmd = profile_string(p, p->command);
+	size_t n = strcspn(cmd, " ");
+	const char *start = cmd;
+	for (size_t i = 0; i < n; i++)
+		if (cmd[i] == '/')
+			start = cmd + i + 1;
+	snprintf(buf, len, "%.*s", (int)(n - (size_t)(start - cmd)), start);
+}
+
+static void warn_about_runs(const struct diff *d, const struct diff_options *o)
+{
+	const struct profile *b = d->base.p, *n = d->new.p;
+	char pb[256], pn[256];
+	program_of(b, pb, sizeof(pb));
+	program_of(n, pn, sizeof(pn));
+	if (*pb && *pn && strcmp(pb, pn))
+		diag(o->diag, DIAG_WARNING,
+		     "%s ran %s and %s ran %s: comparing different programs (frames match by module and function name)",
+		     d->base.path, pb, d->new.path, pn);
+	/* --tid names one run's threads: the other may keep none. */
+	const struct diff_run *runs[2] = {&d->base, &d->new};
+	for (int i = 0; i < 2; i++)
+		if (!runs[i]->p->nsamples)
+			diag(o->diag, DIAG_WARNING, "%s has no samples to compare%s", runs[i]->path,
+			     runs[i]->p->nthreads ? "" : " (no thread left after --tid: thread ids are each run's own)");
+	/* Raw counts of timer periods mean different times at different intervals. */
+	uint32_t v = d->base.value;
+	if (!d->normalized && b->period_type != PROFILE_NO_VALUE && n->period_type != PROFILE_NO_VALUE &&
+	    v != b->period_type && b->period != n->period &&
+	    b->value_types[v].column == b->value_types[b->period_type].column) {
+		char ib[32], in[32];
+		diag(o->diag, DIAG_WARNING,
+		     "the runs sampled every %s and %s: their raw %s are not comparable; --value %s compares time",
+		     format_value(b->period, unit_name(b, b->period_type), ib, sizeof(ib)),
+		     format_value(n->period, unit_name(n, n->period_type), in, sizeof(in)), type_name(b, v),
+		     type_name(b, b->period_type));
+	}
+}
+
+/* One (stack, thread) of a run: its summed value and count. */
+struct entry {
+	uint32_t stack, thread;
+	int64_t value, count;
+};
+
+struct entries {
+	struct entry *e;
+	uint64_t n, cap;
+};
+
+static int entry_order(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Map run r's threads and samples into d->p, summed per (stack, thread). */
+static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t flags, unsigned remap_flags,
+			    struct entries *out)
+{
+	const struct profile *src = r->p;
+	struct profile *dst = d->p;
+	struct profile_remap *m = profile_remap_new(dst, src, remap_flags);
+	/* Threads are each run's own, never merged by tid across runs. */
+	uint32_t *threads = calloc_or_abort(src->nthreads ? src->nthreads : 1, sizeof(*threads));
+	for (uint32_t t = 0; t < src->nthreads; t++) {
+		struct profile_thread th = src->threads[t];
+		th.name = profile_remap_string(m, th.name);
+		th.flags = flags;
+		threads[t] = profile_add_thread(dst, &th);
+	}
+	/* Sum by the run's own (stack, thread) first: one hash probe per run
+	 * of samples in one stack, not one remapping per sample. */
+	struct hashmap index;
+	hashmap_init(&index, 1024);
+	struct entries raw = {0};
+	uint64_t last_key = UINT64_MAX;
+	uint32_t last = 0;
+	for (uint64_t i = 0; i < src->nsamples; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		if (s->thread >= src->nthreads)
+			continue;
+		uint64_t key = (uint64_t)s->stack << 32 | s->thread;
+		if (key != last_key) {
+			uint32_t *slot = hashmap_slot(&index, key);
+			if (*slot == HASHMAP_NONE) {
+				ALLOC_GROW(raw.e, raw.n + 1, raw.cap);
+				raw.e[raw.n] = (struct entry){s->stack, s->thread, 0, 0};
+				*slot = (uint32_t)raw.n++;
+			}
+			last_key = key;
+			last = *slot;
+		}
+		struct entry *e = &raw.e[last];
+		e->value = sat_add_i64(e->value, profile_sample_value(src, i, r->value), NULL);
+		e->count = sat_add_i64(e->count, sample_count(r, i), NULL);
+	}
+	hashmap_free(&index);
+	/* Then into dst's ids, where stacks that differed only by address
+	 * become one. */
+	hashmap_init(&index, raw.n + 16);
+	for (uint64_t k = 0; k < raw.n; k++) {
+		uint32_t stack = profile_remap_stack(m, raw.e[k].stack), thread = threads[raw.e[k].thread];
+		uint32_t *slot = hashmap_slot(&index, (uint64_t)stack << 32 | thread);
+		if (*slot == HASHMAP_NONE) {
+			ALLOC_GROW(out->e, out->n + 1, out->cap);
+			out->e[out->n] = (struct entry){stack, thread, 0, 0};
+			*slot = (uint32_t)out->n++;
+		}
+		struct entry *e = &out->e[*slot];
+		e->value = sat_add_i64(e->value, raw.e[k].value, NULL);
+		e->count = sat_add_i64(e->count, raw.e[k].count, NULL);
+	}
+	hashmap_free(&index);
+	free(raw.e);
+	free(threads);
+	profile_remap_free(m);
+	qsort(out->e, out->n, sizeof(*out->e), entry_order);
+}
+
+static int64_t clamp_i64(long double x)
+{
+	if (x >= (long double)INT64_MAX)
+		return INT64_MAX;
+	if (x <= (long double)INT64_MIN)
+		return INT64_MIN;
+	return (int64_t)llroundl(x);
+}
+
+static void add_entries(struct diff *d, const struct entries *es, int negate, double scale)
+{
+	long double running = 0;
+	int64_t given = 0;
+	for (uint64_t i = 0; i < es->n; i++) {
+		const struct entry *e = &es->e[i];
+		int64_t value = e->value;
+		if (scale != 1.0) {
+			/* Round the running sum, not each entry: the entries then
+			 * add up to the scaled total exactly. */
+			running += (long double)e->value;
+			int64_t target = clamp_i64(running * scale);
+			value = target - given;
+			given = target;
+		}
+		int64_t values[2] = {negate ? sat_neg_i64(value) : value, negate ? sat_neg_i64(e->count) : e->count};
+		struct profile_sample s = {.stack = e->stack, .thread = e->thread, .time_ns = 0};
+		profile_add_sample(d->p, &s, values);
+	}
+}
+
+static void describe_run(struct diff *d)
+{
+	struct profile *p = d->p;
+	const struct profile *b = d->base.p, *n = d->new.p;
+	char text[8192];
+	snprintf(text, sizeof(text), "diff: %s -> %s", b->command ? profile_string(b, b->command) : "?",
+		 n->command ? profile_string(n, n->command) : "?");
+	p->command = profile_intern(p, text);
+	p->mode = profile_intern(p, "diff");
+	p->source = n->source ? profile_intern(p, profile_string(n, n->source)) : 0;
+	p->start_realtime_ns = n->start_realtime_ns;
+	p->start_ns = n->start_ns;
+	p->duration_ns = n->duration_ns;
+	p->lost_samples = b->lost_samples + n->lost_samples;
+	p->ended = b->ended && n->ended;
+	p->exact = b->exact && n->exact;
+}
+
+int diff_build(struct diff *d, const struct profile *base, const char *base_path,
+	       const struct profile *new, const char *new_path, const struct diff_options *o,
+	       char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	d->base = (struct diff_run){.p = base, .path = base_path};
+	d->new = (struct diff_run){.p = new, .path = new_path};
+	d->confidence = o->confidence > 0 && o->confidence < 1 ? o->confidence : DIFF_DEFAULT_CONFIDENCE;
+	d->normalized = o->normalize;
+	if (choose_value(d, o, err, errlen))
+		return -1;
+	d->base.count = count_type(base, d->base.value);
+	d->new.count = count_type(new, d->new.value);
+	run_totals(&d->base);
+	run_totals(&d->new);
+	d->exact = base->exact && new->exact;
+	d->scale = 1.0;
+	if (o->normalize && d->new.total != 0 && d->base.total != 0)
+		d->scale = (double)d->base.total / (double)d->new.total;
+	warn_about_runs(d, o);
+
+	d->p = profile_new();
+	if (!d->p)
+		abort_out_of_memory();
+	profile_add_value_type(d->p, type_name(base, d->base.value), unit_name(base, d->base.value));
+	profile_add_value_type(d->p, "sample_count", "count");
+	d->p->default_value = DIFF_VALUE;
+	unsigned flags = PROFILE_REMAP_BY_NAME | (o->lines ? PROFILE_REMAP_LINES : 0);
+	struct entries eb = {0}, en = {0};
+	collect_entries(d, &d->base, PROFILE_THREAD_DIFF_BASE, flags, &eb);
+	collect_entries(d, &d->new, 0, flags, &en);
+	add_entries(d, &eb, 1, 1.0);
+	add_entries(d, &en, 0, d->scale);
+	free(eb.e);
+	free(en.e);
+	describe_run(d);
+	d->base_threads = calloc_or_abort(d->p->nthreads + 1, 1);
+	d->new_threads = calloc_or_abort(d->p->nthreads + 1, 1);
+	for (uint32_t t = 0; t < d->p->nthreads; t++) {
+		int is_base = (d->p->threads[t].flags & PROFILE_THREAD_DIFF_BASE) != 0;
+		d->base_threads[t] = is_base;
+		d->new_threads[t] = !is_base;
+	}
+	return 0;
+}
+
+void diff_free(struct diff *d)
+{
+	profile_free(d->p);
+	free(d->base_threads);
+	free(d->new_threads);
+	memset(d, 0, sizeof(*d));
+}
+
+double diff_row_percent(const struct diff *d, const struct diff_row *r)
+{
+	return d->base.total ? 100.0 * (double)diff_row_delta(r) / (double)d->base.total : 0.0;
+}
+
+double diff_normal_p(double z)
+{
+	return erfc(fabs(z) / sqrt(2.0));
+}
+
+double diff_normal_z(double p)
+{
+	/* Bisection on the two-sided tail: monotone, and 100 halvings of
+	 * [0, 40] are far below double precision. */
+	if (p >= 1)
+		return 0;
+	double lo = 0, hi = 40;
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+		if (diff_normal_p(mid) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* The row's z statistic and the standard error of its change in
+ * percentage points of base's total (see the top of this file). */
+static double row_z(const struct diff *d, const struct diff_row *r, double *se_points)
+{
+	double b = (double)r->base_count, n = (double)r->new_count;
+	double B = (double)d->base.count_total, N = (double)d->new.count_total;
+	*se_points = 0;
+	if (d->normalized) {
+		if (B <= 0 || N <= 0)
+			return 0;
+		double p1 = b / B, p2 = n / N, pooled = (b + n) / (B + N);
+		double var = pooled * (1 - pooled) * (1 / B + 1 / N);
+		double unpooled = p1 * (1 - p1) / B + p2 * (1 - p2) / N;
+		*se_points = 100.0 * sqrt(unpooled > 0 ? unpooled : 0);
+		if (!(var > 0))
+			return p1 == p2 ? 0 : INFINITY;
+		return (p2 - p1) / sqrt(var);
+	}
+	double vb = (double)r->base, vn = (double)r->new;
+	double var = (b > 0 ? vb * vb / b : 0) + (n > 0 ? vn * vn / n : 0);
+	if (d->base.total)
+		*se_points = 100.0 * sqrt(var) / fabs((double)d->base.total);
+	if (!(var > 0))
+		return vb == vn ? 0 : INFINITY;
+	return (vn - vb) / sqrt(var);
+}
+
+void diff_row_test(const struct diff *d, struct diff_row *r)
+{
+	double se;
+	r->p = d->exact ? (diff_row_delta(r) ? 0.0 : 1.0) : diff_normal_p(row_z(d, r, &se));
+}
+
+static int by_p(const void *a, const void *b)
+{
+	const struct diff_row *x = *(struct diff_row *const *)a, *y = *(struct diff_row *const *)b;
+	return x->p < y->p ? -1 : x->p > y->p;
+}
+
+void diff_adjust(const struct diff *d, struct diff_row *const *rows, size_t n)
+{
+	struct diff_row **sorted = calloc_or_abort(n ? n : 1, sizeof(*sorted));
+	memcpy(sorted, rows, n * sizeof(*sorted));
+	/* Ties keep no particular order, but adjusted values of tied p's are
+	 * equal whatever their order (the running maximum). */
+	qsort(sorted, n, sizeof(*sorted), by_p);
+	double running = 0, alpha = 1 - d->confidence;
+	for (size_t i = 0; i < n; i++) {
+		struct diff_row *r = sorted[i];
+		double adjusted = (double)(n - i) * r->p;
+		adjusted = adjusted > 1 ? 1 : adjusted;
+		running = adjusted > running ? adjusted : running;
+		r->p_adjusted = running;
+		r->significant = diff_row_delta(r) != 0 && (d->exact || r->p_adjusted < alpha);
+	}
+	free(sorted);
+}
+
+double diff_row_margin(const struct diff *d, const struct diff_row *r, size_t m)
+{
+	if (d->exact)
+		return 0;
+	double se;
+	row_z(d, r, &se);
+	double alpha = 1 - d->confidence;
+	return diff_normal_z(alpha / (double)(m ? m : 1)) * se;
+}
+
+const char *diff_test_name(const struct diff *d)
+{
+	if (d->exact)
+		return "none: both runs are exact counts, with no sampling noise";
+	return d->normalized ? "two-proportion z-test" : "z-test of Poisson counts";
+}
+
+const char *diff_count_name(const struct diff *d)
+{
+	const struct diff_run *r = &d->base;
+	return r->count == PROFILE_NO_VALUE ? "sample rows" : type_name(r->p, r->count);
+}

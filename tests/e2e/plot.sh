@@ -1,0 +1,119 @@
+# analyze plot on real traces: export_threads (three named threads) drawn as
+# timeline and top, two report_split runs (70/30 and 30/70) as diff. Each
+# kind gives a PNG of 1280x720 with more than two colours and not blank
+# (png_info), an SVG that is well-formed XML holding the title (xmllint) and
+# a PDF; the data files hold flat's and diff's numbers: timeline's column of
+# each thread adds up to flat --tid's total, top's rows are flat's, diff's
+# bars are diff --format tsv's. The text terminal, a kept script rerun by
+# hand, and the errors: heap of a CPU trace, an unknown output type, gnuplot
+# missing.
+. "$(dirname "$0")/lib.sh"
+png_info=$build/tests/png_info
+
+"$bin/collect" -q -o "$scratch/t.zst" "$workloads/export_threads" 0.6 >/dev/null 2>"$scratch/err" ||
+	fail "collect export_threads: $(cat "$scratch/err")"
+for share in 0.7 0.3; do
+	"$bin/collect" -q -o "$scratch/s$share.zst" "$workloads/report_split" 0.5 "$share" 2>"$scratch/err" ||
+		fail "collect report_split: $(cat "$scratch/err")"
+done
+
+plot() { # plot KIND OUT TRACES...: analyze plot, failing with its stderr
+	kind=$1 out=$2
+	shift 2
+	"$bin/analyze" plot "$kind" -o "$out" "$@" 2>"$scratch/err" || fail "plot $kind -o $out failed: $(cat "$scratch/err")"
+	[ ! -s "$scratch/err" ] || fail "plot $kind -o $out said: $(cat "$scratch/err")"
+}
+
+check_outputs() { # check_outputs KIND TITLE TRACES...
+	kind=$1 title=$2
+	shift 2
+	plot "$kind" "$scratch/$kind.png" "$@"
+	info=$("$png_info" "$scratch/$kind.png") || fail "$kind.png is not a readable PNG"
+	set -- $info
+	[ "$1" = 1280 ] && [ "$2" = 720 ] || fail "$kind.png is $1x$2, expected 1280x720"
+	[ "$3" -gt 2 ] || fail "$kind.png has $3 colours"
+	awk -v f="$4" 'BEGIN { exit !(f > 1) }' || fail "$kind.png is blank ($4% not background)"
+	echo "$kind.png: $info"
+}
+
+check_svg() { # check_svg KIND TITLE TRACES...
+	kind=$1 title=$2
+	shift 2
+	plot "$kind" "$scratch/$kind.svg" "$@"
+	xmllint --noout "$scratch/$kind.svg" || fail "$kind.svg is not well-formed XML"
+	grep -q "$title" "$scratch/$kind.svg" || fail "$kind.svg does not hold the title '$title'"
+	plot "$kind" "$scratch/$kind.pdf" "$@"
+	[ "$(head -c 5 "$scratch/$kind.pdf")" = "%PDF-" ] || fail "$kind.pdf is not a PDF"
+}
+
+for kind in timeline top; do
+	check_outputs "$kind" x "$scratch/t.zst"
+done
+check_svg timeline "timeline of export_threads 0.6" "$scratch/t.zst"
+check_svg top "top functions of export_threads 0.6" "$scratch/t.zst"
+check_outputs diff x "$scratch/s0.7.zst" "$scratch/s0.3.zst"
+check_svg diff "changes of report_split 0.5 0.3" "$scratch/s0.7.zst" "$scratch/s0.3.zst"
+
+# timeline's data: each thread's column adds up to its flat --tid total (ns).
+plot timeline "$scratch/t.png" --keep-data "$scratch/tl" "$scratch/t.zst"
+names=$(sed -n "s/^thread_names\[\([0-9]*\)\] = '\([0-9]*\) .*/\1 \2/p" "$scratch/tl/timeline.gp")
+[ "$(echo "$names" | wc -l)" -eq 3 ] || fail "timeline names $(echo "$names" | wc -l) threads, expected 3"
+echo "$names" | while read -r k tid; do
+	got=$(awk -v c=$((k + 1)) '!/^#/ { s += $c } END { printf "%.0f", s }' "$scratch/tl/timeline-threads.dat")
+	want=$("$bin/analyze" flat --format tsv --value cpu --tid "$tid" "$scratch/t.zst" |
+		awk -F'\t' 'NR > 1 { s += $2 } END { printf "%.0f", s }')
+	[ "$got" = "$want" ] || fail "timeline: thread $tid's column adds up to $got ns, flat --tid says $want"
+	echo "timeline: thread $tid $got ns, as flat --tid"
+done
+# Rerun by hand: the kept script draws the same file again.
+rm "$scratch/t.png"
+(cd "$scratch/tl" && gnuplot timeline.gp) || fail "the kept timeline.gp does not rerun"
+"$png_info" "$scratch/t.png" >/dev/null || fail "the kept script's rerun made no PNG"
+
+# top's data: flat's self and inclusive CPU (TSV columns cpu_self, cpu) of
+# the rows with self time (fewer than top's 20 here); names cut to fit a
+# legend are matched by their start.
+plot top "$scratch/top.png" --keep-data "$scratch/tp" "$scratch/t.zst"
+"$bin/analyze" flat --format tsv "$scratch/t.zst" | awk -F'\t' 'NR > 1 && $11 > 0 { print $11, $10 }' |
+	LC_ALL=C sort >"$scratch/flat.rows"
+[ "$(wc -l <"$scratch/flat.rows")" -lt 20 ] || fail "the test expects fewer than 20 functions with self time"
+awk '!/^#/ { print $2, $3 }' "$scratch/tp/top.dat" | LC_ALL=C sort >"$scratch/top.rows"
+cmp -s "$scratch/flat.rows" "$scratch/top.rows" || fail "top.dat's self and inclusive differ from flat's: $(diff "$scratch/flat.rows" "$scratch/top.rows")"
+name1=$(sed -n "s/^names\[1\] = '\(.*\)'$/\1/p" "$scratch/tp/top.gp")
+first=$("$bin/analyze" flat --format tsv "$scratch/t.zst" | awk -F'\t' 'NR > 1 { print $11 "\t" $5 }' | sort -t "$(printf '\t')" -k1,1nr | head -n 1 | cut -f2)
+[ "$name1" = "$first" ] || fail "top's first bar is '$name1', flat's heaviest self is '$first'"
+echo "top: $(wc -l <"$scratch/top.rows") rows, self and inclusive as flat's, '$first' first"
+
+# diff's data: each bar's change is diff --format tsv's delta_percent.
+plot diff "$scratch/d.png" --keep-data "$scratch/df" "$scratch/s0.7.zst" "$scratch/s0.3.zst"
+"$bin/analyze" diff --format tsv "$scratch/s0.7.zst" "$scratch/s0.3.zst" >"$scratch/diff.tsv"
+sed -n "s/^names\[\([0-9]*\)\] = '\(.*\)'$/\1 \2/p" "$scratch/df/diff.gp" | while read -r k name; do
+	got=$(awk -v k="$k" '!/^#/ && $1 == k { print $2 }' "$scratch/df/diff.dat")
+	want=$(awk -F'\t' -v f="$name" '$12 == f { print $4 }' "$scratch/diff.tsv")
+	within "$got" "$want" 0.001 || fail "diff plot: $name changes $got, diff says $want"
+done
+grep -q "^names\[1\] = 'light'" "$scratch/df/diff.gp" || fail "diff plot: the top bar is not light's increase"
+echo "diff: bars as diff --format tsv"
+
+# Text: the terminal's size on a terminal; here (a pipe) 100 columns.
+"$bin/analyze" plot top "$scratch/t.zst" >"$scratch/top.txt" 2>"$scratch/err" || fail "text plot: $(cat "$scratch/err")"
+grep -q "top functions of export_threads" "$scratch/top.txt" || fail "text plot has no title"
+[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$scratch/top.txt")" -le 100 ] ||
+	fail "text plot wider than 100 columns"
+plot timeline "$scratch/tl.txt" --width 80 "$scratch/t.zst"
+grep -q "by thread" "$scratch/tl.txt" || fail "timeline .txt has no panel title"
+
+# Errors.
+"$bin/analyze" plot heap -o "$scratch/h.png" "$scratch/t.zst" 2>"$scratch/err" && fail "heap of a CPU trace drawn"
+grep -q "plot heap needs an allocation trace" "$scratch/err" || fail "heap of a CPU trace: $(cat "$scratch/err")"
+[ ! -e "$scratch/h.png" ] || fail "a failed plot left its output"
+"$bin/analyze" plot top -o "$scratch/x.gif" "$scratch/t.zst" 2>"$scratch/err" && fail ".gif accepted"
+[ $? -eq 2 ] || fail ".gif: exit status not 2"
+"$bin/analyze" plot nosuch "$scratch/t.zst" 2>/dev/null && fail "unknown kind accepted"
+"$bin/analyze" plot diff "$scratch/t.zst" 2>"$scratch/err" && fail "diff with one trace accepted"
+grep -q "BASE NEW" "$scratch/err" || fail "diff with one trace: $(cat "$scratch/err")"
+PATH=/nonexistent "$bin/analyze" plot top -o "$scratch/n.png" "$scratch/t.zst" 2>"$scratch/err" &&
+	fail "plotted without gnuplot"
+grep -q "cannot run gnuplot: No such file or directory" "$scratch/err" || fail "no gnuplot: $(cat "$scratch/err")"
+[ "$(wc -l <"$scratch/err")" -eq 1 ] || fail "no gnuplot: more than one line: $(cat "$scratch/err")"
+echo "errors: heap of a CPU trace, unknown type and kind, gnuplot missing: said"
