@@ -42,7 +42,7 @@ struct info {
 	int64_t *thread_cpu; /* per thread, the CPU time its samples stand for (0 without a period type) */
 };
 
-/* A thread's CPU time as the agent measured it at its end (1.1 traces), 0 when unknown. */
+/* A thread's CPU time as the agent measured it at its end (1.2 traces), 0 when unknown. */
 static uint64_t measured_ns(const struct info *in, uint32_t thread)
 {
 	return thread < in->st->nthread_cpu ? in->st->thread_cpu_ns[thread] : 0;
@@ -219,7 +219,7 @@ static void print_text(const struct info *in)
 		       st->end_samples, st->end_weight, p->nsamples,
 		       count != PROFILE_NO_VALUE ? in->totals[count] : 0);
 	if (st->agent_signals) {
-		/* The agent's handler, timed by itself (trace 1.1); the kernel's delivery is not in it. */
+		/* The agent's handler, timed by itself (trace 1.2); the kernel's delivery is not in it. */
 		printf("Agent cost:    %.2f us per sample (%s in the handler over %" PRIu64 " signals",
 		       p->nsamples ? (double)st->agent_ns / (double)p->nsamples / 1e3 : 0.0,
 		       format_duration(st->agent_ns, a, sizeof(a)), st->agent_signals);

@@ -124,7 +124,7 @@ static void add_end(struct loader *L, const struct trace_end *e)
 	L->stats->agent_signals = e->agent_signals;
 }
 
-/* A thread's own CPU clock at its end (1.1): what its samples should add up to. */
+/* A thread's own CPU clock at its end (1.2): what its samples should add up to. */
 static void add_thread_cpu(struct load_stats *st, uint32_t thread, const struct trace_thread *t)
 {
 	if (!t->cpu_ns || !(t->flags & (TRACE_THREAD_EXIT | TRACE_THREAD_AT_END)))

@@ -373,8 +373,8 @@ static int parse_thread(struct cursor *c, struct trace_thread *t)
 	    take_string(c, &t->name, &used, "name") < 0)
 		return -1;
 	t->cpu_ns = 0;
-	/* 1.1 appended the thread's measured CPU time. */
-	return c->r->minor >= 1 ? take_u64(c, &t->cpu_ns, "cpu_ns") : 0;
+	/* 1.2 appended the thread's measured CPU time. */
+	return c->r->minor >= 2 ? take_u64(c, &t->cpu_ns, "cpu_ns") : 0;
 }
 
 static int parse_stack(struct cursor *c, struct trace_stack *s)
@@ -440,8 +440,8 @@ static int parse_end(struct cursor *c, struct trace_end *e)
 	e->agent_ns = e->agent_signals = 0;
 	if (take_u64(c, &e->lost_samples, "lost_samples") < 0)
 		return -1;
-	/* 1.1 appended what the agent's signal handler cost. */
-	if (c->r->minor < 1)
+	/* 1.2 appended what the agent's signal handler cost. */
+	if (c->r->minor < 2)
 		return 0;
 	if (take_u64(c, &e->agent_ns, "agent_ns") < 0)
 		return -1;

@@ -62,7 +62,7 @@ static void test_versions_and_unknown_records(void)
 	o = read_raw(&raw);
 	CHECK(o.last == -2);
 	CHECKF(!strcmp(o.message, "t.zst: offset 8: trace format version 2.0 is newer than this reader "
-				  "(1.1): use a newer ipscope"), "%s", o.message);
+				  "(1.2): use a newer ipscope"), "%s", o.message);
 
 	/* A later minor version: longer header, extra fields at the end of
 	 * records and of array entries. All of it is read, the extra ignored. */
@@ -70,7 +70,7 @@ static void test_versions_and_unknown_records(void)
 	at = begin_record(&raw, TRACE_THREAD, 0);
 	put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, 1, 4);
 	put_string(&raw, "worker");
-	put_le(&raw, 0x1234, 8); /* cpu_ns (1.1) */
+	put_le(&raw, 0x1234, 8); /* cpu_ns (1.2) */
 	put_le(&raw, 0xabcdef, 8); /* a field from the future */
 	end_record(&raw, at);
 	at = begin_record(&raw, TRACE_SAMPLES, 0);
@@ -92,7 +92,7 @@ static void test_versions_and_unknown_records(void)
 	at = begin_record(&raw, TRACE_END, 0);
 	put_le(&raw, 99, 8), put_le(&raw, 0, 4), put_le(&raw, TRACE_END_EXITED, 4);
 	put_le(&raw, 1, 8), put_le(&raw, 1, 8), put_le(&raw, 0, 8);
-	put_le(&raw, 5000, 8), put_le(&raw, 7, 8); /* agent_ns, agent_signals (1.1) */
+	put_le(&raw, 5000, 8), put_le(&raw, 7, 8); /* agent_ns, agent_signals (1.2) */
 	put_le(&raw, 0xfeed, 8); /* a field from the future */
 	end_record(&raw, at);
 	struct bytes z = zstd_compress(&raw);
@@ -119,31 +119,34 @@ static void test_versions_and_unknown_records(void)
 	free(raw.p);
 	memset(&raw, 0, sizeof raw);
 
-	/* A 1.0 trace has no cpu_ns or agent cost: read as 0. In a 1.1 trace they
-	 * must be there: a THREAD or END without them is corrupt. */
-	put_file_header(&raw, 1, 0, 16);
-	at = begin_record(&raw, TRACE_THREAD, 0);
-	put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, TRACE_THREAD_EXIT, 4);
-	put_string(&raw, "old");
-	end_record(&raw, at);
-	put_end_record(&raw);
-	z = zstd_compress(&raw);
-	r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
-	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_THREAD && rec.u.thread.cpu_ns == 0);
-	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.agent_ns == 0 &&
-	      rec.u.end.agent_signals == 0);
-	trace_reader_close(r);
-	free(z.p);
-	free(raw.p);
-	memset(&raw, 0, sizeof raw);
-	put_file_header(&raw, 1, 1, 16);
+	/* Traces before 1.2 (1.0, and 1.1 with JIT_MAP) have no cpu_ns or agent
+	 * cost: read as 0. In a 1.2 trace they must be there: a THREAD or END
+	 * without them is corrupt. */
+	for (unsigned minor = 0; minor <= 1; minor++) {
+		put_file_header(&raw, 1, minor, 16);
+		at = begin_record(&raw, TRACE_THREAD, 0);
+		put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, TRACE_THREAD_EXIT, 4);
+		put_string(&raw, "old");
+		end_record(&raw, at);
+		put_end_record(&raw);
+		z = zstd_compress(&raw);
+		r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
+		CHECKF(r != NULL, "%s", err);
+		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_THREAD && rec.u.thread.cpu_ns == 0);
+		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.agent_ns == 0 &&
+		      rec.u.end.agent_signals == 0);
+		trace_reader_close(r);
+		free(z.p);
+		free(raw.p);
+		memset(&raw, 0, sizeof raw);
+	}
+	put_file_header(&raw, 1, 2, 16);
 	at = begin_record(&raw, TRACE_THREAD, 0);
 	put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, TRACE_THREAD_EXIT, 4);
 	put_string(&raw, "new");
 	end_record(&raw, at);
 	expect_corrupt(&raw, "THREAD record");
-	put_file_header(&raw, 1, 1, 16);
+	put_file_header(&raw, 1, 2, 16);
 	put_end_record(&raw);
 	expect_corrupt(&raw, "END record (40 bytes)");
 
