@@ -37,6 +37,12 @@ for cmd in info tree flat "tree --threads"; do
 	done
 	grep -q "$csi" "$scratch/out" && fail "analyze $cmd printed a raw C1 CSI"
 done
+# archive warns about each module it cannot archive: the trace's paths, escaped.
+"$a" archive -o "$scratch/escapes.tar" "$scratch/escapes.zst" >/dev/null 2>"$scratch/err"
+grep -q "not archived" "$scratch/err" || fail "archive of escapes.zst warned about nothing: $(cat "$scratch/err")"
+for c in "$esc" "$bel" "$cr" "$csi"; do
+	grep -q "$c" "$scratch/err" && fail "analyze archive printed a raw control character: $(od -c "$scratch/err" | head -5)"
+done
 "$a" info "$scratch/escapes.zst" 2>/dev/null >"$scratch/out"
 grep -qF './app \e]0;pwned\x07 \e[2J' "$scratch/out" || fail "command line not escaped as expected: $(grep Command "$scratch/out")"
 grep -qF 'th\e[2Jread\r\x9b' "$scratch/out" || fail "thread name not escaped: $(cat "$scratch/out")"
