@@ -51,6 +51,16 @@ grep -qF 'th\e[2Jread\r\x9b' "$scratch/out" || fail "thread name not escaped: $(
 	fail "info --format json lost the command's bytes"
 "$a" flat --format tsv "$scratch/escapes.zst" 2>/dev/null | grep -q "$esc" && fail "flat --format tsv printed a raw ESC"
 
+# The agent's own figures (a thread's CPU clock, the handler's cost): past
+# what the run allows, dropped and said, never printed.
+"$a" info "$scratch/agent.zst" >"$scratch/out" 2>"$scratch/err" || fail "info failed on agent.zst"
+grep -q "1 thread's measured CPU time cannot be true" "$scratch/err" || fail "agent.zst: CPU clock not flagged: $(cat "$scratch/err")"
+grep -q "the agent's cost .* cannot be true" "$scratch/err" || fail "agent.zst: agent cost not flagged: $(cat "$scratch/err")"
+grep -q "18446744073\|6190182575" "$scratch/out" && fail "agent.zst: an impossible figure printed: $(cat "$scratch/out")"
+"$a" info --format json "$scratch/agent.zst" 2>/dev/null | grep -q "18446744073\|9223372036854775807\|61901825750703200" &&
+	fail "agent.zst: an impossible figure in the JSON"
+echo "agent figures: flagged, not printed"
+
 # Garbage loss counters: clamped, one line per bad thread, not 1000.
 "$a" info "$scratch/lost.zst" >"$scratch/out" 2>"$scratch/err" || fail "info failed on lost.zst"
 lost=$(info_lost "$scratch/lost.zst")
