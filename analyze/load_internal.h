@@ -32,12 +32,16 @@ struct record_consumer {
 	void *(*start)(struct loader *L);
 	void (*record)(struct loader *L, void *state, const struct trace_record *rec);
 	void (*finish)(struct loader *L, void *state); /* may be NULL */
+	/* After the stacks are built (profile stack i is raw stack i): samples
+	 * that need resolved frames, such as allocations' leaves. May be NULL. */
+	void (*resolved)(struct loader *L, void *state);
 	void (*free)(void *state);                      /* may be NULL */
 };
 
-/* The consumers load.c dispatches to (load_samples.c, load_jit.c). */
+/* The consumers load.c dispatches to (load_samples.c, load_jit.c, load_allocs.c). */
 extern const struct record_consumer load_samples_consumer;
 extern const struct record_consumer load_jit_consumer;
+extern const struct record_consumer load_allocs_consumer;
 
 struct raw_stack {
 	uint64_t first; /* into loader.ips */
