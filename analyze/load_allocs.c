@@ -667,6 +667,10 @@ static void allocs_resolved(struct loader *L, void *state)
 	s->unmatched_frees = st->unmatched;
 	/* Exact counts: nothing was sampled (diff then has no noise to test). */
 	p->exact = st->scheme == 0;
+	p->alloc_scheme = st->scheme == 1 ? PROFILE_ALLOCS_RATE : st->scheme == 2 ? PROFILE_ALLOCS_BYTES : PROFILE_ALLOCS_ALL;
+	p->alloc_parameter = st->scheme == 1 ? st->rate : st->scheme == 2 ? st->mean : 1;
+	p->alloc_scaled = st->scale;
+	p->alloc_peak_ns = s->peak_ns;
 
 	uint32_t first = PROFILE_NO_VALUE;
 	for (int v = 0; v < NV; v++) {

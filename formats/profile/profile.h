@@ -212,7 +212,23 @@ struct profile {
 	 * time_resolution_ns: the bins' width (0: rows are not binned).
 	 */
 	uint64_t time_resolution_ns;
+	/*
+	 * Which allocations were recorded (PROFILE_ALLOCS_*; 0: no allocation
+	 * types), the parameter (RATE, or the mean bytes N), whether the
+	 * values were scaled up to estimates (--scale), and when the live heap
+	 * was highest (ns since the start): the one allocation figure the rows
+	 * cannot give. Everything else (totals, leaks = inuse, peak = summed
+	 * peak_space, frees = alloc - inuse objects) is computed from the rows.
+	 */
+	uint32_t alloc_scheme;
+	double alloc_parameter;
+	int alloc_scaled;
+	uint64_t alloc_peak_ns;
 };
+
+#define PROFILE_ALLOCS_ALL 1u   /* every allocation: exact */
+#define PROFILE_ALLOCS_RATE 2u  /* each with probability alloc_parameter */
+#define PROFILE_ALLOCS_BYTES 3u /* each byte with probability 1 / alloc_parameter */
 
 /* Empty profile with strings[0] == "" and no value types; NULL on out of memory. */
 struct profile *profile_new(void);
