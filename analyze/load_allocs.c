@@ -340,8 +340,8 @@ static void add_row(struct allocs_state *st, uint32_t key, uint64_t time_ns, int
 static void add_value(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t time_ns, int v, double x)
 {
 	st->keys[key].v[v] += x;
-	if (L->o->alloc_bins)
-		add_row(st, key, time_ns, v, x);
+	if (L->o->alloc_bins) /* a row holds alloc, inuse and temporary: no peak */
+		add_row(st, key, time_ns, v < V_PEAK_O ? v : v - 2, x);
 }
 
 /* A live change of key at seq: first keep what it held at the latest peak (see the top). */

@@ -55,7 +55,8 @@ struct agent_nested_event {
 	uint64_t seq, time_ns, address, size;
 	uint64_t caller; /* the hook's return address: the event's one-frame stack */
 	uint16_t kind, flags;
-	uint32_t decide; /* 1: a free or allocation whose membership in the live set the outer decides */
+	uint32_t decide; /* 1: the outer writer decides its membership in the live set;
+			    2: made while unwinding: libunwind's own unless its caller is the program's */
 };
 #define AGENT_NESTED_EVENTS 32
 
@@ -77,6 +78,7 @@ struct agent_thread {
 	 */
 	volatile sig_atomic_t depth;
 	volatile sig_atomic_t internal; /* the agent itself is allocating: not recorded */
+	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
 	volatile sig_atomic_t forking; /* between fork's prepare and parent/child handlers */
 	volatile sig_atomic_t in_loader; /* inside dlopen/dlclose/dl_iterate_phdr: no unwinding */
 	uint64_t loader_caller; /* the return address of that call */

@@ -296,6 +296,22 @@ static uint32_t caller_stack(uint32_t ring, uint64_t caller)
 	return stack_table_id(&agent_self.stacks, ring, &caller, 1, TRACE_STACK_TRUNCATED);
 }
 
+/*
+ * Whether a nested allocation made while this thread unwound is the
+ * unwinder's own: its caller in libunwind or liblzma (Debian's libunwind
+ * decompresses .gnu_debugdata with it) or the agent. A program's signal
+ * handler calls from the program. dladdr only on this rare path.
+ */
+static int unwinder_own(uint64_t caller)
+{
+	if (agent_own_text(caller) || agent_called_from_unwinder((const void *)(uintptr_t)caller))
+		return 1;
+	Dl_info info;
+	if (!dladdr((const void *)(uintptr_t)caller, &info) || !info.dli_fname)
+		return 0;
+	return strstr(info.dli_fname, "liblzma") != NULL || strstr(info.dli_fname, "libunwind") != NULL;
+}
+
 /* Write what nested writers left, in their order. */
 static void write_nested(uint32_t ring)
 {
@@ -313,6 +329,8 @@ static void write_nested(uint32_t ring)
 		}
 		struct agent_nested_event *e = &self->nested[self->nested_done++];
 		uint16_t kind = e->kind;
+		if ((e->decide & 2) && kind != TR_HEAP_FREE && unwinder_own(e->caller))
+			kind = TR_HEAP_NONE; /* libunwind's (or liblzma's, for its minidebuginfo) */
 		if (e->decide && kind == TR_HEAP_FREE && !live_remove(e->address))
 			kind = TR_HEAP_NONE; /* its seq must still reach collect */
 		if (e->decide && kind != TR_HEAP_FREE && kind != TR_HEAP_NONE)
@@ -421,7 +439,8 @@ static NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t 
 		return;
 	int decide = state.scheme != TRANSPORT_ALLOC_ALL;
 	if (self->depth) {
-		push_nested(take_seq(), (uint64_t)(uintptr_t)p, size, caller, kind, flags, (uint32_t)decide);
+		push_nested(take_seq(), (uint64_t)(uintptr_t)p, size, caller, kind, flags,
+			    (uint32_t)decide | (self->capturing ? 2u : 0u));
 		return;
 	}
 	agent_enter();
@@ -434,14 +453,14 @@ static NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t 
 	if (decide)
 		live_insert((uint64_t)(uintptr_t)p);
 	uint32_t stack;
-	self->internal++;
+	self->capturing = 1;
 	if (self->in_loader) {
 		stack = caller_stack(ring, self->loader_caller);
 		atomic_fetch_add_explicit(&agent_transport.header->alloc_unwind_skipped, 1, memory_order_relaxed);
 	} else {
 		stack = capture_stack(ring, NULL, CAPTURE_SKIP_AGENT);
 	}
-	self->internal--;
+	self->capturing = 0;
 	write_event(ring, take_seq(), coarse_now(), (uint64_t)(uintptr_t)p, size, stack == UINT32_MAX ? 0 : stack,
 		    kind, flags);
 	agent_leave();
@@ -543,12 +562,14 @@ AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	}
 	if (UNLIKELY(in_arena(p) || !ready()))
 		return realloc(p, bytes);
+	/* glibc's reallocarray calls realloc through the PLT, which would be this
+	 * agent's realloc: the real realloc instead, so the call counts once. */
 	struct agent_thread *self = &agent_self;
-	if (!recording(self) || !real.reallocarray)
+	if (!recording(self))
 		return real.realloc(p, bytes);
 	if (p)
 		record_free(p, TR_HEAP_BY_REALLOC);
-	void *q = real.reallocarray(p, n, size);
+	void *q = real.realloc(p, bytes);
 	if (q)
 		record_alloc(q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
 	else if (p && bytes)
