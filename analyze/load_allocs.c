@@ -19,13 +19,9 @@
  * after that peak (and at the end), so nothing is copied when a new peak is
  * reached.
  *
- * Leaves: below each stack's deepest frame, a frame naming what was
- * allocated ("malloc 32 B", "calloc 1 MiB", "realloc 4-8 KiB"): the exact
- * sizes when a site (stack and function) had at most SITE_SIZES of them,
- * power-of-two ranges otherwise; "new"/"new[]" when the allocation came
- * through C++'s operator new. Allocator frames at the leaf side (libc's
- * malloc family and internals, operator new/new[]/delete, their PLT stubs)
- * are stripped, so a branch ends at the program's allocating frame.
+ * Leaves: a key's size is exact when its site (stack and function) had at
+ * most SITE_SIZES of them, a power-of-two range otherwise; the leaf naming
+ * it and the stripping of allocator frames are load_alloc_leaves.c's.
  *
  * Time: with alloc_bins (plots), each key has a row per time bin (the bins
  * double in width as the run goes on, at most MAX_BINS), so the rows' inuse
@@ -50,7 +46,7 @@
 #define SITE_SIZES 4
 #define MAX_BINS 256u
 #define FIRST_BIN_NS 1000000ull
-#define CLASS_BIT (1ull << 63)
+#define CLASS_BIT ALLOC_SIZE_CLASS
 
 enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
 static const char *const value_names[NV][2] = {
@@ -463,161 +459,7 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 	}
 }
 
-/* ---- after the stacks are built: leaves, stripped allocator frames, the rows ---- */
-
-static const char *const kind_names[] = {
-	[TRACE_HEAP_MALLOC] = "malloc",
-	[TRACE_HEAP_CALLOC] = "calloc",
-	[TRACE_HEAP_REALLOC] = "realloc",
-	[TRACE_HEAP_REALLOCARRAY] = "reallocarray",
-	[TRACE_HEAP_POSIX_MEMALIGN] = "posix_memalign",
-	[TRACE_HEAP_ALIGNED_ALLOC] = "aligned_alloc",
-	[TRACE_HEAP_MEMALIGN] = "memalign",
-	[TRACE_HEAP_VALLOC] = "valloc",
-	[TRACE_HEAP_PVALLOC] = "pvalloc",
-};
-
-/* Whether a function is the allocator's own (stripped at the leaf side); *new_kind for operator new. */
-static int allocator_function(const char *name, const char **new_kind)
-{
-	static const char *const names[] = {
-		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
-		"memalign", "valloc", "pvalloc", "cfree", "__libc_malloc", "__libc_calloc", "__libc_realloc",
-		"__libc_free", "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__posix_memalign",
-		"_int_malloc", "_int_realloc", "_int_memalign", "_int_free", "_mid_memalign", "tcache_init",
-		"malloc_hook_ini", "realloc_hook_ini", "__libc_reallocarray", "__libc_alloc_buffer_allocate",
-	};
-	size_t len = strlen(name);
-	if (len > 4 && !strcmp(name + len - 4, "@plt"))
-		len -= 4;
-	if (!strncmp(name, "operator new[]", 14) || !strncmp(name, "operator new [", 14)) {
-		*new_kind = "new[]";
-		return 1;
-	}
-	if (!strncmp(name, "operator new", 12)) {
-		if (!*new_kind)
-			*new_kind = "new";
-		return 1;
-	}
-	if (!strncmp(name, "operator delete", 15))
-		return 1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == len && !strncmp(name, names[i], len))
-			return 1;
-	return 0;
-}
-
-static void format_size(char *buf, size_t len, uint64_t size)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	int u = 0;
-	while (u < 6 && size >= 1024 && size % 1024 == 0) {
-		size /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 " %s", size, units[u]);
-}
-
-/* "4-8 KiB", "512 B-1 KiB": the range [2^k, 2^(k+1)). */
-static void format_range(char *buf, size_t len, int k)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	int u = k / 10, lo = k % 10, hi_u = (k + 1) / 10, hi = (k + 1) % 10;
-	if (u == hi_u)
-		snprintf(buf, len, "%llu-%llu %s", 1ull << lo, 1ull << hi, units[u]);
-	else
-		snprintf(buf, len, "%llu %s-%llu %s", 1ull << lo, units[u], 1ull << hi, units[hi_u]);
-}
-
-/* The leaf of key k: "malloc 32 B". */
-static void leaf_name(const struct allocs_state *st, const struct key *k, const char *new_kind, char *buf,
-		      size_t len)
-{
-	const struct site *s = &st->sites[k->site];
-	const char *what = new_kind ? new_kind : s->kind < sizeof(kind_names) / sizeof(kind_names[0]) &&
-							 kind_names[s->kind] ? kind_names[s->kind] : "alloc";
-	char size[48];
-	if (k->size_key & CLASS_BIT)
-		format_range(size, sizeof(size), (int)(k->size_key & 63));
-	else if (s->ranged)
-		format_range(size, sizeof(size), floor_log2(k->size_key));
-	else
-		format_size(size, sizeof(size), k->size_key);
-	snprintf(buf, len, "%s %s", what, size);
-}
-
-static const char *function_name(const struct profile *p, uint32_t loc)
-{
-	const struct profile_location *l = &p->locations[loc];
-	const struct profile_line *line = &p->lines[l->first_line + l->nlines - 1];
-	return profile_string(p, p->functions[line->function].name);
-}
-
-/* A leaf location of its own (each location's lines are its own). */
-static uint32_t leaf_location(struct profile *p, uint32_t function)
-{
-	struct profile_line line = { .function = function };
-	uint32_t first = profile_add_line(p, &line);
-	struct profile_location loc = { .address = 0, .module = UINT32_MAX, .first_line = first, .nlines = 1 };
-	return profile_add_location(p, &loc);
-}
-
-/* The time spent in the agent's hooks is the profiler's: a frame of its own, shown with -C off. */
-static void name_marker(struct loader *L)
-{
-	struct profile *p = L->p;
-	for (uint32_t f = 0; f < p->nfunctions; f++)
-		if (!strcmp(profile_string(p, p->functions[f].name), "agent_recording_allocations")) {
-			p->functions[f].name = profile_intern(p, "[ipscope: recording allocations]");
-			p->functions[f].flags &= ~PROFILE_FUNCTION_SYSTEM;
-			for (uint64_t i = 0; i < p->nsamples; i++) {
-				const struct profile_stack *s = &p->stacks[p->samples[i].stack];
-				uint32_t loc = s->depth ? p->stack_locations[s->first] : UINT32_MAX;
-				if (loc != UINT32_MAX && p->lines[p->locations[loc].first_line].function == f)
-					L->stats->hook_samples += (uint64_t)p->values[i * p->ncolumns];
-			}
-		}
-}
-
-/* The profile stack of key k: its leaf, then its stack without the allocator's frames. */
-static uint32_t key_stack(struct loader *L, struct allocs_state *st, const struct key *k, struct hashmap *memo,
-			  uint32_t **locs, uint32_t *cap)
-{
-	struct profile *p = L->p;
-	const struct site *s = &st->sites[k->site];
-	const struct profile_stack *ps = &p->stacks[s->stack];
-	const char *new_kind = NULL;
-	uint32_t skip = 0;
-	while (skip < ps->depth && skip + 1 < ps->depth + 1 &&
-	       allocator_function(function_name(p, p->stack_locations[ps->first + skip]), &new_kind))
-		skip++;
-	if (skip == ps->depth && skip)
-		skip--; /* nothing but the allocator: keep its outermost frame */
-	if (L->o->no_alloc_leaves && !skip)
-		return s->stack;
-	uint32_t leaf = UINT32_MAX;
-	if (!L->o->no_alloc_leaves) {
-		char name[96];
-		leaf_name(st, k, new_kind, name, sizeof(name));
-		leaf = profile_intern(p, name);
-	}
-	uint64_t h = hash_combine(hash_u64(s->stack), leaf);
-	uint32_t *slot = hashmap_slot(memo, h ^ (h >> 32) ^ ((uint64_t)s->stack << 32 | leaf));
-	if (*slot != HASHMAP_NONE)
-		return *slot;
-	uint32_t depth = ps->depth - skip + (leaf != UINT32_MAX);
-	ALLOC_GROW(*locs, depth ? depth : 1, *cap);
-	uint32_t n = 0;
-	if (leaf != UINT32_MAX) {
-		struct profile_function f = { .name = leaf, .system_name = leaf, .module = UINT32_MAX,
-					      .flags = PROFILE_FUNCTION_ALLOC_LEAF };
-		(*locs)[n++] = leaf_location(p, profile_add_function(p, &f));
-	}
-	for (uint32_t i = skip; i < ps->depth; i++)
-		(*locs)[n++] = p->stack_locations[ps->first + i];
-	/* profile_add_stack may move p->stacks: ps is not used after this. */
-	return *slot = profile_add_stack(p, *locs, n);
-}
+/* ---- after the stacks are built: the rows (leaves and stripping: load_alloc_leaves.c) ---- */
 
 static void allocs_finish(struct loader *L, void *state)
 {
@@ -643,7 +485,7 @@ static int64_t rounded(double x)
 static void allocs_resolved(struct loader *L, void *state)
 {
 	struct allocs_state *st = state;
-	name_marker(L);
+	alloc_name_marker(L->p, L->stats);
 	if (!st->seen)
 		return;
 	struct profile *p = L->p;
@@ -684,8 +526,15 @@ static void allocs_resolved(struct loader *L, void *state)
 	hashmap_init(&memo, st->nkeys);
 	uint32_t *locs = NULL, cap = 0;
 	uint32_t *stacks = realloc_or_abort(NULL, (st->nkeys ? st->nkeys : 1) * sizeof(*stacks));
-	for (uint32_t i = 0; i < st->nkeys; i++)
-		stacks[i] = key_stack(L, st, &st->keys[i], &memo, &locs, &cap);
+	for (uint32_t i = 0; i < st->nkeys; i++) {
+		const struct key *k = &st->keys[i];
+		const struct site *site = &st->sites[k->site];
+		uint64_t size_key = k->size_key;
+		if (site->ranged && !(size_key & CLASS_BIT))
+			size_key = CLASS_BIT | (uint64_t)floor_log2(size_key);
+		stacks[i] = alloc_leaf_stack(L->p, site->stack, site->kind, size_key, L->o->no_alloc_leaves, &memo,
+					     &locs, &cap);
+	}
 	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
 	uint64_t half = st->bin_ns / 2;
 	if (!L->o->alloc_bins) {

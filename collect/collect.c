@@ -495,7 +495,7 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 			strerror(l->grow_errno));
 	/* Short threads end between samples: say how much of their time the samples miss. */
 	uint64_t sampled = t->measured_weight * o->interval_ns;
-	if (t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
+	if (o->cpu && t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
 	    t->measured_cpu_ns - sampled > t->measured_cpu_ns / 10 &&
 	    t->measured_cpu_ns - sampled > 20 * o->interval_ns)
 		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used "

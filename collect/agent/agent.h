@@ -10,8 +10,9 @@
  *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
- *   alloc_hooks.c  the malloc family interposed: what is recorded, and how
- *                  an event reaches the ring without a system call
+ *   alloc_hooks.c  the malloc family interposed, bootstrap, set-up, fork
+ *   alloc_record.c what is recorded and how: choice, seq, stack, ring write;
+ *                  nested writers, so an event needs no system call
  *   alloc_live.c   the set of live chosen blocks when only some are recorded
  *
  * The agent is a guest: it only captures (raw instruction pointers,
@@ -162,18 +163,37 @@ void sampler_stop_all(void);
 void sampler_forget_all(void);
 
 /* alloc_hooks.c */
+/* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
+struct alloc_state {
+	volatile int on;
+	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
+	uint64_t threshold;  /* RATE: a draw below it is chosen */
+	double mean_bytes;   /* BYTES: the mean N */
+};
+extern struct alloc_state alloc_state;
+/* Whether this thread's allocations are being recorded now. */
+static inline int alloc_recording(const struct agent_thread *self)
+{
+	return alloc_state.on && !self->internal && !self->forking;
+}
 /* Set up allocation recording from the header (after attach); 0, or -1 with agent_error set. */
 int alloc_init(void);
 /* Whether allocations are being recorded in this process. */
 int alloc_enabled(void);
 /* A forked child: record nothing, touch no shared state. */
 void alloc_forget(void);
+
+/* alloc_record.c */
 /* Start and end a ring write outside the sampling handler (every such write), so that
  * nested writers on this thread leave their records for leave to write. */
 void agent_enter(void);
 void agent_leave(void);
 /* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
 uint64_t alloc_marker_pc(void);
+/* An allocation returned p (not NULL); caller: the hook's return address. */
+void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller);
+/* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0). */
+void record_free(void *p, uint16_t flags);
 
 /* alloc_live.c */
 /* Note a chosen live block; 0, or -1 when out of memory (then its free goes unrecorded). */
