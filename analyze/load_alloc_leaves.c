@@ -113,20 +113,43 @@ static uint32_t leaf_location(struct profile *p, uint32_t function)
 	return profile_add_location(p, &loc);
 }
 
+/* Whether a sample's stack is the marker's: one frame, in the agent's module (unsymbolized, as
+ * analyze info loads, its name is unknown; nothing else the agent writes is one agent frame). */
+static int marker_stack(const struct profile *p, const struct profile_stack *s)
+{
+	if (s->depth != 1)
+		return 0;
+	const struct profile_location *l = &p->locations[p->stack_locations[s->first]];
+	if (l->module == UINT32_MAX || l->module >= p->nmodules)
+		return 0;
+	const char *path = profile_string(p, p->modules[l->module].path);
+	const char *base = strrchr(path, '/');
+	return !strcmp(base ? base + 1 : path, "libipscope-agent.so");
+}
+
 /* The time spent in the agent's hooks is the profiler's: a frame of its own, shown with -C off. */
 void alloc_name_marker(struct profile *p, struct load_stats *stats)
 {
+	int named = 0;
+	uint32_t marker = 0;
 	for (uint32_t f = 0; f < p->nfunctions; f++)
 		if (!strcmp(profile_string(p, p->functions[f].name), "agent_recording_allocations")) {
-			p->functions[f].name = profile_intern(p, "[ipscope: recording allocations]");
+			marker = profile_intern(p, "[ipscope: recording allocations]");
+			p->functions[f].name = marker;
 			p->functions[f].flags &= ~PROFILE_FUNCTION_SYSTEM;
-			for (uint64_t i = 0; i < p->nsamples; i++) {
-				const struct profile_stack *s = &p->stacks[p->samples[i].stack];
-				uint32_t loc = s->depth ? p->stack_locations[s->first] : UINT32_MAX;
-				if (loc != UINT32_MAX && p->lines[p->locations[loc].first_line].function == f)
-					stats->hook_samples += (uint64_t)p->values[i * p->ncolumns];
-			}
+			named = 1;
 		}
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_stack *s = &p->stacks[p->samples[i].stack];
+		if (!s->depth)
+			continue;
+		uint32_t loc = p->stack_locations[s->first];
+		const struct profile_location *l = &p->locations[loc];
+		uint32_t f = p->lines[l->first_line].function;
+		int is_marker = named ? p->functions[f].name == marker : marker_stack(p, s);
+		if (is_marker)
+			stats->hook_samples += (uint64_t)p->values[i * p->ncolumns];
+	}
 }
 
 uint32_t alloc_leaf_stack(struct profile *p, uint32_t stack, uint32_t kind, uint64_t size_key, int no_leaves,

@@ -7,7 +7,9 @@
  * lands on another cache line than the last malloc). Every block is freed:
  * nothing leaks. It times its own work (CLOCK_MONOTONIC from the threads'
  * start to their join) and prints "elapsed_ns=N allocations=M" to stderr.
- * usage: bench_alloc_workload [PAIRS_PER_THREAD] [THREADS]
+ * With DEPTH, every allocation is made DEPTH calls below the loop instead
+ * (to measure the cost of recording one allocation against stack depth).
+ * usage: bench_alloc_workload [PAIRS_PER_THREAD] [THREADS] [DEPTH]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@ static uint64_t now_ns(void)
 struct worker {
 	pthread_t thread;
 	long pairs;
+	int depth; /* -1: the four sites */
 	uint64_t seed;
 	uint64_t checksum;
 };
@@ -66,7 +69,9 @@ static void *work(void *arg)
 	for (long i = 0; i < w->pairs; i++) {
 		uint64_t r = next_random(&w->seed);
 		char *p;
-		switch (r & 3) {
+		if (w->depth >= 0)
+			p = allocate(w->depth, 16 + (r >> 2) % 240);
+		else switch (r & 3) {
 		case 0: p = site_small(r >> 2); break;
 		case 1: p = site_medium(r >> 2); break;
 		case 2: p = site_large(r >> 2); break;
@@ -91,14 +96,15 @@ int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 10000000;
 	int threads = argc > 2 ? atoi(argv[2]) : 2;
-	if (pairs < 1 || threads < 1 || threads > 64) {
-		fprintf(stderr, "usage: bench_alloc_workload [PAIRS_PER_THREAD] [THREADS (1..64)]\n");
+	int depth = argc > 3 ? atoi(argv[3]) : -1;
+	if (pairs < 1 || threads < 1 || threads > 64 || depth > 1000) {
+		fprintf(stderr, "usage: bench_alloc_workload [PAIRS_PER_THREAD] [THREADS (1..64)] [DEPTH (0..1000)]\n");
 		return 2;
 	}
 	struct worker w[64];
 	uint64_t start = now_ns();
 	for (int t = 0; t < threads; t++) {
-		w[t] = (struct worker){ .pairs = pairs, .seed = 12345u + (uint64_t)t };
+		w[t] = (struct worker){ .pairs = pairs, .depth = depth, .seed = 12345u + (uint64_t)t };
 		if (pthread_create(&w[t].thread, NULL, work, &w[t]) != 0)
 			return 1;
 	}

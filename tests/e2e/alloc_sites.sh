@@ -52,7 +52,17 @@ grep -B1 "; new 48 B\$" "$scratch/treeC" | grep -q "make_nodes" || fail "new 48 
 # --no-alloc-leaves: the cost is the allocating frame's own.
 "$a" tree --no-alloc-leaves "$t" 2>/dev/null | grep -q "malloc 32 B" && fail "--no-alloc-leaves still shows leaves"
 # CPU samples stay reachable, and time in the hooks is the profiler's frame.
-"$a" flat --value samples "$t" >/dev/null 2>&1 || fail "--value samples"
+"$a" flat --value samples --format tsv "$t" >"$scratch/cpu" 2>/dev/null || fail "--value samples"
+# info's share of the hooks is the weight of that frame in flat, and it is a
+# root of its own (one frame: nothing of the program's is charged for it).
+marker=$(awk -F'\t' '$5 == "[ipscope: recording allocations]" { print $1 }' "$scratch/cpu")
+info=$("$a" info --format json "$t" 2>/dev/null | jq -r .recording_allocations_weight)
+[ "${marker:-0}" = "$info" ] || fail "info says $info samples recording allocations, flat ${marker:-0}"
+"$a" info "$t" 2>/dev/null | grep -q "^Recording: .*recording allocations" || fail "no Recording line in info"
+# In folded the marker is a whole stack: no frame of the program above it.
+"$a" export --format folded --value samples -o "$scratch/cpu.folded" "$t" 2>/dev/null || fail "export folded"
+grep -F "recording allocations]" "$scratch/cpu.folded" | grep -vq "^\[ipscope: recording allocations\] [0-9]*\$" &&
+	fail "the hooks' time is charged below a program frame: $(grep -F 'recording allocations]' "$scratch/cpu.folded" | head -2)"
 
 # Views.
 want=24320
