@@ -460,8 +460,13 @@ static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)
 	return take_bytes(c, &j->text, &j->text_len, "text");
 }
 
-static int take_varint(struct cursor *c, uint64_t *out)
+static inline int take_varint(struct cursor *c, uint64_t *out)
 {
+	/* Most fields are deltas of one byte: that case first, without the loop. */
+	if (__builtin_expect(c->at < c->size && !(c->p[c->at] & 0x80), 1)) {
+		*out = c->p[c->at++];
+		return 0;
+	}
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
 		if (c->at >= c->size)
@@ -497,7 +502,7 @@ static int parse_allocs(struct cursor *c, struct trace_allocs *a)
 		return -1;
 	for (uint32_t i = 0; i < count; i++) {
 		struct trace_heap_event *e = &r->heap[i];
-		uint64_t op, d_seq, d_tid, d_time, d_address;
+		uint64_t op = 0, d_seq = 0, d_tid = 0, d_time = 0, d_address = 0;
 		if (take_varint(c, &op) < 0 || take_varint(c, &d_seq) < 0 || take_varint(c, &d_tid) < 0 ||
 		    take_varint(c, &d_time) < 0 || take_varint(c, &d_address) < 0)
 			return -1;
@@ -514,7 +519,7 @@ static int parse_allocs(struct cursor *c, struct trace_allocs *a)
 		e->size = 0;
 		e->stack_id = 0;
 		if (e->kind != TRACE_HEAP_FREE && e->kind != TRACE_HEAP_NONE) {
-			uint64_t stack;
+			uint64_t stack = 0;
 			if (take_varint(c, &e->size) < 0 || take_varint(c, &stack) < 0)
 				return -1;
 			e->stack_id = stack > UINT32_MAX ? UINT32_MAX : (uint32_t)stack;
