@@ -45,6 +45,7 @@
 
 #define SITE_SIZES 4
 #define MAX_BINS 256u
+#define LIVE_PREFETCH 16
 #define FIRST_BIN_NS 1000000ull
 #define CLASS_BIT ALLOC_SIZE_CLASS
 
@@ -449,6 +450,10 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 	}
 	for (uint32_t i = 0; i < a->count; i++) {
 		const struct trace_heap_event *e = &a->events[i];
+		/* A big live table misses the cache on every event: ask for the
+		 * slot of an event a few ahead (a hint only; the table may grow). */
+		if (i + LIVE_PREFETCH < a->count && st->live_cap)
+			__builtin_prefetch(&st->live[live_home(st, a->events[i + LIVE_PREFETCH].address)]);
 		uint32_t thread = loader_thread_index(L, a->pid, e->tid);
 		if (e->time_ns > L->last_time_ns)
 			L->last_time_ns = e->time_ns;
