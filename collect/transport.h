@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRANSPORT_MAGIC 0x32505049u /* "IPP2" */
+#define TRANSPORT_MAGIC 0x33505049u /* "IPP3" */
 #define TRANSPORT_HEADER_BYTES 4096u
 #define TRANSPORT_RING_BYTES (256u << 10) /* power of two; pages are only touched when used */
 #define TRANSPORT_RINGS_PER_CHUNK 32u /* power of two */
@@ -43,9 +43,9 @@
 #define TRANSPORT_PREEMPTED_NS 1000000u
 #define TRANSPORT_WAKE_SIGNAL SIGURG /* agent -> collect: rings needed now (ignored by default) */
 #define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
-#define TRANSPORT_ENV_PID "IPSCOPE_PID" /* the process the agent may run in */
+#define TRANSPORT_ENV_PID "IPSCOPE_PID" /* --no-follow: the one process the agent may run in */
 
-enum transport_mode { TRANSPORT_MODE_CPU = 1 };
+enum transport_mode { TRANSPORT_MODE_CPU = 1, TRANSPORT_MODE_WALL = 2 };
 enum transport_source {
 	TRANSPORT_SOURCE_NONE = 0,
 	TRANSPORT_SOURCE_PERF = 1, /* perf task-clock for user mode, CPU-time timer for kernel mode */
@@ -62,7 +62,7 @@ struct transport_header {
 	uint32_t mode;
 	uint32_t max_frames;
 	uint64_t interval_ns;
-	uint32_t pid; /* the process the agent may run in (not its children) */
+	uint32_t pid; /* the first process: it alone sets the agent_* fields below */
 	uint32_t requested_source; /* enum transport_source; NONE: the best available */
 	uint32_t requested_signal; /* 0: the agent picks a free real-time signal */
 	_Atomic uint32_t agent_state;
@@ -80,6 +80,12 @@ struct transport_header {
 	/* An agent found every ring taken and sent collect TRANSPORT_WAKE_SIGNAL; collect clears it. */
 	_Atomic uint32_t wake_pending;
 	_Atomic uint64_t lost_no_ring; /* samples dropped: the thread had no ring */
+	/* Sampling is off (--delay, --paused, SIGUSR2, ipscope_stop()): nothing is recorded. */
+	_Atomic uint32_t paused;
+	uint32_t follow; /* 1: every process of the tree attaches (not --no-follow) */
+	/* Wall mode: samples of threads that ended between being chosen and being sampled. */
+	_Atomic uint64_t exited_unsampled;
+	_Atomic uint64_t sampler_cpu_ns; /* wall mode: CPU time of the agents' sampler threads */
 	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
 	 * dropped wait for room only while collect is alive. */
 	_Atomic uint64_t consumer_heartbeat_ns;
@@ -87,6 +93,8 @@ struct transport_header {
 };
 
 enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2 };
+/* The ring is the wall sampler's: its samples and losses are other threads'. */
+#define RING_AGENT_SAMPLER 1u
 
 /* Producer and consumer positions sit on separate cache lines. */
 struct transport_ring {
@@ -99,7 +107,9 @@ struct transport_ring {
 	_Atomic uint64_t handler_ns;
 	_Atomic uint64_t handler_timed;
 	_Atomic uint64_t handler_calls;
-	char pad0[24];
+	uint32_t pid; /* the process of the thread that owns it */
+	uint32_t flags; /* RING_AGENT_* */
+	char pad0[16];
 	_Atomic uint64_t head; /* bytes ever written (producer) */
 	uint64_t reserved_head; /* producer-private: head after the pending record */
 	char pad1[48];
@@ -116,6 +126,7 @@ enum transport_record_type {
 	TR_MODULE = 4,
 	TR_MODULE_UNLOAD = 5,
 	TR_EXEC = 6, /* the process exec'd a new image: every module before it is gone */
+	TR_PROCESS = 7, /* a process of the tree: attached, forked, exec'ing, reaped (struct tr_process) */
 };
 
 struct tr_header {
@@ -136,7 +147,9 @@ struct tr_sample {
 	uint32_t tid;
 	uint32_t stack_id;
 	uint32_t weight;
-	uint32_t state;
+	uint32_t state; /* TRACE_STATE_* */
+	int32_t syscall; /* off CPU: the system call the thread waits in; -1: none or unknown */
+	uint32_t reserved;
 };
 
 struct tr_thread {
@@ -167,6 +180,35 @@ struct tr_segment {
 
 struct tr_exec {
 	uint64_t time_ns;
+};
+
+/*
+ * What an agent tells collect about a process (collect turns them into the
+ * trace's PROCESS records). ATTACHED: this image of process pid started
+ * (after collect started it, a fork+exec, a posix_spawn or an exec in
+ * place); FORKED: pid is a fork of parent and goes on profiled; EXECING:
+ * pid is about to exec path (or, from posix_spawn, did), so collect can tell
+ * when no agent follows (a static or setuid program); EXEC_FAILED: it
+ * returned; REAPED: the agent's wait() wrapper saw child pid end with
+ * status. The process's command line follows the path.
+ */
+enum tr_process_kind {
+	TR_PROCESS_ATTACHED = 1,
+	TR_PROCESS_FORKED = 2,
+	TR_PROCESS_EXECING = 3,
+	TR_PROCESS_EXEC_FAILED = 4,
+	TR_PROCESS_REAPED = 5,
+};
+
+struct tr_process {
+	uint64_t time_ns;
+	uint32_t kind; /* enum tr_process_kind */
+	uint32_t pid;
+	uint32_t parent;
+	int32_t status; /* REAPED: the wait status */
+	uint32_t path_len;
+	uint32_t command_len;
+	/* char path[path_len], command[command_len] (no NULs; command: argv joined by spaces) */
 };
 
 struct tr_module_unload {

@@ -63,3 +63,7 @@ set_tests_properties(e2e_collect_kernel_time PROPERTIES LABELS e2e TIMEOUT 120)
 # ulimit -v leaves no room for ASan's shadow memory: not under sanitizers.
 add_test(NAME e2e_collect_ulimit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_ulimit.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_ulimit PROPERTIES LABELS "e2e;no-sanitize" TIMEOUT 120)
+
+# Wall mode, the process tree, crashes and control (issue 9).
+ipscope_workload(collect_wall e2e/workloads/collect_wall.c)
+target_link_libraries(collect_wall PRIVATE pthread)

@@ -225,3 +225,10 @@ void modules_rescan(void)
 	scan_objects();
 	pthread_mutex_unlock(&modules_lock);
 }
+
+void modules_forget(void)
+{
+	/* In a fork child the lock may have been held by a thread that no longer exists. */
+	pthread_mutex_init(&modules_lock, NULL);
+	nknown = 0;
+}
