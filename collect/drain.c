@@ -384,8 +384,8 @@ int drain_all(struct drain *d)
 		struct transport_ring *ring = transport_ring(t, i);
 		struct ring_seen *seen = &d->rings[i];
 		uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
-		if (state == RING_FREE || seen->broken)
-			continue;
+		if (state == RING_FREE || state == RING_CLAIMING || seen->broken)
+			continue; /* (a ring being claimed is empty; its owner's ids are not written yet) */
 		d->pid = ring->pid;
 		/* The wall sampler's ring holds other threads' samples: its losses are theirs. */
 		uint32_t loss_tid = (ring->flags & RING_AGENT_SAMPLER) ? 0 : ring->tid;
@@ -432,8 +432,12 @@ void drain_close_dead(struct drain *d)
 	uint32_t nrings = transport_nrings(t);
 	for (uint32_t i = 0; i < nrings; i++) {
 		struct transport_ring *ring = transport_ring(t, i);
-		uint32_t owned = RING_OWNED, pid = ring->pid, tid = ring->tid;
-		if (atomic_load(&ring->state) != RING_OWNED || !pid || !tid)
+		uint32_t owned = RING_OWNED;
+		/* The owner's ids are read after OWNED (published after them): never a previous owner's. */
+		if (atomic_load_explicit(&ring->state, memory_order_acquire) != RING_OWNED)
+			continue;
+		uint32_t pid = ring->pid, tid = ring->tid;
+		if (!pid || !tid)
 			continue;
 		/* Signal 0 only checks that thread tid still exists in process pid. */
 		if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) < 0 && errno == ESRCH)

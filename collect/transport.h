@@ -92,7 +92,10 @@ struct transport_header {
 	char agent_error[256];
 };
 
-enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2 };
+/* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
+ * thread, or by collect once the thread is gone) -> FREE (by collect, once drained). Owner ids
+ * are written before OWNED is published, so collect never reads a previous owner's. */
+enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2, RING_CLAIMING = 3 };
 /* The ring is the wall sampler's: its samples and losses are other threads'. */
 #define RING_AGENT_SAMPLER 1u
 

@@ -42,6 +42,7 @@ AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .sl
 /* A forked child shares nothing with the traced process: the mappings were not inherited (MADV_DONTFORK). */
 static void after_fork_child(void)
 {
+	agent_self.tid = 0; /* the cached id is the parent thread's: a ring claimed with it would look dead */
 	process_fork_child();
 	if (!agent_enabled)
 		return;

@@ -123,10 +123,11 @@ static uint32_t claim_free_ring(void)
 		uint32_t expected = RING_FREE;
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) != RING_FREE)
 			continue;
-		if (atomic_compare_exchange_strong(&r->state, &expected, RING_OWNED)) {
+		if (atomic_compare_exchange_strong(&r->state, &expected, RING_CLAIMING)) {
 			r->tid = agent_gettid();
 			r->pid = (uint32_t)agent_config.pid;
 			r->flags = wall_is_sampler() ? RING_AGENT_SAMPLER : 0;
+			atomic_store_explicit(&r->state, RING_OWNED, memory_order_release);
 			return i;
 		}
 	}
