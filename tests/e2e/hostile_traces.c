@@ -53,7 +53,7 @@ static struct trace_writer *start(const char *name, int *fd, const char *command
 
 static void finish(struct trace_writer *w, int fd, uint64_t end_ns, uint64_t lost)
 {
-	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost, 0, 0};
+	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost, 0, 0, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 }
@@ -70,7 +70,7 @@ static void module_and_samples(struct trace_writer *w, const char *path, const c
 	struct trace_stack s = {1, TRACE_STACK_LEAF_EXACT, 2, ips};
 	check(trace_writer_stack(w, &s) == 0, "stack");
 	for (uint32_t i = 0; i < n; i++) {
-		struct trace_sample smp = {START_NS + 1000 * (i + 1), 1, 1, 1, weight, 0};
+		struct trace_sample smp = {START_NS + 1000 * (i + 1), 1, 1, 1, weight, 0, -1};
 		check(trace_writer_sample(w, &smp) == 0, "sample");
 	}
 }
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	ips[0] = BIAS + 0x2100;
 	struct trace_stack s = {1, TRACE_STACK_LEAF_EXACT, DEPTH, ips};
 	check(trace_writer_stack(w, &s) == 0, "stack");
-	struct trace_sample smp = {START_NS + 1000, 1, 1, 1, 1, 0};
+	struct trace_sample smp = {START_NS + 1000, 1, 1, 1, 1, 0, -1};
 	check(trace_writer_sample(w, &smp) == 0, "sample");
 	finish(w, fd, START_NS + 1000000000ull, 0);
 

@@ -77,7 +77,7 @@ static void samples(struct trace_writer *w, uint32_t n, uint32_t nstacks)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct trace_sample s = { 1000000000ull + i * 997003ull, 100, 100 + i % 3, i % nstacks,
-					  1 + (i % 7 == 0), i % 4 == 0 ? 1 : 0 };
+					  1 + (i % 7 == 0), i % 4 == 0 ? 1 : 0, -1};
 		trace_writer_sample(w, &s);
 	}
 }
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	int fd;
-	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3, 120000, 30 };
+	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3, 120000, 30, 0};
 
 	struct trace_writer *w = start(&fd);
 	trace_writer_close(w, &end);
