@@ -385,7 +385,8 @@ static int exit_code(int status, const char *program)
 static void write_agent_meta(struct trace_writer *w, const struct transport_header *h)
 {
 	char buf[16];
-	trace_writer_meta(w, TRACE_META_SOURCE, source_name(h->source));
+	/* Wall mode: the agent's sampler thread times every sample (and signals only running threads). */
+	trace_writer_meta(w, TRACE_META_SOURCE, h->mode == TRANSPORT_MODE_WALL ? "wall-clock-sampler" : source_name(h->source));
 	snprintf(buf, sizeof buf, "%u", h->signal);
 	trace_writer_meta(w, TRACE_META_SIGNAL, buf);
 }
