@@ -5,7 +5,7 @@
  *   thread TID ROLE wall=SECONDS blocked=SECONDS
  *
  *   four SECONDS   main burns CPU the whole time (and writes a byte to a
- *                  pipe every 100 ms); "sleeper" burns 30 ms then sleeps in
+ *                  pipe every 100 ms), then joins the others (blocked); "sleeper" burns 30 ms then sleeps in
  *                  nanosleep for 70 ms; "waiter" burns 50 ms then waits 50 ms
  *                  in pthread_cond_timedwait; "reader" burns 20 ms then blocks
  *                  in read() on the pipe until main's next byte
@@ -147,8 +147,10 @@ static int four(void)
 	main_burn(start + seconds);
 	if (write(pipe_fds[1], "q", 1) != 1)
 		return 1;
+	double t = now();
 	for (int i = 0; i < 3; i++)
-		pthread_join(th[i], NULL);
+		pthread_join(th[i], NULL); /* @blocked-join: main's time off CPU */
+	me.blocked = now() - t;
 	me.wall = now() - start;
 	report(&me);
 	for (int i = 0; i < 3; i++)
