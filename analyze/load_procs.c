@@ -68,6 +68,8 @@ static void procs_record(struct loader *L, void *state, const struct trace_recor
 			p->path = profile_intern(L->p, r->path);
 		if (r->command && *r->command)
 			p->command = profile_intern(L->p, r->command);
+		else if (p->path)
+			p->command = p->path; /* (an exec no agent followed says only what it ran) */
 		break;
 	case TRACE_PROCESS_EXITED:
 		p->flags |= LOAD_PROCESS_EXITED;
