@@ -81,3 +81,5 @@ add_test(NAME e2e_collect_procs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/colle
 set_tests_properties(e2e_collect_procs PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME e2e_collect_crash COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_crash.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_crash PROPERTIES LABELS e2e TIMEOUT 120)
+add_test(NAME e2e_collect_deep COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_deep.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_deep PROPERTIES LABELS e2e TIMEOUT 120)
