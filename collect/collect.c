@@ -412,8 +412,19 @@ static void schedule_tick(struct schedule *s, struct transport_header *h, uint64
 		uint32_t was = atomic_load(&h->paused);
 		if (was < 2)
 			atomic_compare_exchange_strong(&h->paused, &was, was ^ 1);
+		atomic_store(&h->ever_paused, 1);
 		s->resume_ns = 0; /* the user took over */
 	}
+}
+
+/* How long collect may wait before the schedule's next change (ms, at most max_ms). */
+static int schedule_wait_ms(const struct schedule *s, uint64_t now, int max_ms)
+{
+	uint64_t next = s->resume_ns ? s->resume_ns : s->stop_ns;
+	if (!next)
+		return max_ms;
+	uint64_t ms = next > now ? (next - now + 999999) / 1000000 : 0;
+	return ms < (uint64_t)max_ms ? (int)ms : max_ms;
 }
 
 struct reaped_ctx {
@@ -443,7 +454,8 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 				  o->duration_ns ? last_flush + o->delay_ns + o->duration_ns : 0 };
 	struct reaped_ctx rc = { ps, w, write_failed };
 	for (;;) {
-		int toggles = launch_wait(l, drain_busy(d) ? DRAIN_BUSY_MS : DRAIN_IDLE_MS, on_reaped, &rc);
+		int wait_ms = schedule_wait_ms(&sched, clock_ns(CLOCK_MONOTONIC), drain_busy(d) ? DRAIN_BUSY_MS : DRAIN_IDLE_MS);
+		int toggles = launch_wait(l, wait_ms, on_reaped, &rc);
 		int done = l->ended && (!o->follow || forward_terminated() || !launch_children_left());
 		if (l->ended)
 			forward_detach(); /* the program's pid may be reused: signals are not passed on any more */
@@ -507,7 +519,7 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 			strerror(l->grow_errno));
 	/* Short threads end between samples: say how much of their time the samples miss. */
 	uint64_t sampled = t->measured_weight * o->interval_ns;
-	if (t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
+	if (t->measured_cpu_ns && sampled < t->measured_cpu_ns && !atomic_load(&h->ever_paused) &&
 	    t->measured_cpu_ns - sampled > t->measured_cpu_ns / 10 &&
 	    t->measured_cpu_ns - sampled > 20 * o->interval_ns)
 		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used "

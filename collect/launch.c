@@ -80,6 +80,7 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	h->mode = o->wall ? TRANSPORT_MODE_WALL : TRANSPORT_MODE_CPU;
 	h->follow = (uint32_t)o->follow;
 	atomic_store(&h->paused, (uint32_t)(o->paused || o->delay_ns));
+	atomic_store(&h->ever_paused, (uint32_t)(o->paused || o->delay_ns || o->duration_ns));
 	h->interval_ns = o->interval_ns;
 	h->max_frames = o->max_frames;
 	h->requested_source = o->source;

@@ -82,6 +82,7 @@ struct transport_header {
 	_Atomic uint64_t lost_no_ring; /* samples dropped: the thread had no ring */
 	/* Sampling is off (--delay, --paused, SIGUSR2, ipscope_stop()): nothing is recorded. */
 	_Atomic uint32_t paused;
+	_Atomic uint32_t ever_paused; /* sampling was off for a while: the samples cover only part of the run */
 	uint32_t follow; /* 1: every process of the tree attaches (not --no-follow) */
 	/* Wall mode: samples of threads that ended between being chosen and being sampled. */
 	_Atomic uint64_t exited_unsampled;

@@ -83,3 +83,7 @@ add_test(NAME e2e_collect_crash COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/colle
 set_tests_properties(e2e_collect_crash PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME e2e_collect_deep COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_deep.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_deep PROPERTIES LABELS e2e TIMEOUT 120)
+ipscope_workload(collect_region e2e/workloads/collect_region.c)
+target_include_directories(collect_region PRIVATE ${CMAKE_SOURCE_DIR}/collect)
+add_test(NAME e2e_collect_region COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_region.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_region PROPERTIES LABELS e2e TIMEOUT 120)

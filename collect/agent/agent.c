@@ -235,5 +235,6 @@ AGENT_EXPORT void ipscope_agent_stop(void)
 	if (!agent_transport.header || agent_config.pid != getpid())
 		return;
 	uint32_t on = 0;
+	atomic_store(&agent_transport.header->ever_paused, 1);
 	atomic_compare_exchange_strong(&agent_transport.header->paused, &on, 1);
 }
