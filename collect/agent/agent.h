@@ -189,6 +189,8 @@ uint32_t sampler_slot_tid(uint32_t i);
 void sampler_adopt_existing(void);
 /* Release an adopted thread's slot once it is gone. */
 void sampler_release_adopted(uint32_t i);
+/* Whether slot i was adopted for a thread that has since started its own slot (a scan raced its start). */
+int sampler_adopted_twice(uint32_t i);
 /* Whether thread tid has a slot (linear: for the sampler thread's scan). */
 int sampler_knows(uint32_t tid);
 /* The value si_value carries in a wall-mode signal to slot i. */
@@ -198,7 +200,7 @@ int sampler_knows(uint32_t tid);
 /* wall.c */
 /* Start the sampler thread (wall mode): 0 or -1 (agent_error set). */
 int wall_start(void);
-/* Stop it (at exit: samples stop, the thread is left to the process's end). */
+/* Stop it and wait (up to 50 ms) for its last samples; at exit the thread is left to the process's end. */
 void wall_stop(void);
 /* A forked child has no sampler thread: start anew. */
 void wall_forget(void);

@@ -320,6 +320,17 @@ uint32_t sampler_slot_tid(uint32_t i)
 	return atomic_load(&slots[i].used) ? atomic_load(&slots[i].tid) : 0;
 }
 
+int sampler_adopted_twice(uint32_t i)
+{
+	uint32_t tid = atomic_load(&slots[i].tid), high = (uint32_t)atomic_load(&slots_high);
+	if (!slots[i].adopted || !tid)
+		return 0;
+	for (uint32_t j = 0; j < high; j++)
+		if (j != i && atomic_load(&slots[j].used) && atomic_load(&slots[j].tid) == tid && !slots[j].adopted)
+			return 1;
+	return 0;
+}
+
 void sampler_release_adopted(uint32_t i)
 {
 	if (slots[i].adopted)
