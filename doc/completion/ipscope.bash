@@ -22,9 +22,11 @@ _ipscope_option_values()
 	analyze:*:--value) echo samples cpu wall alloc_space alloc_objects inuse_space inuse_objects ;;
 	analyze:*:--sortedby) echo filefuncline count self ;;
 	analyze:*:--color) echo auto always never ;;
+	analyze:*:--state) echo on-cpu off-cpu ;;
 	collect:*:--mode | collect:*:-m) echo cpu wall ;;
 	collect:*:--source) echo auto perf timer ;;
 	collect:*:--interval | collect:*:-i) echo 100us 250us 500us 1ms 10ms ;;
+	collect:*:--delay | collect:*:--duration) echo 500ms 1s 2s 10s 1m ;;
 	*) return 1 ;;
 	esac
 }
