@@ -4,7 +4,8 @@
 # workloads followed by a static program: each process's samples are
 # present, right (its own CPU time) and attributed (its own functions, from
 # its own module map, under its own pid in every report); the static one is
-# listed as not profiled; --no-follow profiles the first process only.
+# listed as not profiled; a child that outlives its parent loses nothing;
+# --no-follow profiles the first process only.
 . "$(dirname "$0")/lib.sh"
 busy=$workloads/collect_busy
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_procs" tree "$busy" >"$scratch/out" 2>"$scratch/err" ||
@@ -58,6 +59,17 @@ jq -e '.processes[] | select(.command | endswith("collect_busy_static")) | selec
 	"$scratch/p.json" >/dev/null || fail "pipeline: the static program is not listed as not profiled"
 "$bin/analyze" info "$scratch/p.zst" | grep -q "not profiled: statically linked" ||
 	fail "pipeline: analyze info does not say the static program was not profiled"
+
+# The first process exits first (status 3) while its child still works: collect waits for the
+# child (it is the tree's subreaper), the child's 0.4 s is all there, and collect exits with 3.
+set +e
+"$bin/collect" -q -o "$scratch/b.zst" sh -c "'$busy' 0.4 2>/dev/null & exit 3" 2>"$scratch/err"
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "parent first: collect exited $rc, the program 3: $(cat "$scratch/err")"
+cpu=$(info_json "$scratch/b.zst" | jq -r '.processes[] | select(.command | endswith("collect_busy 0.4")) | .value / 1e9')
+echo "parent first: the child's ${cpu:-no}s of 0.4 s"
+within "${cpu:-0}" 0.4 0.04 || fail "parent first: the child has ${cpu:-no} s of its 0.4 s"
 
 # --no-follow: the first process only.
 "$bin/collect" -q --no-follow -o "$scratch/n.zst" "$workloads/collect_procs" tree "$busy" >/dev/null 2>&1 ||
