@@ -385,8 +385,8 @@ static void print_text(const struct info *in)
 	       (double)st->compressed_bytes / mib, (double)st->raw_bytes / mib,
 	       st->compressed_bytes ? (double)st->raw_bytes / (double)st->compressed_bytes : 0.0, st->version_major,
 	       st->version_minor, st->truncated ? ", TRUNCATED" : "");
-	printf("Stacks:        %" PRIu64 " distinct (%" PRIu64 " cut at max frames, in %" PRIu64 " samples: [truncated] "
-	       "at their root), %" PRIu64 " distinct addresses\n",
+	printf("Stacks:        %" PRIu64 " distinct (%" PRIu64 " cut at max frames, in %" PRIu64 " samples), %" PRIu64
+	       " distinct addresses\n",
 	       st->stack_records, st->truncated_stacks, st->truncated_samples, st->distinct_addresses);
 	int any = 0;
 	for (uint32_t i = 0; i < st->nmeta; i++) {
