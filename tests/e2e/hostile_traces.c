@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	module_and_samples(w, "/nonexistent/app", "main", 10, 1);
 	struct trace_thread exit_record = {1, 1, START_NS + 900000000ull, TRACE_THREAD_EXIT, "", 0xfffffffffffffff0ull};
 	check(trace_writer_thread(w, &exit_record) == 0, "thread");
-	struct trace_end e = {START_NS + 1000000000ull, 0, TRACE_END_EXITED, 10, 10, 0, 61901825750703200ull, 1000};
+	struct trace_end e = {START_NS + 1000000000ull, 0, TRACE_END_EXITED, 10, 10, 0, 61901825750703200ull, 1000, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 	return 0;
