@@ -277,7 +277,8 @@ static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t f
 	free(raw.e);
 	free(threads);
 	profile_remap_free(m);
-	qsort(out->e, out->n, sizeof(*out->e), entry_order);
+	if (out->n) /* (an empty run has no array: qsort must not be given NULL) */
+		qsort(out->e, out->n, sizeof(*out->e), entry_order);
 }
 
 static int64_t clamp_i64(long double x)

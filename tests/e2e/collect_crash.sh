@@ -6,6 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 cd "$scratch"
 ulimit -c unlimited 2>/dev/null || true
+# An ASan-built collect would set RLIMIT_CORE to 0 for itself and so for the program.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}disable_coredump=0"
 status_of() {
 	set +e
 	"$@" >"$scratch/out" 2>"$scratch/err"
