@@ -441,13 +441,12 @@ static int parse_end(struct cursor *c, struct trace_end *e)
 	    take_u64(c, &e->weight, "weight") < 0)
 		return -1;
 	e->wait_status = (int32_t)status;
-	e->agent_ns = e->agent_signals = 0;
+	e->agent_ns = e->agent_signals = e->exited_unsampled = 0;
 	if (take_u64(c, &e->lost_samples, "lost_samples") < 0)
 		return -1;
 	/* 1.2 appended what the agent's signal handler cost. */
 	if (c->r->minor < 2)
 		return 0;
-	e->exited_unsampled = 0;
 	if (take_u64(c, &e->agent_ns, "agent_ns") < 0 || take_u64(c, &e->agent_signals, "agent_signals") < 0)
 		return -1;
 	/* 1.4 appended the wall sampler's count of threads gone before their sample. */
