@@ -155,7 +155,7 @@ static int meta_shown_elsewhere(const char *key)
 {
 	static const char *const shown[] = {
 		TRACE_META_COMMAND, TRACE_META_MODE, TRACE_META_INTERVAL_NS, TRACE_META_SOURCE,
-		TRACE_META_START_REALTIME_NS, TRACE_META_START_MONOTONIC_NS,
+		TRACE_META_START_REALTIME_NS, TRACE_META_START_MONOTONIC_NS, TRACE_META_SAMPLER_CPU_NS,
 	};
 	for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 		if (!strcmp(key, shown[k]))
@@ -261,6 +261,25 @@ static void print_processes(const struct info *in)
 	}
 }
 
+/* A META value of the trace, NULL when it has none. */
+static const char *meta_value(const struct info *in, const char *key)
+{
+	for (uint32_t i = 0; i < in->st->nmeta; i++)
+		if (!strcmp(profile_string(in->p, in->st->meta[i].key), key))
+			return profile_string(in->p, in->st->meta[i].value);
+	return NULL;
+}
+
+/* Wall mode: the agents' sampler threads' CPU time (their main cost), 0 when not said. */
+static uint64_t sampler_cpu_ns(const struct info *in)
+{
+	const char *v = meta_value(in, TRACE_META_SAMPLER_CPU_NS);
+	uint64_t ns = v ? strtoull(v, NULL, 10) : 0;
+	/* The agents add it up in memory the program can scribble on: one sampler per process at most
+	 * runs the whole run (an impossible figure is not shown). */
+	return ns <= (uint64_t)(in->st->nprocesses + 1) * in->p->duration_ns ? ns : 0;
+}
+
 /* Wall mode: how much of the threads' time was off CPU, and what could not be sampled. */
 static void print_wall(const struct info *in)
 {
@@ -273,6 +292,11 @@ static void print_wall(const struct info *in)
 	       "before their sample\n",
 	       in->st->off_cpu_samples, all > 0 ? 100.0 * (double)off / (double)all : 0.0,
 	       profile_string(in->p, in->p->value_types[in->value].type), in->st->exited_unsampled);
+	char a[64];
+	if (sampler_cpu_ns(in) && in->p->duration_ns)
+		printf("Sampler:       the agent's wall-mode sampler threads used %s of CPU, %.2f%% of one core\n",
+		       format_duration(sampler_cpu_ns(in), a, sizeof(a)),
+		       100.0 * (double)sampler_cpu_ns(in) / (double)in->p->duration_ns);
 }
 
 static void print_text(const struct info *in)
@@ -457,8 +481,8 @@ static json_t *info_json(const struct info *in)
 						   juint(st->end_samples), "weight", juint(st->end_weight)));
 	json_object_set_new(root, "exit", json_pack("{s:o,s:i}", "text", jstring(exit_text(p, a, sizeof(a))),
 						    "wait_status", p->wait_status));
-	json_object_set_new(root, "agent", json_pack("{s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
-						     juint(st->agent_signals)));
+	json_object_set_new(root, "agent", json_pack("{s:o,s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
+						     juint(st->agent_signals), "sampler_cpu_ns", juint(sampler_cpu_ns(in))));
 	uint64_t measured, sampled;
 	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
 	json_object_set_new(root, "measured_cpu",

@@ -633,6 +633,11 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof buf, "%u", taken);
 			trace_writer_meta(w, TRACE_META_SIGNAL_TAKEN, buf);
 		}
+		if (o.wall) {
+			char buf[32];
+			snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&l.transport.header->sampler_cpu_ns));
+			trace_writer_meta(w, TRACE_META_SAMPLER_CPU_NS, buf);
+		}
 		char jit_message[256];
 		if (!write_failed &&
 		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,

@@ -50,6 +50,7 @@ enum trace_type {
 #define TRACE_META_PAUSED "paused"            /* "1": sampling started off (--paused, --delay) (1.4) */
 #define TRACE_META_DELAY_NS "delay_ns"        /* --delay, decimal (1.4) */
 #define TRACE_META_DURATION_NS "duration_ns"  /* --duration, decimal (1.4) */
+#define TRACE_META_SAMPLER_CPU_NS "sampler_cpu_ns" /* wall mode, at the end: the agents' sampler threads' CPU time (1.4) */
 
 struct trace_meta {
 	const char *key;

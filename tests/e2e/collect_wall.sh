@@ -12,7 +12,8 @@ cat "$scratch/out"
 [ "$(info_json "$scratch/w.zst" | jq -r '.mode')" = wall ] || fail "the trace does not say wall mode"
 info_json "$scratch/w.zst" | jq -e '.value_types | map(.type) | index("wall")' >/dev/null ||
 	fail "a wall trace has no wall/nanoseconds value"
-"$bin/analyze" info "$scratch/w.zst" | sed -n '/^Off CPU/p;/^Threads/,/^Modules/p'
+[ "$(info_json "$scratch/w.zst" | jq '.agent.sampler_cpu_ns')" -gt 0 ] || fail "the trace does not say what the sampler thread cost"
+"$bin/analyze" info "$scratch/w.zst" | sed -n '/^Off CPU/p;/^Sampler/p;/^Threads/,/^Modules/p'
 while read -r _ tid role wall blocked; do
 	wall=${wall#wall=}
 	blocked=${blocked#blocked=}
