@@ -277,7 +277,7 @@ static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t f
 	free(raw.e);
 	free(threads);
 	profile_remap_free(m);
-	if (out->n) /* (an empty run has no array: qsort must not be given NULL) */
+	if (out->n) /* an empty run has no array: qsort(NULL, 0) is undefined */
 		qsort(out->e, out->n, sizeof(*out->e), entry_order);
 }
 
@@ -344,7 +344,10 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 	d->new.count = count_type(new, d->new.value);
 	run_totals(&d->base);
 	run_totals(&d->new);
-	d->exact = base->exact && new->exact;
+	/* Exact traces are exact in their allocation types; their CPU samples are samples. */
+	d->exact = base->exact && new->exact && d->base.value != base->period_type &&
+		   d->base.value != profile_period_count(base) && d->new.value != new->period_type &&
+		   d->new.value != profile_period_count(new);
 	d->scale = 1.0;
 	if (o->normalize && d->new.total != 0 && d->base.total != 0)
 		d->scale = (double)d->base.total / (double)d->new.total;
@@ -452,7 +455,8 @@ static int by_p(const void *a, const void *b)
 void diff_adjust(const struct diff *d, struct diff_row *const *rows, size_t n)
 {
 	struct diff_row **sorted = calloc_or_abort(n ? n : 1, sizeof(*sorted));
-	memcpy(sorted, rows, n * sizeof(*sorted));
+	if (n) /* rows may be NULL when there are none */
+		memcpy(sorted, rows, n * sizeof(*sorted));
 	/* Ties keep no particular order, but adjusted values of tied p's are
 	 * equal whatever their order (the running maximum). */
 	qsort(sorted, n, sizeof(*sorted), by_p);

@@ -43,6 +43,13 @@
 #define FILTER_STATE_ANY 0
 #define FILTER_STATE_ON_CPU 1  /* --state on-cpu: samples of running (or runnable) threads */
 #define FILTER_STATE_OFF_CPU 2 /* --state off-cpu: of blocked threads (wall mode) */
+/*
+ * Views of an allocation profile: only the rows of stacks with something in
+ * the view's type, which becomes the default value type (leaks: inuse_space,
+ * live at exit; peak: peak_space, live at the highest live heap; temporary:
+ * temporary_space). Every report, exporter, diff and plot takes them.
+ */
+enum filter_view { FILTER_VIEW_NONE, FILTER_VIEW_LEAKS, FILTER_VIEW_PEAK, FILTER_VIEW_TEMPORARY };
 
 struct filter_options {
 	int show_system;       /* -C / --C: keep system frames */
@@ -52,7 +59,12 @@ struct filter_options {
 	int npids;             /* 0: every process */
 	int state;             /* --state: FILTER_STATE_* */
 	int no_inline;         /* --no-inline: inlined frames charged to their function */
+	enum filter_view view; /* --leaks, --peak, --temporary */
 };
+
+/* The value type a view shows ("inuse_space"...), and its option ("--leaks"); NULL for none. */
+const char *filter_view_type(enum filter_view view);
+const char *filter_view_option(enum filter_view view);
 
 /* A filtered copy of p (p is unchanged); aborts on out of memory. */
 struct profile *filter_profile(const struct profile *p, const struct filter_options *f);
@@ -65,7 +77,7 @@ struct profile *filter_profile(const struct profile *p, const struct filter_opti
  */
 struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f);
 
-/* 1 when the filters would change nothing (-C, no --tid, --pid or --state, no --no-inline). */
+/* 1 when the filters would change nothing (-C, no --tid, --pid or --state, no --no-inline, no view). */
 int filter_is_identity(const struct filter_options *f);
 
 #endif

@@ -99,7 +99,7 @@ static void add_meta(struct loader *L, const struct trace_meta *m)
 	else if (!strcmp(m->key, TRACE_META_MODE)) {
 		p->mode = value;
 		/* A wall trace's time is wall-clock time: the period type is named for it. */
-		if (!strcmp(m->value, "wall") && p->period_type != PROFILE_NO_VALUE)
+		if ((!strcmp(m->value, "wall") || !strncmp(m->value, "wall,", 5)) && p->period_type != PROFILE_NO_VALUE)
 			p->value_types[p->period_type].type = profile_intern(p, "wall");
 	}
 	else if (!strcmp(m->key, TRACE_META_SOURCE))
@@ -228,7 +228,7 @@ static void run_finish(struct loader *L, void *state)
 
 static const enum trace_type run_types[] = { TRACE_META, TRACE_THREAD, TRACE_END, 0 };
 static const struct record_consumer run_consumer = {
-	"run", run_types, run_start, run_record, run_finish, NULL,
+	"run", run_types, run_start, run_record, run_finish, NULL, NULL,
 };
 
 /* ---- modules: the resolver's ---- */
@@ -249,7 +249,7 @@ static void modules_record(struct loader *L, void *state, const struct trace_rec
 
 static const enum trace_type module_types[] = { TRACE_MODULE, TRACE_MODULE_UNLOAD, 0 };
 static const struct record_consumer modules_consumer = {
-	"modules", module_types, modules_start, modules_record, NULL, NULL,
+	"modules", module_types, modules_start, modules_record, NULL, NULL, NULL,
 };
 
 /* ---- the driver ---- */
@@ -261,6 +261,7 @@ static const struct record_consumer *const consumers[] = {
 	&load_samples_consumer,
 	&load_jit_consumer,
 	&load_procs_consumer,
+	&load_allocs_consumer,
 };
 #define NCONSUMERS (sizeof(consumers) / sizeof(consumers[0]))
 #define MAX_RECORD_TYPE 64
@@ -283,14 +284,25 @@ static void dispatch_start(struct loader *L, struct dispatch *d)
 	}
 }
 
-static void dispatch_finish(struct loader *L, struct dispatch *d, int read_ok)
+static void dispatch_finish(struct loader *L, struct dispatch *d)
 {
-	for (size_t c = 0; c < NCONSUMERS; c++) {
-		if (read_ok && consumers[c]->finish)
+	for (size_t c = 0; c < NCONSUMERS; c++)
+		if (consumers[c]->finish)
 			consumers[c]->finish(L, d->states[c]);
+}
+
+static void dispatch_resolved(struct loader *L, struct dispatch *d)
+{
+	for (size_t c = 0; c < NCONSUMERS; c++)
+		if (consumers[c]->resolved)
+			consumers[c]->resolved(L, d->states[c]);
+}
+
+static void dispatch_free(struct dispatch *d)
+{
+	for (size_t c = 0; c < NCONSUMERS; c++)
 		if (consumers[c]->free)
 			consumers[c]->free(d->states[c]);
-	}
 }
 
 /* Pass 1. Returns 0, or -1 after saying the reader's error. */
@@ -357,11 +369,13 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	struct dispatch d;
 	dispatch_start(&L, &d);
 	int rc = read_trace(&L, &d);
-	dispatch_finish(&L, &d, rc == 0);
 	if (rc == 0) {
+		dispatch_finish(&L, &d);
 		resolver_finish_modules(L.resolver);
 		loader_build_stacks(&L);
+		dispatch_resolved(&L, &d);
 	}
+	dispatch_free(&d);
 	resolver_free(L.resolver);
 	hashmap_free(&L.stack_ids);
 	hashmap_free(&L.threads);

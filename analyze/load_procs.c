@@ -129,5 +129,5 @@ static void procs_free(void *state)
 
 static const enum trace_type procs_types[] = { TRACE_PROCESS, 0 };
 const struct record_consumer load_procs_consumer = {
-	"processes", procs_types, procs_start, procs_record, procs_finish, procs_free,
+	"processes", procs_types, procs_start, procs_record, procs_finish, NULL, procs_free,
 };

@@ -8,7 +8,9 @@
  * the row's function is on the stack several times (recursion), so no Count
  * exceeds the total; Julia's own flat counts can. Self counts samples whose
  * innermost shown frame is the row's. Sorting by count or self ranks by
- * absolute value (a diff's negative rows rank by size).
+ * absolute value (a diff's negative rows rank by size). An allocation
+ * profile's leaves ("malloc 32 B") are no rows: their cost is the self of
+ * the frame that allocated.
  *
  * TSV (--format tsv): a header line naming the columns, then one line per
  * row, fields separated by tabs, nothing truncated or shortened:
@@ -67,6 +69,10 @@ void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_li
 	for (uint32_t i = 0; i < t->nframes; i++) {
 		struct calltree_frame key = t->frames[i];
 		key.inlined = 0;
+		if (p->functions[key.function].flags & PROFILE_FUNCTION_ALLOC_LEAF) {
+			ft->frame_row[i] = UINT32_MAX; /* charged to the frame above */
+			continue;
+		}
 		if (!by_line) {
 			const struct profile_function *fn = &p->functions[key.function];
 			key.file = fn->file;
@@ -84,14 +90,19 @@ void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_li
 		if (!w)
 			continue;
 		uint32_t n = calltree_stack_frames(t, s, frames);
+		/* What was allocated is the allocating frame's self: "which line of my code allocates". */
+		while (n > 1 && ft->frame_row[frames[n - 1]] == UINT32_MAX)
+			n--;
 		for (uint32_t i = 0; i < n; i++) {
+			if (ft->frame_row[frames[i]] == UINT32_MAX)
+				continue;
 			struct flat_row *r = &ft->rows[ft->frame_row[frames[i]]];
 			if (r->stamp == s + 1)
 				continue;
 			r->stamp = s + 1;
 			r->count = sat_add_i64(r->count, w, NULL);
 		}
-		if (n) {
+		if (n && ft->frame_row[frames[n - 1]] != UINT32_MAX) {
 			struct flat_row *leaf = &ft->rows[ft->frame_row[frames[n - 1]]];
 			leaf->self = sat_add_i64(leaf->self, w, NULL);
 		}

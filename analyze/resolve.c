@@ -375,10 +375,11 @@ static int live_in_epoch(const struct resolver *R, const struct range *r, uint32
 	return r->load_ns < end && r->unload_ns > begin;
 }
 
-/* The process whose ranges an address of pid is looked up in (a one-process trace: its one). */
+/* The process whose ranges an address of pid is looked up in (a one-process trace: its one; pid 0, a
+ * stack no sample used, such as an allocation's: the first process, the one allocations come from). */
 static uint32_t space_of(const struct resolver *R, uint32_t pid)
 {
-	return R->many_pids ? pid : R->first_pid;
+	return R->many_pids && pid ? pid : R->first_pid;
 }
 
 /* Index of the first range of process pid starting after addr. */

@@ -48,6 +48,7 @@ static void after_fork_child(void)
 		return;
 	agent_enabled = 0;
 	wall_forget();
+	alloc_forget();
 	sampler_forget_all();
 	modules_forget();
 	agent_self.ring = AGENT_NO_RING;
@@ -86,6 +87,7 @@ static void take_over_from_previous_image(void)
 	}
 	if (!closed)
 		return;
+	agent_enter();
 	uint32_t ring = agent_thread_ring();
 	struct tr_exec *e = ring == AGENT_NO_RING ? NULL :
 			    transport_reserve(&agent_transport, ring, TR_EXEC, sizeof *e);
@@ -93,6 +95,7 @@ static void take_over_from_previous_image(void)
 		e->time_ns = agent_now_ns();
 		transport_commit(&agent_transport, ring);
 	}
+	agent_leave();
 }
 
 /* Where collect's shared memory is: "COLLECT_PID:FD"; with --no-follow, for IPSCOPE_PID only. */
@@ -128,7 +131,7 @@ static int map_header(int fd, const struct stat *st, uint32_t *requested_source,
 	}
 	agent_config.interval_ns = h->interval_ns;
 	agent_config.max_frames = h->max_frames;
-	agent_config.wall = h->mode == TRANSPORT_MODE_WALL;
+	agent_config.wall = (h->mode & TRANSPORT_MODE_WALL) != 0;
 	agent_config.follow = h->follow != 0;
 	*requested_source = h->requested_source;
 	*requested_signal = h->requested_signal < 65 ? (int)h->requested_signal : 0;
@@ -173,11 +176,13 @@ __attribute__((constructor)) static void agent_start(void)
 	unwinder_init();
 	if (find_shm() < 0 || agent_attach() < 0)
 		return;
-	if (sampler_init(requested_source, requested_signal) < 0) {
+	if ((agent_transport.header->mode & (TRANSPORT_MODE_CPU | TRANSPORT_MODE_WALL)) &&
+	    sampler_init(requested_source, requested_signal) < 0) {
 		if (first_process())
 			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		return;
 	}
+	alloc_init();
 	pthread_atfork(process_fork_prepare, process_fork_parent, after_fork_child);
 	sigset_t old;
 	agent_block_signal(&old);
@@ -193,10 +198,13 @@ __attribute__((constructor)) static void agent_start(void)
 		agent_restore_signal(&old);
 		return;
 	}
-	if (!agent_config.wall)
+	if (agent_transport.header->mode & TRANSPORT_MODE_CPU)
 		sampler_adopt_existing();
-	if (first_process())
+	if (first_process()) {
+		if (!(agent_transport.header->mode & (TRANSPORT_MODE_CPU | TRANSPORT_MODE_WALL)))
+			agent_transport.header->source = TRANSPORT_SOURCE_NONE;
 		atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
+	}
 	agent_restore_signal(&old);
 }
 
@@ -215,7 +223,9 @@ __attribute__((destructor)) static void agent_stop(void)
 	wall_stop();
 	sampler_thread_stop();
 	modules_rescan();
+	agent_enter();
 	agent_record_running_threads();
+	agent_leave();
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_AT_END);
 	agent_restore_signal(&old);
 }

@@ -229,7 +229,7 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 
 void sampler_thread_start(void)
 {
-	if (agent_self.sources || agent_signal_taken() || wall_is_sampler())
+	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || wall_is_sampler())
 		return;
 	int i = claim_slot();
 	if (i < 0)
@@ -425,6 +425,13 @@ static void count_lost(void)
 
 static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now, uint32_t state, int32_t syscall_nr)
 {
+	if (agent_self.depth) {
+		/* Inside an allocation hook (or another ring write): the time is the
+		 * profiler's, and the writer it interrupted records it (alloc_hooks.c). */
+		atomic_fetch_add_explicit(&agent_self.hook_weight, weight, memory_order_relaxed);
+		agent_self.hook_time_ns = now;
+		return;
+	}
 	uint32_t ring = agent_thread_ring();
 	if (ring == AGENT_NO_RING) {
 		count_lost();

@@ -432,6 +432,7 @@ static void *sampler_main(void *unused)
 {
 	(void)unused;
 	is_sampler = 1;
+	agent_self.internal = 1; /* the agent's own thread: none of its allocations are the program's */
 	agent_self.tid = 0;
 	sampler_tid = agent_gettid();
 	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);

@@ -41,5 +41,10 @@ expect "off-cpu" _ipscope_analyze analyze flat --state of
 expect "--pid" _ipscope_analyze analyze tree --pi
 expect "--no-follow" _ipscope_collect collect --no-f
 expect "500ms" _ipscope_collect collect --delay 5
+expect "--allocs --alloc-bytes" _ipscope_collect collect --allo
+expect "0.1 0.01 0.001" _ipscope_collect collect --allocs = 0.
+expect "1 0.1 0.01 0.001" _ipscope_collect collect --allocs =
+expect "512KiB" _ipscope_collect collect --alloc-bytes = 5
+expect "peak_space peak_objects" _ipscope_analyze analyze tree --value pe
 SCRIPT
 bash "$scratch/complete.bash" "$src" "$bin" || fail "completion"
