@@ -81,6 +81,8 @@ struct agent_thread {
 	int writing; /* a record outside the handler is being written: a nested writer skips */
 	int program_blocks; /* the program believes it blocked the sampling signal (sigmask.c) */
 	int eintr_ours; /* the handler interrupted a blocking call with EINTR (blocking.c) */
+	volatile uint32_t signals_taken; /* sampling signals this thread took (blocking.c compares) */
+	uint32_t signals_armed; /* signals_taken when its current blocking call began */
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	struct stack_table *stacks;
 	/*

@@ -515,6 +515,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 {
 	(void)sig;
 	int saved_errno = errno;
+	agent_self.signals_taken++;
 	if (agent_enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
 		errno = saved_errno;
 		return;
