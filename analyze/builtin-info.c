@@ -3,14 +3,17 @@
  * start, duration, mode, sampling source and its effective rate, exit), the
  * totals (samples, value types, losses, what the agent's signal handler
  * cost), threads (with the CPU time each measured at its end against what
- * its samples cover), modules (build-ids and what debug info exists for
- * each) and the file itself (size, compression);
+ * its samples cover; in wall mode each thread's shares on and off CPU),
+ * processes (pid, parent, command line, samples, how each ended), modules
+ * (build-ids and what debug info exists for each) and the file itself
+ * (size, compression, stacks cut at max frames);
  * as text, or with --format json as one JSON object holding every figure the
  * text shows (for scripts and tests).
  *
  * It loads without symbolizing: only the modules are opened, to say whether
  * debug info was found. Text from the trace (command line, thread names,
  * paths, metadata) is escaped for the terminal; JSON escapes it its own way.
+ * --pid and --state describe only those processes' or states' samples.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -23,6 +26,7 @@
 #include "alloc.h"
 #include "builtin.h"
 #include "debug_hint.h"
+#include "filter.h"
 #include "load.h"
 #include "options.h"
 #include "report.h"
@@ -40,12 +44,28 @@ struct info {
 	int64_t *thread_values; /* per thread, of value */
 	uint64_t *thread_rows;
 	int64_t *thread_cpu; /* per thread, the CPU time its samples stand for (0 without a period type) */
+	int64_t *thread_off; /* per thread, its value off CPU (wall mode) */
+	const uint64_t *measured; /* per thread, its measured CPU time (NULL: none) */
+	uint32_t nmeasured;
+	int wall;        /* a wall-mode trace: samples stand for wall time, on or off CPU */
+	const struct filter_options *select; /* --pid, --state */
 };
+
+/* Whether --pid lets process pid be shown. */
+static int pid_shown(const struct info *in, uint32_t pid)
+{
+	if (!in->select->npids)
+		return 1;
+	for (int i = 0; i < in->select->npids; i++)
+		if (in->select->pids[i] == pid)
+			return 1;
+	return 0;
+}
 
 /* A thread's CPU time as the agent measured it at its end (1.2 traces), 0 when unknown. */
 static uint64_t measured_ns(const struct info *in, uint32_t thread)
 {
-	return thread < in->st->nthread_cpu ? in->st->thread_cpu_ns[thread] : 0;
+	return thread < in->nmeasured ? in->measured[thread] : 0;
 }
 
 /* Over the threads whose CPU time was measured: how many, that time, and what their samples cover. */
@@ -121,8 +141,9 @@ static int64_t cpu_ns(const struct info *in)
 	return in->p->period_type != PROFILE_NO_VALUE ? in->totals[in->p->period_type] : 0;
 }
 
-/* Samples per CPU second: under the tick-bound timer fallback this is well
- * below the requested rate, and weights make up the difference. */
+/* Samples per CPU second (wall mode: per second of a thread's wall time): under
+ * the tick-bound timer fallback this is well below the requested rate, and
+ * weights make up the difference. */
 static double effective_rate(const struct info *in)
 {
 	int64_t ns = cpu_ns(in);
@@ -134,7 +155,7 @@ static int meta_shown_elsewhere(const char *key)
 {
 	static const char *const shown[] = {
 		TRACE_META_COMMAND, TRACE_META_MODE, TRACE_META_INTERVAL_NS, TRACE_META_SOURCE,
-		TRACE_META_START_REALTIME_NS, TRACE_META_START_MONOTONIC_NS,
+		TRACE_META_START_REALTIME_NS, TRACE_META_START_MONOTONIC_NS, TRACE_META_SAMPLER_CPU_NS,
 	};
 	for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 		if (!strcmp(key, shown[k]))
@@ -190,6 +211,107 @@ static int end_disagrees(const struct info *in)
 	return in->p->ended && (in->st->end_samples != cpu_samples(in->p) || (int64_t)in->st->end_weight != weight);
 }
 
+/* A process's exit, short: "0", "signal 11, core", "?" (not recorded), "-" (running at the end). */
+static const char *process_exit_text(const struct load_process *pr, char *buf, size_t len)
+{
+	int st = pr->wait_status;
+	if (!(pr->flags & LOAD_PROCESS_EXITED))
+		snprintf(buf, len, "-");
+	else if (pr->flags & LOAD_PROCESS_STATUS_UNKNOWN)
+		snprintf(buf, len, "?");
+	else if (WIFEXITED(st))
+		snprintf(buf, len, "%d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "signal %d%s", WTERMSIG(st), WCOREDUMP(st) ? ", core" : "");
+	else
+		snprintf(buf, len, "0x%x", (unsigned)st);
+	return buf;
+}
+
+/* Samples and value (of the threads table's type) of process pid. */
+static int64_t process_value(const struct info *in, uint32_t pid, uint64_t *rows)
+{
+	int64_t v = 0;
+	*rows = 0;
+	for (uint32_t i = 0; i < in->p->nthreads; i++)
+		if (in->p->threads[i].pid == pid) {
+			v += in->thread_values[i];
+			*rows += in->thread_rows[i];
+		}
+	return v;
+}
+
+/* Whether the processes table has something to say: more than one, or one the agent could not enter. */
+static int show_processes(const struct info *in)
+{
+	return in->st->nprocesses > 1 ||
+	       (in->st->nprocesses == 1 && (in->st->processes[0].flags & LOAD_PROCESS_NOT_PROFILED));
+}
+
+static void print_processes(const struct info *in)
+{
+	const struct profile *p = in->p;
+	const struct load_stats *st = in->st;
+	if (!show_processes(in))
+		return;
+	char a[4096], b[64], c[64];
+	const char *unit = profile_string(p, p->value_types[in->value].unit);
+	printf("Processes:     %u\n", st->nprocesses);
+	printf("  %8s %8s %10s %12s %14s  %s\n", "PID", "PARENT", "SAMPLES", "VALUE", "EXIT", "COMMAND");
+	for (uint32_t i = 0; i < st->nprocesses; i++) {
+		const struct load_process *pr = &st->processes[i];
+		uint64_t rows;
+		int64_t v = process_value(in, pr->pid, &rows);
+		if (!pid_shown(in, pr->pid))
+			continue;
+		printf("  %8u %8u %10" PRIu64 " %12s %14s  %s", pr->pid, pr->parent, rows, format_value(v, unit, b, sizeof(b)),
+		       process_exit_text(pr, c, sizeof(c)), pr->command ? text(p, pr->command, a, sizeof(a)) : "?");
+		if (pr->flags & LOAD_PROCESS_NOT_PROFILED)
+			printf(" (not profiled: %s)", text(p, pr->reason, a, sizeof(a)));
+		else if ((pr->flags & LOAD_PROCESS_FORKED) && pr->command)
+			printf(" (fork)");
+		printf("\n");
+	}
+}
+
+/* A META value of the trace, NULL when it has none. */
+static const char *meta_value(const struct info *in, const char *key)
+{
+	for (uint32_t i = 0; i < in->st->nmeta; i++)
+		if (!strcmp(profile_string(in->p, in->st->meta[i].key), key))
+			return profile_string(in->p, in->st->meta[i].value);
+	return NULL;
+}
+
+/* Wall mode: the agents' sampler threads' CPU time (their main cost), 0 when not said. */
+static uint64_t sampler_cpu_ns(const struct info *in)
+{
+	const char *v = meta_value(in, TRACE_META_SAMPLER_CPU_NS);
+	uint64_t ns = v ? strtoull(v, NULL, 10) : 0;
+	/* The agents add it up in memory the program can scribble on: one sampler per process at most
+	 * runs the whole run (an impossible figure is not shown). */
+	return ns <= (uint64_t)(in->st->nprocesses + 1) * in->p->duration_ns ? ns : 0;
+}
+
+/* Wall mode: how much of the threads' time was off CPU, and what could not be sampled. */
+static void print_wall(const struct info *in)
+{
+	int64_t off = 0, all = 0;
+	for (uint32_t i = 0; i < in->p->nthreads; i++) {
+		off += in->thread_off[i];
+		all += in->thread_values[i];
+	}
+	printf("Off CPU:       %" PRIu64 " samples, %.1f%% of %s; %" PRIu64 " intervals of threads that ended "
+	       "before their sample\n",
+	       in->st->off_cpu_samples, all > 0 ? 100.0 * (double)off / (double)all : 0.0,
+	       profile_string(in->p, in->p->value_types[in->value].type), in->st->exited_unsampled);
+	char a[64];
+	if (sampler_cpu_ns(in) && in->p->duration_ns)
+		printf("Sampler:       the agent's wall-mode sampler threads used %s of CPU, %.2f%% of one core\n",
+		       format_duration(sampler_cpu_ns(in), a, sizeof(a)),
+		       100.0 * (double)sampler_cpu_ns(in) / (double)in->p->duration_ns);
+}
+
 static void print_text(const struct info *in)
 {
 	const struct profile *p = in->p;
@@ -209,17 +331,17 @@ static void print_text(const struct info *in)
 	       format_duration(p->period > 0 ? (uint64_t)p->period : 0, b, sizeof(b)));
 	printf("Source:        %s", p->source ? text(p, p->source, a, sizeof(a)) : "?");
 	if (effective_rate(in) > 0)
-		printf(", effective rate %.0f samples per CPU second (requested %.0f)", effective_rate(in),
-		       1e9 / (double)p->period);
+		printf(", effective rate %.0f samples per %s second (requested %.0f)", effective_rate(in),
+		       in->wall ? "thread" : "CPU", 1e9 / (double)p->period);
 	printf("\n");
 	uint32_t count = profile_period_count(p);
 	if (count != PROFILE_NO_VALUE)
 		/* An allocation profile's rows are mostly allocation rows: the CPU
 		 * samples are what the count type adds up to. */
-		printf("Samples:       %" PRIu64 ", summed weight %" PRId64 " = %s of CPU%s\n",
+		printf("Samples:       %" PRIu64 ", summed weight %" PRId64 " = %s of %s%s\n",
 		       p->alloc_scheme ? (uint64_t)in->totals[count] : p->nsamples,
 		       in->totals[count], format_value(cpu_ns(in), "nanoseconds", a, sizeof(a)),
-		       in->saturated ? " (saturated: the true total is larger)" : "");
+		       in->wall ? "threads' wall time" : "CPU", in->saturated ? " (saturated: the true total is larger)" : "");
 	else
 		printf("Samples:       %" PRIu64 ", %s\n", p->nsamples,
 		       report_totals(p, in->totals, in->saturated, a, sizeof(a)));
@@ -240,7 +362,8 @@ static void print_text(const struct info *in)
 		       p->nsamples ? (double)st->agent_ns / (double)p->nsamples / 1e3 : 0.0,
 		       format_duration(st->agent_ns, a, sizeof(a)), st->agent_signals);
 		if (cpu_ns(in) > 0)
-			printf(", %.2f%% of the CPU time sampled", 100.0 * (double)st->agent_ns / (double)cpu_ns(in));
+			printf(", %.2f%% of the %s time sampled", 100.0 * (double)st->agent_ns / (double)cpu_ns(in),
+			       in->wall ? "wall" : "CPU");
 		printf(")\n");
 	}
 	if (st->has_allocs && count != PROFILE_NO_VALUE && in->totals[count] > 0)
@@ -249,11 +372,14 @@ static void print_text(const struct info *in)
 		       " of %" PRId64 ")\n",
 		       100.0 * (double)st->hook_samples / (double)in->totals[count], st->hook_samples, in->totals[count]);
 	printf("Exit:          %s\n", exit_text(p, a, sizeof(a)));
+	if (in->wall)
+		print_wall(in);
 	uint64_t measured, sampled;
 	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
 	if (measured_threads)
-		printf("Measured CPU:  %s by %u threads at their end; their samples cover %s (%.1f%%), %s unsampled\n",
-		       format_duration(measured, a, sizeof(a)), measured_threads, format_duration(sampled, b, sizeof(b)),
+		printf("Measured CPU:  %s by %u threads at their end; their %ssamples cover %s (%.1f%%), %s unsampled\n",
+		       format_duration(measured, a, sizeof(a)), measured_threads, in->wall ? "on-CPU " : "",
+		       format_duration(sampled, b, sizeof(b)),
 		       100.0 * (double)sampled / (double)measured,
 		       format_duration(measured > sampled ? measured - sampled : 0, c, sizeof(c)));
 
@@ -261,19 +387,27 @@ static void print_text(const struct info *in)
 	if (p->nthreads) {
 		const char *unit = profile_string(p, p->value_types[in->value].unit);
 		int is_cpu = in->value == p->period_type;
-		snprintf(c, sizeof(c), "%s", is_cpu ? "CPU TIME" : profile_string(p, p->value_types[in->value].type));
+		snprintf(c, sizeof(c), "%s", is_cpu ? (in->wall ? "WALL TIME" : "CPU TIME") : profile_string(p, p->value_types[in->value].type));
 		for (char *u = c; *u; u++)
 			*u = *u >= 'a' && *u <= 'z' ? (char)(*u - 32) : *u;
-		printf("  %8s %8s %10s %12s %12s  %s\n", "PID", "TID", "SAMPLES", c, "MEASURED", "NAME");
+		printf("  %8s %8s %10s %12s %12s%s  %s\n", "PID", "TID", "SAMPLES", c, "MEASURED",
+		       in->wall ? "  ON-CPU OFF-CPU" : "", "NAME");
 		for (uint32_t i = 0; i < p->nthreads; i++) {
 			const struct profile_thread *t = &p->threads[i];
 			char m[64] = "-";
 			if (measured_ns(in, i))
 				format_duration(measured_ns(in, i), m, sizeof(m));
-			printf("  %8u %8u %10" PRIu64 " %12s %12s  %s\n", t->pid, t->tid, in->thread_rows[i],
-			       format_value(in->thread_values[i], unit, b, sizeof(b)), m, text(p, t->name, a, sizeof(a)));
+			char shares[32] = "";
+			if (in->wall) {
+				double off = in->thread_values[i] > 0 ? (double)in->thread_off[i] / (double)in->thread_values[i] : 0;
+				snprintf(shares, sizeof(shares), "  %5.1f%%  %5.1f%%", in->thread_values[i] > 0 ? 100.0 * (1 - off) : 0.0,
+					 100.0 * off);
+			}
+			printf("  %8u %8u %10" PRIu64 " %12s %12s%s  %s\n", t->pid, t->tid, in->thread_rows[i],
+			       format_value(in->thread_values[i], unit, b, sizeof(b)), m, shares, text(p, t->name, a, sizeof(a)));
 		}
 	}
+	print_processes(in);
 
 	uint32_t with_id = 0;
 	for (uint32_t i = 0; i < p->nmodules; i++)
@@ -296,8 +430,9 @@ static void print_text(const struct info *in)
 	       (double)st->compressed_bytes / mib, (double)st->raw_bytes / mib,
 	       st->compressed_bytes ? (double)st->raw_bytes / (double)st->compressed_bytes : 0.0, st->version_major,
 	       st->version_minor, st->truncated ? ", TRUNCATED" : "");
-	printf("Stacks:        %" PRIu64 " distinct (%" PRIu64 " cut at max frames), %" PRIu64 " distinct addresses\n",
-	       st->stack_records, st->truncated_stacks, st->distinct_addresses);
+	printf("Stacks:        %" PRIu64 " distinct (%" PRIu64 " cut at max frames, in %" PRIu64 " samples), %" PRIu64
+	       " distinct addresses\n",
+	       st->stack_records, st->truncated_stacks, st->truncated_samples, st->distinct_addresses);
 	int any = 0;
 	for (uint32_t i = 0; i < st->nmeta; i++) {
 		const char *key = profile_string(p, st->meta[i].key);
@@ -367,8 +502,8 @@ static json_t *info_json(const struct info *in)
 						   juint(st->end_samples), "weight", juint(st->end_weight)));
 	json_object_set_new(root, "exit", json_pack("{s:o,s:i}", "text", jstring(exit_text(p, a, sizeof(a))),
 						    "wait_status", p->wait_status));
-	json_object_set_new(root, "agent", json_pack("{s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
-						     juint(st->agent_signals)));
+	json_object_set_new(root, "agent", json_pack("{s:o,s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
+						     juint(st->agent_signals), "sampler_cpu_ns", juint(sampler_cpu_ns(in))));
 	if (st->has_allocs)
 		/* CPU weight of [ipscope: recording allocations]: time in the hooks, the profiler's own */
 		json_object_set_new(root, "recording_allocations_weight", juint(st->hook_samples));
@@ -392,14 +527,35 @@ static json_t *info_json(const struct info *in)
 		json_t *tv = json_object();
 		for (uint32_t v = 0; v < p->nvalue_types; v++)
 			json_object_set(tv, profile_string(p, p->value_types[v].type), json_array_get(per_type[v], i));
-		json_array_append_new(threads, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o}", "pid", (json_int_t)t->pid, "tid",
-							 (json_int_t)t->tid, "name", jstring(profile_string(p, t->name)),
+		json_array_append_new(threads, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o}", "pid", (json_int_t)t->pid,
+							 "tid", (json_int_t)t->tid, "name", jstring(profile_string(p, t->name)),
 							 "samples", juint(in->thread_rows[i]), "values", tv,
-							 "measured_cpu_ns", juint(measured_ns(in, i))));
+							 "measured_cpu_ns", juint(measured_ns(in, i)), "off_cpu",
+							 jint(in->thread_off[i])));
 	}
 	for (uint32_t v = 0; v < p->nvalue_types; v++)
 		json_decref(per_type[v]);
 	json_object_set_new(root, "threads", threads);
+	json_t *procs = json_array();
+	for (uint32_t i = 0; i < st->nprocesses; i++) {
+		const struct load_process *pr = &st->processes[i];
+		uint64_t rows;
+		int64_t v = process_value(in, pr->pid, &rows);
+		if (!pid_shown(in, pr->pid))
+			continue;
+		json_array_append_new(
+			procs, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:b,s:b,s:i,s:b,s:b,s:o}", "pid", (json_int_t)pr->pid,
+					 "parent", (json_int_t)pr->parent, "command", jstring(profile_string(p, pr->command)),
+					 "path", jstring(profile_string(p, pr->path)), "samples", juint(rows), "value",
+					 jint(v), "forked", (pr->flags & LOAD_PROCESS_FORKED) != 0, "exited",
+					 (pr->flags & LOAD_PROCESS_EXITED) != 0, "wait_status", pr->wait_status,
+					 "status_unknown", (pr->flags & LOAD_PROCESS_STATUS_UNKNOWN) != 0, "profiled",
+					 !(pr->flags & LOAD_PROCESS_NOT_PROFILED), "not_profiled_reason",
+					 jstring(profile_string(p, pr->reason))));
+	}
+	json_object_set_new(root, "processes", procs);
+	json_object_set_new(root, "wall", json_pack("{s:o,s:o}", "off_cpu_samples", juint(st->off_cpu_samples),
+						    "exited_unsampled", juint(st->exited_unsampled)));
 	json_t *modules = json_array();
 	double *share = debug_hint_module_shares(p, in->value);
 	for (uint32_t i = 0; i < p->nmodules; i++) {
@@ -415,8 +571,9 @@ static json_t *info_json(const struct info *in)
 	json_object_set_new(root, "file", json_pack("{s:o,s:o,s:s#}", "compressed_bytes", juint(st->compressed_bytes),
 						    "raw_bytes", juint(st->raw_bytes), "format", a,
 						    snprintf(a, sizeof(a), "%u.%u", st->version_major, st->version_minor)));
-	json_object_set_new(root, "stacks", json_pack("{s:o,s:o,s:o,s:o}", "distinct", juint(st->stack_records),
-						      "truncated", juint(st->truncated_stacks), "distinct_addresses",
+	json_object_set_new(root, "stacks", json_pack("{s:o,s:o,s:o,s:o,s:o}", "distinct", juint(st->stack_records),
+						      "truncated", juint(st->truncated_stacks), "truncated_samples",
+						      juint(st->truncated_samples), "distinct_addresses",
 						      juint(st->distinct_addresses), "undefined_stack_samples",
 						      juint(st->undefined_stack_samples)));
 	json_object_set_new(root, "corrected",
@@ -466,7 +623,7 @@ int cmd_info(int argc, char **argv)
 		.help = "      --format FORMAT     text (default) or json: one object with every figure\n"
 			"                          the text shows (totals per value type, threads,\n"
 			"                          modules, file, metadata, corrected figures)\n",
-		.groups = OPTGROUP_LOAD,
+		.groups = OPTGROUP_LOAD | OPTGROUP_SELECT,
 		.options = info_long_options,
 		.handle = info_handle,
 		.ctx = &args,
@@ -482,7 +639,31 @@ int cmd_info(int argc, char **argv)
 	o.load.offline = 1; /* info says what is here; downloads are for reports */
 	struct load_stats st;
 	struct profile *p = load_trace(o.trace, &o.load, &st);
-	struct info in = {.trace = o.trace, .p = p, .st = &st};
+	struct info in = {.trace = o.trace, .p = p, .st = &st, .select = &o.filter};
+	uint64_t *measured = NULL;
+	if (p) {
+		in.wall = !strcmp(profile_string(p, p->mode), "wall") || !strncmp(profile_string(p, p->mode), "wall,", 5);
+		in.measured = st.thread_cpu_ns;
+		in.nmeasured = st.nthread_cpu;
+	}
+	/* --pid, --state: only those samples (and threads); every frame kept, info shows no stacks. */
+	struct filter_options select = o.filter;
+	select.show_system = 1;
+	select.no_inline = 0;
+	select.ntids = 0;
+	if (p && !filter_is_identity(&select)) {
+		struct profile *all = p;
+		p = filter_profile(all, &select);
+		in.p = p;
+		/* The kept threads are the input's in order: their measured CPU times follow them. */
+		measured = calloc_or_abort(p->nthreads ? p->nthreads : 1, sizeof(*measured));
+		for (uint32_t i = 0, j = 0; i < p->nthreads && j < all->nthreads; j++)
+			if (all->threads[j].pid == p->threads[i].pid && all->threads[j].tid == p->threads[i].tid)
+				measured[i++] = j < st.nthread_cpu ? st.thread_cpu_ns[j] : 0;
+		in.measured = measured;
+		in.nmeasured = p->nthreads;
+		profile_free(all);
+	}
 	rc = p ? options_resolve_value(&cmd, &o, p, &in.value) : 1;
 	if (rc == 0) {
 		if (!o.value_name)
@@ -494,6 +675,16 @@ int cmd_info(int argc, char **argv)
 		in.thread_cpu = calloc_or_abort(p->nthreads, sizeof(*in.thread_cpu));
 		if (p->period_type != PROFILE_NO_VALUE)
 			profile_thread_totals(p, p->period_type, in.thread_cpu, NULL);
+		in.thread_off = calloc_or_abort(p->nthreads ? p->nthreads : 1, sizeof(*in.thread_off));
+		for (uint64_t i = 0; i < p->nsamples; i++) {
+			const struct profile_sample *sm = &p->samples[i];
+			if (sm->thread >= p->nthreads || !PROFILE_LABEL_OFF_CPU(sm->label))
+				continue;
+			in.thread_off[sm->thread] += profile_sample_value(p, i, in.value);
+			/* Wall mode: what a thread's CPU time is compared with is its time on CPU. */
+			if (p->period_type != PROFILE_NO_VALUE)
+				in.thread_cpu[sm->thread] -= profile_sample_value(p, i, p->period_type);
+		}
 		if (args.json) {
 			json_t *doc = info_json(&in);
 			json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -505,10 +696,12 @@ int cmd_info(int argc, char **argv)
 		free(in.thread_values);
 		free(in.thread_rows);
 		free(in.thread_cpu);
+		free(in.thread_off);
 		rc = finish_output(&cmd);
 	}
 	if (p)
 		load_stats_free(&st);
+	free(measured);
 	profile_free(p);
 	analyze_options_free(&o);
 	return rc;

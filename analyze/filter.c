@@ -31,6 +31,7 @@ struct filter_state {
 	uint32_t *location_map; /* in location -> out location, HIDDEN or UNMAPPED */
 	uint32_t *whole_map;    /* in location -> out copy with all its lines */
 	uint32_t *stack_map;    /* in stack -> out stack, or UNMAPPED */
+	uint32_t *off_stack_map; /* the same for off-CPU samples (their leaf kept), NULL until needed */
 	uint32_t *thread_map;   /* in thread -> out thread, or UNMAPPED (dropped) */
 	struct hashmap stacks;  /* out stacks by content, to merge equal ones */
 	uint32_t *scratch;      /* one stack's out locations */
@@ -81,7 +82,8 @@ static uint8_t *view_stacks(const struct profile *in, enum filter_view view, uin
 
 int filter_is_identity(const struct filter_options *f)
 {
-	return f->show_system && f->ntids == 0 && !f->no_inline && !f->view;
+	return f->show_system && f->ntids == 0 && f->npids == 0 && f->state == FILTER_STATE_ANY && !f->no_inline &&
+	       !f->view;
 }
 
 /* The first line of l the filter keeps: with no_inline only the outermost. */
@@ -160,15 +162,39 @@ static int stack_equal(const void *ctx, uint32_t id)
 				     st->seek_depth * sizeof(*st->seek)));
 }
 
-static uint32_t map_stack(struct filter_state *st, uint32_t stack)
+/* A location of the outermost line of loc alone (the blocking call of an off-CPU stack). */
+static uint32_t outermost_line_location(struct filter_state *st, uint32_t loc)
 {
-	if (st->stack_map[stack] != UNMAPPED)
-		return st->stack_map[stack];
+	const struct profile_location *l = &st->in->locations[loc];
+	struct profile_location nl = *l;
+	struct profile_line line = st->in->lines[l->first_line + l->nlines - 1];
+	line.function = profile_remap_function(st->remap, line.function);
+	line.file = profile_remap_string(st->remap, line.file);
+	line.inlined = 0;
+	nl.module = profile_remap_module(st->remap, l->module);
+	nl.first_line = profile_add_line(st->out, &line);
+	nl.nlines = 1;
+	return profile_add_location(st->out, &nl);
+}
+
+static uint32_t map_stack(struct filter_state *st, uint32_t stack, int off_cpu)
+{
+	uint32_t *map = st->stack_map;
+	if (off_cpu && !st->f->show_system) {
+		if (!st->off_stack_map)
+			st->off_stack_map = filled(st->in->nstacks, UNMAPPED);
+		map = st->off_stack_map;
+	}
+	if (map[stack] != UNMAPPED)
+		return map[stack];
 	const struct profile_stack *s = &st->in->stacks[stack];
 	const uint32_t *locs = st->in->stack_locations + s->first;
 	uint32_t depth = 0;
 	for (uint32_t i = 0; i < s->depth; i++) {
 		uint32_t m = map_location(st, locs[i]);
+		/* Off CPU: the last hidden location before the first shown one names the call it waits in. */
+		if (m != HIDDEN && depth == 0 && i > 0 && map != st->stack_map)
+			st->scratch[depth++] = outermost_line_location(st, locs[i - 1]);
 		if (m != HIDDEN)
 			st->scratch[depth++] = m;
 	}
@@ -184,7 +210,24 @@ static uint32_t map_stack(struct filter_state *st, uint32_t stack)
 		id = profile_add_stack(st->out, st->scratch, depth);
 		hashmap_insert(&st->stacks, h, id);
 	}
-	return st->stack_map[stack] = id;
+	return map[stack] = id;
+}
+
+static int pid_selected(const struct filter_options *f, uint32_t pid)
+{
+	if (f->npids == 0)
+		return 1;
+	for (int i = 0; i < f->npids; i++)
+		if (f->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+static int state_selected(const struct filter_options *f, uint32_t label)
+{
+	if (f->state == FILTER_STATE_ANY)
+		return 1;
+	return (f->state == FILTER_STATE_OFF_CPU) == (PROFILE_LABEL_OFF_CPU(label) != 0);
 }
 
 static int tid_selected(const struct filter_options *f, uint32_t tid)
@@ -205,7 +248,7 @@ static void copy_tables(struct filter_state *st)
 	profile_remap_tables(st->remap);
 	profile_remap_run(st->remap);
 	for (uint32_t i = 0; i < in->nthreads; i++)
-		if (tid_selected(st->f, in->threads[i].tid))
+		if (tid_selected(st->f, in->threads[i].tid) && pid_selected(st->f, in->threads[i].pid))
 			st->thread_map[i] = profile_remap_thread(st->remap, i);
 }
 
@@ -233,11 +276,12 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 	for (uint64_t i = 0; i < in->nsamples; i++) {
 		struct profile_sample s = in->samples[i];
 		uint32_t t = s.thread < in->nthreads ? st->thread_map[s.thread] : UNMAPPED;
-		if (t == UNMAPPED || (keep && !keep[s.stack]))
+		if (t == UNMAPPED || !state_selected(st->f, s.label) || (keep && !keep[s.stack]))
 			continue;
 		s.thread = t;
-		uint32_t stack = st->stack_map[s.stack];
-		s.stack = stack != UNMAPPED ? stack : map_stack(st, s.stack);
+		int off = PROFILE_LABEL_OFF_CPU(s.label) != 0;
+		uint32_t stack = off ? UNMAPPED : st->stack_map[s.stack];
+		s.stack = stack != UNMAPPED ? stack : map_stack(st, s.stack, off);
 		memmove(dst_values + n * ncol, in->values + i * ncol, ncol * sizeof(*dst_values));
 		dst[n++] = s;
 	}
@@ -273,6 +317,7 @@ static struct profile *filter_run(const struct profile *in, const struct filter_
 	free(st.location_map);
 	free(st.whole_map);
 	free(st.stack_map);
+	free(st.off_stack_map);
 	free(st.thread_map);
 	return st.out;
 }

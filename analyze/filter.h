@@ -1,7 +1,8 @@
 /*
  * filter.h - transforms that every report and every exporter applies the same
- * way: hiding system frames (unless -C), keeping only some threads (--tid),
- * and folding inlined frames into the function they were inlined into
+ * way: hiding system frames (unless -C), keeping only some threads (--tid)
+ * or processes (--pid), only samples on or off CPU (--state, wall mode), and
+ * folding inlined frames into the function they were inlined into
  * (--no-inline, as perf report --no-inline reads).
  *
  * A filter never edits a profile: it builds a new one, so an exporter only
@@ -22,6 +23,11 @@
  * alone (all of that location's inline frames), shown at the top level, e.g.
  * "memcpy" or "_dl_relocate_object".
  *
+ * Off CPU, a stack ends in the call the thread blocks in: hiding system
+ * frames keeps, of the run of them at the leaf, the outermost one, the
+ * library function the program called (nanosleep, pthread_cond_wait, read,
+ * epoll_wait), so "where threads wait" names the call and its caller.
+ *
  * With no_inline each location keeps only its outermost line: the function
  * the code physically is in, at the line of the call that was inlined (so
  * ZSTD_compressBlock_doubleFast gets the self time its inlined helpers had).
@@ -34,6 +40,9 @@
 
 #include "profile.h"
 
+#define FILTER_STATE_ANY 0
+#define FILTER_STATE_ON_CPU 1  /* --state on-cpu: samples of running (or runnable) threads */
+#define FILTER_STATE_OFF_CPU 2 /* --state off-cpu: of blocked threads (wall mode) */
 /*
  * Views of an allocation profile: only the rows of stacks with something in
  * the view's type, which becomes the default value type (leaks: inuse_space,
@@ -46,6 +55,9 @@ struct filter_options {
 	int show_system;       /* -C / --C: keep system frames */
 	const uint32_t *tids;  /* --tid N (repeatable): keep only these threads */
 	int ntids;             /* 0: every thread */
+	const uint32_t *pids;  /* --pid N (repeatable): keep only these processes' threads */
+	int npids;             /* 0: every process */
+	int state;             /* --state: FILTER_STATE_* */
 	int no_inline;         /* --no-inline: inlined frames charged to their function */
 	enum filter_view view; /* --leaks, --peak, --temporary */
 };
@@ -65,7 +77,7 @@ struct profile *filter_profile(const struct profile *p, const struct filter_opti
  */
 struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f);
 
-/* 1 when the filters would change nothing (-C, no --tid, no --no-inline, no view). */
+/* 1 when the filters would change nothing (-C, no --tid, --pid or --state, no --no-inline, no view). */
 int filter_is_identity(const struct filter_options *f);
 
 #endif

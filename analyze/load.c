@@ -15,7 +15,10 @@
  *   3. translate every raw stack into profile locations (load_stacks.c).
  *
  * A CPU trace's profile has the value types samples/count (the weight in
- * timer periods) and cpu/nanoseconds (weight x interval), default samples.
+ * timer periods) and cpu/nanoseconds (weight x interval), default samples;
+ * a wall trace's are samples/count and wall/nanoseconds, each sample
+ * labelled with its thread's state and system call (profile.h). PROCESS
+ * records (load_procs.c) list the processes of the tree.
  * The agent's own frames (thread_trampoline under every thread, its
  * allocation wrappers) are the profiler's, not the program's: they never
  * enter a profile stack, -C or not (load_stacks.c). JIT_MAP records name
@@ -50,6 +53,9 @@ void load_stats_free(struct load_stats *stats)
 		free(stats->thread_cpu_ns);
 		stats->thread_cpu_ns = NULL;
 		stats->nthread_cpu = 0;
+		free(stats->processes);
+		stats->processes = NULL;
+		stats->nprocesses = 0;
 	}
 }
 
@@ -90,8 +96,12 @@ static void add_meta(struct loader *L, const struct trace_meta *m)
 	uint32_t value = profile_intern(p, m->value);
 	if (!strcmp(m->key, TRACE_META_COMMAND))
 		p->command = value;
-	else if (!strcmp(m->key, TRACE_META_MODE))
+	else if (!strcmp(m->key, TRACE_META_MODE)) {
 		p->mode = value;
+		/* A wall trace's time is wall-clock time: the period type is named for it. */
+		if ((!strcmp(m->value, "wall") || !strncmp(m->value, "wall,", 5)) && p->period_type != PROFILE_NO_VALUE)
+			p->value_types[p->period_type].type = profile_intern(p, "wall");
+	}
 	else if (!strcmp(m->key, TRACE_META_SOURCE))
 		p->source = value;
 	else if (!strcmp(m->key, TRACE_META_INTERVAL_NS)) {
@@ -122,6 +132,7 @@ static void add_end(struct loader *L, const struct trace_end *e)
 	L->stats->end_flags = e->flags;
 	L->stats->agent_ns = e->agent_ns;
 	L->stats->agent_signals = e->agent_signals;
+	L->stats->exited_unsampled = e->exited_unsampled;
 }
 
 /* A thread's own CPU clock at its end (1.2): what its samples should add up to. */
@@ -249,6 +260,7 @@ static const struct record_consumer *const consumers[] = {
 	&modules_consumer,
 	&load_samples_consumer,
 	&load_jit_consumer,
+	&load_procs_consumer,
 	&load_allocs_consumer,
 };
 #define NCONSUMERS (sizeof(consumers) / sizeof(consumers[0]))
@@ -341,7 +353,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	if (!stats)
 		stats = &own_stats;
 	memset(stats, 0, sizeof(*stats));
-	struct loader L = {.path = path, .stats = stats, .o = o, .diag = o->diag};
+	struct loader L = {.path = path, .stats = stats, .o = o, .diag = o->diag, .truncated_location = UINT32_MAX};
 	memset(L.recent_thread, 0xff, sizeof(L.recent_thread));
 	L.p = profile_new();
 	if (!L.p)

@@ -46,6 +46,20 @@ struct load_meta {
 	uint32_t value;
 };
 
+/* A process of the trace (PROCESS records, 1.4). */
+#define LOAD_PROCESS_FORKED 0x1u       /* a fork: its command line is its parent's */
+#define LOAD_PROCESS_EXITED 0x2u       /* its end was recorded */
+#define LOAD_PROCESS_STATUS_UNKNOWN 0x4u /* ...without a wait status */
+#define LOAD_PROCESS_NOT_PROFILED 0x8u /* it exec'd a program the agent could not enter (reason) */
+
+struct load_process {
+	uint32_t pid, parent;
+	uint64_t start_ns, end_ns;     /* 0: unknown */
+	int32_t wait_status;
+	uint32_t flags;                /* LOAD_PROCESS_* */
+	uint32_t path, command, reason; /* string ids in the profile */
+};
+
 struct load_stats {
 	uint64_t compressed_bytes; /* trace size as read */
 	uint64_t raw_bytes;        /* decompressed */
@@ -53,6 +67,11 @@ struct load_stats {
 	int truncated;             /* the stream ended without an END record */
 	uint64_t stack_records;
 	uint64_t truncated_stacks; /* stacks cut at max_frames */
+	uint64_t truncated_samples; /* samples in them */
+	uint64_t off_cpu_samples;  /* wall mode: samples of blocked threads */
+	uint64_t exited_unsampled; /* END (1.4): weight of threads gone before their wall sample */
+	struct load_process *processes; /* in the order they first appear */
+	uint32_t nprocesses;
 	uint64_t undefined_stack_samples; /* samples naming a stack no record defined */
 	uint64_t end_samples;      /* totals the END record states (0 when truncated) */
 	uint64_t end_weight;

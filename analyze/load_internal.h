@@ -3,7 +3,8 @@
  * load.c (the driver: reading, dispatch, the run's META/THREAD/END and the
  * module records), load_samples.c (stacks, samples, losses and the checks of
  * what a trace cannot truthfully say), load_jit.c (JIT_MAP records) and
- * load_stacks.c (raw stacks to profile stacks through the resolver).
+ * load_procs.c (PROCESS records) and load_stacks.c (raw stacks to profile
+ * stacks through the resolver).
  *
  * Dispatch: load.c keeps a table from record type to consumer, each with
  * callbacks and a state of its own. Adding a record type (issue 8's ALLOCS
@@ -38,10 +39,11 @@ struct record_consumer {
 	void (*free)(void *state);                      /* may be NULL */
 };
 
-/* The consumers load.c dispatches to (load_samples.c, load_jit.c, load_allocs.c). */
+/* The consumers load.c dispatches to (load_samples.c, load_jit.c, load_allocs.c, load_procs.c). */
 extern const struct record_consumer load_samples_consumer;
 extern const struct record_consumer load_jit_consumer;
 extern const struct record_consumer load_allocs_consumer;
+extern const struct record_consumer load_procs_consumer;
 
 /* load_alloc_leaves.c: the frames of allocation profiles (load_allocs.c). */
 /* A size key of a power-of-two range [2^k, 2^(k+1)): ALLOC_SIZE_CLASS | k; else the exact size. */
@@ -60,6 +62,8 @@ struct raw_stack {
 	uint32_t depth;
 	uint32_t flags;   /* TRACE_STACK_* */
 	uint32_t defined; /* a STACK record gave its frames */
+	uint32_t pid;     /* the process of the first sample that used it */
+	uint32_t used;    /* some sample used it */
 };
 
 struct loader {
@@ -90,6 +94,8 @@ struct loader {
 	uint64_t last_time_ns;  /* latest time any record carried */
 	uint64_t end_time_ns;   /* the END record's, 0 without one */
 	uint64_t end_lost;      /* the END record's lost_samples */
+	int many_pid_stacks;    /* some raw stack is used by samples of two processes */
+	uint32_t truncated_location; /* the [truncated] frame's location, UINT32_MAX until made */
 };
 
 /* Thread index of (pid, tid), adding the thread if new. */

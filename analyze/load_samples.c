@@ -102,6 +102,15 @@ static void add_stack(struct loader *L, const struct trace_stack *s)
 	L->stats->truncated_stacks += (s->flags & TRACE_STACK_TRUNCATED) != 0;
 }
 
+/* Samples whose stack was cut at max frames (analyze info counts them). */
+static void count_truncated(struct loader *L)
+{
+	for (uint64_t i = 0; i < L->p->nsamples; i++) {
+		uint32_t s = L->p->samples[i].stack;
+		L->stats->truncated_samples += s < L->nraw && (L->raw[s].flags & TRACE_STACK_TRUNCATED);
+	}
+}
+
 static void add_samples(struct loader *L, struct samples_state *st, const struct trace_samples *b)
 {
 	struct profile *p = L->p;
@@ -111,11 +120,24 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 	uint32_t col = p->value_types[L->samples_value].column;
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct trace_sample *ts = &b->samples[i];
+		/* Off CPU, the system call it waits in; a state the reader does not know is "other" (255). */
+		uint32_t state = ts->state <= TRACE_STATE_STOPPED ? ts->state : 255;
+		int32_t call = state == TRACE_STATE_ON_CPU || ts->syscall < 0 || ts->syscall >= (1 << 23) ? -1 : ts->syscall;
 		struct profile_sample s = {
 			.stack = loader_stack_index(L, ts->stack_id),
 			.thread = loader_thread_index(L, ts->pid, ts->tid),
 			.time_ns = ts->time_ns,
+			.label = PROFILE_LABEL(state, call),
 		};
+		struct raw_stack *rs = &L->raw[s.stack];
+		if (!rs->used) {
+			rs->used = 1;
+			rs->pid = ts->pid;
+		} else if (rs->pid != ts->pid) {
+			L->many_pid_stacks = 1;
+		}
+		if (state != TRACE_STATE_ON_CPU)
+			L->stats->off_cpu_samples++;
 		row[col] = ts->weight;
 		profile_add_sample(p, &s, row);
 		/* The figures samples_finish checks, kept as they stream by so a
@@ -331,6 +353,8 @@ static void samples_finish(struct loader *L, void *state)
 {
 	uint64_t periods = loader_periods_in_run(L);
 	check_undefined_stacks(L);
+	if (L->stats->truncated_stacks)
+		count_truncated(L);
 	check_losses(L, state, periods);
 	check_samples(L, state, periods);
 }

@@ -3,10 +3,14 @@
  * addresses of every raw stack resolved once, then each raw stack turned
  * into a profile stack of locations.
  *
- * Where two modules' ranges overlap (one dlclosed, another dlopened at the
- * same place; an exec), a raw stack touching the overlap means different
- * code at different times: its samples get one profile stack per epoch
- * (resolve.c), the addresses being resolved in the module mapped then.
+ * Addresses are resolved in the address space of the stack's process (the
+ * pid of the samples that use it: collect never merges stacks across
+ * processes). Where two modules' ranges overlap (one dlclosed, another
+ * dlopened at the same place; an exec), a raw stack touching the overlap
+ * means different code at different times: its samples get one profile
+ * stack per epoch (resolve.c), the addresses being resolved in the module
+ * mapped then. A stack the agent cut at max frames gets a [truncated]
+ * frame at its root, so reports show where the missing part would be.
  * Empty and never-defined stacks get one frame at address 0, which resolves
  * to "[unknown]". The agent's own frames (thread_trampoline under every
  * thread, its allocation wrappers) are the profiler's, not the program's:
@@ -37,70 +41,113 @@ static int frame_is_return(const struct raw_stack *rs, uint32_t i)
 	return rs->depth && (i > 0 || !(rs->flags & TRACE_STACK_LEAF_EXACT));
 }
 
-/* Distinct-address index of each frame of raw stack s, resolved as of epoch. */
-static void add_frames(struct loader *L, uint32_t s, uint32_t epoch, uint32_t *out)
+/* Distinct-address index of each frame of raw stack s, resolved in process pid as of epoch. */
+static void add_frames(struct loader *L, uint32_t s, uint32_t pid, uint32_t epoch, uint32_t *out)
 {
 	const struct raw_stack *rs = &L->raw[s];
 	uint32_t depth;
 	const uint64_t *ips = raw_frames(L, rs, &depth);
 	for (uint32_t i = 0; i < depth; i++)
-		out[i] = resolver_add_address(L->resolver, ips[i], frame_is_return(rs, i), epoch);
+		out[i] = resolver_add_address(L->resolver, pid, ips[i], frame_is_return(rs, i), epoch);
 }
 
-static int touches_overlap(const struct loader *L, uint32_t s)
+static int touches_overlap(const struct loader *L, uint32_t s, uint32_t pid)
 {
 	const struct raw_stack *rs = &L->raw[s];
 	uint32_t depth;
 	const uint64_t *ips = raw_frames(L, rs, &depth);
 	for (uint32_t i = 0; i < depth; i++)
-		if (resolver_is_ambiguous(L->resolver, ips[i], frame_is_return(rs, i)))
+		if (resolver_is_ambiguous(L->resolver, pid, ips[i], frame_is_return(rs, i)))
 			return 1;
 	return 0;
 }
 
-/* One more profile stack per (raw stack, epoch) for samples that touch an overlap. */
+/*
+ * One more profile stack per (raw stack, process, epoch) for samples that
+ * touch an overlap, or whose process is not the one the stack was first
+ * seen in (collect never merges stacks of two processes; a crafted trace
+ * may).
+ */
+struct variant {
+	uint32_t raw, pid, epoch;
+	uint64_t first; /* its frames' addresses in addresses[] */
+};
+
 struct epoch_stacks {
-	struct hashmap index; /* raw stack << 32 | epoch -> variant */
-	uint32_t *raw;       /* variant -> raw stack */
-	uint64_t *first;     /* variant -> its frames' addresses in addresses[] */
-	uint32_t count, raw_cap, first_cap;
+	struct hashmap index; /* by hash of (raw, pid, epoch) */
+	struct variant *variants;
+	uint32_t count, cap;
 	uint32_t *addresses;
 	uint64_t naddresses, addresses_cap;
+	const struct variant *seek;
 };
+
+static int variant_equal(const void *ctx, uint32_t id)
+{
+	const struct epoch_stacks *v = ctx;
+	const struct variant *a = &v->variants[id], *b = v->seek;
+	return a->raw == b->raw && a->pid == b->pid && a->epoch == b->epoch;
+}
+
+static uint32_t variant_of(struct loader *L, struct epoch_stacks *v, uint32_t raw, uint32_t pid, uint32_t epoch)
+{
+	struct variant key = { raw, pid, epoch, 0 };
+	uint64_t h = hash_combine(hash_combine(hash_u64(raw), pid), epoch);
+	v->seek = &key;
+	uint32_t id = hashmap_find(&v->index, h, variant_equal, v);
+	if (id != HASHMAP_NONE)
+		return id;
+	uint32_t depth;
+	raw_frames(L, &L->raw[raw], &depth);
+	ALLOC_GROW(v->variants, (uint64_t)v->count + 1, v->cap);
+	ALLOC_GROW(v->addresses, v->naddresses + depth, v->addresses_cap);
+	key.first = v->naddresses;
+	v->variants[v->count] = key;
+	add_frames(L, raw, pid, epoch, v->addresses + v->naddresses);
+	v->naddresses += depth;
+	hashmap_insert(&v->index, h, v->count);
+	return v->count++;
+}
 
 static void split_by_epoch(struct loader *L, struct epoch_stacks *v)
 {
 	struct profile *p = L->p;
 	uint8_t *touches = NULL;
 	for (uint32_t s = 0; s < L->nraw; s++)
-		if (touches_overlap(L, s)) {
+		if (touches_overlap(L, s, L->raw[s].pid)) {
 			if (!touches)
 				touches = calloc_or_abort(L->nraw, 1);
 			touches[s] = 1;
 		}
-	if (!touches)
+	if (!touches && !L->many_pid_stacks)
 		return;
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		struct profile_sample *sm = &p->samples[i];
-		if (sm->stack >= L->nraw || !touches[sm->stack])
+		if (sm->stack >= L->nraw)
 			continue;
-		uint32_t epoch = resolver_epoch(L->resolver, sm->time_ns);
-		uint32_t *slot = hashmap_slot(&v->index, (uint64_t)sm->stack << 32 | epoch);
-		if (*slot == HASHMAP_NONE) {
-			uint32_t depth;
-			raw_frames(L, &L->raw[sm->stack], &depth);
-			ALLOC_GROW(v->raw, (uint64_t)v->count + 1, v->raw_cap);
-			ALLOC_GROW(v->first, (uint64_t)v->count + 1, v->first_cap);
-			ALLOC_GROW(v->addresses, v->naddresses + depth, v->addresses_cap);
-			v->raw[v->count] = sm->stack;
-			v->first[v->count] = v->naddresses;
-			add_frames(L, sm->stack, epoch, v->addresses + v->naddresses);
-			v->naddresses += depth;
-			*slot = v->count++;
-		}
-		sm->stack = L->nraw + *slot;
+		uint32_t pid = p->threads[sm->thread].pid;
+		int other = pid != L->raw[sm->stack].pid;
+		int overlap = touches && (other ? touches_overlap(L, sm->stack, pid) : touches[sm->stack]);
+		if (!other && !overlap)
+			continue;
+		uint32_t epoch = overlap ? resolver_epoch(L->resolver, sm->time_ns) : RESOLVE_ANY_EPOCH;
+		sm->stack = L->nraw + variant_of(L, v, sm->stack, pid, epoch);
 	}
 	free(touches);
+}
+
+/* The frame that marks a stack cut at max frames: its root end is missing. */
+static uint32_t truncated_location(struct loader *L)
+{
+	struct profile *p = L->p;
+	if (L->truncated_location != UINT32_MAX)
+		return L->truncated_location;
+	uint32_t name = profile_intern(p, "[truncated]");
+	struct profile_function f = { .name = name, .system_name = name, .module = UINT32_MAX };
+	struct profile_line line = { .function = profile_add_function(p, &f) };
+	struct profile_location loc = { .address = 0, .module = UINT32_MAX, .first_line = profile_add_line(p, &line),
+					.nlines = 1 };
+	return L->truncated_location = profile_add_location(p, &loc);
 }
 
 /* 1 for each module that is the agent itself (libipscope-agent.so). */
@@ -116,11 +163,12 @@ static uint8_t *agent_modules(const struct profile *p)
 }
 
 /* Append the profile stack whose frames have these distinct-address indexes,
- * without the agent's frames (unless nothing else is left). */
+ * without the agent's frames (unless nothing else is left), and a
+ * [truncated] root when the agent cut it at max frames. */
 static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint32_t *addresses,
-			      uint32_t depth, uint32_t **locs, uint32_t *cap)
+			      uint32_t depth, int truncated, uint32_t **locs, uint32_t *cap)
 {
-	ALLOC_GROW(*locs, depth, *cap);
+	ALLOC_GROW(*locs, (uint64_t)depth + 1, *cap);
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < depth; i++) {
 		uint32_t loc = resolver_location(L->resolver, addresses[i]);
@@ -131,6 +179,8 @@ static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint
 	if (kept == 0)
 		for (; kept < depth; kept++)
 			(*locs)[kept] = resolver_location(L->resolver, addresses[kept]);
+	if (truncated)
+		(*locs)[kept++] = truncated_location(L);
 	profile_add_stack(L->p, *locs, kept);
 }
 
@@ -146,7 +196,7 @@ void loader_build_stacks(struct loader *L)
 	}
 	uint32_t *frame_address = realloc_or_abort(NULL, (nframes ? nframes : 1) * sizeof(*frame_address));
 	for (uint32_t s = 0; s < L->nraw; s++)
-		add_frames(L, s, RESOLVE_ANY_EPOCH, frame_address + frame_at[s]);
+		add_frames(L, s, L->raw[s].pid, RESOLVE_ANY_EPOCH, frame_address + frame_at[s]);
 	struct epoch_stacks v = { 0 };
 	hashmap_init(&v.index, 64);
 	split_by_epoch(L, &v);
@@ -156,16 +206,18 @@ void loader_build_stacks(struct loader *L)
 	uint8_t *agent = agent_modules(L->p);
 	for (uint32_t s = 0; s < L->nraw; s++) {
 		raw_frames(L, &L->raw[s], &depth);
-		add_profile_stack(L, agent, frame_address + frame_at[s], depth, &locs, &cap);
+		add_profile_stack(L, agent, frame_address + frame_at[s], depth,
+				  (L->raw[s].flags & TRACE_STACK_TRUNCATED) != 0, &locs, &cap);
 	}
 	for (uint32_t i = 0; i < v.count; i++) {
-		raw_frames(L, &L->raw[v.raw[i]], &depth);
-		add_profile_stack(L, agent, v.addresses + v.first[i], depth, &locs, &cap);
+		const struct raw_stack *rs = &L->raw[v.variants[i].raw];
+		raw_frames(L, rs, &depth);
+		add_profile_stack(L, agent, v.addresses + v.variants[i].first, depth,
+				  (rs->flags & TRACE_STACK_TRUNCATED) != 0, &locs, &cap);
 	}
 	free(agent);
 	hashmap_free(&v.index);
-	free(v.raw);
-	free(v.first);
+	free(v.variants);
 	free(v.addresses);
 	free(locs);
 	free(frame_address);

@@ -55,6 +55,13 @@ static const struct shared_option shared_options[] = {
 	 "                          cost charged to the nearest shown caller"},
 	{OPTGROUP_FILTER, {"tid", required_argument, NULL, OPTION_TID},
 	 "      --tid N             only samples of thread N (repeatable)"},
+	{OPTGROUP_SELECT, {"pid", required_argument, NULL, OPTION_PID},
+	 "      --pid N             only samples of process N (repeatable; analyze info\n"
+	 "                          lists the processes of a trace)"},
+	{OPTGROUP_SELECT, {"state", required_argument, NULL, OPTION_STATE},
+	 "      --state STATE       only samples of threads on-cpu (running) or off-cpu\n"
+	 "                          (blocked: sleeping, waiting, in a system call); a\n"
+	 "                          wall-mode trace has both, a CPU trace only on-cpu"},
 	{OPTGROUP_FILTER, {"no-inline", no_argument, NULL, OPTION_NO_INLINE},
 	 "      --no-inline         charge inlined frames to the function they were\n"
 	 "                          inlined into, as perf report --no-inline does"},
@@ -209,6 +216,23 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		o->filter.tids = o->tids;
 		o->filter.ntids = (int)n;
 		return 0;
+	case OPTION_PID:
+		if (parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+			return usage_error(cmd, "--pid wants a process id, not '%s'", arg);
+		n = (size_t)o->filter.npids;
+		uint32_t pid = (uint32_t)v;
+		o->pids = append(o->pids, &n, sizeof(*o->pids), &pid);
+		o->filter.pids = o->pids;
+		o->filter.npids = (int)n;
+		return 0;
+	case OPTION_STATE:
+		if (!strcmp(arg, "on-cpu"))
+			o->filter.state = FILTER_STATE_ON_CPU;
+		else if (!strcmp(arg, "off-cpu"))
+			o->filter.state = FILTER_STATE_OFF_CPU;
+		else
+			return usage_error(cmd, "--state wants on-cpu or off-cpu, not '%s'", arg);
+		return 0;
 	case OPTION_NO_INLINE:
 		o->filter.no_inline = 1;
 		return 0;
@@ -362,6 +386,10 @@ void analyze_options_free(struct analyze_options *o)
 	free(o->debug_dirs);
 	free(o->search_dirs);
 	free(o->tids);
+	free(o->pids);
+	o->pids = NULL;
+	o->filter.pids = NULL;
+	o->filter.npids = 0;
 	o->debug_dirs = NULL;
 	o->search_dirs = NULL;
 	o->load.search_dirs = NULL;

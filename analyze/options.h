@@ -45,6 +45,7 @@
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
 #define OPTGROUP_DISPLAY 0x20u  /* --width N, --full-paths, --color auto|always|never */
+#define OPTGROUP_SELECT 0x40u   /* --pid N (repeatable), --state on-cpu|off-cpu: which samples */
 /* Every command takes --value TYPE (the value type shown: samples, cpu...). */
 
 /*
@@ -71,6 +72,8 @@ enum {
 	OPTION_FULL_PATHS,
 	OPTION_COLOR,
 	OPTION_VALUE,
+	OPTION_PID,
+	OPTION_STATE,
 	OPTION_SCALE,
 	OPTION_NO_ALLOC_LEAVES,
 	OPTION_LEAKS,
@@ -94,10 +97,11 @@ struct analyze_options {
 	const char *trace;            /* the TRACE operand (the first operand) */
 	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
 	int noperands;
-	/* storage behind load.debug_dirs, load.search_dirs and filter.tids */
+	/* storage behind load.debug_dirs, load.search_dirs, filter.tids and filter.pids */
 	const char **debug_dirs;
 	const char **search_dirs;
 	uint32_t *tids;
+	uint32_t *pids;
 };
 
 struct analyze_command {

@@ -28,14 +28,16 @@ void resolver_finish_modules(struct resolver *R);
 #define RESOLVE_ANY_EPOCH UINT32_MAX
 /* The epoch (span between module unloads) a sample taken at time_ns belongs to. */
 uint32_t resolver_epoch(const struct resolver *R, uint64_t time_ns);
-/* Does this frame's address lie where modules overlapped, so that time decides its module? */
-int resolver_is_ambiguous(const struct resolver *R, uint64_t ip, int is_return);
+/* Does this frame's address lie where modules of process pid overlapped, so that time decides its module? */
+int resolver_is_ambiguous(const struct resolver *R, uint32_t pid, uint64_t ip, int is_return);
 /*
- * Note one frame's ip; is_return: a return address (looked up at ip - 1);
- * epoch: when the sample was taken, for ambiguous addresses (else
- * RESOLVE_ANY_EPOCH). Returns the distinct address's index.
+ * Note one frame's ip in process pid; is_return: a return address (looked
+ * up at ip - 1); epoch: when the sample was taken, for ambiguous addresses
+ * (else RESOLVE_ANY_EPOCH). Returns the distinct address's index.
  */
-uint32_t resolver_add_address(struct resolver *R, uint64_t ip, int is_return, uint32_t epoch);
+uint32_t resolver_add_address(struct resolver *R, uint32_t pid, uint64_t ip, int is_return, uint32_t epoch);
+/* Whether module records came from more than one process (stacks are then resolved per process). */
+int resolver_many_processes(const struct resolver *R);
 /* Symbolize every distinct address once, in address order. */
 void resolver_resolve(struct resolver *R);
 /* Profile location of a distinct address (after resolver_resolve). */

@@ -286,13 +286,13 @@ int main(int argc, char **argv)
 			uint32_t sample_weight =
 				sh.overrun_every && rng() % sh.overrun_every == 0 ? 2 : 1;
 			now += INTERVAL_NS * sample_weight / nthreads;
-			struct trace_sample sm = { now, pid, pid + thread, stack + 1, sample_weight, 0 };
+			struct trace_sample sm = { now, pid, pid + thread, stack + 1, sample_weight, 0, -1};
 			if (trace_writer_sample(w, &sm) < 0)
 				die("write");
 			weight += sample_weight;
 		}
 	}
-	struct trace_end end = { now + INTERVAL_NS, 0, TRACE_END_EXITED, nsamples, weight, 0, 0, 0 };
+	struct trace_end end = { now + INTERVAL_NS, 0, TRACE_END_EXITED, nsamples, weight, 0, 0, 0, 0};
 	if (trace_writer_close(w, &end) < 0)
 		die("write");
 	close(fd);

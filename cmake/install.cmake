@@ -5,6 +5,7 @@
 #   share/man/man1/                       collect(1), analyze(1), analyze-CMD(1)
 #   share/bash-completion/completions/    collect, analyze
 #   share/doc/ipscope/                    README.md, TRACE_FORMAT.md
+#   include/                              ipscope.h (ipscope_start, ipscope_stop)
 #   share/ipscope/plots/                  the gnuplot templates of analyze plot
 #                                         (found at ../share/ipscope/plots/ from
 #                                         analyze's own path)
@@ -22,6 +23,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/doc/completion/ipscope.bash
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/formats/trace/TRACE_FORMAT.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${IPSCOPE_PLOT_TEMPLATES} DESTINATION ${CMAKE_INSTALL_DATADIR}/ipscope/plots)
+# ipscope_start()/ipscope_stop() for programs that bracket a region (header only).
+install(FILES ${CMAKE_SOURCE_DIR}/collect/ipscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(CPACK_PACKAGE_NAME ipscope)
 set(CPACK_PACKAGE_VENDOR "ipscope")

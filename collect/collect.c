@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,20 +37,36 @@
 #define DRAIN_ALLOCS_BUSY_MS 2
 #define DRAIN_IDLE_MS 50
 #define FLUSH_INTERVAL_NS 100000000ull
+/* How often rings of threads that died without handing them back are looked for. */
+#define DEAD_RING_CHECK_NS 500000000ull
 
 static const char usage_text[] =
 	"usage: collect [options] [--] PROGRAM [ARGS...]\n"
 	"\n"
-	"Run PROGRAM under the ipscope agent, sampling backtraces of every thread on\n"
-	"its CPU-time clock, and write a zstd-compressed trace for `analyze`.\n"
+	"Run PROGRAM under the ipscope agent, sampling backtraces of every thread of\n"
+	"every process it starts, on its CPU-time clock (or, with -m wall, at every\n"
+	"interval of wall-clock time, running or blocked), and write a zstd-compressed\n"
+	"trace for `analyze`.\n"
 	"\n"
 	"  -o, --output FILE        write the trace to FILE (mode 0600; a device or FIFO\n"
 	"                           such as /dev/stdout is written as a stream, never\n"
 	"                           truncated or chmod'ed); default: stdout, which must\n"
 	"                           not be a terminal\n"
-	"  -i, --interval TIME      sampling interval of each thread's CPU time: 250us,\n"
-	"                           1ms (default), 10ms; units ns, us, ms, s\n"
-	"  -m, --mode MODE          cpu (default); wall is not available yet\n"
+	"  -i, --interval TIME      sampling interval of each thread's CPU time (wall\n"
+	"                           time with -m wall): 250us, 1ms (default), 10ms;\n"
+	"                           units ns, us, ms, s\n"
+	"  -m, --mode MODE          cpu (default): where CPU time goes; wall: every\n"
+	"                           thread at every interval, on or off CPU, and the\n"
+	"                           system call a blocked thread waits in\n"
+	"      --no-follow          profile only PROGRAM's own process (and programs it\n"
+	"                           execs in place), not the processes it forks or\n"
+	"                           spawns; by default the whole tree is followed and\n"
+	"                           collect waits until all of it has ended\n"
+	"      --delay TIME         start sampling TIME after PROGRAM starts\n"
+	"      --duration TIME      stop sampling TIME after it started (PROGRAM runs on)\n"
+	"      --paused             start with sampling off: PROGRAM turns it on and off\n"
+	"                           with ipscope_start() and ipscope_stop() (ipscope.h),\n"
+	"                           and SIGUSR2 sent to collect toggles it\n"
 	"      --allocs[=RATE]      record allocations too: every call of malloc, calloc,\n"
 	"                           realloc, reallocarray, free, posix_memalign,\n"
 	"                           aligned_alloc, memalign, valloc, pvalloc (and C++ new\n"
@@ -83,6 +100,7 @@ static const char usage_text[] =
 	"  -h, --help               this text\n"
 	"  -V, --version            print the version\n"
 	"\n"
+	"SIGUSR2 sent to collect turns sampling off, and on again.\n"
 	"PROGRAM's stdin and stderr are untouched, and it inherits no descriptor of\n"
 	"collect's. SIGINT, SIGQUIT, SIGTERM and SIGHUP sent to collect alone are\n"
 	"passed on to PROGRAM (sent to the process group, PROGRAM has them already).\n"
@@ -97,6 +115,20 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'collect --help'.\n");
 	return 2;
+}
+
+/* "1.5s" -> 1500000000; 0 when malformed (a unit is required). */
+static uint64_t parse_duration(const char *text)
+{
+	char *end;
+	errno = 0;
+	double value = strtod(text, &end);
+	if (errno || end == text || value <= 0)
+		return 0;
+	double scale = !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6
+		       : !strcmp(end, "s") ? 1e9 : !strcmp(end, "m") ? 60e9 : !strcmp(end, "h") ? 3600e9 : 0;
+	double ns = value * scale;
+	return ns >= 1 && ns < 1e18 ? (uint64_t)ns : 0;
 }
 
 /* "250us" -> 250000; 0 when malformed or out of range. */
@@ -185,8 +217,8 @@ static const char *option_name(const struct option *longopts, int opt, const cha
 /* Returns -1 to go on, or the exit status for --help, --version and usage errors. */
 static int parse_options(int argc, char **argv, struct collect_options *o)
 {
-	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE, OPT_SIGNAL, OPT_ALLOCS,
-	       OPT_ALLOC_BYTES, OPT_NO_CPU };
+	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE, OPT_SIGNAL, OPT_NO_FOLLOW,
+	       OPT_DELAY, OPT_DURATION, OPT_PAUSED, OPT_ALLOCS, OPT_ALLOC_BYTES, OPT_NO_CPU };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -197,6 +229,10 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "paused", no_argument, NULL, OPT_PAUSED },
 		{ "zstd-level", required_argument, NULL, OPT_ZSTD_LEVEL },
 		{ "program-stdout", required_argument, NULL, OPT_PROGRAM_STDOUT },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -209,6 +245,7 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 	o->interval_ns = 1000000;
 	o->max_frames = 256;
 	o->zstd_level = 1;
+	o->follow = 1;
 	o->cpu = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:o:i:m:qhV", longopts, NULL)) != -1) {
@@ -222,10 +259,23 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 						   optarg);
 			break;
 		case 'm':
-			if (!strcmp(optarg, "wall"))
-				return usage_error("--mode %s is not supported yet; only cpu is", optarg);
-			if (strcmp(optarg, "cpu"))
-				return usage_error("unknown mode '%s' (cpu)", optarg);
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "wall"))
+				return usage_error("unknown mode '%s' (cpu, wall)", optarg);
+			o->wall = !strcmp(optarg, "wall");
+			break;
+		case OPT_NO_FOLLOW:
+			o->follow = 0;
+			break;
+		case OPT_DELAY:
+			if (!(o->delay_ns = parse_duration(optarg)))
+				return usage_error("bad --delay '%s': use e.g. 500ms, 2s or 1m", optarg);
+			break;
+		case OPT_DURATION:
+			if (!(o->duration_ns = parse_duration(optarg)))
+				return usage_error("bad --duration '%s': use e.g. 500ms, 10s or 1m", optarg);
+			break;
+		case OPT_PAUSED:
+			o->paused = 1;
 			break;
 		case OPT_ALLOCS:
 			o->allocs = 1;
@@ -292,6 +342,8 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 	}
 	if (!o->cpu && !o->allocs)
 		return usage_error("%s", "--no-cpu leaves nothing to record: add --allocs or --alloc-bytes");
+	if (!o->cpu && o->wall)
+		return usage_error("%s", "-m wall takes samples: not with --no-cpu");
 	if (optind >= argc)
 		return usage_error("%s", "no program to run");
 	o->argv = argv + optind;
@@ -337,7 +389,22 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 	char *cmd = command_line(o->argv);
 	trace_writer_meta(w, TRACE_META_COMMAND, cmd);
 	free(cmd);
-	trace_writer_meta(w, TRACE_META_MODE, o->cpu && o->allocs ? "cpu,allocs" : o->allocs ? "allocs" : "cpu");
+	/* What was sampled (cpu or wall, none with --no-cpu) and whether allocations were recorded. */
+	const char *sampled = !o->cpu ? "" : o->wall ? "wall" : "cpu";
+	char mode[32];
+	snprintf(mode, sizeof mode, "%s%s%s", sampled, *sampled && o->allocs ? "," : "", o->allocs ? "allocs" : "");
+	trace_writer_meta(w, TRACE_META_MODE, mode);
+	trace_writer_meta(w, TRACE_META_FOLLOW, o->follow ? "1" : "0");
+	if (o->paused || o->delay_ns)
+		trace_writer_meta(w, TRACE_META_PAUSED, "1");
+	if (o->delay_ns) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->delay_ns);
+		trace_writer_meta(w, TRACE_META_DELAY_NS, buf);
+	}
+	if (o->duration_ns) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->duration_ns);
+		trace_writer_meta(w, TRACE_META_DURATION_NS, buf);
+	}
 	if (o->cpu) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->interval_ns);
 		trace_writer_meta(w, TRACE_META_INTERVAL_NS, buf);
@@ -407,27 +474,92 @@ static int exit_code(int status, const char *program)
 static void write_agent_meta(struct trace_writer *w, const struct transport_header *h)
 {
 	char buf[16];
-	trace_writer_meta(w, TRACE_META_SOURCE, source_name(h->source));
+	/* Wall mode: the agent's sampler thread times every sample (and signals only running threads). */
+	trace_writer_meta(w, TRACE_META_SOURCE, (h->mode & TRANSPORT_MODE_WALL) ? "wall-clock-sampler" : source_name(h->source));
 	snprintf(buf, sizeof buf, "%u", h->signal);
 	trace_writer_meta(w, TRACE_META_SIGNAL, buf);
 }
 
-/* Drain until the program ends; returns its wait status. *write_failed says whether the trace is whole. */
-static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer *w, int *write_failed,
-			  int busy_ms)
+/* The sampling schedule: --delay, --duration and SIGUSR2 toggles (the program's ipscope_start and
+ * ipscope_stop write the same flag). paused: 0 on, 1 off, 2 stopped for good (--duration). */
+struct schedule {
+	uint64_t start_ns, resume_ns, stop_ns; /* 0: none */
+};
+
+static void schedule_tick(struct schedule *s, struct transport_header *h, uint64_t now, int toggles)
+{
+	if (s->resume_ns && now >= s->resume_ns) {
+		uint32_t off = 1;
+		atomic_compare_exchange_strong(&h->paused, &off, 0);
+		s->resume_ns = 0;
+	}
+	if (s->stop_ns && now >= s->stop_ns) {
+		atomic_store(&h->paused, 2);
+		s->stop_ns = 0;
+	}
+	for (; toggles > 0; toggles--) {
+		uint32_t was = atomic_load(&h->paused);
+		if (was < 2)
+			atomic_compare_exchange_strong(&h->paused, &was, was ^ 1);
+		atomic_store(&h->ever_paused, 1);
+		s->resume_ns = 0; /* the user took over */
+	}
+}
+
+/* How long collect may wait before the schedule's next change (ms, at most max_ms). */
+static int schedule_wait_ms(const struct schedule *s, uint64_t now, int max_ms)
+{
+	uint64_t next = s->resume_ns ? s->resume_ns : s->stop_ns;
+	if (!next)
+		return max_ms;
+	uint64_t ms = next > now ? (next - now + 999999) / 1000000 : 0;
+	return ms < (uint64_t)max_ms ? (int)ms : max_ms;
+}
+
+struct reaped_ctx {
+	struct procs *procs;
+	struct trace_writer *w;
+	const int *write_failed;
+};
+
+static void on_reaped(void *ctx, pid_t pid, int status)
+{
+	struct reaped_ctx *r = ctx;
+	procs_reaped(r->procs, *r->write_failed ? NULL : r->w, pid, status, clock_ns(CLOCK_MONOTONIC));
+}
+
+/*
+ * Drain until the program ends and, following the tree, until every process
+ * of it has (collect is their subreaper); returns the program's wait status.
+ * *write_failed says whether the trace is whole; busy_ms: how soon a busy ring is drained again.
+ */
+static int run_until_exit(const struct collect_options *o, struct launch *l, struct drain *d, struct procs *ps,
+			  struct trace_writer *w, int *write_failed, int busy_ms)
 {
 	struct transport_header *h = l->transport.header;
-	int status = 0, agent_meta_written = 0;
-	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC);
+	int agent_meta_written = 0;
+	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC), last_check = last_flush;
+	struct schedule sched = { last_flush, o->delay_ns ? last_flush + o->delay_ns : 0,
+				  o->duration_ns ? last_flush + o->delay_ns + o->duration_ns : 0 };
+	struct reaped_ctx rc = { ps, w, write_failed };
 	for (;;) {
-		int done = launch_wait(l, drain_busy(d) ? busy_ms : DRAIN_IDLE_MS, &status);
+		int wait_ms = schedule_wait_ms(&sched, clock_ns(CLOCK_MONOTONIC), drain_busy(d) ? busy_ms : DRAIN_IDLE_MS);
+		int toggles = launch_wait(l, wait_ms, on_reaped, &rc);
+		int done = l->ended && (!o->follow || forward_terminated() || !launch_children_left());
+		if (l->ended)
+			forward_detach(); /* the program's pid may be reused: signals are not passed on any more */
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		atomic_store(&h->consumer_heartbeat_ns, now);
+		schedule_tick(&sched, h, now, toggles);
 		if (!*write_failed && !agent_meta_written && atomic_load(&h->agent_state) == AGENT_RUNNING) {
 			write_agent_meta(w, h);
 			agent_meta_written = 1;
 		}
 		launch_grow(l);
+		if (done || now - last_check >= DEAD_RING_CHECK_NS) {
+			drain_close_dead(d);
+			last_check = now;
+		}
 		/* After a write error the rings are still emptied: the program must never wait on them. */
 		int failed = (done ? drain_finish(d) : drain_all(d)) < 0;
 		if (!failed && !done && now - last_flush >= FLUSH_INTERVAL_NS) {
@@ -439,7 +571,7 @@ static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer
 			*write_failed = 1;
 		}
 		if (done)
-			return status;
+			return l->status;
 	}
 }
 
@@ -495,7 +627,7 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 			strerror(l->grow_errno));
 	/* Short threads end between samples: say how much of their time the samples miss. */
 	uint64_t sampled = t->measured_weight * o->interval_ns;
-	if (o->cpu && t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
+	if (o->cpu && t->measured_cpu_ns && sampled < t->measured_cpu_ns && !atomic_load(&h->ever_paused) &&
 	    t->measured_cpu_ns - sampled > t->measured_cpu_ns / 10 &&
 	    t->measured_cpu_ns - sampled > 20 * o->interval_ns)
 		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used "
@@ -504,7 +636,7 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 }
 
 static void summarize(const struct collect_options *o, const struct launch *l, const struct drain_totals *t,
-		      const struct output *out)
+		      const struct output *out, uint32_t processes)
 {
 	if (o->quiet)
 		return;
@@ -518,11 +650,15 @@ static void summarize(const struct collect_options *o, const struct launch *l, c
 	getrusage(RUSAGE_SELF, &self);
 	double own = (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
 		     (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
-	fprintf(stderr, "collect: %llu samples (%.3f s CPU) from %u threads, %llu lost, %s sampling; trace %s%s; "
+	char procs_text[32] = "";
+	if (processes > 1)
+		snprintf(procs_text, sizeof procs_text, " in %u processes", processes);
+	fprintf(stderr, "collect: %llu samples (%.3f s %s) from %u threads%s, %llu lost, %s sampling; trace %s%s; "
 			"collect itself used %.3f s CPU\n",
-		(unsigned long long)t->samples, (double)t->weight * (double)o->interval_ns / 1e9, t->threads,
-		(unsigned long long)t->lost, source_name(l->transport.header->source), where,
-		o->output ? o->output : "", own);
+		(unsigned long long)t->samples, (double)t->weight * (double)o->interval_ns / 1e9,
+		o->wall ? "wall" : "CPU", t->threads, procs_text, (unsigned long long)t->lost,
+		o->wall ? "wall-clock" : source_name(l->transport.header->source), where, o->output ? o->output : "",
+		own);
 	if (o->allocs)
 		fprintf(stderr, "collect: %llu allocations (%llu bytes) and %llu frees recorded\n",
 			(unsigned long long)t->heap.allocs, (unsigned long long)t->heap.bytes,
@@ -589,11 +725,16 @@ int main(int argc, char **argv)
 	else
 		write_meta(w, &o, l.pid, start_real, start_mono);
 	/* Even without a trace, the rings are emptied and the program's status is returned. */
-	struct drain *d = drain_new(w, &l.transport, (uint32_t)l.pid);
+	struct procs *ps = procs_new(l.pid);
+	struct drain *d = drain_new(w, &l.transport, ps);
 	int write_failed = !w;
 	/* Allocation events fill a ring in milliseconds: drain a busy one sooner. */
-	int status = run_until_exit(&l, d, w, &write_failed, o.allocs ? DRAIN_ALLOCS_BUSY_MS : DRAIN_BUSY_MS);
+	int status = run_until_exit(&o, &l, d, ps, w, &write_failed, o.allocs ? DRAIN_ALLOCS_BUSY_MS : DRAIN_BUSY_MS);
 	forward_stop();
+	char first_path[PATH_MAX];
+	int first_attached = atomic_load(&l.transport.header->agent_state) != AGENT_NOT_STARTED;
+	procs_finish(ps, write_failed ? NULL : w, clock_ns(CLOCK_MONOTONIC),
+		     first_attached ? NULL : launch_program_path(o.argv[0], first_path, sizeof first_path), 0);
 
 	int code = exit_code(status, o.argv[0]);
 	struct drain_totals t;
@@ -605,6 +746,11 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof buf, "%u", taken);
 			trace_writer_meta(w, TRACE_META_SIGNAL_TAKEN, buf);
 		}
+		if (o.wall) {
+			char buf[32];
+			snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&l.transport.header->sampler_cpu_ns));
+			trace_writer_meta(w, TRACE_META_SAMPLER_CPU_NS, buf);
+		}
 		char jit_message[256];
 		if (!write_failed &&
 		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,
@@ -614,7 +760,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "collect: warning: %s\n", jit_message);
 		struct trace_end end = { clock_ns(CLOCK_MONOTONIC), status,
 					 WIFSIGNALED(status) ? TRACE_END_SIGNALED : TRACE_END_EXITED,
-					 t.samples, t.weight, t.lost, t.handler_ns, t.handler_calls };
+					 t.samples, t.weight, t.lost, t.handler_ns, t.handler_calls,
+					 atomic_load(&l.transport.header->exited_unsampled) };
 		if (trace_writer_close(w, &end) < 0 && !write_failed) {
 			fprintf(stderr, "collect: writing the trace failed: %s\n", strerror(errno));
 			write_failed = 1;
@@ -622,7 +769,7 @@ int main(int argc, char **argv)
 		if (write_failed)
 			fprintf(stderr, "collect: the trace is incomplete\n");
 		warn(&o, &l, &t, status);
-		summarize(&o, &l, &t, &out);
+		summarize(&o, &l, &t, &out, procs_count(ps));
 	} else {
 		/* The program ran unprofiled: the rings were emptied, nothing else to say but why. */
 		warn(&o, &l, &t, status);
@@ -630,5 +777,6 @@ int main(int argc, char **argv)
 	if (o.output && close(out.fd) < 0)
 		fprintf(stderr, "collect: closing %s failed: %s\n", o.output, strerror(errno));
 	drain_free(d);
+	procs_free(ps);
 	return code;
 }

@@ -2,8 +2,8 @@
  * collect.h - the pieces of the collect program: option parsing and the main
  * loop (collect.c), the trace file (output.c), starting the program under the
  * agent and owning the shared memory (launch.c), passing termination signals
- * on (forward.c) and moving records from the agent's rings into the trace
- * (drain.c).
+ * on (forward.c), moving records from the agent's rings into the trace
+ * (drain.c) and the process tree's PROCESS records (procs.c).
  */
 #ifndef IPSCOPE_COLLECT_H
 #define IPSCOPE_COLLECT_H
@@ -24,6 +24,10 @@ struct collect_options {
 	int signal; /* --signal; 0: the agent picks a free real-time signal */
 	int zstd_level;
 	int quiet;
+	int wall; /* -m wall */
+	int follow; /* 1 unless --no-follow */
+	int paused; /* --paused: sampling starts off */
+	uint64_t delay_ns, duration_ns; /* --delay, --duration; 0: none */
 	unsigned closed_std; /* bit n: fd n (0..2) was closed when collect started */
 	int cpu; /* CPU samples (unless --no-cpu) */
 	int allocs; /* --allocs or --alloc-bytes */
@@ -52,6 +56,7 @@ void output_abandon(struct output *out);
 /* launch.c */
 struct launch {
 	pid_t pid;
+	int ended, status; /* the program ended, its wait status */
 	uint32_t ring_bytes; /* of each ring (larger when allocations are recorded) */
 	int shm_fd; /* collect's own descriptor of the shared memory, close-on-exec */
 	int grow_errno; /* why the shared memory stopped growing; 0: it did not */
@@ -65,8 +70,15 @@ int launch_prepare(struct launch *l, const struct collect_options *o);
 void launch_grow(struct launch *l);
 /* Start the program; 0 once exec succeeded, else the shell's status (126/127) after a message. */
 int launch_start(struct launch *l, const struct collect_options *o, int trace_on_stdout);
-/* Wait up to timeout_ms for the program to end; 1 with *status set when it has, else 0. */
-int launch_wait(struct launch *l, int timeout_ms, int *status);
+/* A child collect reaped (the program, or an orphan of the tree) with its wait status. */
+typedef void (*launch_reaped_fn)(void *ctx, pid_t pid, int status);
+/* Wait up to timeout_ms for a child to end (reaped through fn; l->ended once the program has), rings to be
+ * wanted or SIGUSR2; returns how many SIGUSR2 arrived. */
+int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx);
+/* The file execvp would run for argv0 (searching PATH), into buf; NULL when none is found. */
+const char *launch_program_path(const char *argv0, char *buf, size_t size);
+/* Processes of the tree still alive that are collect's children (orphans reparented to it, or the program). */
+int launch_children_left(void);
 
 /* forward.c */
 /* Start the witness process that tells group signals apart (call early: collect is small then). */
@@ -75,6 +87,31 @@ void forward_prepare(void);
 void forward_start(pid_t pid);
 /* The program is gone: collect is interruptible again, the helper process ends. */
 void forward_stop(void);
+/* The program ended: signals to collect are not passed on any more (its pid may be reused); one
+ * termination signal then makes collect stop waiting for the rest of the tree. */
+void forward_detach(void);
+/* A termination signal arrived after forward_detach. */
+int forward_terminated(void);
+/* Whether pid is the witness helper (never one of the tree's processes). */
+int forward_is_witness(pid_t pid);
+/* collect reaped pid: 1 if it was the witness (it is then forgotten), else 0. */
+int forward_reaped(pid_t pid);
+
+/* procs.c */
+struct procs;
+struct tr_process;
+/* The tree whose first process is first. */
+struct procs *procs_new(pid_t first);
+/* An agent's TR_PROCESS record (text: its path then its command); PROCESS records go to w (NULL: none). */
+void procs_record(struct procs *ps, struct trace_writer *w, const struct tr_process *pr, const char *text);
+/* A process of the tree ended with status (reaped by collect or by the program's own wait()). */
+void procs_reaped(struct procs *ps, struct trace_writer *w, pid_t pid, int status, uint64_t time_ns);
+/* At the end: execs no agent followed (not profiled: warned unless quiet), ends nobody saw (first_path:
+ * the program's path when its own agent never started, else NULL). */
+void procs_finish(struct procs *ps, struct trace_writer *w, uint64_t now_ns, const char *first_path, int quiet);
+/* Processes the trace knows of. */
+uint32_t procs_count(const struct procs *ps);
+void procs_free(struct procs *ps);
 
 /* drain_heap.c */
 struct heap_order;
@@ -101,11 +138,13 @@ struct drain_totals {
 	uint64_t measured_cpu_ns, measured_weight;
 	struct heap_totals heap;
 };
-/* A drain that writes what the agent recorded in process pid to w (NULL: discard). */
-struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid);
+/* A drain that writes what the agents recorded to w (NULL: discard); process records go to procs. */
+struct drain *drain_new(struct trace_writer *w, const struct transport *t, struct procs *procs);
 /* Move every published record of every ring into the trace; -1 once writing failed (it then keeps
  * emptying the rings so the program never waits on them). */
 int drain_all(struct drain *d);
+/* Close the rings whose thread is gone without handing them back (SIGKILL, exec); drained as usual. */
+void drain_close_dead(struct drain *d);
 /* The program ended: write the allocation events still waiting for their turn. */
 int drain_finish(struct drain *d);
 /* Whether a ring was more than a sixteenth full, or many threads ended, at the last drain: drain again soon. */

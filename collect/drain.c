@@ -10,6 +10,14 @@
  * crashed or scribbled over them: sizes, counts and ids are checked here, and
  * a ring whose positions make no sense is abandoned (and said so).
  *
+ * Every ring belongs to one process (transport_ring.pid) and what it holds
+ * is written as that process's: stacks are merged by content within a
+ * process only (the same addresses are other code in another program),
+ * an EXEC record unloads that process's modules, and PROCESS records go to
+ * procs.c, which keeps the process tree. A ring whose thread died without
+ * handing it back (SIGKILL, an exec into a program without the agent) is
+ * closed by collect once the thread is gone (drain_close_dead).
+ *
  * It also keeps the run's totals as the summary and analyze info show them:
  * threads are distinct thread ids seen in any record (a thread that exec'd a
  * new program image is still one thread), and for each thread whose CPU time
@@ -19,15 +27,23 @@
 
 #include "alloc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct merged_stack {
 	uint64_t hash;
 	uint64_t offset; /* into ips */
 	uint32_t nframes;
 	uint32_t trace_id; /* 0: empty slot */
+	uint32_t pid; /* stacks of different processes are never merged */
+};
+
+struct live_module {
+	uint32_t pid, id;
 };
 
 /* More distinct stack ids than this in one run means the ids are garbage. */
@@ -51,13 +67,14 @@ struct thread_seen {
 struct drain {
 	struct trace_writer *w; /* NULL: records are discarded (as after a write error) */
 	const struct transport *t;
-	uint32_t pid;
+	struct procs *procs; /* told about TR_PROCESS records */
+	uint32_t pid; /* of the ring being drained */
 	int error;
 	uint8_t *scratch; /* a private copy of the record being parsed */
 	struct ring_seen *rings;
 	uint32_t nrings_seen;
 
-	uint32_t *live_modules; /* module ids mapped now, unloaded on exec */
+	struct live_module *live_modules; /* modules mapped now, unloaded on exec */
 	uint32_t nlive_modules, live_modules_cap;
 
 	uint32_t *agent_to_trace; /* agent stack id -> trace stack id */
@@ -82,12 +99,12 @@ struct drain {
 	uint64_t heap_unknown_stack; /* allocation events whose stack never arrived */
 };
 
-struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
+struct drain *drain_new(struct trace_writer *w, const struct transport *t, struct procs *procs)
 {
 	struct drain *d = calloc_or_abort(1, sizeof *d);
 	d->w = w;
 	d->t = t;
-	d->pid = pid;
+	d->procs = procs;
 	d->error = !w;
 	d->slots_cap = 4096;
 	d->slots = calloc_or_abort(d->slots_cap, sizeof *d->slots);
@@ -141,12 +158,13 @@ static struct thread_seen *thread_of(struct drain *d, uint32_t tid)
 	return t;
 }
 
-static struct merged_stack *find_slot(struct drain *d, uint64_t hash, const uint64_t *ips, uint32_t n)
+static struct merged_stack *find_slot(struct drain *d, uint64_t hash, uint32_t pid, const uint64_t *ips,
+				       uint32_t n)
 {
 	uint32_t mask = d->slots_cap - 1;
 	for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
 		struct merged_stack *s = &d->slots[i];
-		if (!s->trace_id || (s->hash == hash && s->nframes == n &&
+		if (!s->trace_id || (s->hash == hash && s->pid == pid && s->nframes == n &&
 				     !memcmp(d->ips + s->offset, ips, n * sizeof *ips)))
 			return s;
 	}
@@ -160,7 +178,7 @@ static void grow_slots(struct drain *d)
 	d->slots = calloc_or_abort(d->slots_cap, sizeof *d->slots);
 	for (uint32_t i = 0; i < old_cap; i++)
 		if (old[i].trace_id)
-			*find_slot(d, old[i].hash, d->ips + old[i].offset, old[i].nframes) = old[i];
+			*find_slot(d, old[i].hash, old[i].pid, d->ips + old[i].offset, old[i].nframes) = old[i];
 	free(old);
 }
 
@@ -184,8 +202,9 @@ static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
 	if (size < sizeof *s || (size - sizeof *s) / sizeof(uint64_t) < s->nframes)
 		return;
 	const uint64_t *ips = (const uint64_t *)(s + 1);
-	uint64_t hash = transport_hash_stack(ips, s->nframes, s->flags);
-	struct merged_stack *m = find_slot(d, hash, ips, s->nframes);
+	/* The same addresses in two processes may be different code (an exec): one stack per process. */
+	uint64_t hash = transport_hash_stack(ips, s->nframes, s->flags) ^ ((uint64_t)d->pid * 0x9e3779b97f4a7c15ull);
+	struct merged_stack *m = find_slot(d, hash, d->pid, ips, s->nframes);
 	if (!m->trace_id) {
 		if (d->ips_used + s->nframes > d->ips_cap) {
 			d->ips_cap = (d->ips_cap + s->nframes) * 2;
@@ -193,6 +212,7 @@ static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
 		}
 		memcpy(d->ips + d->ips_used, ips, s->nframes * sizeof *ips);
 		m->hash = hash;
+		m->pid = d->pid;
 		m->offset = d->ips_used;
 		m->nframes = s->nframes;
 		m->trace_id = ++d->nstacks;
@@ -215,7 +235,8 @@ static void on_sample(struct drain *d, const struct tr_sample *s)
 		d->totals.lost++; /* its stack never arrived: counted, not guessed */
 		return;
 	}
-	struct trace_sample ts = { s->time_ns, d->pid, s->tid, id, s->weight, s->state };
+	struct trace_sample ts = { s->time_ns, d->pid, s->tid, id, s->weight, s->state,
+				   s->state == TRACE_STATE_ON_CPU ? -1 : s->syscall };
 	if (!d->error && trace_writer_sample(d->w, &ts) < 0)
 		d->error = 1;
 	d->totals.samples++;
@@ -264,13 +285,13 @@ static void on_module(struct drain *d, const struct tr_module *m, uint32_t size)
 		d->live_modules_cap = d->live_modules_cap ? 2 * d->live_modules_cap : 64;
 		d->live_modules = realloc_or_abort(d->live_modules, d->live_modules_cap * sizeof *d->live_modules);
 	}
-	d->live_modules[d->nlive_modules++] = m->id;
+	d->live_modules[d->nlive_modules++] = (struct live_module){ d->pid, m->id };
 }
 
 static void on_unload(struct drain *d, uint32_t id, uint64_t time_ns)
 {
 	for (uint32_t i = 0; i < d->nlive_modules; i++)
-		if (d->live_modules[i] == id) {
+		if (d->live_modules[i].id == id && d->live_modules[i].pid == d->pid) {
 			d->live_modules[i] = d->live_modules[--d->nlive_modules];
 			break;
 		}
@@ -285,12 +306,16 @@ static void on_heap(struct drain *d, uint32_t ring, const struct tr_heap *h)
 				      transport_ring(d->t, ring)->tid, 0, h->kind, h->flags };
 	if (e.kind > TRACE_HEAP_PVALLOC && e.kind != TRACE_HEAP_FREE)
 		e.kind = TRACE_HEAP_NONE; /* not a kind: keep its seq, drop the event */
+	/* Allocations are recorded in the first process only (the seq order is one process's): an event
+	 * of another keeps its seq and is dropped. */
+	if (d->pid != d->t->header->pid)
+		e.kind = TRACE_HEAP_NONE;
 	if (e.kind != TRACE_HEAP_FREE && e.kind != TRACE_HEAP_NONE) {
 		e.stack_id = h->stack_id < d->agent_ids_cap ? d->agent_to_trace[h->stack_id] : 0;
 		if (!e.stack_id)
 			d->heap_unknown_stack++; /* analyze shows it as [unknown] */
 	}
-	if (heap_order_add(d->heap, &e, d->error ? NULL : d->w, d->pid) < 0)
+	if (heap_order_add(d->heap, &e, d->error ? NULL : d->w, d->t->header->pid) < 0)
 		d->error = 1;
 }
 
@@ -327,8 +352,17 @@ static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *paylo
 		/* A new program image in the same process: the old one's modules are gone. */
 		if (size >= sizeof(struct tr_exec)) {
 			const struct tr_exec *e = payload;
-			while (d->nlive_modules)
-				on_unload(d, d->live_modules[d->nlive_modules - 1], e->time_ns);
+			for (uint32_t i = d->nlive_modules; i-- > 0;)
+				if (i < d->nlive_modules && d->live_modules[i].pid == d->pid)
+					on_unload(d, d->live_modules[i].id, e->time_ns);
+		}
+		break;
+	case TR_PROCESS:
+		if (size >= sizeof(struct tr_process)) {
+			const struct tr_process *pr = payload;
+			uint64_t need = sizeof *pr + (uint64_t)pr->path_len + pr->command_len;
+			if (need <= size)
+				procs_record(d->procs, d->w && !d->error ? d->w : NULL, pr, (const char *)(pr + 1));
 		}
 		break;
 	default:
@@ -376,8 +410,11 @@ int drain_all(struct drain *d)
 		struct transport_ring *ring = transport_ring(t, i);
 		struct ring_seen *seen = &d->rings[i];
 		uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
-		if (state == RING_FREE || seen->broken)
-			continue;
+		if (state == RING_FREE || state == RING_CLAIMING || seen->broken)
+			continue; /* (a ring being claimed is empty; its owner's ids are not written yet) */
+		d->pid = ring->pid;
+		/* The wall sampler's ring holds other threads' samples: its losses are theirs. */
+		uint32_t loss_tid = (ring->flags & RING_AGENT_SAMPLER) ? 0 : ring->tid;
 		uint64_t waiting = atomic_load(&ring->head) - atomic_load(&ring->tail);
 		if (waiting > d->fullest && waiting <= t->ring_bytes)
 			d->fullest = waiting;
@@ -389,7 +426,7 @@ int drain_all(struct drain *d)
 		}
 		uint64_t lost = atomic_load(&ring->lost);
 		if (lost != seen->lost) {
-			write_loss(d, ring->tid, lost - seen->lost);
+			write_loss(d, loss_tid, lost - seen->lost);
 			seen->lost = lost;
 		}
 		take_cost(d, ring, seen);
@@ -406,20 +443,40 @@ int drain_all(struct drain *d)
 			d->freed++;
 		}
 	}
-	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->pid, 0) < 0)
+	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->t->header->pid, 0) < 0)
 		d->error = 1;
 	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);
 	if (no_ring != d->no_ring_lost_seen) {
+		d->pid = 0;
 		write_loss(d, 0, no_ring - d->no_ring_lost_seen);
 		d->no_ring_lost_seen = no_ring;
 	}
 	return d->error ? -1 : 0;
 }
 
+void drain_close_dead(struct drain *d)
+{
+	const struct transport *t = d->t;
+	uint32_t nrings = transport_nrings(t);
+	for (uint32_t i = 0; i < nrings; i++) {
+		struct transport_ring *ring = transport_ring(t, i);
+		uint32_t owned = RING_OWNED;
+		/* The owner's ids are read after OWNED (published after them): never a previous owner's. */
+		if (atomic_load_explicit(&ring->state, memory_order_acquire) != RING_OWNED)
+			continue;
+		uint32_t pid = ring->pid, tid = ring->tid;
+		if (!pid || !tid)
+			continue;
+		/* Signal 0 only checks that thread tid still exists in process pid. */
+		if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) < 0 && errno == ESRCH)
+			atomic_compare_exchange_strong(&ring->state, &owned, RING_CLOSED);
+	}
+}
+
 int drain_finish(struct drain *d)
 {
 	int rc = drain_all(d);
-	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->pid, 1) < 0)
+	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->t->header->pid, 1) < 0)
 		d->error = 1;
 	return rc < 0 || d->error ? -1 : 0;
 }

@@ -44,6 +44,7 @@ static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
 #define NFORWARDED (sizeof forwarded / sizeof *forwarded)
 
 static volatile sig_atomic_t program_pid;
+static volatile sig_atomic_t detached, terminated; /* the program ended; a signal came since */
 static pid_t witness_pid;
 static int ask_fd = -1, answer_fd = -1; /* to and from the witness */
 static unsigned handled; /* bit i: forwarded[i] has collect's handler */
@@ -109,6 +110,11 @@ static void forward_signal(int sig, siginfo_t *si, void *unused)
 {
 	(void)unused;
 	int saved_errno = errno;
+	if (detached) {
+		terminated = 1; /* nobody to pass it to: the rest of the tree is not waited for */
+		errno = saved_errno;
+		return;
+	}
 	int had = witness_had(sig);
 	/* Without a witness, fall back to what the terminal is known to do: it signals the whole group. */
 	int group = had < 0 ? (sig == SIGINT || sig == SIGQUIT) && si->si_code == SI_KERNEL : had;
@@ -174,6 +180,30 @@ void forward_start(pid_t pid)
 	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void forward_detach(void)
+{
+	program_pid = 0;
+	detached = 1;
+}
+
+int forward_terminated(void)
+{
+	return terminated;
+}
+
+int forward_is_witness(pid_t pid)
+{
+	return witness_pid > 0 && pid == witness_pid;
+}
+
+int forward_reaped(pid_t pid)
+{
+	if (!forward_is_witness(pid))
+		return 0;
+	witness_pid = 0; /* gone: never signalled or waited for again */
+	return 1;
 }
 
 void forward_stop(void)

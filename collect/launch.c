@@ -5,8 +5,11 @@
  * The memory is a memfd sealed against shrinking (the program could
  * otherwise truncate it under collect's mappings), close-on-exec: the
  * program inherits no descriptor of it. The agent opens collect's own
- * through /proc/COLLECT_PID/fd/N, named in the environment with the pid it
- * may attach in, so children that inherit LD_PRELOAD stay inert. The file
+ * through /proc/COLLECT_PID/fd/N, named in the environment: every process of
+ * the tree that inherits it attaches (with --no-follow, IPSCOPE_PID names
+ * the one process that may, and children stay inert). Following, collect is
+ * the tree's subreaper: orphans of it are reparented to collect, which reaps
+ * them, so it knows when the whole tree is gone. The file
  * starts with one chunk of rings and collect adds chunks as threads need
  * them (launch_grow). Exec failures come back through a close-on-exec pipe,
  * so collect can answer with the shell's 126/127.
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -74,7 +78,10 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	h->ring_bytes = l->ring_bytes;
 	h->rings_per_chunk = TRANSPORT_RINGS_PER_CHUNK;
 	h->max_chunks = TRANSPORT_MAX_CHUNKS;
-	h->mode = (o->cpu ? TRANSPORT_MODE_CPU : 0) | (o->allocs ? TRANSPORT_MODE_ALLOCS : 0);
+	h->mode = (o->cpu ? (o->wall ? TRANSPORT_MODE_WALL : TRANSPORT_MODE_CPU) : 0) | (o->allocs ? TRANSPORT_MODE_ALLOCS : 0);
+	h->follow = (uint32_t)o->follow;
+	atomic_store(&h->paused, (uint32_t)(o->paused || o->delay_ns));
+	atomic_store(&h->ever_paused, (uint32_t)(o->paused || o->delay_ns || o->duration_ns));
 	h->alloc_scheme = o->alloc_scheme;
 	/* RATE as a threshold on a uniform 64-bit number (RATE 1 never gets here: ALL). */
 	h->alloc_threshold = o->alloc_scheme == TRANSPORT_ALLOC_RATE ? (uint64_t)(o->alloc_rate * 18446744073709551616.0) : 0;
@@ -97,7 +104,13 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigaddset(&chld, TRANSPORT_WAKE_SIGNAL);
+	sigaddset(&chld, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &chld, &l->original_mask);
+	/* Following the tree: orphans of it become collect's children, so it sees every end. */
+	if (o->follow && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		fprintf(stderr, "collect: cannot become the tree's subreaper: %s\n", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -204,7 +217,10 @@ static void child_exec(const struct launch *l, const struct collect_options *o, 
 	snprintf(value, sizeof value, "%d:%d", (int)getppid(), l->shm_fd);
 	setenv(TRANSPORT_ENV, value, 1);
 	snprintf(value, sizeof value, "%d", (int)getpid());
-	setenv(TRANSPORT_ENV_PID, value, 1);
+	if (o->follow)
+		unsetenv(TRANSPORT_ENV_PID);
+	else
+		setenv(TRANSPORT_ENV_PID, value, 1);
 
 	if (o->program_stdout) {
 		int fd = open(o->program_stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -277,25 +293,81 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 	return err == ENOENT ? 127 : 126;
 }
 
-int launch_wait(struct launch *l, int timeout_ms, int *status)
+/* Reap every child that ended: the program's status is kept, the others go to fn. */
+static void reap(struct launch *l, launch_reaped_fn fn, void *ctx)
+{
+	for (;;) {
+		int status;
+		pid_t r = waitpid(-1, &status, WNOHANG);
+		if (r <= 0)
+			return;
+		if (r == l->pid) {
+			l->ended = 1;
+			l->status = status;
+			fn(ctx, r, status);
+		} else if (!forward_reaped(r)) {
+			fn(ctx, r, status);
+		}
+	}
+}
+
+int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx)
 {
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	/* An agent that needs rings now wakes collect too (the caller frees and grows). */
 	sigaddset(&chld, TRANSPORT_WAKE_SIGNAL);
+	sigaddset(&chld, SIGUSR2);
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
-	for (;;) {
-		pid_t r = waitpid(l->pid, status, WNOHANG);
-		if (r == l->pid)
-			return 1;
-		if (r < 0 && errno != EINTR)
-			return 1;
-		/* Both are blocked in collect, so this wakes exactly when the program ends or needs rings. */
-		int sig = sigtimedwait(&chld, NULL, &ts);
-		if (sig == TRANSPORT_WAKE_SIGNAL)
-			atomic_store(&l->transport.header->wake_pending, 0);
-		if (sig != SIGCHLD)
-			return waitpid(l->pid, status, WNOHANG) == l->pid;
+	int toggles = 0;
+	reap(l, fn, ctx);
+	/* All three are blocked in collect, so this wakes exactly when a child ends, rings are needed or
+	 * sampling is toggled. */
+	int sig = sigtimedwait(&chld, NULL, &ts);
+	if (sig == TRANSPORT_WAKE_SIGNAL)
+		atomic_store(&l->transport.header->wake_pending, 0);
+	else if (sig == SIGUSR2)
+		toggles++;
+	reap(l, fn, ctx);
+	return toggles;
+}
+
+const char *launch_program_path(const char *argv0, char *buf, size_t size)
+{
+	if (strchr(argv0, '/')) {
+		snprintf(buf, size, "%s", argv0);
+		return buf;
 	}
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(buf, size, "%.*s%s%s", (int)n, p, n ? "/" : "", argv0);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+int launch_children_left(void)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	int left = 0;
+	for (char *p = buf, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		left += !forward_is_witness((pid_t)pid);
+	}
+	return left;
 }

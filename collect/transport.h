@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRANSPORT_MAGIC 0x32505049u /* "IPP2" */
+#define TRANSPORT_MAGIC 0x33505049u /* "IPP3" */
 #define TRANSPORT_HEADER_BYTES 4096u
 #define TRANSPORT_RING_BYTES (256u << 10) /* power of two; pages are only touched when used */
 #define TRANSPORT_RINGS_PER_CHUNK 32u /* power of two */
@@ -43,10 +43,11 @@
 #define TRANSPORT_PREEMPTED_NS 1000000u
 #define TRANSPORT_WAKE_SIGNAL SIGURG /* agent -> collect: rings needed now (ignored by default) */
 #define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
-#define TRANSPORT_ENV_PID "IPSCOPE_PID" /* the process the agent may run in */
+#define TRANSPORT_ENV_PID "IPSCOPE_PID" /* --no-follow: the one process the agent may run in */
 
-/* What the agent records (bits of transport_header.mode). */
-enum transport_mode { TRANSPORT_MODE_CPU = 1, TRANSPORT_MODE_ALLOCS = 2 };
+/* What the agent records (bits of transport_header.mode): CPU samples, or wall-clock samples of every
+ * thread (WALL, instead of CPU), and allocations. */
+enum transport_mode { TRANSPORT_MODE_CPU = 1, TRANSPORT_MODE_ALLOCS = 2, TRANSPORT_MODE_WALL = 4 };
 /* How allocations are chosen (transport_header.alloc_scheme). */
 enum transport_alloc_scheme {
 	TRANSPORT_ALLOC_ALL = 0, /* every allocation */
@@ -70,7 +71,7 @@ struct transport_header {
 	uint32_t mode;
 	uint32_t max_frames;
 	uint64_t interval_ns;
-	uint32_t pid; /* the process the agent may run in (not its children) */
+	uint32_t pid; /* the first process: it alone sets the agent_* fields below */
 	uint32_t requested_source; /* enum transport_source; NONE: the best available */
 	uint32_t requested_signal; /* 0: the agent picks a free real-time signal */
 	_Atomic uint32_t agent_state;
@@ -88,6 +89,13 @@ struct transport_header {
 	/* An agent found every ring taken and sent collect TRANSPORT_WAKE_SIGNAL; collect clears it. */
 	_Atomic uint32_t wake_pending;
 	_Atomic uint64_t lost_no_ring; /* samples dropped: the thread had no ring */
+	/* Sampling is off (--delay, --paused, SIGUSR2, ipscope_stop()): nothing is recorded. */
+	_Atomic uint32_t paused;
+	_Atomic uint32_t ever_paused; /* sampling was off for a while: the samples cover only part of the run */
+	uint32_t follow; /* 1: every process of the tree attaches (not --no-follow) */
+	/* Wall mode: samples of threads that ended between being chosen and being sampled. */
+	_Atomic uint64_t exited_unsampled;
+	_Atomic uint64_t sampler_cpu_ns; /* wall mode: CPU time of the agents' sampler threads */
 	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
 	 * dropped wait for room only while collect is alive. */
 	_Atomic uint64_t consumer_heartbeat_ns;
@@ -113,7 +121,12 @@ struct transport_header {
 	char pad_seq_end[56];
 };
 
-enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2 };
+/* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
+ * thread, or by collect once the thread is gone) -> FREE (by collect, once drained). Owner ids
+ * are written before OWNED is published, so collect never reads a previous owner's. */
+enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2, RING_CLAIMING = 3 };
+/* The ring is the wall sampler's: its samples and losses are other threads'. */
+#define RING_AGENT_SAMPLER 1u
 
 /* Producer and consumer positions sit on separate cache lines. The ring's
  * size is the header's ring_bytes (TRANSPORT_RING_BYTES, or
@@ -128,7 +141,9 @@ struct transport_ring {
 	_Atomic uint64_t handler_ns;
 	_Atomic uint64_t handler_timed;
 	_Atomic uint64_t handler_calls;
-	char pad0[24];
+	uint32_t pid; /* the process of the thread that owns it */
+	uint32_t flags; /* RING_AGENT_* */
+	char pad0[16];
 	_Atomic uint64_t head; /* bytes ever written (producer) */
 	uint64_t reserved_head; /* producer-private: head after the pending record */
 	char pad1[48];
@@ -146,6 +161,7 @@ enum transport_record_type {
 	TR_MODULE_UNLOAD = 5,
 	TR_EXEC = 6, /* the process exec'd a new image: every module before it is gone */
 	TR_HEAP = 7, /* an allocation or free (struct tr_heap) */
+	TR_PROCESS = 8, /* a process of the tree: attached, forked, exec'ing, reaped (struct tr_process) */
 };
 
 /* tr_heap.kind: the function that allocated, or what the event is. */
@@ -197,7 +213,9 @@ struct tr_sample {
 	uint32_t tid;
 	uint32_t stack_id;
 	uint32_t weight;
-	uint32_t state;
+	uint32_t state; /* TRACE_STATE_* */
+	int32_t syscall; /* off CPU: the system call the thread waits in; -1: none or unknown */
+	uint32_t reserved;
 };
 
 struct tr_thread {
@@ -228,6 +246,35 @@ struct tr_segment {
 
 struct tr_exec {
 	uint64_t time_ns;
+};
+
+/*
+ * What an agent tells collect about a process (collect turns them into the
+ * trace's PROCESS records). ATTACHED: this image of process pid started
+ * (after collect started it, a fork+exec, a posix_spawn or an exec in
+ * place); FORKED: pid is a fork of parent and goes on profiled; EXECING:
+ * pid is about to exec path (or, from posix_spawn, did), so collect can tell
+ * when no agent follows (a static or setuid program); EXEC_FAILED: it
+ * returned; REAPED: the agent's wait() wrapper saw child pid end with
+ * status. The process's command line follows the path.
+ */
+enum tr_process_kind {
+	TR_PROCESS_ATTACHED = 1,
+	TR_PROCESS_FORKED = 2,
+	TR_PROCESS_EXECING = 3,
+	TR_PROCESS_EXEC_FAILED = 4,
+	TR_PROCESS_REAPED = 5,
+};
+
+struct tr_process {
+	uint64_t time_ns;
+	uint32_t kind; /* enum tr_process_kind */
+	uint32_t pid;
+	uint32_t parent;
+	int32_t status; /* REAPED: the wait status */
+	uint32_t path_len;
+	uint32_t command_len;
+	/* char path[path_len], command[command_len] (no NULs; command: argv joined by spaces) */
 };
 
 struct tr_module_unload {

@@ -1,13 +1,24 @@
 /*
  * agent.c - the agent's lifecycle: attaching to collect's shared memory when
- * the program starts, a forked child letting go of it, a program exec'd in
- * place taking over from the image before it, and the last records at exit.
+ * the program starts, a forked child attaching again on its own, a program
+ * exec'd in place taking over from the image before it, and the last records
+ * at exit.
  *
- * collect passes, through the environment, the pid the agent may run in and
- * where its shared memory is: its own descriptor of it, opened here through
- * /proc/COLLECT_PID/fd/N and closed again once mapped, so the program
- * inherits nothing. Any other process that inherits LD_PRELOAD (a child the
- * program forks or execs) finds nothing to attach to and stays inert.
+ * collect passes, through the environment, where its shared memory is: its
+ * own descriptor of it, opened here through /proc/COLLECT_PID/fd/N and
+ * closed again once mapped, so the program inherits nothing. Every process
+ * of the tree that inherits the environment attaches (a fork+exec, a
+ * posix_spawn, a shell's pipeline); with --no-follow, IPSCOPE_PID names the
+ * one process that may, and any other stays inert.
+ *
+ * The mappings are MADV_DONTFORK: a forked child has none of the parent's
+ * rings, so it cannot write into them by mistake. Following, it maps the
+ * memory again, claims rings of its own, records its modules under its own
+ * pid and samples on (process.c records the fork); otherwise it forgets
+ * everything and stays inert. An image that attaches in a process where an
+ * earlier image had rings (an exec in place) closes them: their threads are
+ * gone, and collect is told that every module of that process went with
+ * them.
  */
 #include "agent.h"
 
@@ -31,29 +42,51 @@ AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .sl
 /* A forked child shares nothing with the traced process: the mappings were not inherited (MADV_DONTFORK). */
 static void after_fork_child(void)
 {
+	agent_self.tid = 0; /* the cached id is the parent thread's: a ring claimed with it would look dead */
+	process_fork_child();
 	if (!agent_enabled)
 		return;
 	agent_enabled = 0;
+	wall_forget();
 	alloc_forget();
 	sampler_forget_all();
+	modules_forget();
 	agent_self.ring = AGENT_NO_RING;
 	agent_self.registered = 0;
-	agent_self.stacks = NULL; /* its memory is the parent's copy: left alone */
+	agent_self.writing = 0;
+	stack_table_free(agent_self.stacks); /* the child's own copy of the parent's table */
+	agent_self.stacks = NULL;
 	memset(&agent_transport, 0, sizeof agent_transport);
+	if (!agent_config.follow || agent_attach() < 0)
+		return;
+	sigset_t old;
+	agent_block_signal(&old);
+	agent_enabled = 1;
+	modules_rescan();
+	agent_thread_begin();
+	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
+	if (agent_config.wall)
+		wall_start();
+	agent_restore_signal(&old);
 }
 
 /*
- * The same process exec'd a new program (collect env ..., nice ..., a shell's
- * exec): the old image's threads are gone, so their rings go back to collect,
- * and collect is told that every module mapped so far went with them.
+ * An earlier image of this process left rings (an exec in place: collect env
+ * ..., nice ..., a shell's exec): its threads are gone, so their rings go
+ * back to collect, and collect is told that every module this process had
+ * went with them.
  */
 static void take_over_from_previous_image(void)
 {
-	uint32_t n = transport_nrings(&agent_transport);
+	uint32_t n = transport_nrings(&agent_transport), pid = (uint32_t)getpid(), closed = 0;
 	for (uint32_t i = 0; i < n; i++) {
+		struct transport_ring *r = transport_ring(&agent_transport, i);
 		uint32_t owned = RING_OWNED;
-		atomic_compare_exchange_strong(&transport_ring(&agent_transport, i)->state, &owned, RING_CLOSED);
+		if (r->pid == pid && atomic_compare_exchange_strong(&r->state, &owned, RING_CLOSED))
+			closed++;
 	}
+	if (!closed)
+		return;
 	agent_enter();
 	uint32_t ring = agent_thread_ring();
 	struct tr_exec *e = ring == AGENT_NO_RING ? NULL :
@@ -65,11 +98,11 @@ static void take_over_from_previous_image(void)
 	agent_leave();
 }
 
-/* Where collect's shared memory is: "COLLECT_PID:FD" for this pid only. */
+/* Where collect's shared memory is: "COLLECT_PID:FD"; with --no-follow, for IPSCOPE_PID only. */
 static int find_shm(void)
 {
 	const char *shm = getenv(TRANSPORT_ENV), *pid_text = getenv(TRANSPORT_ENV_PID);
-	if (!shm || !pid_text || (pid_t)atol(pid_text) != getpid())
+	if (!shm || (pid_text && (pid_t)atol(pid_text) != getpid()))
 		return -1;
 	char *end;
 	long collect_pid = strtol(shm, &end, 10), fd = *end == ':' ? strtol(end + 1, &end, 10) : -1;
@@ -90,23 +123,26 @@ static int map_header(int fd, const struct stat *st, uint32_t *requested_source,
 	if (h == MAP_FAILED)
 		return -1;
 	madvise(h, TRANSPORT_HEADER_BYTES, MADV_DONTFORK);
-	if (h->magic != TRANSPORT_MAGIC || h->pid != (uint32_t)getpid() || !h->interval_ns || !h->max_frames ||
-	    h->max_frames > 1024 ||
+	if (h->magic != TRANSPORT_MAGIC || (h->pid != (uint32_t)getpid() && !h->follow) || !h->interval_ns ||
+	    !h->max_frames || h->max_frames > 1024 ||
 	    transport_init(&agent_transport, h, h->ring_bytes, h->rings_per_chunk, h->max_chunks) < 0) {
 		munmap(h, TRANSPORT_HEADER_BYTES);
 		return -1;
 	}
 	agent_config.interval_ns = h->interval_ns;
 	agent_config.max_frames = h->max_frames;
+	agent_config.wall = (h->mode & TRANSPORT_MODE_WALL) != 0;
+	agent_config.follow = h->follow != 0;
 	*requested_source = h->requested_source;
 	*requested_signal = h->requested_signal < 65 ? (int)h->requested_signal : 0;
 	return 0;
 }
 
-static int attach(uint32_t *requested_source, int *requested_signal)
+static uint32_t requested_source;
+static int requested_signal;
+
+int agent_attach(void)
 {
-	if (find_shm() < 0)
-		return -1;
 	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -115,40 +151,60 @@ static int attach(uint32_t *requested_source, int *requested_signal)
 		close(fd);
 		return -1;
 	}
-	int ok = map_header(fd, &st, requested_source, requested_signal) == 0;
+	int ok = map_header(fd, &st, &requested_source, &requested_signal) == 0;
 	agent_close_own(fd, &st);
 	if (!ok)
 		return -1;
 	agent_config.shm_dev = (uint64_t)st.st_dev;
 	agent_config.shm_ino = (uint64_t)st.st_ino;
+	agent_config.pid = getpid();
 	agent_map_new_chunks();
-	if (atomic_fetch_add(&agent_transport.header->images, 1) > 0)
-		take_over_from_previous_image();
 	return 0;
+}
+
+/* The first process alone speaks for the run in the header (collect's warnings name the program). */
+static int first_process(void)
+{
+	return agent_transport.header->pid == (uint32_t)getpid();
 }
 
 __attribute__((constructor)) static void agent_start(void)
 {
 	agent_resolve_libc();
+	blocking_init();
+	process_init();
 	unwinder_init();
-	uint32_t requested_source;
-	int requested_signal;
-	if (attach(&requested_source, &requested_signal) < 0)
+	if (find_shm() < 0 || agent_attach() < 0)
 		return;
-	if ((agent_transport.header->mode & TRANSPORT_MODE_CPU) && sampler_init(requested_source, requested_signal) < 0) {
-		atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
+	if ((agent_transport.header->mode & (TRANSPORT_MODE_CPU | TRANSPORT_MODE_WALL)) &&
+	    sampler_init(requested_source, requested_signal) < 0) {
+		if (first_process())
+			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		return;
 	}
 	alloc_init();
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(process_fork_prepare, process_fork_parent, after_fork_child);
 	sigset_t old;
 	agent_block_signal(&old);
 	agent_enabled = 1;
+	take_over_from_previous_image();
+	process_attached();
 	modules_rescan();
 	agent_thread_begin();
-	if (!(agent_transport.header->mode & TRANSPORT_MODE_CPU))
-		agent_transport.header->source = TRANSPORT_SOURCE_NONE;
-	atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
+	if (agent_config.wall && wall_start() < 0) {
+		agent_enabled = 0;
+		if (first_process())
+			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
+		agent_restore_signal(&old);
+		return;
+	}
+	if (agent_transport.header->mode & TRANSPORT_MODE_CPU)
+		sampler_adopt_existing();
+	if (first_process()) {
+		if (!(agent_transport.header->mode & (TRANSPORT_MODE_CPU | TRANSPORT_MODE_WALL)))
+			agent_transport.header->source = TRANSPORT_SOURCE_NONE;
+		atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
+	}
 	agent_restore_signal(&old);
 }
 
@@ -160,10 +216,11 @@ __attribute__((constructor)) static void agent_start(void)
  */
 __attribute__((destructor)) static void agent_stop(void)
 {
-	if (!agent_enabled)
+	if (!agent_enabled || agent_config.pid != getpid())
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
+	wall_stop();
 	sampler_thread_stop();
 	modules_rescan();
 	agent_enter();
@@ -171,4 +228,23 @@ __attribute__((destructor)) static void agent_stop(void)
 	agent_leave();
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_AT_END);
 	agent_restore_signal(&old);
+}
+
+/* ---- region control: ipscope.h's ipscope_start() and ipscope_stop() find these ---- */
+
+AGENT_EXPORT void ipscope_agent_start(void)
+{
+	if (!agent_transport.header || agent_config.pid != getpid())
+		return;
+	uint32_t off = 1; /* 2 (collect's --duration is over) stays */
+	atomic_compare_exchange_strong(&agent_transport.header->paused, &off, 0);
+}
+
+AGENT_EXPORT void ipscope_agent_stop(void)
+{
+	if (!agent_transport.header || agent_config.pid != getpid())
+		return;
+	uint32_t on = 0;
+	atomic_store(&agent_transport.header->ever_paused, 1);
+	atomic_compare_exchange_strong(&agent_transport.header->paused, &on, 1);
 }

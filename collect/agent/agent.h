@@ -3,10 +3,14 @@
  * (libipscope-agent.so, loaded into the profiled program with LD_PRELOAD):
  *
  *   agent.c     lifecycle: attach at start, fork, exec in place, exit
+ *   process.c   the process tree: fork, exec, posix_spawn, wait; PROCESS records
  *   threads.c   low-level services: clocks, rings, thread records
  *   interpose.c the libc functions it wraps: threads, the loader, signals
+ *   sigmask.c   the program's signal masks and waits, kept clear of the sampling signal
+ *   blocking.c  blocking calls made transparent to a sampling signal (wall mode)
  *   unwinder.c  libunwind kept a guest too: no pipe, no masking in the handler
  *   sampler.c   the sampling signal: per-thread sources and the handler
+ *   wall.c      wall mode: the sampler thread, blocked threads unwound in place
  *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
@@ -24,6 +28,7 @@
 #ifndef IPSCOPE_AGENT_H
 #define IPSCOPE_AGENT_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -45,6 +50,9 @@ struct agent_config {
 	uint32_t max_frames; /* 1..1024 */
 	uint32_t source; /* enum transport_source chosen for every thread */
 	int signal; /* the sampling signal */
+	int wall; /* -m wall: the sampler thread samples every thread (wall.c) */
+	int follow; /* children attach too (fork, exec) */
+	pid_t pid; /* the process this state was set up in (a raw fork leaves it stale) */
 	pid_t collect_pid;
 	char shm_path[64]; /* /proc/COLLECT_PID/fd/N */
 	uint64_t shm_dev, shm_ino; /* what shm_path must still name */
@@ -70,6 +78,12 @@ struct agent_thread {
 	int start_pending; /* the START record waits for a ring */
 	int registered; /* thread_begin ran */
 	int in_handler; /* inside the sampling signal handler: nothing may wait */
+	int writing; /* a record outside the handler is being written: a nested writer skips */
+	int program_blocks; /* the program believes it blocked the sampling signal (sigmask.c) */
+	int eintr_ours; /* the handler interrupted a blocking call with EINTR (blocking.c) */
+	volatile uint32_t signals_taken; /* sampling signals this thread took (blocking.c compares) */
+	uint32_t signals_armed; /* signals_taken when its current blocking call began */
+	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	struct stack_table *stacks;
 	/*
 	 * Ring writers outside the sampling handler (alloc_hooks.c): depth is 1
@@ -128,6 +142,36 @@ void agent_restore_signal(const sigset_t *old);
 void agent_thread_begin(void);
 /* Stop sampling it, record its end and hand its ring back; call with the signal blocked. */
 void agent_thread_end(void);
+/* Begin a record outside the handler: the signal blocked (old: the mask to restore) and the ring (or
+ * AGENT_NO_RING when none, or when this thread is already writing one: a program's signal handler
+ * interrupted it). End it with agent_write_end. */
+uint32_t agent_write_begin(sigset_t *old);
+void agent_write_end(const sigset_t *old);
+/* A THREAD record for another thread of this process (its name, e.g. set by pthread_setname_np). */
+void agent_thread_record_for(uint32_t tid, const char *name, uint32_t flags);
+
+/* agent.c */
+/* Attach this process to collect's shared memory again (a fork child): 0, or -1 (then it stays inert). */
+int agent_attach(void);
+/* Whether sampling is on (collect's --delay, --paused, SIGUSR2, ipscope_start/stop). */
+static inline int agent_sampling_on(void)
+{
+	return atomic_load_explicit(&agent_transport.header->paused, memory_order_relaxed) == 0;
+}
+
+/* process.c */
+/* Tell collect about this process (TR_PROCESS of kind, with parent, path and command line when known). */
+void process_record(uint32_t kind, uint32_t pid, uint32_t parent, int status, const char *path, const char *command);
+/* This image attached: its path and command line from /proc/self. */
+void process_attached(void);
+/* Keep libunwind's lock and the agent's consistent across fork: wait for unwinds in flight (prepare),
+ * let them go on (parent, child). */
+void process_fork_prepare(void);
+void process_fork_parent(void);
+void process_fork_child(void);
+/* Around an unwind: 0 to go ahead (then call process_unwind_end), -1 while a fork is in progress. */
+int process_unwind_begin(void);
+void process_unwind_end(void);
 
 /* interpose.c */
 /* The real libc functions the agent calls past its own wrappers; resolved by agent_resolve_libc. */
@@ -137,12 +181,25 @@ struct agent_libc {
 	long (*syscall)(long, ...);
 	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
 	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 };
 extern struct agent_libc agent_libc;
 /* Look the real functions up (dlsym RTLD_NEXT); before any signal handler can need them. */
 void agent_resolve_libc(void);
 /* Whether the program installed a handler of its own for the sampling signal. */
 int agent_signal_taken(void);
+
+/* sigmask.c */
+/* The program's view of a new thread's mask: the creator's (the kernel's never holds the sampling signal). */
+int sigmask_program_blocks(void);
+/* set without the sampling signal (into copy when it had it): a wait must never take the profiler's signal. */
+const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy);
+
+/* blocking.c, process.c */
+/* Look up the functions their wrappers call, before any handler can need them. */
+void blocking_init(void);
+void process_init(void);
 
 /* unwinder.c */
 /* Find libunwind's text, to tell its calls from the program's; after agent_resolve_libc, before the first unwind. */
@@ -161,6 +218,37 @@ void sampler_thread_stop(void);
 void sampler_stop_all(void);
 /* In a forked child: the parent's sources were not inherited; forget them. */
 void sampler_forget_all(void);
+/* Sample a thread the agent did not start (one that existed before it, or a raw clone()): 0 or -1. */
+int sampler_adopt(uint32_t tid);
+/* Slots in use are below this; slot i's thread id (0: free or not yet known). */
+uint32_t sampler_slots_high(void);
+uint32_t sampler_slot_tid(uint32_t i);
+/* Adopt every thread that exists when the agent starts (cpu mode; wall.c scans on its own). */
+void sampler_adopt_existing(void);
+/* Release an adopted thread's slot once it is gone. */
+void sampler_release_adopted(uint32_t i);
+/* Whether slot i was adopted for a thread that has since started its own slot (a scan raced its start). */
+int sampler_adopted_twice(uint32_t i);
+/* Whether thread tid has a slot (linear: for the sampler thread's scan). */
+int sampler_knows(uint32_t tid);
+/* The value si_value carries in a wall-mode signal to slot i. */
+#define SAMPLER_WALL_COOKIE 0x49500000u
+#define SAMPLER_WALL_VALUE(i) ((int)(SAMPLER_WALL_COOKIE ^ (uint32_t)(i)))
+
+/* wall.c */
+/* Start the sampler thread (wall mode): 0 or -1 (agent_error set). */
+int wall_start(void);
+/* Stop it and wait (up to 50 ms) for its last samples; at exit the thread is left to the process's end. */
+void wall_stop(void);
+/* A forked child has no sampler thread: start anew. */
+void wall_forget(void);
+/* Slot i got a new thread, or lost it (tid 0: the weight it was owed counts as exited-unsampled). */
+void wall_slot_reset(uint32_t i, uint32_t tid);
+/* In the handler, for a wall-mode signal to slot i: the weight owed, and the system call when the sampler
+ * asked because the thread was blocked (else -1). */
+uint32_t wall_take_weight(uint32_t i, int32_t *syscall);
+/* Whether the calling thread is the sampler thread. */
+int wall_is_sampler(void);
 
 /* alloc_hooks.c */
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
@@ -229,5 +317,7 @@ void stack_table_free(struct stack_table *table);
 /* modules.c */
 /* Record modules loaded since the last call, and unloads; call with the signal blocked. */
 void modules_rescan(void);
+/* A forked child: every module is to be recorded again, for its own pid. */
+void modules_forget(void);
 
 #endif

@@ -250,7 +250,9 @@ static void fork_parent(void)
 int alloc_init(void)
 {
 	struct transport_header *h = agent_transport.header;
-	if (!(h->mode & TRANSPORT_MODE_ALLOCS))
+	/* The first process only: its events are ordered by one seq (drain_heap.c); children and the
+	 * programs they exec run without allocation hooks. */
+	if (!(h->mode & TRANSPORT_MODE_ALLOCS) || h->pid != (uint32_t)getpid())
 		return 0;
 	ready();
 	void *found = dlsym(RTLD_DEFAULT, "malloc");

@@ -11,7 +11,9 @@
  * interrupted pc, which the ucontext gives exactly (the frames before it are
  * the handler and the kernel's __restore_rt); elsewhere the caller says how
  * many of its own frames to drop. The buffer is on the stack: capture never
- * allocates, so it is safe in a signal handler and inside malloc.
+ * allocates, so it is safe in a signal handler and inside malloc. No unwind
+ * starts while a fork is under way (process.c): libunwind's lock, taken in
+ * another thread at that moment, would stay taken in the child.
  */
 #include "agent.h"
 
@@ -34,7 +36,10 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	/* frames of the agent (and caller) to find or drop */
 	uint32_t lead = uc ? HANDLER_FRAMES : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
 	void *ips[max + lead];
+	if (process_unwind_begin() < 0)
+		return UINT32_MAX; /* a fork is in progress: libunwind's lock must not be held across it */
 	int n = unw_backtrace(ips, (int)(max + lead));
+	process_unwind_end();
 	uint64_t *frames = (uint64_t *)ips;
 	uint32_t flags = 0, nframes;
 	int first = -1;

@@ -20,6 +20,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
 
 struct agent_libc agent_libc;
 
@@ -34,6 +37,7 @@ static struct {
 	handler_fn (*bsd_signal)(int, handler_fn);
 	handler_fn (*sysv_signal)(int, handler_fn);
 	handler_fn (*sigset)(int, handler_fn);
+	int (*pthread_setname_np)(pthread_t, const char *);
 } next;
 
 static _Atomic int signal_given_up;
@@ -46,6 +50,9 @@ void agent_resolve_libc(void)
 	RESOLVE(agent_libc, syscall);
 	RESOLVE(agent_libc, sigprocmask);
 	RESOLVE(agent_libc, dl_iterate_phdr);
+	RESOLVE(agent_libc, pthread_sigmask);
+	RESOLVE(agent_libc, pthread_create);
+	RESOLVE(next, pthread_setname_np);
 	RESOLVE(next, pthread_create);
 	RESOLVE(next, dlopen);
 	RESOLVE(next, dlmopen);
@@ -68,6 +75,7 @@ void agent_resolve_libc(void)
 struct thread_start {
 	void *(*start)(void *);
 	void *arg;
+	int program_blocks; /* the creator's view of the sampling signal (sigmask.c) */
 };
 
 static void thread_cleanup(void *unused)
@@ -86,7 +94,8 @@ static void *thread_trampoline(void *p)
 	agent_self.internal++;
 	free(p);
 	agent_self.internal--;
-	if (agent_enabled) {
+	agent_self.program_blocks = ts.program_blocks;
+	if (agent_enabled && agent_config.pid == getpid()) {
 		sigset_t old;
 		agent_block_signal(&old);
 		agent_thread_begin();
@@ -110,12 +119,28 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 		return EAGAIN;
 	ts->start = start;
 	ts->arg = arg;
+	ts->program_blocks = sigmask_program_blocks();
 	int rc = next.pthread_create(thread, attr, thread_trampoline, ts);
 	if (rc) {
 		agent_self.internal++;
 		free(ts);
 		agent_self.internal--;
 	}
+	return rc;
+}
+
+/*
+ * A name set later is recorded at once when a thread names itself (the
+ * trace then has it even if the process is killed); a name one thread gives
+ * another is read back from the kernel at that thread's end or at the
+ * process's end (threads.c).
+ */
+AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	NEED(next, pthread_setname_np);
+	int rc = next.pthread_setname_np(thread, name);
+	if (rc == 0 && agent_enabled && pthread_equal(thread, pthread_self()))
+		agent_thread_record_for(agent_gettid(), name, TRACE_THREAD_NAME);
 	return rc;
 }
 

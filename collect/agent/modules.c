@@ -229,3 +229,10 @@ void modules_rescan(void)
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
 }
+
+void modules_forget(void)
+{
+	/* In a fork child the lock may have been held by a thread that no longer exists. */
+	pthread_mutex_init(&modules_lock, NULL);
+	nknown = 0;
+}

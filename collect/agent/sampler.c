@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -62,6 +63,7 @@
 
 #define SOURCE_PERF 1u /* agent_self.sources: this thread has a perf event */
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
+#define SOURCE_WALL 4u /* wall mode: the sampler thread signals it (wall.c) */
 #define PERF_PAGE_BYTES 4096u
 #define MAX_SLOTS 65536
 
@@ -75,6 +77,9 @@ struct sampling_slot {
 	_Atomic int timer_armed;
 	void *_Atomic perf_page;
 	timer_t timer;
+	_Atomic uint32_t tid; /* 0 until known */
+	uint32_t sources; /* what was started for it (an adopted thread learns it here) */
+	int adopted; /* started by another thread: it has no trampoline to stop it */
 };
 static struct sampling_slot slots[MAX_SLOTS];
 static _Atomic int slots_high; /* slots[0 .. slots_high) have been used */
@@ -106,7 +111,7 @@ static void release_sources(struct sampling_slot *s)
 		timer_delete(s->timer);
 }
 
-static int perf_event_open_thread(uint64_t period_ns)
+static int perf_event_open_thread(uint64_t period_ns, uint32_t tid)
 {
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
@@ -117,7 +122,7 @@ static int perf_event_open_thread(uint64_t period_ns)
 	attr.disabled = 1;
 	attr.exclude_kernel = 1; /* see the header: kernel-mode overflows would interrupt system calls */
 	attr.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &attr, tid ? (pid_t)tid : 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /*
@@ -132,18 +137,18 @@ static void close_perf(int fd, const struct stat *opened, int signal_set)
 	agent_close_own(fd, opened);
 }
 
-/* A task-clock event signalling this thread on every overflow (no event limit, so no REFRESH). */
-static void *start_perf(void)
+/* A task-clock event signalling thread tid on every overflow (no event limit, so no REFRESH). */
+static void *start_perf(uint32_t tid)
 {
 	struct stat opened;
-	int fd = perf_event_open_thread(agent_config.interval_ns);
+	int fd = perf_event_open_thread(agent_config.interval_ns, tid == agent_gettid() ? 0 : tid);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &opened) < 0) {
 		syscall(SYS_close, fd);
 		return NULL;
 	}
-	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)agent_gettid() };
+	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)tid };
 	void *page = MAP_FAILED;
 	int signal_set = fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, agent_config.signal) == 0;
 	if (signal_set && fcntl(fd, F_SETOWN_EX, &owner) == 0)
@@ -160,27 +165,29 @@ static void *start_perf(void)
 }
 
 /* A pseudo-random first expiry in (0, interval], so short threads are not sampled late on average. */
-static long first_expiry_ns(void)
+static long first_expiry_ns(uint32_t tid)
 {
-	uint64_t x = agent_now_ns() ^ ((uint64_t)agent_gettid() << 32);
+	uint64_t x = agent_now_ns() ^ ((uint64_t)tid << 32);
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
 	return (long)(1 + x % agent_config.interval_ns);
 }
 
-static int start_timer(timer_t *timer)
+static int start_timer(timer_t *timer, uint32_t tid)
 {
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = agent_config.signal;
-	sev._sigev_un._tid = (pid_t)agent_gettid();
+	sev._sigev_un._tid = (pid_t)tid;
 	sev.sigev_value.sival_ptr = &timer_cookie;
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, timer) < 0)
+	/* Another thread's CPU clock: the kernel's id of it (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+	clockid_t clock = tid == agent_gettid() ? CLOCK_THREAD_CPUTIME_ID : (clockid_t)((~tid << 3) | 6);
+	if (timer_create(clock, &sev, timer) < 0)
 		return -1;
 	struct itimerspec its;
-	long first = first_expiry_ns();
+	long first = first_expiry_ns(tid);
 	its.it_interval.tv_sec = (time_t)(agent_config.interval_ns / 1000000000u);
 	its.it_interval.tv_nsec = (long)(agent_config.interval_ns % 1000000000u);
 	its.it_value.tv_sec = first / 1000000000;
@@ -192,39 +199,161 @@ static int start_timer(timer_t *timer)
 	return 0;
 }
 
+/* Start tid's sources in slot s (wall mode: the sampler thread is its source); what started. */
+static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
+{
+	uint32_t sources = 0;
+	if (agent_config.wall) {
+		sources = SOURCE_WALL;
+	} else {
+		if (agent_config.source == TRANSPORT_SOURCE_PERF) {
+			void *page = start_perf(tid);
+			if (page) {
+				atomic_store(&s->perf_page, page);
+				sources |= SOURCE_PERF;
+			} else {
+				atomic_fetch_add(&agent_transport.header->perf_fallback_threads, 1);
+			}
+		}
+		if (start_timer(&s->timer, tid) == 0) {
+			atomic_store(&s->timer_armed, 1);
+			sources |= SOURCE_TIMER;
+		}
+	}
+	s->sources = sources;
+	atomic_store(&s->tid, tid);
+	if (agent_config.wall)
+		wall_slot_reset(i, tid);
+	return sources;
+}
+
 void sampler_thread_start(void)
 {
-	if (!agent_config.signal || agent_self.sources || agent_signal_taken())
+	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || wall_is_sampler())
 		return;
 	int i = claim_slot();
 	if (i < 0)
 		return;
-	struct sampling_slot *s = &slots[i];
 	agent_self.slot = i;
-	if (agent_config.source == TRANSPORT_SOURCE_PERF) {
-		void *page = start_perf();
-		if (page) {
-			atomic_store(&s->perf_page, page);
-			agent_self.sources |= SOURCE_PERF;
-		} else {
-			atomic_fetch_add(&agent_transport.header->perf_fallback_threads, 1);
-		}
-	}
-	if (start_timer(&s->timer) == 0) {
-		atomic_store(&s->timer_armed, 1);
-		agent_self.sources |= SOURCE_TIMER;
-	}
+	agent_self.sources = start_sources(&slots[i], (uint32_t)i, agent_gettid());
+}
+
+static void free_slot(uint32_t i)
+{
+	struct sampling_slot *s = &slots[i];
+	if (agent_config.wall)
+		wall_slot_reset(i, 0);
+	release_sources(s);
+	atomic_store(&s->tid, 0);
+	s->adopted = 0;
+	atomic_store(&s->used, 0);
 }
 
 void sampler_thread_stop(void)
 {
 	if (agent_self.slot < 0)
 		return;
-	struct sampling_slot *s = &slots[agent_self.slot];
-	release_sources(s);
-	atomic_store(&s->used, 0);
+	free_slot((uint32_t)agent_self.slot);
 	agent_self.slot = -1;
 	agent_self.sources = 0;
+}
+
+int sampler_knows(uint32_t tid)
+{
+	uint32_t high = (uint32_t)atomic_load(&slots_high);
+	for (uint32_t i = 0; i < high; i++)
+		if (atomic_load_explicit(&slots[i].tid, memory_order_relaxed) == tid && atomic_load(&slots[i].used))
+			return 1;
+	return 0;
+}
+
+int sampler_adopt(uint32_t tid)
+{
+	if (agent_signal_taken() || sampler_knows(tid))
+		return -1;
+	int i = claim_slot();
+	if (i < 0)
+		return -1;
+	slots[i].adopted = 1;
+	if (!start_sources(&slots[i], (uint32_t)i, tid)) {
+		free_slot((uint32_t)i);
+		return -1;
+	}
+	return 0;
+}
+
+/* Threads that exist before the agent starts (another library's constructor made them). */
+void sampler_adopt_existing(void)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	char buf[4096];
+	long n;
+	uint32_t self = agent_gettid();
+	if (fstat(fd, &st) == 0)
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+			for (long at = 0; at < n;) {
+				struct linux_dirent64 {
+					uint64_t ino;
+					int64_t off;
+					unsigned short reclen;
+					unsigned char type;
+					char name[];
+				} *e = (void *)(buf + at);
+				uint32_t tid = (uint32_t)strtoul(e->name, NULL, 10);
+				if (tid && tid != self)
+					sampler_adopt(tid);
+				at += e->reclen;
+			}
+	agent_close_own(fd, &st);
+}
+
+uint32_t sampler_slots_high(void)
+{
+	return (uint32_t)atomic_load(&slots_high);
+}
+
+uint32_t sampler_slot_tid(uint32_t i)
+{
+	return atomic_load(&slots[i].used) ? atomic_load(&slots[i].tid) : 0;
+}
+
+int sampler_adopted_twice(uint32_t i)
+{
+	uint32_t tid = atomic_load(&slots[i].tid), high = (uint32_t)atomic_load(&slots_high);
+	if (!slots[i].adopted || !tid)
+		return 0;
+	for (uint32_t j = 0; j < high; j++)
+		if (j != i && atomic_load(&slots[j].used) && atomic_load(&slots[j].tid) == tid && !slots[j].adopted)
+			return 1;
+	return 0;
+}
+
+void sampler_release_adopted(uint32_t i)
+{
+	if (slots[i].adopted)
+		free_slot(i);
+}
+
+/* The first signal to a thread the agent did not start: learn its slot (gettid once). */
+static int adopt_self(const siginfo_t *si)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid), high = (uint32_t)atomic_load(&slots_high);
+	if (agent_self.tid && agent_self.tid != tid)
+		return 0; /* its thread-local storage is another thread's (a raw clone()): not touched */
+	(void)si;
+	for (uint32_t i = 0; i < high; i++)
+		if (atomic_load(&slots[i].used) && atomic_load(&slots[i].tid) == tid && slots[i].sources) {
+			agent_self.tid = tid;
+			agent_self.slot = (int)i;
+			agent_self.sources = slots[i].sources;
+			agent_self.start_pending = 1;
+			agent_self.registered = 0; /* nothing of it to end: the slot is released once it is gone */
+			return 1;
+		}
+	return 0;
 }
 
 void sampler_stop_all(void)
@@ -254,6 +383,13 @@ static int at_syscall(const ucontext_t *uc)
 	return (in_page >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05) || (in_page <= 4094 && pc[0] == 0x0f && pc[1] == 0x05);
 }
 
+/* Whether a wall-mode signal (from the sampler thread) is for slot i. */
+static int wall_signal_for(const siginfo_t *si, int i)
+{
+	return si->si_code == SI_QUEUE && si->si_pid == agent_config.pid &&
+	       si->si_value.sival_int == SAMPLER_WALL_VALUE(i);
+}
+
 /*
  * Periods this signal stands for; 0 when it is not ours, or when the other
  * source covers that moment. With both sources the two split time by where
@@ -264,8 +400,11 @@ static int at_syscall(const ucontext_t *uc)
  * instruction: counting it as user time too would count that time twice
  * (measured on 1000-futex-wake loops: user time +30%).
  */
-static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc)
+static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc, int32_t *syscall_nr)
 {
+	*syscall_nr = -1;
+	if (agent_self.sources & SOURCE_WALL)
+		return wall_signal_for(si, agent_self.slot) ? wall_take_weight((uint32_t)agent_self.slot, syscall_nr) : 0;
 	int both = (agent_self.sources & (SOURCE_PERF | SOURCE_TIMER)) == (SOURCE_PERF | SOURCE_TIMER);
 	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (agent_self.sources & SOURCE_PERF))
 		return both && at_syscall(uc) ? 0 : 1;
@@ -284,7 +423,7 @@ static void count_lost(void)
 		atomic_fetch_add(&agent_transport.header->lost_no_ring, 1);
 }
 
-static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now)
+static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now, uint32_t state, int32_t syscall_nr)
 {
 	if (agent_self.depth) {
 		/* Inside an allocation hook (or another ring write): the time is the
@@ -309,8 +448,42 @@ static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now)
 	s->tid = agent_gettid();
 	s->stack_id = id;
 	s->weight = weight;
-	s->state = 0;
+	s->state = state;
+	s->syscall = syscall_nr;
+	s->reserved = 0;
 	transport_commit(&agent_transport, ring);
+}
+
+/* The system call a glibc wrapper makes: its number is loaded by `mov $nr, %eax` (b8 imm32) just before. */
+static int32_t syscall_before(const uint8_t *pc)
+{
+	uintptr_t in_page = (uintptr_t)pc & 4095;
+	if (in_page < 7 || pc[-7] != 0xb8)
+		return -1;
+	int32_t nr;
+	memcpy(&nr, pc - 6, sizeof nr);
+	return nr >= 0 && nr < 1024 ? nr : -1;
+}
+
+/*
+ * A wall-mode signal that found the thread in a blocking system call (the
+ * sampler thread signals only running threads, but a thread may block in
+ * the moment between): the kernel either rewound it to restart the call
+ * (pc at `syscall`) or made the call fail with EINTR, which the wrappers of
+ * blocking.c retry. Either way the thread was off CPU in that call.
+ */
+static uint32_t wall_state(const ucontext_t *uc, int32_t *syscall_nr)
+{
+	const uint8_t *pc = (const uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t in_page = (uintptr_t)pc & 4095;
+	int after = in_page >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05;
+	if (after && uc->uc_mcontext.gregs[REG_RAX] == -EINTR) {
+		agent_self.eintr_ours = 1;
+		if (*syscall_nr < 0)
+			*syscall_nr = syscall_before(pc);
+		return TRACE_STATE_SLEEPING;
+	}
+	return *syscall_nr >= 0 ? TRACE_STATE_SLEEPING : TRACE_STATE_ON_CPU;
 }
 
 /* One writer per ring: a plain read-modify-write, no locked instruction. */
@@ -342,12 +515,19 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 {
 	(void)sig;
 	int saved_errno = errno;
+	agent_self.signals_taken++;
+	if (agent_enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
+		errno = saved_errno;
+		return;
+	}
 	if (agent_enabled && agent_self.sources) {
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
-		uint32_t weight = sample_weight(si, ucontext);
-		if (weight)
-			record_sample(weight, ucontext, start);
+		int32_t syscall_nr;
+		uint32_t weight = sample_weight(si, ucontext, &syscall_nr);
+		uint32_t state = agent_self.sources & SOURCE_WALL ? wall_state(ucontext, &syscall_nr) : TRACE_STATE_ON_CPU;
+		if (weight && agent_sampling_on())
+			record_sample(weight, ucontext, start, state, syscall_nr);
 		agent_self.in_handler = 0;
 		account_cost(start);
 	}
@@ -374,9 +554,12 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	struct transport_header *h = agent_transport.header;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 
+	/* The first process alone speaks for the run in the header; the others' errors stay theirs. */
+	static char scratch_error[sizeof h->agent_error];
+	char *error = h->pid == (uint32_t)getpid() ? h->agent_error : scratch_error;
 	agent_config.signal = requested_signal ? requested_signal : free_signal();
 	if (!agent_config.signal) {
-		strcpy(h->agent_error, "every real-time signal is in use: choose one with --signal");
+		strcpy(error, "every real-time signal is in use: choose one with --signal");
 		return -1;
 	}
 	struct sigaction sa;
@@ -390,13 +573,14 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
 		sigdelset(&sa.sa_mask, faults[i]);
 	if (agent_libc.sigaction(agent_config.signal, &sa, NULL) < 0) {
-		strcpy(h->agent_error, "cannot install the sampling signal's handler");
+		strcpy(error, "cannot install the sampling signal's handler");
 		return -1;
 	}
 	/* Probe the precise source once; every thread then uses the same one. */
-	int fd = requested_source == TRANSPORT_SOURCE_TIMER ? -1 : perf_event_open_thread(agent_config.interval_ns);
-	if (fd < 0 && requested_source == TRANSPORT_SOURCE_PERF) {
-		strcpy(h->agent_error, "perf_event_open refused a task-clock event "
+	int fd = requested_source == TRANSPORT_SOURCE_TIMER || agent_config.wall
+			 ? -1 : perf_event_open_thread(agent_config.interval_ns, 0);
+	if (fd < 0 && requested_source == TRANSPORT_SOURCE_PERF && !agent_config.wall) {
+		strcpy(error, "perf_event_open refused a task-clock event "
 				       "(see /proc/sys/kernel/perf_event_paranoid)");
 		return -1;
 	}
@@ -404,7 +588,9 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	if (fd >= 0 && fstat(fd, &opened) == 0)
 		close_perf(fd, &opened, 0);
 	agent_config.source = fd >= 0 ? TRANSPORT_SOURCE_PERF : TRANSPORT_SOURCE_TIMER;
-	h->source = agent_config.source;
-	h->signal = (uint32_t)agent_config.signal;
+	if (h->pid == (uint32_t)getpid()) {
+		h->source = agent_config.source;
+		h->signal = (uint32_t)agent_config.signal;
+	}
 	return 0;
 }

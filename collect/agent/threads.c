@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -122,17 +123,38 @@ static uint32_t claim_free_ring(void)
 		uint32_t expected = RING_FREE;
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) != RING_FREE)
 			continue;
-		if (atomic_compare_exchange_strong(&r->state, &expected, RING_OWNED)) {
+		if (atomic_compare_exchange_strong(&r->state, &expected, RING_CLAIMING)) {
 			r->tid = agent_gettid();
+			r->pid = (uint32_t)agent_config.pid;
+			r->flags = wall_is_sampler() ? RING_AGENT_SAMPLER : 0;
+			atomic_store_explicit(&r->state, RING_OWNED, memory_order_release);
 			return i;
 		}
 	}
 	return AGENT_NO_RING;
 }
 
-/* own: about the calling thread (else tid's); may_wait: not in the signal handler. */
-static void write_thread_record(uint32_t ring, uint32_t tid, uint64_t cpu_ns, uint32_t flags, int own,
-				int may_wait)
+/* Another thread's name as the kernel has it (/proc/self/task/TID/comm), into name[16]. */
+static void read_comm(uint32_t tid, char name[16])
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	memset(name, 0, 16);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		ssize_t n = read(fd, name, 15);
+		if (n > 0 && name[n - 1] == '\n')
+			name[n - 1] = 0;
+	}
+	agent_close_own(fd, &st);
+}
+
+/* own: about the calling thread (else tid's: name, when given); may_wait: not in the signal handler. */
+static void write_thread_record_named(uint32_t ring, uint32_t tid, uint64_t cpu_ns, uint32_t flags, int own,
+				      int may_wait, const char *name)
 {
 	struct tr_thread *t = may_wait ? agent_reserve_waiting(ring, TR_THREAD, sizeof *t) :
 					 transport_reserve(&agent_transport, ring, TR_THREAD, sizeof *t);
@@ -143,10 +165,27 @@ static void write_thread_record(uint32_t ring, uint32_t tid, uint64_t cpu_ns, ui
 	t->cpu_ns = cpu_ns;
 	t->tid = tid;
 	t->flags = flags;
-	/* The kernel's name of the calling thread; another thread's name comes with its own records. */
+	/* The kernel's name of the calling thread; another thread's as it was read for it. */
 	if (own)
 		prctl(PR_GET_NAME, t->name, 0, 0, 0);
+	else if (name)
+		strncpy(t->name, name, sizeof t->name - 1);
 	transport_commit(&agent_transport, ring);
+}
+
+static void write_thread_record(uint32_t ring, uint32_t tid, uint64_t cpu_ns, uint32_t flags, int own,
+				int may_wait)
+{
+	write_thread_record_named(ring, tid, cpu_ns, flags, own, may_wait, NULL);
+}
+
+void agent_thread_record_for(uint32_t tid, const char *name, uint32_t flags)
+{
+	sigset_t old;
+	uint32_t ring = agent_write_begin(&old);
+	if (ring != AGENT_NO_RING)
+		write_thread_record_named(ring, tid, 0, flags, tid == agent_gettid(), 1, name);
+	agent_write_end(&old);
 }
 
 uint32_t agent_thread_ring(void)
@@ -172,18 +211,43 @@ uint32_t agent_thread_ring(void)
 	return ring;
 }
 
+/* The kernel's call itself: the program's pthread_sigmask is wrapped (sigmask.c). */
 void agent_block_signal(sigset_t *old)
 {
 	sigset_t set;
 	sigemptyset(&set);
 	if (agent_config.signal)
 		sigaddset(&set, agent_config.signal);
-	pthread_sigmask(SIG_BLOCK, &set, old);
+	agent_libc.syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
+	agent_self.in_agent_section++;
 }
 
 void agent_restore_signal(const sigset_t *old)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	agent_self.in_agent_section--;
+	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+uint32_t agent_write_begin(sigset_t *old)
+{
+	agent_block_signal(old);
+	unsigned char resident;
+	/* Nested in a program's handler that interrupted a write; or another process: a vfork child shares
+	 * the memory (and this thread's ring, its parent thread being suspended), a raw fork does not. */
+	if (!agent_enabled || agent_self.writing ||
+	    (agent_config.pid != getpid() && mincore(agent_transport.header, 4096, &resident) < 0))
+		return AGENT_NO_RING;
+	agent_self.writing = 1;
+	uint32_t ring = agent_thread_ring();
+	if (ring == AGENT_NO_RING)
+		agent_self.writing = 0;
+	return ring;
+}
+
+void agent_write_end(const sigset_t *old)
+{
+	agent_self.writing = 0;
+	agent_restore_signal(old);
 }
 
 void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
@@ -231,11 +295,14 @@ void agent_record_running_threads(void)
 	for (uint32_t i = 0; i < n; i++) {
 		struct transport_ring *r = transport_ring(&agent_transport, i);
 		uint32_t tid = r->tid;
-		if (atomic_load(&r->state) != RING_OWNED || tid == self || !tid)
+		if (atomic_load(&r->state) != RING_OWNED || tid == self || !tid || r->pid != (uint32_t)agent_config.pid)
 			continue;
 		uint64_t cpu_ns = agent_thread_cpu_ns(tid);
-		if (cpu_ns)
-			write_thread_record(ring, tid, cpu_ns, TRACE_THREAD_AT_END, 0, 1);
+		char name[16];
+		read_comm(tid, name); /* set later by pthread_setname_np or prctl, perhaps */
+		if (cpu_ns && !(r->flags & RING_AGENT_SAMPLER))
+			write_thread_record_named(ring, tid, cpu_ns, TRACE_THREAD_AT_END | (name[0] ? TRACE_THREAD_NAME : 0),
+						  0, 1, name);
 	}
 }
 

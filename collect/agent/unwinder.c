@@ -27,7 +27,9 @@
  * python3, whose interpreter loop gives nearly every sample a new leaf pc,
  * so a cache miss). Inside the agent's handler every asynchronous signal is
  * already blocked (the handler's sa_mask, sampler.c), so those calls change
- * nothing and are skipped.
+ * nothing and are skipped; outside it they go through unchanged, the
+ * sampling signal included (sigmask.c, which keeps it out of the program's
+ * own masks).
  *
  * The loader's lock. Debian's libunwind has no per-thread register-state
  * cache (UNW_CACHE_PER_THREAD silently becomes UNW_CACHE_GLOBAL): a miss
@@ -147,24 +149,13 @@ AGENT_EXPORT long syscall(long number, ...)
 	return agent_libc.syscall(number, a1, a2, a3, a4, a5, a6);
 }
 
-AGENT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (agent_self.in_handler && agent_called_from_unwinder(__builtin_return_address(0))) {
-		if (old)
-			sigfillset(old); /* only ever handed back to a call skipped the same way */
-		return 0;
-	}
-	if (!agent_libc.sigprocmask)
-		agent_resolve_libc();
-	return agent_libc.sigprocmask(how, set, old);
-}
-
 /*
  * The allocation hooks must not unwind either while this thread is inside
  * the loader: a callback of the program's holding the loader's lock that
  * allocates would wait for libunwind's lock, held by another thread's
  * unwind waiting for the loader's. Allocations in there are charged to the
- * caller of dl_iterate_phdr (in_loader, alloc_hooks.c).
+ * caller of dl_iterate_phdr (in_loader, alloc_hooks.c). (libunwind's own
+ * sigprocmask calls are answered in sigmask.c.)
  */
 AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
 {

@@ -23,9 +23,11 @@ _ipscope_option_values()
 		peak_objects temporary_space temporary_objects ;;
 	analyze:*:--sortedby) echo filefuncline count self ;;
 	analyze:*:--color) echo auto always never ;;
+	analyze:*:--state) echo on-cpu off-cpu ;;
 	collect:*:--mode | collect:*:-m) echo cpu wall ;;
 	collect:*:--source) echo auto perf timer ;;
 	collect:*:--interval | collect:*:-i) echo 100us 250us 500us 1ms 10ms ;;
+	collect:*:--delay | collect:*:--duration) echo 500ms 1s 2s 10s 1m ;;
 	collect:*:--allocs) echo 1 0.1 0.01 0.001 ;;
 	collect:*:--alloc-bytes) echo 4KiB 64KiB 512KiB 1MiB ;;
 	*) return 1 ;;

@@ -112,7 +112,7 @@ struct profile_thread {
  * 76 MiB less). A type of its own column has scale 1.
  */
 struct profile_value_type {
-	uint32_t type;   /* string id: "samples", "cpu", later "wall", "alloc_space"... */
+	uint32_t type;   /* string id: "samples", "cpu", "wall", later "alloc_space"... */
 	uint32_t unit;   /* string id: "count", "nanoseconds", "bytes" */
 	uint32_t column; /* < profile.ncolumns */
 	int64_t scale;   /* value = column value x scale (saturating) */
@@ -129,16 +129,31 @@ struct profile_value_type {
  * sample rows as anything but rows.
  *
  * Labels that later kinds of traces add go here, beside stack and thread, as
- * one 32-bit word (the struct then grows from 16 to 24 bytes): a wall
- * sample's thread state (on/off CPU) and the system call it waits in, an
- * allocation's size class. A process id is the thread's (profile_thread.pid),
- * not a per-sample label.
+ * one 32-bit word (the struct grew from 16 to 24 bytes for it): a wall
+ * sample's thread state (on/off CPU) and the system call it waits in
+ * (PROFILE_LABEL_*), later an allocation's size class. The state is a label,
+ * not a split of the values, because it is a property of the moment: a
+ * filter (--state) selects samples by it and every report, exporter and diff
+ * then reads an ordinary profile; the values keep their one meaning (wall
+ * time). A process id is the thread's (profile_thread.pid), not a
+ * per-sample label.
  */
 struct profile_sample {
 	uint32_t stack;  /* stack index */
 	uint32_t thread; /* thread index */
 	uint64_t time_ns; /* CLOCK_MONOTONIC; 0 when the sample stands for a whole run */
+	uint32_t label;  /* PROFILE_LABEL(state, syscall); 0: on CPU (every CPU-profile sample) */
 };
+
+/* A sample's state, as the trace's (TRACE_STATE_*): 0 on CPU, 1 waiting for one, 2 blocked in a system
+ * call, 3 in an uninterruptible wait, 4 stopped; bits 8-31 hold the system call + 1 (0: none). */
+#define PROFILE_STATE_ON_CPU 0u
+#define PROFILE_STATE_RUNNABLE 1u
+#define PROFILE_LABEL(state, syscall) (((uint32_t)(state) & 0xffu) | ((uint32_t)((syscall) + 1) << 8))
+#define PROFILE_LABEL_STATE(label) ((label) & 0xffu)
+#define PROFILE_LABEL_SYSCALL(label) ((int32_t)((label) >> 8) - 1)
+/* Off CPU: blocked, waiting or stopped (a runnable thread wants a CPU: on). */
+#define PROFILE_LABEL_OFF_CPU(label) (PROFILE_LABEL_STATE(label) > PROFILE_STATE_RUNNABLE)
 
 struct profile {
 	/* string table: strings[0] == "" */
@@ -182,7 +197,7 @@ struct profile {
 
 	/* what the trace says about the run */
 	uint32_t command;    /* string id */
-	uint32_t mode;       /* string id: "cpu" */
+	uint32_t mode;       /* string id: "cpu" or "wall" */
 	uint32_t source;     /* string id: sampling source */
 	uint64_t start_realtime_ns; /* wall clock at start, for pprof time_nanos */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC at start */

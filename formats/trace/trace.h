@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 3 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost; 1.3: ALLOCS */
+/* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost; 1.3: ALLOCS;
+ * 1.4: PROCESS records, a sample's system call, END exited_unsampled */
+#define TRACE_VERSION_MINOR 4
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -27,13 +29,14 @@ enum trace_type {
 	TRACE_LOSS = 7,          /* samples the agent had to drop, counted */
 	TRACE_END = 8,           /* last record: exit status and totals */
 	TRACE_ALLOCS = 9,        /* 1.3: a batch of allocations and frees of one process, in seq order */
-	/* reserved, not written: 10 (FREES: frees travel in ALLOCS), 11 PROCESS (fork/exec) */
+	/* reserved, not written: 10 (FREES: frees travel in ALLOCS) */
+	TRACE_PROCESS = 11,      /* 1.4: a process of the tree forked, exec'd or exited */
 	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
 };
 
 /* Well-known META keys (values are text). Unknown keys are kept and shown. */
 #define TRACE_META_COMMAND "command"          /* argv joined by spaces, shell-quoted */
-#define TRACE_META_MODE "mode"                /* "cpu" (later "wall") */
+#define TRACE_META_MODE "mode"                /* "cpu", "wall" (1.4), "allocs", "cpu,allocs", "wall,allocs" */
 #define TRACE_META_INTERVAL_NS "interval_ns"  /* decimal */
 #define TRACE_META_SOURCE "source"            /* "perf-task-clock+cpu-timer", "posix-cpu-timer"... */
 #define TRACE_META_START_REALTIME_NS "start_realtime_ns" /* CLOCK_REALTIME at start */
@@ -44,6 +47,11 @@ enum trace_type {
 #define TRACE_META_MAX_FRAMES "max_frames"
 #define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.2) */
 #define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.2) */
+#define TRACE_META_FOLLOW "follow"            /* "1": every process of the tree was followed, "0": --no-follow (1.4) */
+#define TRACE_META_PAUSED "paused"            /* "1": sampling started off (--paused, --delay) (1.4) */
+#define TRACE_META_DELAY_NS "delay_ns"        /* --delay, decimal (1.4) */
+#define TRACE_META_DURATION_NS "duration_ns"  /* --duration, decimal (1.4) */
+#define TRACE_META_SAMPLER_CPU_NS "sampler_cpu_ns" /* wall mode, at the end: the agents' sampler threads' CPU time (1.4) */
 #define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
 #define TRACE_META_ALLOC_RATE "alloc_rate"     /* 1.3: scheme rate: the probability of each allocation */
 #define TRACE_META_ALLOC_MEAN_BYTES "alloc_mean_bytes" /* 1.3: scheme bytes: the mean bytes per recorded byte */
@@ -110,13 +118,21 @@ struct trace_stack {
 	const uint64_t *ips; /* innermost first */
 };
 
+/* A sample's thread state (wall mode; a CPU sample is always ON_CPU). */
+#define TRACE_STATE_ON_CPU 0u          /* running on a CPU */
+#define TRACE_STATE_RUNNABLE 1u        /* waiting for a CPU */
+#define TRACE_STATE_SLEEPING 2u        /* blocked (in the system call `syscall`) */
+#define TRACE_STATE_UNINTERRUPTIBLE 3u /* blocked in an uninterruptible wait (I/O) */
+#define TRACE_STATE_STOPPED 4u         /* stopped (SIGSTOP, a debugger) */
+
 struct trace_sample {
 	uint64_t time_ns; /* CLOCK_MONOTONIC */
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t stack_id;
 	uint32_t weight; /* timer periods this sample stands for (1 + overruns) */
-	uint32_t state; /* 0 = running on cpu; wall mode will add blocked states */
+	uint32_t state; /* TRACE_STATE_* */
+	int32_t syscall; /* the system call number it waits in, -1: none or unknown (1.4; -1 before) */
 };
 
 struct trace_samples {
@@ -172,6 +188,26 @@ struct trace_loss {
 #define TRACE_END_EXITED 1u   /* wait_status is a WIFEXITED status */
 #define TRACE_END_SIGNALED 2u /* the program died from a signal */
 
+/* PROCESS kinds (1.4) */
+#define TRACE_PROCESS_FORKED 1u
+#define TRACE_PROCESS_EXECED 2u
+#define TRACE_PROCESS_EXITED 3u
+/* PROCESS flags (1.4) */
+#define TRACE_PROCESS_NOT_PROFILED 1u /* exec'd a program the agent could not enter (reason says why) */
+#define TRACE_PROCESS_STATUS_UNKNOWN 2u /* exited: nobody collect hears from reaped it */
+
+struct trace_process {
+	uint32_t pid;
+	uint32_t parent_pid; /* 0: unknown */
+	uint64_t time_ns;
+	uint32_t kind;       /* TRACE_PROCESS_* */
+	int32_t wait_status; /* exited: raw status from waitpid */
+	const char *path;    /* exec'd: the program; "" otherwise */
+	const char *command; /* exec'd: argv joined by spaces, shell-quoted; "" otherwise */
+	uint32_t flags;      /* TRACE_PROCESS_NOT_PROFILED... */
+	const char *reason;  /* not profiled: why ("statically linked"...); "" otherwise */
+};
+
 struct trace_end {
 	uint64_t time_ns;
 	int32_t wait_status; /* raw status from waitpid */
@@ -181,6 +217,7 @@ struct trace_end {
 	uint64_t lost_samples;
 	uint64_t agent_ns; /* time the agent's signal handler took, all threads (1.2) */
 	uint64_t agent_signals; /* signals it handled (1.2) */
+	uint64_t exited_unsampled; /* wall mode: samples of threads that ended between being chosen and sampled (1.4) */
 };
 
 /* Part of a JIT runtime's symbol map (perf's "START SIZE name" text lines,
@@ -206,6 +243,7 @@ struct trace_record {
 		struct trace_loss loss;
 		struct trace_end end;
 		struct trace_jit_map jit_map;
+		struct trace_process process;
 		struct trace_allocs allocs;
 	} u;
 };
@@ -225,6 +263,7 @@ int trace_writer_stack(struct trace_writer *w, const struct trace_stack *s);
 /* Queue a sample; samples are written in batches, in the order given. */
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s);
 int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l);
+int trace_writer_process(struct trace_writer *w, const struct trace_process *p);
 /* One ALLOCS record of n events of process pid, in seq order; n at most TRACE_ALLOCS_MAX_EVENTS. */
 #define TRACE_ALLOCS_MAX_EVENTS 65536u
 int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace_heap_event *events, uint32_t n);

@@ -26,7 +26,8 @@
 
 /* Fixed-size array entries as version 1.0 writes them. Readers accept larger
  * entry sizes (later minor versions append fields) and ignore the extra bytes. */
-#define TRACE_SAMPLE_ENTRY_SIZE 28  /* u64 time, u32 pid, tid, stack_id, weight, state */
+#define TRACE_SAMPLE_ENTRY_SIZE_1_0 28 /* u64 time, u32 pid, tid, stack_id, weight, state */
+#define TRACE_SAMPLE_ENTRY_SIZE 32  /* 1.4: and i32 syscall */
 #define TRACE_SEGMENT_ENTRY_SIZE 28 /* u64 vaddr, memsz, file_offset, u32 flags */
 
 /* An ALLOCS entry: at most 7 varints of up to 10 bytes (1.3). */

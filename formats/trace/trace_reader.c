@@ -402,7 +402,10 @@ static int parse_samples(struct cursor *c, struct trace_samples *s)
 {
 	struct trace_reader *r = c->r;
 	uint32_t count, entry_size;
-	if (take_array(c, &count, &entry_size, TRACE_SAMPLE_ENTRY_SIZE, "samples") < 0)
+	/* 1.4 appended the system call: required from then on. */
+	int has_syscall = r->minor >= 4;
+	if (take_array(c, &count, &entry_size, has_syscall ? TRACE_SAMPLE_ENTRY_SIZE : TRACE_SAMPLE_ENTRY_SIZE_1_0,
+		       "samples") < 0)
 		return -1;
 	if (reserve(r, (void **)&r->samples, &r->samples_cap, count, sizeof *r->samples) < 0)
 		return -1;
@@ -417,6 +420,7 @@ static int parse_samples(struct cursor *c, struct trace_samples *s)
 		out[i].stack_id = trace_get_u32(p + 16);
 		out[i].weight = trace_get_u32(p + 20);
 		out[i].state = trace_get_u32(p + 24);
+		out[i].syscall = has_syscall ? (int32_t)trace_get_u32(p + 28) : -1;
 	}
 	s->count = count;
 	s->samples = out;
@@ -439,15 +443,29 @@ static int parse_end(struct cursor *c, struct trace_end *e)
 	    take_u64(c, &e->weight, "weight") < 0)
 		return -1;
 	e->wait_status = (int32_t)status;
-	e->agent_ns = e->agent_signals = 0;
+	e->agent_ns = e->agent_signals = e->exited_unsampled = 0;
 	if (take_u64(c, &e->lost_samples, "lost_samples") < 0)
 		return -1;
 	/* 1.2 appended what the agent's signal handler cost. */
 	if (c->r->minor < 2)
 		return 0;
-	if (take_u64(c, &e->agent_ns, "agent_ns") < 0)
+	if (take_u64(c, &e->agent_ns, "agent_ns") < 0 || take_u64(c, &e->agent_signals, "agent_signals") < 0)
 		return -1;
-	return take_u64(c, &e->agent_signals, "agent_signals");
+	/* 1.4 appended the wall sampler's count of threads gone before their sample. */
+	return c->r->minor >= 4 ? take_u64(c, &e->exited_unsampled, "exited_unsampled") : 0;
+}
+
+static int parse_process(struct cursor *c, struct trace_process *p)
+{
+	size_t used = 0;
+	uint32_t status;
+	if (take_u32(c, &p->pid, "pid") < 0 || take_u32(c, &p->parent_pid, "parent_pid") < 0 ||
+	    take_u64(c, &p->time_ns, "time_ns") < 0 || take_u32(c, &p->kind, "kind") < 0 ||
+	    take_u32(c, &status, "wait_status") < 0 || take_string(c, &p->path, &used, "path") < 0 ||
+	    take_string(c, &p->command, &used, "command") < 0 || take_u32(c, &p->flags, "flags") < 0)
+		return -1;
+	p->wait_status = (int32_t)status;
+	return take_string(c, &p->reason, &used, "reason");
 }
 
 static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)
@@ -534,6 +552,7 @@ static const char *const record_names[] = {
 	[TRACE_META] = "META",         [TRACE_MODULE] = "MODULE", [TRACE_MODULE_UNLOAD] = "MODULE_UNLOAD",
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
 	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
+	[TRACE_PROCESS] = "PROCESS",
 	[TRACE_ALLOCS] = "ALLOCS",
 };
 
@@ -558,6 +577,8 @@ static int parse_record(struct cursor *c, enum trace_type type, struct trace_rec
 		return parse_end(c, &rec->u.end);
 	case TRACE_JIT_MAP:
 		return parse_jit_map(c, &rec->u.jit_map);
+	case TRACE_PROCESS:
+		return parse_process(c, &rec->u.process);
 	case TRACE_ALLOCS:
 		return parse_allocs(c, &rec->u.allocs);
 	}

@@ -304,7 +304,7 @@ int trace_writer_stack(struct trace_writer *w, const struct trace_stack *s)
 	return end_record(w);
 }
 
-/* The hot path: one sample is 28 bytes stored into the open batch. Times
+/* The hot path: one sample is 32 bytes stored into the open batch. Times
  * are stored as the difference from the previous sample of the same batch
  * (unsigned, wrapping), so each batch decodes on its own. */
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
@@ -329,6 +329,7 @@ int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
 	trace_put_u32(p + 16, s->stack_id);
 	trace_put_u32(p + 20, s->weight);
 	trace_put_u32(p + 24, s->state);
+	trace_put_u32(p + 28, (uint32_t)s->syscall);
 	w->raw_len += TRACE_SAMPLE_ENTRY_SIZE;
 	if (++w->batch_count == TRACE_SAMPLES_PER_BATCH)
 		close_batch(w);
@@ -344,6 +345,25 @@ int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l)
 	trace_put_u32(p + 4, l->tid);
 	trace_put_u64(p + 8, l->time_ns);
 	trace_put_u64(p + 16, l->samples);
+	return end_record(w);
+}
+
+int trace_writer_process(struct trace_writer *w, const struct trace_process *pr)
+{
+	const char *path = pr->path ? pr->path : "", *command = pr->command ? pr->command : "";
+	const char *reason = pr->reason ? pr->reason : "";
+	size_t payload = 4 + 4 + 8 + 4 + 4 + string_size(path) + string_size(command) + 4 + string_size(reason);
+	uint8_t *p = begin_record(w, TRACE_PROCESS, payload);
+	if (!p)
+		return -1;
+	trace_put_u32(p, pr->pid);
+	trace_put_u32(p + 4, pr->parent_pid);
+	trace_put_u64(p + 8, pr->time_ns);
+	trace_put_u32(p + 16, pr->kind);
+	trace_put_u32(p + 20, (uint32_t)pr->wait_status);
+	p = put_string(put_string(p + 24, path), command);
+	trace_put_u32(p, pr->flags);
+	put_string(p + 4, reason);
 	return end_record(w);
 }
 
@@ -445,7 +465,7 @@ uint64_t trace_writer_raw_bytes(const struct trace_writer *w)
 int trace_writer_close(struct trace_writer *w, const struct trace_end *end)
 {
 	int ret = -1;
-	uint8_t *p = begin_record(w, TRACE_END, 56);
+	uint8_t *p = begin_record(w, TRACE_END, 64);
 	if (p) {
 		trace_put_u64(p, end->time_ns);
 		trace_put_u32(p + 8, (uint32_t)end->wait_status);
@@ -455,6 +475,7 @@ int trace_writer_close(struct trace_writer *w, const struct trace_end *end)
 		trace_put_u64(p + 32, end->lost_samples);
 		trace_put_u64(p + 40, end->agent_ns);
 		trace_put_u64(p + 48, end->agent_signals);
+		trace_put_u64(p + 56, end->exited_unsampled);
 		ret = compress_raw(w, ZSTD_e_end);
 	}
 	int err = errno;

@@ -34,11 +34,20 @@ awk -v c="$cpu" -v m="$max" 'BEGIN { exit !(c >= 0.45 && c <= m) }' ||
 	fail "phdr: profiled ${cpu}s of CPU, want 0.5 s or more (at most $max s)"
 
 run fork fork
-threads=$(info_thread_count "$scratch/fork.zst")
-[ "$threads" -eq 2 ] || fail "fork: children's threads leaked into the trace ($threads threads)"
 # The main thread burns 20 ms + 5 x 50 ms between forks: its sampling must survive them.
+main_pid=$(info_json "$scratch/fork.zst" | jq -r '.threads[0].pid')
 main_cpu=$(info_threads "$scratch/fork.zst" | head -n 1 | cut -d' ' -f2)
 within "$main_cpu" 0.27 0.04 || fail "fork: profiled ${main_cpu}s of the main thread's 0.27 s"
+# Followed (the default), each of the 5 children burns 50 ms under its own pid:
+# its samples are its own, not its parent's.
+children=$(info_json "$scratch/fork.zst" | jq --argjson m "$main_pid" \
+	'[.threads[] | select(.pid != $m and .values.cpu > 30000000)] | length')
+[ "$children" -ge 5 ] || fail "fork: $children of the 5 forked children have their 50 ms"
+# With --no-follow they are not profiled: only the parent's two threads.
+timeout 60 "$bin/collect" -q --no-follow -i 250us -o "$scratch/nofollow.zst" "$workloads/collect_stress" fork \
+	2>"$scratch/nofollow.err" || fail "fork --no-follow: collect exited $?"
+threads=$(info_thread_count "$scratch/nofollow.zst")
+[ "$threads" -eq 2 ] || fail "fork --no-follow: children's threads leaked into the trace ($threads threads)"
 
 run threads threads
 threads=$(info_thread_count "$scratch/threads.zst")

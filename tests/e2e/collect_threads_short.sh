@@ -32,3 +32,14 @@ check() { # COUNT SECONDS_EACH
 }
 check 500 0.0015
 check 2000 0.0003
+
+# Wall mode: 2000 short threads, sampled by the agent's sampler thread as they
+# come and go: no crash, nothing lost, every thread under its own id (the
+# trace has exactly the workload's threads), and ticks owed to threads that
+# ended before their sample counted in analyze info (not lost).
+"$bin/collect" -q -m wall -o "$scratch/w.zst" "$workloads/collect_churn" short 2000 0.0005 2>"$scratch/err" ||
+	fail "wall: collect exited $?: $(cat "$scratch/err")"
+json=$(info_json "$scratch/w.zst")
+[ "$(echo "$json" | jq '.threads | length')" -eq 2001 ] || fail "wall: $(echo "$json" | jq '.threads | length') threads, want 2001"
+[ "$(echo "$json" | jq '.lost_samples')" -eq 0 ] || fail "wall: samples lost"
+echo "wall, 2000 threads: $(echo "$json" | jq '.samples') samples, $(echo "$json" | jq '.wall.exited_unsampled') ticks of threads gone before their sample"

@@ -55,7 +55,7 @@ static struct trace_writer *start(const char *name, int *fd, const char *command
 
 static void finish(struct trace_writer *w, int fd, uint64_t end_ns, uint64_t lost)
 {
-	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost, 0, 0};
+	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost, 0, 0, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 }
@@ -72,7 +72,7 @@ static void module_and_samples(struct trace_writer *w, const char *path, const c
 	struct trace_stack s = {1, TRACE_STACK_LEAF_EXACT, 2, ips};
 	check(trace_writer_stack(w, &s) == 0, "stack");
 	for (uint32_t i = 0; i < n; i++) {
-		struct trace_sample smp = {START_NS + 1000 * (i + 1), 1, 1, 1, weight, 0};
+		struct trace_sample smp = {START_NS + 1000 * (i + 1), 1, 1, 1, weight, 0, -1};
 		check(trace_writer_sample(w, &smp) == 0, "sample");
 	}
 }
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	ips[0] = BIAS + 0x2100;
 	struct trace_stack s = {1, TRACE_STACK_LEAF_EXACT, DEPTH, ips};
 	check(trace_writer_stack(w, &s) == 0, "stack");
-	struct trace_sample smp = {START_NS + 1000, 1, 1, 1, 1, 0};
+	struct trace_sample smp = {START_NS + 1000, 1, 1, 1, 1, 0, -1};
 	check(trace_writer_sample(w, &smp) == 0, "sample");
 	finish(w, fd, START_NS + 1000000000ull, 0);
 
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	module_and_samples(w, "/nonexistent/app", "main", 10, 1);
 	struct trace_thread exit_record = {1, 1, START_NS + 900000000ull, TRACE_THREAD_EXIT, "", 0xfffffffffffffff0ull};
 	check(trace_writer_thread(w, &exit_record) == 0, "thread");
-	struct trace_end e = {START_NS + 1000000000ull, 0, TRACE_END_EXITED, 10, 10, 0, 61901825750703200ull, 1000};
+	struct trace_end e = {START_NS + 1000000000ull, 0, TRACE_END_EXITED, 10, 10, 0, 61901825750703200ull, 1000, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 	return 0;

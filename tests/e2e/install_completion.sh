@@ -37,6 +37,10 @@ expect "timeline top" _ipscope_analyze analyze plot -o x.png t
 expect "--source" _ipscope_collect collect --sou
 expect "perf" _ipscope_collect collect --source p
 expect "cpu" _ipscope_collect collect -m c
+expect "off-cpu" _ipscope_analyze analyze flat --state of
+expect "--pid" _ipscope_analyze analyze tree --pi
+expect "--no-follow" _ipscope_collect collect --no-f
+expect "500ms" _ipscope_collect collect --delay 5
 expect "--allocs --alloc-bytes" _ipscope_collect collect --allo
 expect "0.1 0.01 0.001" _ipscope_collect collect --allocs = 0.
 expect "1 0.1 0.01 0.001" _ipscope_collect collect --allocs =

@@ -77,7 +77,7 @@ static void samples(struct trace_writer *w, uint32_t n, uint32_t nstacks)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct trace_sample s = { 1000000000ull + i * 997003ull, 100, 100 + i % 3, i % nstacks,
-					  1 + (i % 7 == 0), i % 4 == 0 ? 1 : 0 };
+					  1 + (i % 7 == 0), i % 4 == 0 ? 1 : 0, -1};
 		trace_writer_sample(w, &s);
 	}
 }
@@ -120,6 +120,35 @@ static void every_record_type(struct trace_writer *w)
 	trace_writer_jit_map(w, &j);
 }
 
+/* Wall mode and a process tree (1.4): samples on and off CPU with their system call, PROCESS records. */
+static void wall_tree(struct trace_writer *w)
+{
+	static const uint64_t ips[3] = { 0x7ffff7e9a7fa, 0x555555555129, 0x555555555065 };
+	trace_writer_meta(w, TRACE_META_COMMAND, "sh -c './a | ./b'");
+	trace_writer_meta(w, TRACE_META_MODE, "wall");
+	trace_writer_meta(w, TRACE_META_INTERVAL_NS, "1000000");
+	trace_writer_meta(w, TRACE_META_FOLLOW, "1");
+	struct trace_process exec0 = { 100, 99, 5, TRACE_PROCESS_EXECED, 0, "/bin/sh", "sh -c './a | ./b'", 0, "" };
+	struct trace_process fork1 = { 101, 100, 6, TRACE_PROCESS_FORKED, 0, "", "", 0, "" };
+	struct trace_process exec1 = { 101, 100, 7, TRACE_PROCESS_EXECED, 0, "/bin/static", "./static x", TRACE_PROCESS_NOT_PROFILED,
+				       "statically linked: LD_PRELOAD is ignored" };
+	struct trace_process exit1 = { 101, 100, 8, TRACE_PROCESS_EXITED, 0x8b, "", "", 0, "" };
+	struct trace_process exit2 = { 102, 100, 9, TRACE_PROCESS_EXITED, 0, "", "", TRACE_PROCESS_STATUS_UNKNOWN, "" };
+	trace_writer_process(w, &exec0);
+	trace_writer_process(w, &fork1);
+	trace_writer_process(w, &exec1);
+	struct trace_stack st = { 7, TRACE_STACK_LEAF_EXACT | TRACE_STACK_TRUNCATED, 3, ips };
+	trace_writer_stack(w, &st);
+	for (uint32_t i = 0; i < 12; i++) {
+		uint32_t state = i % 5;
+		struct trace_sample sm = { 1000000000ull + i * 1000000ull, 100 + i % 3, 100 + i % 3, 7, 1 + i % 4, state,
+					   state >= TRACE_STATE_SLEEPING ? 230 : -1 };
+		trace_writer_sample(w, &sm);
+	}
+	trace_writer_process(w, &exit1);
+	trace_writer_process(w, &exit2);
+}
+
 /* An allocation trace (1.3): META of its scheme, then ALLOCS of every kind and flag. */
 static void allocations(struct trace_writer *w, const char *scheme)
 {
@@ -157,6 +186,7 @@ static void allocations(struct trace_writer *w, const char *scheme)
 	samples(w, 5, 2);
 }
 
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -165,7 +195,7 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	int fd;
-	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3, 120000, 30 };
+	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3, 120000, 30, 0};
 
 	struct trace_writer *w = start(&fd);
 	trace_writer_close(w, &end);
@@ -182,6 +212,13 @@ int main(int argc, char **argv)
 	off_t at_flush = lseek(fd, 0, SEEK_END);
 	trace_writer_close(w, &end);
 	save_trace(dir, "cut", fd, (size_t)at_flush - 20);
+
+	w = start(&fd);
+	wall_tree(w);
+	end.exited_unsampled = 4;
+	trace_writer_close(w, &end);
+	save_trace(dir, "wall_tree", fd, 0);
+	end.exited_unsampled = 0;
 
 	/* Several batches, one of them cut by a flush. */
 	w = start(&fd);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # check.sh - CPU traces give byte-identical tree, flat, folded and speedscope
 # output, and the same `go tool pprof -top` numbers, as main did before the
-# values model (commit 626e6a0): each line of tests/golden/commands is run on
-# its trace and compared with tests/golden/expected/NAME.
+# values model (commit 626e6a0), but for one deliberate change: a stack the
+# agent cut at max frames has a [truncated] frame at its root (issue 9). Each
+# line of tests/golden/commands is run on its trace and compared with
+# tests/golden/expected/NAME.
 #
 # usage: check.sh BUILD_DIR            compare (the ctest e2e_golden)
 #        check.sh BUILD_DIR --save     write expected/ from BUILD_DIR's analyze

@@ -158,14 +158,14 @@ static void test_large(void)
 		uint64_t x = rng();
 		t += 1000000 + x % 20000;
 		struct trace_sample s = { t, 7, 7 + (uint32_t)(x >> 20) % 4, (uint32_t)(x >> 32) % nstacks,
-					  1 + ((x >> 50) % 16 == 0), (uint32_t)(x >> 60) % 3 };
+					  1 + ((x >> 50) % 16 == 0), (uint32_t)(x >> 60) % 3, -1};
 		CHECK(trace_writer_sample(w, &s) == 0);
 		if (i == nsamples / 2) /* the autoflush has written most of it by now */
 			CHECK(trace_writer_compressed_bytes(w) > trace_writer_raw_bytes(w) / 20);
 	}
 	double t1 = now();
 	uint64_t raw_written = trace_writer_raw_bytes(w);
-	struct trace_end e = { t, 0, TRACE_END_EXITED, nsamples, nsamples, 0, 0, 0 };
+	struct trace_end e = { t, 0, TRACE_END_EXITED, nsamples, nsamples, 0, 0, 0, 0};
 	CHECK(trace_writer_close(w, &e) == 0);
 	struct bytes z = fd_contents(fd);
 
@@ -205,7 +205,7 @@ static void test_large(void)
 	CHECKF(ret == 0 && !trace_reader_truncated(r), "%s", trace_reader_error(r));
 	CHECK(seen == nsamples && stacks == nstacks);
 	CHECK(trace_reader_compressed_bytes(r) == z.len);
-	CHECK(trace_reader_raw_bytes(r) == raw_written + 8 + 56);
+	CHECK(trace_reader_raw_bytes(r) == raw_written + 8 + 64);
 	trace_reader_close(r);
 	printf("large: %u samples, write %.1f M/s, read+check %.1f M/s (CPU time), %.2f compressed bytes/sample\n",
 	       nsamples, nsamples / (t1 - t0) / 1e6, nsamples / (t3 - t2) / 1e6, (double)z.len / nsamples);
@@ -263,7 +263,7 @@ static void test_writer_nonblocking_pipe(void)
 	CHECK(w != NULL);
 	rng_seed(777);
 	for (uint32_t i = 0; i < 200000; i++) {
-		struct trace_sample s = { rng(), 1, 2, (uint32_t)rng(), 1, 0 };
+		struct trace_sample s = { rng(), 1, 2, (uint32_t)rng(), 1, 0, -1};
 		CHECK(trace_writer_sample(w, &s) == 0);
 	}
 	struct trace_end e = { 0 };

@@ -62,7 +62,7 @@ static void test_versions_and_unknown_records(void)
 	o = read_raw(&raw);
 	CHECK(o.last == -2);
 	CHECKF(!strcmp(o.message, "t.zst: offset 8: trace format version 2.0 is newer than this reader "
-				  "(1.3): use a newer ipscope"), "%s", o.message);
+				  "(1.4): use a newer ipscope"), "%s", o.message);
 
 	/* A later minor version: longer header, extra fields at the end of
 	 * records and of array entries. All of it is read, the extra ignored. */
@@ -93,6 +93,7 @@ static void test_versions_and_unknown_records(void)
 	put_le(&raw, 99, 8), put_le(&raw, 0, 4), put_le(&raw, TRACE_END_EXITED, 4);
 	put_le(&raw, 1, 8), put_le(&raw, 1, 8), put_le(&raw, 0, 8);
 	put_le(&raw, 5000, 8), put_le(&raw, 7, 8); /* agent_ns, agent_signals (1.2) */
+	put_le(&raw, 3, 8); /* exited_unsampled (1.4) */
 	put_le(&raw, 0xfeed, 8); /* a field from the future */
 	end_record(&raw, at);
 	struct bytes z = zstd_compress(&raw);
@@ -107,12 +108,13 @@ static void test_versions_and_unknown_records(void)
 	CHECK(rec.u.thread.tid == 6 && !strcmp(rec.u.thread.name, "worker") && rec.u.thread.cpu_ns == 0x1234);
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_SAMPLES && rec.u.samples.count == 2);
 	CHECK(rec.u.samples.samples[1].time_ns == 101 && rec.u.samples.samples[1].state == 2);
+	CHECK(rec.u.samples.samples[1].syscall == 0x77); /* 1.4 */
 	CHECK(rec.u.samples.samples[0].stack_id == 9 && rec.u.samples.samples[0].weight == 1);
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_MODULE && rec.u.module.nsegments == 1);
 	CHECK(rec.u.module.segments[0].file_offset == 0x30 && rec.u.module.segments[0].flags == 1);
 	CHECK(rec.u.module.build_id == NULL && !strcmp(rec.u.module.path, "/lib/x.so"));
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END);
-	CHECK(rec.u.end.agent_ns == 5000 && rec.u.end.agent_signals == 7);
+	CHECK(rec.u.end.agent_ns == 5000 && rec.u.end.agent_signals == 7 && rec.u.end.exited_unsampled == 3);
 	CHECK(trace_reader_next(r, &rec) == 0 && !trace_reader_truncated(r));
 	trace_reader_close(r);
 	free(z.p);
@@ -284,6 +286,95 @@ static void test_jit_map(void)
 	free(raw.p);
 }
 
+/* A 1.4 END: the 1.0 fields, the agent's cost (1.2) and exited_unsampled (1.4). */
+static void put_end_1_4(struct bytes *raw, uint64_t exited_unsampled)
+{
+	size_t at = begin_record(raw, TRACE_END, 0);
+	put_le(raw, 99, 8), put_le(raw, 0, 4), put_le(raw, TRACE_END_EXITED, 4);
+	put_le(raw, 0, 8), put_le(raw, 0, 8), put_le(raw, 0, 8), put_le(raw, 0, 8), put_le(raw, 0, 8);
+	put_le(raw, exited_unsampled, 8);
+	end_record(raw, at);
+}
+
+/* A SAMPLES record of one sample, entry_size bytes each (28 before 1.4, 32 from 1.4). */
+static void put_one_sample(struct bytes *raw, uint32_t entry_size, uint32_t state, int32_t syscall)
+{
+	size_t at = begin_record(raw, TRACE_SAMPLES, 0);
+	put_le(raw, 1, 4), put_le(raw, entry_size, 4);
+	put_le(raw, 1000, 8), put_le(raw, 5, 4), put_le(raw, 6, 4), put_le(raw, 1, 4), put_le(raw, 1, 4);
+	put_le(raw, state, 4);
+	if (entry_size >= 32)
+		put_le(raw, (uint32_t)syscall, 4);
+	end_record(raw, at);
+}
+
+/* PROCESS records and a sample's state and system call (1.4), byte by byte from TRACE_FORMAT.md. */
+static void test_processes_and_wall_samples(void)
+{
+	struct bytes raw = { 0 };
+	put_file_header(&raw, 1, 4, 16);
+	size_t at = begin_record(&raw, TRACE_PROCESS, 0);
+	put_le(&raw, 4243, 4), put_le(&raw, 4242, 4), put_le(&raw, 777, 8), put_le(&raw, TRACE_PROCESS_EXECED, 4);
+	put_le(&raw, 0, 4); /* wait status */
+	put_string(&raw, "/bin/static"), put_string(&raw, "static -x");
+	put_le(&raw, TRACE_PROCESS_NOT_PROFILED, 4), put_string(&raw, "statically linked");
+	end_record(&raw, at);
+	at = begin_record(&raw, TRACE_PROCESS, 0);
+	put_le(&raw, 4243, 4), put_le(&raw, 4242, 4), put_le(&raw, 888, 8), put_le(&raw, TRACE_PROCESS_EXITED, 4);
+	put_le(&raw, 0x8b, 4); /* killed by SIGSEGV, core dumped */
+	put_string(&raw, ""), put_string(&raw, ""), put_le(&raw, 0, 4), put_string(&raw, "");
+	end_record(&raw, at);
+	put_one_sample(&raw, 32, TRACE_STATE_SLEEPING, 230);
+	put_end_1_4(&raw, 5);
+	struct bytes z = zstd_compress(&raw);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_PROCESS);
+	const struct trace_process *pr = &rec.u.process;
+	CHECK(pr->pid == 4243 && pr->parent_pid == 4242 && pr->time_ns == 777 && pr->kind == TRACE_PROCESS_EXECED);
+	CHECK(!strcmp(pr->path, "/bin/static") && !strcmp(pr->command, "static -x"));
+	CHECK(pr->flags == TRACE_PROCESS_NOT_PROFILED && !strcmp(pr->reason, "statically linked"));
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_PROCESS);
+	CHECK(rec.u.process.kind == TRACE_PROCESS_EXITED && rec.u.process.wait_status == 0x8b);
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_SAMPLES && rec.u.samples.count == 1);
+	CHECK(rec.u.samples.samples[0].state == TRACE_STATE_SLEEPING && rec.u.samples.samples[0].syscall == 230);
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.exited_unsampled == 5);
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+
+	/* Before 1.4 a sample has no system call (read as -1) and END no exited_unsampled. */
+	put_file_header(&raw, 1, 3, 16);
+	put_one_sample(&raw, 28, 0, 0);
+	at = begin_record(&raw, TRACE_END, 0);
+	put_le(&raw, 99, 8), put_le(&raw, 0, 4), put_le(&raw, TRACE_END_EXITED, 4);
+	put_le(&raw, 0, 8), put_le(&raw, 0, 8), put_le(&raw, 0, 8), put_le(&raw, 0, 8), put_le(&raw, 0, 8);
+	end_record(&raw, at);
+	z = zstd_compress(&raw);
+	r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_SAMPLES && rec.u.samples.samples[0].syscall == -1);
+	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.exited_unsampled == 0);
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+
+	/* From 1.4 they are required: a 28-byte sample, a PROCESS without its reason are corrupt. */
+	put_file_header(&raw, 1, 4, 16);
+	put_one_sample(&raw, 28, 0, 0);
+	expect_corrupt(&raw, "entry size 28");
+	put_file_header(&raw, 1, 4, 16);
+	at = begin_record(&raw, TRACE_PROCESS, 0);
+	put_le(&raw, 1, 4), put_le(&raw, 0, 4), put_le(&raw, 1, 8), put_le(&raw, TRACE_PROCESS_FORKED, 4);
+	put_le(&raw, 0, 4), put_string(&raw, ""), put_string(&raw, ""), put_le(&raw, 0, 4);
+	end_record(&raw, at);
+	expect_corrupt(&raw, "PROCESS record");
+}
+
 /* ALLOCS (1.3), byte by byte from TRACE_FORMAT.md: varint deltas. */
 /* END as 1.2 and later write it: 40 bytes of 1.0 and agent_ns, agent_signals. */
 static void put_end_v12(struct bytes *raw)
@@ -350,6 +441,7 @@ int main(void)
 	test_jit_map();
 	test_versions_and_unknown_records();
 	test_corrupt_records();
+	test_processes_and_wall_samples();
 	printf("unit_trace_layout: all passed\n");
 	return 0;
 }

@@ -156,7 +156,7 @@ static const uint64_t stack_ips[5] = { 0x401234, 0x401000, 0x7f0000001234, 0, UI
 static struct trace_sample make_sample(uint32_t i)
 {
 	struct trace_sample s = { 1000000000ull + i * 1000003ull, 42, 42 + i % 3, i % 2,
-				  1 + i % 4, i % 5 == 0 ? 0 : i % 3 };
+				  1 + i % 4, i % 5 == 0 ? 0 : i % 3, -1};
 	return s;
 }
 
@@ -215,7 +215,7 @@ struct bytes write_small_trace(uint64_t flush_sizes[4], int flush_records[4])
 	CHECK(trace_writer_jit_map(w, &j) == 0), records++;
 	FLUSH_POINT();
 #undef FLUSH_POINT
-	struct trace_end e = { 11, 3 << 8, TRACE_END_EXITED, 20, 50, 17, 4242, 21 };
+	struct trace_end e = { 11, 3 << 8, TRACE_END_EXITED, 20, 50, 17, 4242, 21, 0};
 	CHECK(trace_writer_close(w, &e) == 0);
 	return fd_contents(fd);
 }

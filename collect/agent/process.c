@@ -1,0 +1,460 @@
+/*
+ * process.c - the process tree as the agent sees it: what it tells collect
+ * (TR_PROCESS records) and the libc functions it wraps to know.
+ *
+ * A new image says it attached, with its path and command line; a fork
+ * child that goes on profiled says it was forked (agent.c re-attaches it).
+ * Neither is enough when a process exec's a program the agent cannot enter
+ * (statically linked, setuid, or an environment without LD_PRELOAD): no
+ * agent ever speaks for it. So the exec family says "about to exec PATH"
+ * before calling the real one, and "it failed" when that returns;
+ * posix_spawn (whose exec happens inside libc) says it after the fact, with
+ * the child's pid and the time it was called. collect then knows which
+ * execs no image followed. An exec from a vfork child (shared memory, the
+ * parent thread suspended) is said through the parent thread's ring, with
+ * the child's pid in the record.
+ *
+ * The wait family reports the children it reaps with their status, so
+ * collect can write every process's exit status even when a parent of the
+ * tree, not collect, reaped it. These wrappers may run inside a program's
+ * SIGCHLD handler that interrupted another record of the same thread: the
+ * record is then skipped (agent_write_begin), and the end is written with
+ * its status unknown.
+ *
+ * Fork and libunwind: libunwind's caches are guarded by a lock; a fork
+ * while another thread is inside an unwind would leave that lock held in
+ * the child forever. The fork-prepare handler therefore stops new unwinds
+ * and waits (a few milliseconds at most) for those in flight.
+ */
+#include "agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define FORK_WAIT_NS 50000000ull
+#define MAX_COMMAND 4096
+
+extern char **environ;
+
+static struct {
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execv)(const char *, char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			   char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			    char *const[], char *const[]);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait)(int *);
+	pid_t (*wait3)(int *, int, struct rusage *);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+} next;
+
+#define NEED(name)                                                              \
+	do {                                                                    \
+		if (!next.name)                                                 \
+			next.name = (__typeof__(next.name))dlsym(RTLD_NEXT, #name); \
+	} while (0)
+
+void process_init(void)
+{
+	NEED(execve);
+	NEED(execv);
+	NEED(execvp);
+	NEED(execvpe);
+	NEED(fexecve);
+	NEED(execveat);
+	NEED(posix_spawn);
+	NEED(posix_spawnp);
+	NEED(waitpid);
+	NEED(wait);
+	NEED(wait3);
+	NEED(wait4);
+	NEED(waitid);
+}
+
+/* ---- the fork gate ---- */
+
+static _Atomic int forking, unwinding;
+
+int process_unwind_begin(void)
+{
+	atomic_fetch_add(&unwinding, 1);
+	if (!atomic_load(&forking))
+		return 0;
+	atomic_fetch_sub(&unwinding, 1);
+	return -1;
+}
+
+void process_unwind_end(void)
+{
+	atomic_fetch_sub(&unwinding, 1);
+}
+
+void process_fork_prepare(void)
+{
+	if (!agent_enabled)
+		return;
+	atomic_store(&forking, 1);
+	uint64_t give_up = agent_now_ns() + FORK_WAIT_NS;
+	while (atomic_load(&unwinding) > 0 && agent_now_ns() < give_up)
+		sched_yield();
+}
+
+void process_fork_parent(void)
+{
+	atomic_store(&forking, 0);
+}
+
+void process_fork_child(void)
+{
+	atomic_store(&unwinding, 0);
+	atomic_store(&forking, 0);
+}
+
+/* ---- records ---- */
+
+static void record_at(uint64_t time_ns, uint32_t kind, uint32_t pid, uint32_t parent, int status, const char *path,
+		      const char *command)
+{
+	sigset_t old;
+	uint32_t ring = agent_write_begin(&old);
+	if (ring != AGENT_NO_RING) {
+		uint32_t path_len = path ? (uint32_t)strnlen(path, PATH_MAX) : 0;
+		uint32_t command_len = command ? (uint32_t)strnlen(command, MAX_COMMAND) : 0;
+		struct tr_process *r = agent_reserve_waiting(ring, TR_PROCESS, sizeof *r + path_len + command_len);
+		if (r) {
+			r->time_ns = time_ns;
+			r->kind = kind;
+			r->pid = pid;
+			r->parent = parent;
+			r->status = status;
+			r->path_len = path_len;
+			r->command_len = command_len;
+			memcpy(r + 1, path, path_len);
+			memcpy((char *)(r + 1) + path_len, command, command_len);
+			transport_commit(&agent_transport, ring);
+		}
+	}
+	agent_write_end(&old);
+}
+
+void process_record(uint32_t kind, uint32_t pid, uint32_t parent, int status, const char *path, const char *command)
+{
+	record_at(agent_now_ns(), kind, pid, parent, status, path, command);
+}
+
+/* argv as one line: words a shell reads as they are stay bare, others in single quotes. */
+static void join_command(const char *args, size_t n, char *out, size_t size)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < n && at + 8 < size;) {
+		const char *arg = args + i;
+		size_t len = strnlen(arg, n - i);
+		int plain = len && strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == len;
+		if (at)
+			out[at++] = ' ';
+		if (!plain)
+			out[at++] = '\'';
+		for (size_t k = 0; k < len && at + 6 < size; k++) {
+			if (arg[k] == '\'' && !plain) {
+				memcpy(out + at, "'\\''", 4);
+				at += 4;
+			} else {
+				out[at++] = arg[k];
+			}
+		}
+		if (!plain)
+			out[at++] = '\'';
+		i += len + 1;
+	}
+	out[at] = 0;
+}
+
+void process_attached(void)
+{
+	char path[PATH_MAX], args[MAX_COMMAND], command[MAX_COMMAND];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+	path[n > 0 ? n : 0] = 0;
+	command[0] = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat st;
+		ssize_t got = fstat(fd, &st) == 0 ? read(fd, args, sizeof args) : -1;
+		agent_close_own(fd, &st);
+		if (got > 0)
+			join_command(args, (size_t)got, command, sizeof command);
+	}
+	process_record(TR_PROCESS_ATTACHED, (uint32_t)getpid(), (uint32_t)getppid(), 0, path, command);
+}
+
+/* ---- exec ---- */
+
+/* Whether this process may write records: it attached, or is a vfork child sharing the parent's memory. */
+static int may_announce(void)
+{
+	if (!agent_enabled || !agent_config.follow)
+		return 0;
+	unsigned char resident;
+	return agent_config.pid == getpid() || mincore(agent_transport.header, 4096, &resident) == 0;
+}
+
+static void announce(uint32_t kind, uint32_t pid, uint64_t time_ns, const char *path)
+{
+	if (!may_announce())
+		return;
+	record_at(time_ns, kind, pid, kind == TR_PROCESS_EXECING && pid != (uint32_t)getpid() ? (uint32_t)getpid()
+											     : (uint32_t)getppid(),
+		  0, path, NULL);
+}
+
+/* The file execvp would run for file (PATH searched), into buf. */
+static const char *search_path(const char *file, char *buf, size_t size)
+{
+	if (!file || strchr(file, '/'))
+		return file;
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/bin:/usr/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(buf, size, "%.*s%s%s", (int)n, p, n ? "/" : "", file);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	return file;
+}
+
+#define EXEC_WRAPPED(call, path)                                                      \
+	do {                                                                           \
+		announce(TR_PROCESS_EXECING, (uint32_t)getpid(), agent_now_ns(), path); \
+		int rc_ = (call);                                                      \
+		int err_ = errno;                                                      \
+		announce(TR_PROCESS_EXEC_FAILED, (uint32_t)getpid(), agent_now_ns(), path); \
+		errno = err_;                                                          \
+		return rc_;                                                            \
+	} while (0)
+
+AGENT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	NEED(execve);
+	EXEC_WRAPPED(next.execve(path, argv, envp), path);
+}
+
+AGENT_EXPORT int execv(const char *path, char *const argv[])
+{
+	NEED(execv);
+	EXEC_WRAPPED(next.execv(path, argv), path);
+}
+
+AGENT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	char buf[PATH_MAX];
+	NEED(execvp);
+	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
+}
+
+AGENT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	char buf[PATH_MAX];
+	NEED(execvpe);
+	EXEC_WRAPPED(next.execvpe(file, argv, envp), search_path(file, buf, sizeof buf));
+}
+
+AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof path - 1);
+	path[n > 0 ? n : 0] = 0;
+	NEED(fexecve);
+	EXEC_WRAPPED(next.fexecve(fd, argv, envp), path);
+}
+
+AGENT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	NEED(execveat);
+	EXEC_WRAPPED(next.execveat(dirfd, path, argv, envp, flags), path);
+}
+
+/* execl, execle, execlp: their arguments as an argv on the stack, then the v variant. */
+AGENT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	size_t n = 1;
+	va_list ap;
+	va_start(ap, arg);
+	while (va_arg(ap, char *))
+		n++;
+	va_end(ap);
+	char *argv[n + 1];
+	argv[0] = (char *)arg;
+	va_start(ap, arg);
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = i < n ? va_arg(ap, char *) : NULL;
+	va_end(ap);
+	NEED(execv);
+	EXEC_WRAPPED(next.execv(path, argv), path);
+}
+
+AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char buf[PATH_MAX];
+	size_t n = 1;
+	va_list ap;
+	va_start(ap, arg);
+	while (va_arg(ap, char *))
+		n++;
+	va_end(ap);
+	char *argv[n + 1];
+	argv[0] = (char *)arg;
+	va_start(ap, arg);
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = i < n ? va_arg(ap, char *) : NULL;
+	va_end(ap);
+	NEED(execvp);
+	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
+}
+
+AGENT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	size_t n = 1;
+	va_list ap;
+	va_start(ap, arg);
+	while (va_arg(ap, char *))
+		n++;
+	va_end(ap);
+	char *argv[n + 1];
+	argv[0] = (char *)arg;
+	va_start(ap, arg);
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = i < n ? va_arg(ap, char *) : NULL;
+	char **envp = va_arg(ap, char **);
+	va_end(ap);
+	NEED(execve);
+	EXEC_WRAPPED(next.execve(path, argv, envp), path);
+}
+
+/* posix_spawn execs inside libc: the child's pid and path are said once it returns. */
+AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	NEED(posix_spawn);
+	pid_t child = 0;
+	uint64_t t = agent_now_ns();
+	int rc = next.posix_spawn(&child, path, actions, attr, argv, envp);
+	if (rc == 0)
+		announce(TR_PROCESS_EXECING, (uint32_t)child, t, path);
+	if (pid)
+		*pid = child;
+	return rc;
+}
+
+AGENT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+			      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	char buf[PATH_MAX];
+	NEED(posix_spawnp);
+	pid_t child = 0;
+	uint64_t t = agent_now_ns();
+	int rc = next.posix_spawnp(&child, file, actions, attr, argv, envp);
+	if (rc == 0)
+		announce(TR_PROCESS_EXECING, (uint32_t)child, t, search_path(file, buf, sizeof buf));
+	if (pid)
+		*pid = child;
+	return rc;
+}
+
+/* ---- wait ---- */
+
+static void reaped(pid_t pid, int status)
+{
+	if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) || !may_announce() ||
+	    agent_config.pid != getpid())
+		return;
+	int err = errno;
+	process_record(TR_PROCESS_REAPED, (uint32_t)pid, (uint32_t)getpid(), status, NULL, NULL);
+	errno = err;
+}
+
+AGENT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	NEED(waitpid);
+	int st = 0;
+	pid_t r = next.waitpid(pid, &st, options);
+	if (r > 0)
+		reaped(r, st);
+	if (status && r > 0)
+		*status = st;
+	return r;
+}
+
+AGENT_EXPORT pid_t wait(int *status)
+{
+	NEED(wait);
+	int st = 0;
+	pid_t r = next.wait(&st);
+	if (r > 0)
+		reaped(r, st);
+	if (status && r > 0)
+		*status = st;
+	return r;
+}
+
+AGENT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	NEED(wait3);
+	int st = 0;
+	pid_t r = next.wait3(&st, options, ru);
+	if (r > 0)
+		reaped(r, st);
+	if (status && r > 0)
+		*status = st;
+	return r;
+}
+
+AGENT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	NEED(wait4);
+	int st = 0;
+	pid_t r = next.wait4(pid, &st, options, ru);
+	if (r > 0)
+		reaped(r, st);
+	if (status && r > 0)
+		*status = st;
+	return r;
+}
+
+AGENT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+	NEED(waitid);
+	int rc = next.waitid(idtype, id, info, options);
+	if (rc == 0 && info && info->si_pid > 0 && (options & WEXITED) && !(options & WNOWAIT)) {
+		int code = info->si_code, status = -1;
+		if (code == CLD_EXITED)
+			status = (info->si_status & 0xff) << 8;
+		else if (code == CLD_KILLED)
+			status = info->si_status & 0x7f;
+		else if (code == CLD_DUMPED)
+			status = (info->si_status & 0x7f) | 0x80;
+		if (status >= 0)
+			reaped(info->si_pid, status);
+	}
+	return rc;
+}

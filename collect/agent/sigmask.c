@@ -1,0 +1,133 @@
+/*
+ * sigmask.c - the program's signal masks and signal waits, kept clear of
+ * the sampling signal.
+ *
+ * Servers block every signal in their worker threads (and wait for signals
+ * in one thread with sigwaitinfo or a signalfd); a thread that blocked the
+ * sampling signal would never be sampled. So when the program blocks
+ * signals (sigprocmask, pthread_sigmask), the sampling signal is left out of
+ * what the kernel is told, and the program is shown the mask it asked for:
+ * the old mask it gets back holds the sampling signal exactly when it
+ * believes it blocked it (agent_self.program_blocks, inherited by the
+ * threads it creates). The sampling handler touches nothing of the
+ * program's, so receiving it inside a section the program protected from
+ * its own handlers changes nothing for the program.
+ *
+ * Two kinds of caller keep the real behaviour:
+ *  - libunwind, which blocks every signal around its locked sections: a
+ *    sampling handler inside one of them would wait for a lock its own
+ *    thread holds (the deadlock an earlier attempt at this ran into). Its
+ *    calls are told by their return address (agent_called_from_unwinder);
+ *    inside the handler, where everything is blocked already, they are
+ *    skipped (two system calls per unwind saved; see unwinder.c).
+ *  - the agent's own sections (agent_block_signal: records written outside
+ *    the handler): a program's handler running inside one must not unblock
+ *    the sampling signal there, or a sample would be written into a record
+ *    half done.
+ *
+ * A set of signals to wait for (sigwait, sigwaitinfo, sigtimedwait,
+ * signalfd) never holds the sampling signal either: the program must not
+ * receive one of the profiler's signals as if it were its own.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/signalfd.h>
+
+static int (*real_signalfd)(int, const sigset_t *, int);
+static int (*real_sigwait)(const sigset_t *, int *);
+
+int sigmask_program_blocks(void)
+{
+	return agent_self.program_blocks;
+}
+
+/* The mask change to ask the kernel for, into *copy; the program's view after it, into *after. */
+static const sigset_t *for_kernel(int how, const sigset_t *set, sigset_t *copy, int *after)
+{
+	int sig = agent_config.signal, member = sigismember(set, sig) == 1;
+	*after = how == SIG_SETMASK ? member : how == SIG_BLOCK ? (member || agent_self.program_blocks)
+						: (!member && agent_self.program_blocks);
+	int keep_blocked = agent_self.in_agent_section > 0;
+	if (how == SIG_UNBLOCK && (!member || !keep_blocked))
+		return set;
+	if (how == SIG_BLOCK && !member)
+		return set;
+	*copy = *set;
+	if (how == SIG_SETMASK && keep_blocked)
+		sigaddset(copy, sig);
+	else
+		sigdelset(copy, sig);
+	return copy;
+}
+
+static int filtered(int how, const sigset_t *set, sigset_t *old, int (*real)(int, const sigset_t *, sigset_t *))
+{
+	int sig = agent_config.signal;
+	if (!agent_enabled || !sig || agent_signal_taken() || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
+		return real(how, set, old);
+	int before = agent_self.program_blocks, after = before;
+	sigset_t copy;
+	const sigset_t *use = set ? for_kernel(how, set, &copy, &after) : NULL;
+	int rc = real(how, use, old);
+	if (rc != 0)
+		return rc;
+	agent_self.program_blocks = after;
+	if (old) {
+		if (before)
+			sigaddset(old, sig);
+		else
+			sigdelset(old, sig);
+	}
+	return rc;
+}
+
+AGENT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!agent_libc.sigprocmask)
+		agent_resolve_libc();
+	if (agent_called_from_unwinder(__builtin_return_address(0))) {
+		if (!agent_self.in_handler)
+			return agent_libc.sigprocmask(how, set, old);
+		if (old)
+			sigfillset(old); /* only ever handed back to a call skipped the same way */
+		return 0;
+	}
+	return filtered(how, set, old, agent_libc.sigprocmask);
+}
+
+AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!agent_libc.pthread_sigmask)
+		agent_resolve_libc();
+	if (agent_called_from_unwinder(__builtin_return_address(0)))
+		return agent_libc.pthread_sigmask(how, set, old);
+	return filtered(how, set, old, agent_libc.pthread_sigmask);
+}
+
+const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy)
+{
+	if (!set || !agent_enabled || !agent_config.signal || agent_signal_taken() ||
+	    sigismember(set, agent_config.signal) != 1)
+		return set;
+	*copy = *set;
+	sigdelset(copy, agent_config.signal);
+	return copy;
+}
+
+AGENT_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
+{
+	if (!real_signalfd)
+		real_signalfd = (__typeof__(real_signalfd))dlsym(RTLD_NEXT, "signalfd");
+	sigset_t copy;
+	return real_signalfd(fd, sigmask_without_ours(mask, &copy), flags);
+}
+
+AGENT_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	if (!real_sigwait)
+		real_sigwait = (__typeof__(real_sigwait))dlsym(RTLD_NEXT, "sigwait");
+	sigset_t copy;
+	return real_sigwait(sigmask_without_ours(set, &copy), sig);
+}

@@ -1,0 +1,80 @@
+# The whole process tree (issue 9): a fork without exec doing known work, a
+# fork+exec, a posix_spawn and a vfork+exec of a second workload
+# (tests/e2e/workloads/collect_procs.c), and a shell pipeline of two
+# workloads followed by a static program: each process's samples are
+# present, right (its own CPU time) and attributed (its own functions, from
+# its own module map, under its own pid in every report); the static one is
+# listed as not profiled; a child that outlives its parent loses nothing;
+# --no-follow profiles the first process only.
+. "$(dirname "$0")/lib.sh"
+busy=$workloads/collect_busy
+"$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_procs" tree "$busy" >"$scratch/out" 2>"$scratch/err" ||
+	fail "collect exited $?: $(cat "$scratch/err")"
+cat "$scratch/out"
+"$bin/analyze" info "$scratch/t.zst" | sed -n '/^Processes/,/^Modules/p'
+# check_process ROLE SECONDS FUNCTION: process ROLE has SECONDS of CPU, in FUNCTION, with its exit status.
+check_process() {
+	pid=$(awk -v r="$1" '$1 == "pid" && $3 == r { print $2 }' "$scratch/out")
+	[ -n "$pid" ] || fail "$1: the workload did not say its pid"
+	cpu=$(info_json "$scratch/t.zst" | jq -r --argjson p "$pid" '.processes[] | select(.pid == $p) | .value / 1e9')
+	[ -n "$cpu" ] || fail "$1: process $pid is not listed"
+	echo "$1 (pid $pid): ${cpu}s of $2 s"
+	within "$cpu" "$2" "$(awk -v s="$2" 'BEGIN { print s / 10 + 0.01 }')" || fail "$1: ${cpu}s profiled, it burned $2 s"
+	"$bin/analyze" flat --pid "$pid" "$scratch/t.zst" >"$scratch/flat.$1" || fail "$1: analyze flat --pid failed"
+	share=$(awk -v f="$3" '$NF == f { sub("%", "", $2); print $2; exit }' "$scratch/flat.$1")
+	[ -n "$share" ] && awk -v s="$share" 'BEGIN { exit !(s > 90) }' ||
+		fail "$1: $3 has ${share:-no}% of its samples: $(cat "$scratch/flat.$1")"
+	status=$(info_json "$scratch/t.zst" | jq -r --argjson p "$pid" '.processes[] | select(.pid == $p) | .wait_status')
+	[ "$status" -eq "$4" ] || fail "$1: wait status $status, want $4"
+}
+check_process parent 0.2 parent_work 0
+check_process fork 0.3 child_work 768
+check_process exec 0.25 busy_loop 0
+check_process spawn 0.15 busy_loop 0
+check_process vfork 0.1 busy_loop 0
+parent=$(awk '$3 == "parent" { print $2 }' "$scratch/out")
+children=$(info_json "$scratch/t.zst" | jq --argjson p "$parent" '[.processes[] | select(.parent == $p)] | length')
+[ "$children" -eq 4 ] || fail "$children processes have the parent $parent, want 4"
+# Every report takes --pid: the fork's tree has child_work, none of busy_loop.
+"$bin/analyze" tree --pid "$(awk '$3 == "fork" { print $2 }' "$scratch/out")" "$scratch/t.zst" >"$scratch/tree"
+grep -q child_work "$scratch/tree" && ! grep -q busy_loop "$scratch/tree" || fail "tree --pid: $(cat "$scratch/tree")"
+"$bin/analyze" export --format folded --pid "$parent" -o "$scratch/folded" "$scratch/t.zst"
+grep -q parent_work "$scratch/folded" && ! grep -q 'child_work\|busy_loop' "$scratch/folded" ||
+	fail "export --pid: $(cat "$scratch/folded")"
+
+# A shell pipeline, then a static program: two profiled workloads, one reported as not profiled.
+"$bin/collect" -q -o "$scratch/p.zst" sh -c \
+	"'$busy' 0.3 | '$workloads/collect_procs' sink 0.2; '$workloads/collect_busy_static' 0.1" 2>"$scratch/err" ||
+	fail "pipeline: collect exited $?: $(cat "$scratch/err")"
+grep -q "collect_busy_static, which is not profiled: statically linked" "$scratch/err" ||
+	fail "pipeline: collect did not say the static program is not profiled: $(cat "$scratch/err")"
+info_json "$scratch/p.zst" >"$scratch/p.json"
+for pair in "collect_busy 0.3:0.3" "collect_procs sink 0.2:0.2"; do
+	cmd=${pair%:*}
+	cpu=$(jq -r --arg c "$cmd" '.processes[] | select(.command | endswith($c)) | .value / 1e9' "$scratch/p.json")
+	echo "pipeline: $cmd: ${cpu}s"
+	within "${cpu:-0}" "${pair##*:}" 0.04 || fail "pipeline: '$cmd' has ${cpu:-no} s"
+done
+jq -e '.processes[] | select(.command | endswith("collect_busy_static")) | select(.profiled | not)' \
+	"$scratch/p.json" >/dev/null || fail "pipeline: the static program is not listed as not profiled"
+"$bin/analyze" info "$scratch/p.zst" | grep -q "not profiled: statically linked" ||
+	fail "pipeline: analyze info does not say the static program was not profiled"
+
+# The first process exits first (status 3) while its child still works: collect waits for the
+# child (it is the tree's subreaper), the child's 0.4 s is all there, and collect exits with 3.
+set +e
+"$bin/collect" -q -o "$scratch/b.zst" sh -c "'$busy' 0.4 2>/dev/null & exit 3" 2>"$scratch/err"
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "parent first: collect exited $rc, the program 3: $(cat "$scratch/err")"
+cpu=$(info_json "$scratch/b.zst" | jq -r '.processes[] | select(.command | endswith("collect_busy 0.4")) | .value / 1e9')
+echo "parent first: the child's ${cpu:-no}s of 0.4 s"
+within "${cpu:-0}" 0.4 0.04 || fail "parent first: the child has ${cpu:-no} s of its 0.4 s"
+
+# --no-follow: the first process only.
+"$bin/collect" -q --no-follow -o "$scratch/n.zst" "$workloads/collect_procs" tree "$busy" >/dev/null 2>&1 ||
+	fail "--no-follow: collect exited $?"
+pids=$(info_json "$scratch/n.zst" | jq '[.threads[] | .pid] | unique | length')
+[ "$pids" -eq 1 ] || fail "--no-follow: $pids processes have samples"
+[ "$(info_json "$scratch/n.zst" | jq -r '.metadata.follow')" = 0 ] || fail "--no-follow: the trace does not say so"
+echo "process tree: ok"
