@@ -20,7 +20,7 @@
  *   TYPE TYPE_self    then these two for every value type of the trace
  *                     (samples, samples_self, cpu, cpu_self...)
  * In fields, '\' '\t' '\n' '\r' are written \\ \t \n \r and other control
- * bytes \xHH.
+ * bytes \xHH (report_tsv_field).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -91,6 +91,10 @@ void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_li
 			r->stamp = s + 1;
 			r->count = sat_add_i64(r->count, w, NULL);
 		}
+		/* What an allocation leaf ("malloc 32 B") cost is the allocating
+		 * frame's self: flat answers "which line of my code allocates". */
+		while (n > 1 && (p->functions[t->frames[frames[n - 1]].function].flags & PROFILE_FUNCTION_ALLOC_LEAF))
+			n--;
 		if (n) {
 			struct flat_row *leaf = &ft->rows[ft->frame_row[frames[n - 1]]];
 			leaf->self = sat_add_i64(leaf->self, w, NULL);
@@ -221,8 +225,7 @@ static void print_rows(const struct report *r, const struct flat_table *ft, cons
 	free(order);
 }
 
-/* A TSV field: the escapes listed at the top of this file. */
-static void put_tsv_field(FILE *out, const char *s)
+void report_tsv_field(FILE *out, const char *s)
 {
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
 		if (*c == '\\')
@@ -264,9 +267,9 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flat_row *row = &ft->rows[order[i]];
 		fprintf(out, "%" PRId64 "\t%" PRId64 "\t", row->count, row->self);
-		put_tsv_field(out, profile_string(p, row->key.file));
+		report_tsv_field(out, profile_string(p, row->key.file));
 		fprintf(out, "\t%u\t", row->key.line);
-		put_tsv_field(out, profile_string(p, p->functions[row->key.function].name));
+		report_tsv_field(out, profile_string(p, p->functions[row->key.function].name));
 		if (!t->combine)
 			fprintf(out, "\t0x%llx", (unsigned long long)row->key.address);
 		else

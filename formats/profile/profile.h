@@ -50,6 +50,9 @@ struct profile_module {
 /* function flags */
 #define PROFILE_FUNCTION_SYSTEM 0x1u  /* hidden unless -C (see PROFILE_MODULE_SYSTEM) */
 #define PROFILE_FUNCTION_UNKNOWN 0x2u /* name is "module+0xoffset" */
+/* A "what was allocated" leaf below the allocating frame (issue 8): named
+ * after the allocation function and size ("malloc 32 B"), no file or line. */
+#define PROFILE_FUNCTION_ALLOC_LEAF 0x4u
 
 struct profile_function {
 	uint32_t name;        /* string id: demangled, clone suffixes merged */
