@@ -304,16 +304,16 @@ static int find_file(const struct report *r, const struct source_table *st, cons
 		used += w > 0 ? (size_t)w : 0;
 	}
 	free(order);
-	escape_text(name, safe, sizeof(safe));
+	const char *shown = escape_text(name, safe, sizeof(safe));
 	if (n)
-		snprintf(err, errlen, "'%s' matches %u source files of %s (%s%s): give more of the path", safe, n,
+		snprintf(err, errlen, "'%s' matches %u source files of %s (%s%s): give more of the path", shown, n,
 			 r->o->trace, list, n > 3 ? ", ..." : "");
 	else if (st->nfiles)
-		snprintf(err, errlen, "no source file of %s ends with '%s' (the costliest: %s%s)", r->o->trace, safe, list,
+		snprintf(err, errlen, "no source file of %s ends with '%s' (the costliest: %s%s)", r->o->trace, shown, list,
 			 st->nfiles > 3 ? ", ..." : "");
 	else
 		snprintf(err, errlen, "no source file of %s ends with '%s': its frames have no file names", r->o->trace,
-			 safe);
+			 shown);
 	return -1;
 }
 

@@ -263,9 +263,11 @@ static void draw_source(struct view *v, struct view_screen *s, int y0, int rows)
 		 VA_DIM);
 	if (v->src_top == UINT32_MAX) /* just opened: the line a third down */
 		v->src_top = v->src_cursor > (uint32_t)rows / 3 ? v->src_cursor - (uint32_t)rows / 3 : 1;
+	scroll_to(&v->src_top, v->src_cursor, rows);
+	if (rows > 0 && v->src_top + (uint32_t)rows > v->src_lines + 1) /* no blank page below the end */
+		v->src_top = v->src_lines + 1 > (uint32_t)rows ? v->src_lines + 1 - (uint32_t)rows : 1;
 	if (v->src_top < 1)
 		v->src_top = 1;
-	scroll_to(&v->src_top, v->src_cursor, rows);
 	uint64_t hottest = 0;
 	for (uint32_t i = 0; f && i < f->nlines; i++) {
 		uint64_t a = abs_i64(source_line_value(&r->source, &f->lines[i], 0));

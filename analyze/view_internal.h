@@ -120,6 +120,8 @@ static inline uint32_t view_value(const struct view *v)
 }
 /* The rank of the type shown in the dataset shown (computed if it is not). */
 struct view_rank *view_rank(struct view *v);
+/* The same for type (the count type behind the shown one, for the filters). */
+struct view_rank *view_rank_of(struct view *v, uint32_t type);
 /* Sorted children of node (visible or not) and their number. */
 const uint32_t *view_children(struct view *v, uint32_t node, uint32_t *n);
 /* Is child shown under its parent with the filters (noisefloor, mincount, zero values)? */

@@ -100,14 +100,19 @@ static void data_free(struct view_data *d)
 
 struct view_rank *view_rank(struct view *v)
 {
+	return view_rank_of(v, view_value(v));
+}
+
+struct view_rank *view_rank_of(struct view *v, uint32_t type)
+{
 	struct view_data *d = view_cur(v);
-	struct view_rank *r = &d->ranks[view_value(v)];
+	struct view_rank *r = &d->ranks[type];
 	if (r->ready)
 		return r;
 	const struct calltree *t = d->t;
 	uint32_t ns = d->p->nstacks ? d->p->nstacks : 1, nn = t->nnodes;
 	r->stack = calloc_or_abort(ns, sizeof(*r->stack));
-	calltree_stack_sums(t, view_value(v), v->thread_mask, r->stack);
+	calltree_stack_sums(t, type, v->thread_mask, r->stack);
 	r->incl = calloc_or_abort(nn, sizeof(*r->incl));
 	r->self = calloc_or_abort(nn, sizeof(*r->self));
 	calltree_node_sums(t, r->stack, r->incl, r->self);
@@ -158,8 +163,17 @@ const uint32_t *view_children(struct view *v, uint32_t node, uint32_t *n)
 int view_child_shown(struct view *v, uint32_t parent, uint32_t child)
 {
 	const struct view_rank *r = view_rank(v);
+	if (r->incl[child] == 0)
+		return 0;
+	if (!(v->noisefloor > 0) && !v->mincount)
+		return 1;
+	/* The filters judge sample counts (profile_count_type), whatever the
+	 * unit shown: a noisefloor of nanoseconds would mean nothing. */
+	uint32_t count = profile_count_type(view_cur(v)->p, view_value(v));
+	if (count != PROFILE_NO_VALUE)
+		r = view_rank_of(v, count);
 	uint64_t c = abs_i64(r->incl[child]);
-	if (c == 0 || c < v->mincount)
+	if (c < v->mincount)
 		return 0;
 	/* As tree's noisefloor: never at the top level. */
 	if (v->noisefloor > 0 && parent != 0 && (double)c < floor(v->noisefloor * sqrt((double)abs_i64(r->incl[parent]))))
@@ -337,15 +351,23 @@ struct view_rank *view_flat(struct view *v)
 		free(r->flat_order);
 	}
 	flat_table_build(&r->flat, d->t, v->flat_by_line, r->stack);
+	/* --mincount judges the count type's self, as the tree's filters do:
+	 * its table has the same rows in the same order (flat_table_build). */
+	struct flat_table counts = r->flat;
+	uint32_t count = profile_count_type(d->p, view_value(v));
+	if (v->mincount && count != PROFILE_NO_VALUE && count != view_value(v))
+		flat_table_build(&counts, d->t, v->flat_by_line, view_rank_of(v, count)->stack);
 	r->flat_order = calloc_or_abort(r->flat.nrows ? r->flat.nrows : 1, sizeof(*r->flat_order));
 	r->nflat = 0;
 	for (uint32_t i = 0; i < r->flat.nrows; i++) {
 		const struct flat_row *row = &r->flat.rows[i];
 		/* Leaves' costs are their allocating frame's self (flat_table_build). */
-		if (row->self != 0 && abs_i64(row->self) >= v->mincount &&
+		if (row->self != 0 && abs_i64(counts.rows[i].self) >= v->mincount &&
 		    !(d->p->functions[row->key.function].flags & PROFILE_FUNCTION_ALLOC_LEAF))
 			r->flat_order[r->nflat++] = i;
 	}
+	if (counts.rows != r->flat.rows)
+		flat_table_free(&counts);
 	struct flat_order_ctx fo = {&r->flat, d->p};
 	qsort_r(r->flat_order, r->nflat, sizeof(*r->flat_order), by_self, &fo);
 	r->flat_ready = 1;
@@ -450,7 +472,6 @@ struct view *view_new(struct profile *p, const struct view_options *o)
 	v->page_rows = 10;
 	v->utf8 = 1;
 	view_switch_data(v, 0);
-	view_say(v, 0, "? keys  q quit");
 	return v;
 }
 

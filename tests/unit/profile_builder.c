@@ -74,3 +74,43 @@ void build_weighted_sample(struct profile *p, uint32_t stack, uint32_t thread, u
 {
 	build_sample(p, stack, thread, time_ns, &weight);
 }
+
+struct profile *build_alloc_workload(void)
+{
+	struct profile *p = profile_new();
+	profile_add_value_type(p, "alloc_objects", "count");
+	profile_add_value_type(p, "alloc_space", "bytes");
+	profile_add_value_type(p, "inuse_objects", "count");
+	profile_add_value_type(p, "inuse_space", "bytes");
+	p->default_value = 1;
+	p->exact = 1;
+	p->ended = 1;
+	p->command = profile_intern(p, "./allocs");
+	struct profile_module m = {.path = profile_intern(p, "/nonexistent/allocs")};
+	profile_add_module(p, &m);
+	struct profile_thread t = {.pid = 9, .tid = 9, .name = profile_intern(p, "allocs")};
+	profile_add_thread(p, &t);
+	uint32_t f_main = build_function(p, "main", "app.c", 4, 0, 0);
+	uint32_t f_small = build_function(p, "make_small", "app.c", 10, 0, 0);
+	uint32_t f_big = build_function(p, "make_big", "app.c", 20, 0, 0);
+	uint32_t f_malloc = build_function(p, "malloc 32 B", "", 0, 0, PROFILE_FUNCTION_ALLOC_LEAF);
+	uint32_t f_calloc = build_function(p, "calloc 1.0 MiB", "", 0, 0, PROFILE_FUNCTION_ALLOC_LEAF);
+	uint32_t l5 = 5, l6 = 6, l11 = 11, l21 = 21, l0 = 0;
+	int m5 = (int)build_location(p, 0x5, 0, &f_main, &l5, 1), m6 = (int)build_location(p, 0x6, 0, &f_main, &l6, 1);
+	int small = (int)build_location(p, 0x11, 0, &f_small, &l11, 1);
+	int big = (int)build_location(p, 0x21, 0, &f_big, &l21, 1);
+	int leaf_small = (int)build_location(p, 0, UINT32_MAX, &f_malloc, &l0, 1);
+	int leaf_big = (int)build_location(p, 0, UINT32_MAX, &f_calloc, &l0, 1);
+	uint32_t s_small = build_stack(p, (int[]){m5, small, leaf_small, -1});
+	uint32_t s_big = build_stack(p, (int[]){m6, big, leaf_big, -1});
+	uint64_t t0 = 1000000000;
+	for (int i = 0; i < 100; i++)
+		build_sample(p, s_small, 0, t0 + (uint64_t)i, (int64_t[]){1, 32, 1, 32});
+	for (int i = 0; i < 3; i++)
+		build_sample(p, s_big, 0, t0 + 200 + (uint64_t)i, (int64_t[]){1, 1 << 20, 1, 1 << 20});
+	for (int i = 0; i < 2; i++)
+		build_sample(p, s_big, 0, t0 + 300 + (uint64_t)i, (int64_t[]){0, 0, -1, -(1 << 20)});
+	for (int i = 0; i < 60; i++)
+		build_sample(p, s_small, 0, t0 + 400 + (uint64_t)i, (int64_t[]){0, 0, -1, -32});
+	return p;
+}

@@ -1,0 +1,510 @@
+/*
+ * view_test.c - the viewer's model (analyze/view.h) driven without a
+ * terminal on hand-built profiles with known answers: the screen's rows and
+ * percentages at the start, after u (the other unit), after s (flat self
+ * cost), after expanding to the allocation leaves, in the source panel,
+ * after t (a thread), f (filters), / and n (search), L (leaks, peak); the
+ * flame strip's layout; names shortened; every screen size from too small
+ * to 200x60; no control character of a trace reaching a cell.
+ *
+ * The allocation profile follows the model issue 8 plans (view_alloc.c
+ * says it): one sample per event with its time, alloc_* and inuse_*
+ * values, a free subtracting from inuse_* on the allocation's stack, and
+ * "what was allocated" leaves flagged PROFILE_FUNCTION_ALLOC_LEAF.
+ */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile_builder.h"
+#include "view.h"
+#include "view_internal.h"
+
+#include "check.h"
+
+static char source_path[256]; /* a.c of the CPU profile, written by the test */
+
+static struct view_screen screen;
+
+static void draw(struct view *v)
+{
+	view_draw(v, &screen);
+}
+
+static void keys(struct view *v, const char *s)
+{
+	for (; *s; s++)
+		view_key(v, (unsigned char)*s);
+}
+
+static void key(struct view *v, int k)
+{
+	view_key(v, k);
+}
+
+/* The screen row holding every one of the (NULL-terminated) texts, or NULL. */
+static const char *row_with(const char *first, ...)
+{
+	static char line[8192];
+	for (int y = 0; y < screen.rows; y++) {
+		view_screen_line(&screen, y, line, sizeof(line));
+		va_list ap;
+		va_start(ap, first);
+		int all = 1;
+		for (const char *t = first; t; t = va_arg(ap, const char *))
+			all = all && strstr(line, t);
+		va_end(ap);
+		if (all)
+			return line;
+	}
+	return NULL;
+}
+
+static void dump(const char *why)
+{
+	char line[8192];
+	fprintf(stderr, "--- screen (%s):\n", why);
+	for (int y = 0; y < screen.rows; y++)
+		fprintf(stderr, "|%s\n", view_screen_line(&screen, y, line, sizeof(line)));
+}
+
+#define ROW(...) row_with(__VA_ARGS__, NULL)
+#define EXPECT_ROW(why, ...)                                                                                   \
+	do {                                                                                                   \
+		if (!ROW(__VA_ARGS__)) {                                                                       \
+			CHECKF(0, "%s: no row with %s", why, #__VA_ARGS__);                                    \
+			dump(why);                                                                             \
+		}                                                                                              \
+	} while (0)
+#define EXPECT_NO_ROW(why, ...)                                                                                \
+	do {                                                                                                   \
+		if (ROW(__VA_ARGS__)) {                                                                        \
+			CHECKF(0, "%s: a row with %s", why, #__VA_ARGS__);                                     \
+			dump(why);                                                                             \
+		}                                                                                              \
+	} while (0)
+
+/* The row the cursor is on holds text. */
+static int selected_has(const char *text)
+{
+	char line[8192];
+	for (int y = 0; y < screen.rows; y++)
+		if (screen.cells[(size_t)y * (size_t)screen.cols].attr == VA_SELECTED)
+			return strstr(view_screen_line(&screen, y, line, sizeof(line)), text) != NULL;
+	return 0;
+}
+
+/*
+ * A CPU profile, interval 1 ms, 1000 samples, all in a.c (root first):
+ *   run:41 main:5 hot:11              thread 1: 400, thread 2: 200
+ *   run:41 main:6 cold:21             thread 1: 300
+ *   run:41 main:7 main::{lambda}:31   thread 2: 100
+ */
+static struct profile *cpu_profile(void)
+{
+	struct profile *p = build_cpu_profile(1000000);
+	struct profile_module m = {.path = profile_intern(p, "/nonexistent/view-test")};
+	profile_add_module(p, &m);
+	struct profile_thread t1 = {.pid = 7, .tid = 7, .name = profile_intern(p, "main")};
+	struct profile_thread t2 = {.pid = 7, .tid = 8, .name = profile_intern(p, "worker")};
+	profile_add_thread(p, &t1);
+	profile_add_thread(p, &t2);
+	p->command = profile_intern(p, "./viewtest --run");
+	uint32_t f_run = build_function(p, "run", source_path, 40, 0, 0);
+	uint32_t f_main = build_function(p, "main", source_path, 4, 0, 0);
+	uint32_t f_hot = build_function(p, "hot", source_path, 10, 0, 0);
+	uint32_t f_cold = build_function(p, "cold", source_path, 20, 0, 0);
+	uint32_t f_lambda = build_function(p, "main::{lambda(int)#1}::operator()", source_path, 30, 0, 0);
+	uint32_t l41 = 41, l5 = 5, l6 = 6, l7 = 7, l11 = 11, l21 = 21, l31 = 31;
+	int run = (int)build_location(p, 0x100, 0, &f_run, &l41, 1);
+	int m5 = (int)build_location(p, 0x105, 0, &f_main, &l5, 1);
+	int m6 = (int)build_location(p, 0x106, 0, &f_main, &l6, 1);
+	int m7 = (int)build_location(p, 0x107, 0, &f_main, &l7, 1);
+	int hot = (int)build_location(p, 0x111, 0, &f_hot, &l11, 1);
+	int cold = (int)build_location(p, 0x121, 0, &f_cold, &l21, 1);
+	int lambda = (int)build_location(p, 0x131, 0, &f_lambda, &l31, 1);
+	uint32_t s_hot = build_stack(p, (int[]){run, m5, hot, -1});
+	uint32_t s_cold = build_stack(p, (int[]){run, m6, cold, -1});
+	uint32_t s_lambda = build_stack(p, (int[]){run, m7, lambda, -1});
+	/* Many samples, as a trace has them: the view sums them per (stack, thread). */
+	for (int i = 0; i < 400; i++)
+		build_weighted_sample(p, s_hot, 0, 0, 1);
+	for (int i = 0; i < 100; i++)
+		build_weighted_sample(p, s_hot, 1, 0, 2);
+	build_weighted_sample(p, s_cold, 0, 0, 300);
+	for (int i = 0; i < 100; i++)
+		build_weighted_sample(p, s_lambda, 1, 0, 1);
+	return p;
+}
+
+static struct view *new_view(struct profile *p)
+{
+	struct view_options o = {.trace = "t.zst", .value = PROFILE_NO_VALUE, .combine = 1};
+	return view_new(p, &o);
+}
+
+static void test_cpu(void)
+{
+	struct view *v = new_view(cpu_profile());
+	draw(v);
+	/* The single top-level frame is expanded: run and its three callers' lines. */
+	EXPECT_ROW("start", "ipscope view: ./viewtest --run", "all threads", "tree");
+	EXPECT_ROW("start", "weight 1000 = 1.000 s of CPU", "by cpu");
+	EXPECT_ROW("start", "1.000 s 100.0%", "run  a.c:41");
+	EXPECT_ROW("start", "600.0 ms  60.0%", "main  a.c:5");
+	EXPECT_ROW("start", "300.0 ms  30.0%", "main  a.c:6");
+	EXPECT_ROW("start", "100.0 ms  10.0%", "main  a.c:7");
+	EXPECT_NO_ROW("start", "hot  a.c:11");
+	CHECK(selected_has("run"));
+	/* The status line: the full name of the selection. */
+	CHECK(ROW("run  a.c:41", "? keys") != NULL);
+
+	/* Down, Right: main:5 expands to hot. */
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_RIGHT);
+	draw(v);
+	EXPECT_ROW("expanded", "600.0 ms  60.0%", "hot  a.c:11");
+	CHECK(selected_has("main  a.c:5"));
+
+	/* u: samples (the other unit), every figure again, both totals above. */
+	keys(v, "u");
+	draw(v);
+	EXPECT_ROW("after u", "weight 1000 = 1.000 s of CPU", "by samples");
+	EXPECT_ROW("after u", "600  60.0%", "hot  a.c:11");
+	EXPECT_ROW("after u", "1000 100.0%", "run");
+	keys(v, "u");
+	draw(v);
+	EXPECT_ROW("u again", "600.0 ms  60.0%", "hot");
+
+	/* s: self cost per line, largest first. */
+	keys(v, "s");
+	draw(v);
+	EXPECT_ROW("after s", "flat");
+	EXPECT_ROW("after s", "600.0 ms  60.0%", "hot  a.c:11");
+	EXPECT_ROW("after s", "300.0 ms  30.0%", "cold  a.c:21");
+	EXPECT_ROW("after s", "100.0 ms  10.0%", "main::\xce\xbb#1  a.c:31");
+	EXPECT_NO_ROW("after s", "run  a.c");
+	CHECK(selected_has("hot"));
+	keys(v, "s");
+	draw(v);
+	CHECK(selected_has("main  a.c:5"));
+
+	/* Expanding main:7 shows the lambda shortened; its full name in the status line. */
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_ENTER);
+	key(v, VIEW_KEY_DOWN);
+	draw(v);
+	EXPECT_ROW("lambda", "100.0 ms  10.0%", "main::\xce\xbb#1  a.c:31");
+	EXPECT_ROW("lambda status", "main::{lambda(int)#1}::operator()  a.c:31");
+
+	/* Enter on a frame without callees opens its source, at the line, heat column
+	 * (on a screen where all 45 lines fit). */
+	key(v, VIEW_KEY_ENTER);
+	view_screen_free(&screen);
+	view_screen_init(&screen, 60, 100, 1);
+	draw(v);
+	EXPECT_ROW("source", "source");
+	EXPECT_ROW("source", "a.c: 1.000 s (100.0%)");
+	EXPECT_ROW("source", "31", "100.0 ms  10.0%", "line 31 of a.c");
+	EXPECT_ROW("source", "11", "600.0 ms  60.0%", "line 11 of a.c");
+	EXPECT_ROW("source", "21", "300.0 ms  30.0%", "line 21 of a.c");
+	EXPECT_ROW("source clean callers", " 5 ", "line 5 of a.c");
+	EXPECT_NO_ROW("source clean callers", "ms", "line 5 of a.c");
+	EXPECT_NO_ROW("source clean callers", "ms", "line 41 of a.c");
+	CHECK(selected_has("line 31 of a.c"));
+	/* The heat: line 11 is the hottest (heat 4), line 31 a sixth of it (heat 2). */
+	for (int y = 0; y < screen.rows; y++) {
+		char line[8192];
+		view_screen_line(&screen, y, line, sizeof(line));
+		if (strstr(line, "line 11 of a.c"))
+			CHECK(screen.cells[(size_t)y * (size_t)screen.cols + 10].attr == VA_HEAT4);
+	}
+	keys(v, "n"); /* the next costly line after 31: wraps to 11 */
+	draw(v);
+	CHECK(selected_has("line 11 of a.c"));
+	keys(v, "q");
+	view_screen_free(&screen);
+	view_screen_init(&screen, 30, 100, 1);
+	draw(v);
+	EXPECT_ROW("back", "tree");
+
+	/* t: the picker lists both threads; the second alone. */
+	keys(v, "t");
+	draw(v);
+	EXPECT_ROW("threads", "1.000 s 100.0%  all threads");
+	EXPECT_ROW("threads", "700.0 ms  70.0%", "thread 7 (main)");
+	EXPECT_ROW("threads", "300.0 ms  30.0%", "thread 8 (worker)");
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("thread 8", "8 (worker) | tree");
+	EXPECT_ROW("thread 8", "weight 300 = 300.0 ms of CPU");
+	EXPECT_ROW("thread 8", "200.0 ms  66.7%", "main  a.c:5");
+	EXPECT_ROW("thread 8", "100.0 ms  33.3%", "main  a.c:7");
+	EXPECT_NO_ROW("thread 8", "main  a.c:6");
+	keys(v, "t");
+	key(v, VIEW_KEY_HOME);
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("all again", "300.0 ms  30.0%", "main  a.c:6");
+
+	/* f: a noisefloor of 4 hides main:7 (100 < floor(4 sqrt 1000) = 126), min 400 main:6 too. */
+	keys(v, "f4\r");
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("noisefloor", "noisefloor 4");
+	EXPECT_ROW("noisefloor", "main  a.c:6");
+	EXPECT_NO_ROW("noisefloor", "main  a.c:7");
+	keys(v, "f");
+	keys(v, "min 400");
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_NO_ROW("min", "main  a.c:6");
+	EXPECT_ROW("min", "main  a.c:5");
+	keys(v, "f");
+	keys(v, "bogus");
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("bad filter", "f wants a noisefloor");
+	keys(v, "f");
+	keys(v, "off");
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("off", "main  a.c:7");
+
+	/* / and n: cold is found below a collapsed main:6, which opens. */
+	keys(v, "/cold");
+	draw(v);
+	EXPECT_ROW("typing", "/cold");
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	CHECK(selected_has("cold  a.c:21"));
+	keys(v, "/m");
+	key(v, VIEW_KEY_ENTER);
+	keys(v, "nnn");
+	draw(v);
+	CHECK(selected_has("main"));
+	keys(v, "/nothing-has-this");
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("no match", "no function shown matches 'nothing-has-this'");
+
+	/* L on a CPU trace says why not; ? shows the keys; q quits. */
+	keys(v, "L");
+	draw(v);
+	EXPECT_ROW("L", "leaks and peak are views of allocation traces");
+	keys(v, "?");
+	draw(v);
+	EXPECT_ROW("help", "keys (any key closes)");
+	keys(v, "x");
+	draw(v);
+	EXPECT_NO_ROW("help closed", "keys (any key closes)");
+	CHECK(view_key(v, 'q') == 1);
+
+	/* The flame strip of run: its callees side by side by their share. */
+	struct view_flame_box boxes[64];
+	uint32_t n = view_flame_layout(v, v->data[0].t->nodes[v->data[0].child_list[0]].parent == 0 ? v->data[0].child_list[0] : 0,
+				       100, 3, boxes, 64);
+	CHECKF(n == 7, "%u boxes", n);
+	int widths[3] = {0};
+	for (uint32_t i = 0; i < n; i++)
+		if (boxes[i].level == 1)
+			widths[boxes[i].x == 0 ? 0 : boxes[i].x == 60 ? 1 : 2] = boxes[i].w;
+	CHECKF(widths[0] == 60 && widths[1] == 30 && widths[2] == 10, "%d %d %d", widths[0], widths[1], widths[2]);
+	view_free(v);
+}
+
+static void test_alloc(void)
+{
+	struct view *v = new_view(build_alloc_workload());
+	draw(v);
+	/* By bytes: the big allocations lead; the header has both units. */
+	EXPECT_ROW("alloc start", "alloc_objects 103, alloc_space 3.0 MiB", "by alloc_space");
+	EXPECT_ROW("alloc start", "3.0 MiB  99.9%", "main  app.c:6");
+	EXPECT_ROW("alloc start", "3.1 KiB   0.1%", "main  app.c:5");
+	CHECK(selected_has("main  app.c:6"));
+	/* u: by counts the small ones lead, every percentage recomputed. */
+	keys(v, "u");
+	draw(v);
+	EXPECT_ROW("alloc u", "by alloc_objects");
+	EXPECT_ROW("alloc u", "100  97.1%", "main  app.c:5");
+	EXPECT_ROW("alloc u", "3   2.9%", "main  app.c:6");
+	CHECK(selected_has("main  app.c:6")); /* the selection stays, its row moved */
+	/* Down to the leaves: main:5, make_small, then what was allocated. */
+	key(v, VIEW_KEY_HOME);
+	key(v, VIEW_KEY_RIGHT);
+	key(v, VIEW_KEY_RIGHT);
+	key(v, VIEW_KEY_RIGHT);
+	draw(v);
+	EXPECT_ROW("leaves", "100  97.1%", "make_small  app.c:11");
+	EXPECT_ROW("leaves", "100  97.1%", "malloc 32 B");
+	keys(v, "u");
+	draw(v);
+	EXPECT_ROW("leaf bytes", "3.1 KiB   0.1%", "malloc 32 B");
+	/* Enter on a leaf: the allocating line's source (app.c is not on disk: a note, costs by line). */
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_DOWN);
+	draw(v);
+	CHECK(selected_has("malloc 32 B"));
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("leaf source", "source file not found: app.c");
+	EXPECT_ROW("leaf source", "11", "3.1 KiB   0.1%");
+	EXPECT_ROW("leaf source", "21", "3.0 MiB  99.9%");
+	keys(v, "q");
+	/* s: the leaves' costs are the allocating frames' self. */
+	keys(v, "s");
+	draw(v);
+	EXPECT_ROW("alloc flat", "3.0 MiB  99.9%", "make_big  app.c:21");
+	EXPECT_ROW("alloc flat", "3.1 KiB   0.1%", "make_small  app.c:11");
+	EXPECT_NO_ROW("alloc flat", "malloc 32 B");
+	keys(v, "u");
+	draw(v);
+	EXPECT_ROW("alloc flat counts", "100  97.1%", "make_small  app.c:11");
+	keys(v, "su");
+	/* L: leaks (41 blocks, 1 MiB + 1280 B), then the peak (all 103 live), then all. */
+	keys(v, "L");
+	draw(v);
+	EXPECT_ROW("leaks", "leaks", "tree");
+	EXPECT_ROW("leaks", "never freed: alloc_objects 41, alloc_space 1.0 MiB");
+	EXPECT_ROW("leaks", "1.0 MiB  99.9%", "main  app.c:6");
+	EXPECT_ROW("leaks", "1.2 KiB   0.1%", "main  app.c:5");
+	keys(v, "u");
+	draw(v);
+	EXPECT_ROW("leaks by count", "40  97.6%", "main  app.c:5");
+	EXPECT_ROW("leaks by count", "1   2.4%", "main  app.c:6");
+	keys(v, "uL");
+	draw(v);
+	EXPECT_ROW("peak", "live at the peak of the heap: alloc_objects 103, alloc_space 3.0 MiB");
+	EXPECT_ROW("peak", "3.0 MiB  99.9%", "main  app.c:6");
+	keys(v, "L");
+	draw(v);
+	EXPECT_ROW("all", "alloc_objects 103, alloc_space 3.0 MiB");
+	EXPECT_NO_ROW("all", "never freed");
+	view_free(v);
+}
+
+static void test_names(void)
+{
+	static const struct {
+		const char *in;
+		int utf8;
+		const char *out;
+	} cases[] = {
+		{"main::{lambda(int)#1}::operator()", 1, "main::\xce\xbb#1"},
+		{"main::{lambda(int)#1}", 1, "main::\xce\xbb#1"},
+		{"main::{lambda(int)#1}", 0, "main::lambda#1"},
+		{"std::_Function_handler<void (), main::{lambda()#2}>::_M_invoke", 1,
+		 "std::_Function_handler<void (), main::\xce\xbb#2>::_M_invoke"},
+		{"f::{lambda(std::vector<int, std::allocator<int> > const&)#3}::operator() const", 1, "f::\xce\xbb#3"},
+		{"main::main::{closure#0}", 1, "main::main::\xce\xbb#0"},
+		{"rust_workload::main::{{closure}}", 1, "rust_workload::main::\xce\xbb"},
+		{"std::function<void ()>::operator()", 1, "std::function<void ()>::operator()"},
+		{"{lambda(int", 1, "{lambda(int"},
+		{"evil\x1b[31mred", 1, "evil\\e[31mred"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512];
+		view_short_name(cases[i].in, cases[i].utf8, buf, sizeof(buf));
+		CHECKF(!strcmp(buf, cases[i].out), "'%s' -> '%s', want '%s'", cases[i].in, buf, cases[i].out);
+	}
+}
+
+/* A profile whose names would drive a terminal: nothing of them reaches a cell as a control character. */
+static void test_hostile_and_sizes(void)
+{
+	struct profile *p = build_cpu_profile(1000000);
+	struct profile_module m = {.path = profile_intern(p, "/x")};
+	profile_add_module(p, &m);
+	struct profile_thread t = {.pid = 1, .tid = 1, .name = profile_intern(p, "\x1b]0;pwned\x07")};
+	profile_add_thread(p, &t);
+	p->command = profile_intern(p, "\x1b[2J\x9b" "31m");
+	uint32_t f = build_function(p, "\x1b[31mevil\r\n\x7f\xc2\x9b", "/tmp/\x1b[1mx.c", 1, 0, 0), l = 3;
+	int loc = (int)build_location(p, 0x10, 0, &f, &l, 1);
+	build_weighted_sample(p, build_stack(p, (int[]){loc, -1}), 0, 0, 5);
+	struct view *v = new_view(p);
+	static const int sizes[][2] = {{80, 24}, {200, 60}, {40, 16}, {30, 6}, {10, 3}, {1, 1}};
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		view_screen_free(&screen);
+		view_screen_init(&screen, sizes[k][1], sizes[k][0], 1);
+		keys(v, "t");
+		draw(v);
+		keys(v, "q");
+		keys(v, "o");
+		draw(v);
+		keys(v, "q");
+		draw(v);
+		for (size_t i = 0; i < (size_t)screen.rows * (size_t)screen.cols; i++) {
+			uint32_t c = screen.cells[i].ch;
+			CHECKF(c == 0 || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c < 0xa0)), "control U+%04X at %zu",
+			       c, i);
+		}
+	}
+	/* 80x24: the status line is the last, the flame strip above it. */
+	view_screen_free(&screen);
+	view_screen_init(&screen, 24, 80, 1);
+	draw(v);
+	char line[4096];
+	CHECK(strstr(view_screen_line(&screen, 23, line, sizeof(line)), "? keys  q quit") != NULL);
+	CHECK(ROW("flame graph") != NULL);
+	CHECK(ROW("\\e[31mevil\\r\\n") != NULL);
+	view_screen_free(&screen);
+	view_screen_init(&screen, 5, 40, 1);
+	draw(v);
+	CHECK(ROW("too small") != NULL);
+	/* Without UTF-8 only ASCII reaches the screen. */
+	view_screen_free(&screen);
+	view_screen_init(&screen, 30, 100, 0);
+	draw(v);
+	for (size_t i = 0; i < (size_t)screen.rows * (size_t)screen.cols; i++)
+		CHECKF(screen.cells[i].ch < 0x80, "non-ASCII U+%04X without UTF-8", screen.cells[i].ch);
+	view_free(v);
+	view_screen_free(&screen);
+	view_screen_init(&screen, 30, 100, 1);
+
+	/* No samples at all. */
+	v = new_view(build_cpu_profile(1000000));
+	draw(v);
+	CHECK(ROW("No samples.") != NULL);
+	keys(v, "s");
+	draw(v);
+	CHECK(ROW("No self costs.") != NULL);
+	keys(v, "sujkeco/x\rnutLw?x");
+	draw(v);
+	view_free(v);
+}
+
+static void write_source(void)
+{
+	char dir[] = "/tmp/view_test.XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	snprintf(source_path, sizeof(source_path), "%s/a.c", dir);
+	FILE *f = fopen(source_path, "w");
+	for (int i = 1; i <= 45; i++)
+		fprintf(f, "\tline %d of a.c\n", i);
+	fclose(f);
+}
+
+int main(void)
+{
+	setlocale(LC_CTYPE, "C.UTF-8");
+	write_source();
+	view_screen_init(&screen, 30, 100, 1);
+	test_cpu();
+	test_alloc();
+	test_names();
+	test_hostile_and_sizes();
+	view_screen_free(&screen);
+	unlink(source_path);
+	*strrchr(source_path, '/') = '\0';
+	rmdir(source_path);
+	return check_exit_status();
+}

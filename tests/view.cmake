@@ -1,0 +1,14 @@
+# Tests of analyze source and analyze view: the viewer's model and the
+# per-line costs on hand-built profiles (CPU and allocations, as issue 8
+# plans them), analyze source on a CPU workload, and the viewer on a real
+# terminal in tmux.
+add_executable(unit_view ${CMAKE_CURRENT_SOURCE_DIR}/unit/view_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
+target_link_libraries(unit_view PRIVATE ipscope_analyze)
+add_test(NAME unit_view COMMAND unit_view)
+set_tests_properties(unit_view PROPERTIES LABELS unit)
+add_executable(unit_source ${CMAKE_CURRENT_SOURCE_DIR}/unit/source_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
+target_link_libraries(unit_source PRIVATE ipscope_analyze)
+add_test(NAME unit_source COMMAND unit_source)
+set_tests_properties(unit_source PROPERTIES LABELS unit)
