@@ -314,9 +314,11 @@ void source_text_load(struct source_text *tx, const char *path, const char *bina
 	     (src.st_mtim.tv_sec == bin.st_mtim.tv_sec && src.st_mtim.tv_nsec > bin.st_mtim.tv_nsec))) {
 		snprintf(tx->note, sizeof(tx->note), "%s was modified after %s was built: lines may not match the costs",
 			 shown, escape_text(binary, safe_bin, sizeof(safe_bin)));
-	} else if (max_line > tx->nlines) {
-		snprintf(tx->note, sizeof(tx->note), "%s has %u lines but the costs name line %u: it changed since the build",
-			 shown, tx->nlines, max_line);
+	}
+	if (max_line > tx->nlines) {
+		size_t used = strlen(tx->note);
+		snprintf(tx->note + used, sizeof(tx->note) - used, "%s%s has %u lines but the costs name line %u: it changed since the build",
+			 used ? "; " : "", shown, tx->nlines, max_line);
 	}
 }
 

@@ -106,8 +106,11 @@ static void install_handlers(void)
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_quit; /* no SA_RESTART: get_wch returns */
-	for (size_t i = 0; i < NQUIT; i++)
-		sigaction(quit_signals[i], &sa, &previous_quit[i]);
+	for (size_t i = 0; i < NQUIT; i++) {
+		sigaction(quit_signals[i], NULL, &previous_quit[i]);
+		if (previous_quit[i].sa_handler != SIG_IGN) /* nohup's and a shell's ignoring stays */
+			sigaction(quit_signals[i], &sa, NULL);
+	}
 	sa.sa_handler = on_crash;
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
 	for (size_t i = 0; i < NCRASH; i++)

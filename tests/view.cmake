@@ -12,3 +12,7 @@ add_executable(unit_source ${CMAKE_CURRENT_SOURCE_DIR}/unit/source_test.c
 target_link_libraries(unit_source PRIVATE ipscope_analyze)
 add_test(NAME unit_source COMMAND unit_source)
 set_tests_properties(unit_source PROPERTIES LABELS unit)
+add_test(NAME e2e_source COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/source.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_source PROPERTIES LABELS e2e TIMEOUT 120)
+add_test(NAME e2e_view_tmux COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/view_tmux.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_view_tmux PROPERTIES LABELS e2e TIMEOUT 300)
