@@ -223,11 +223,14 @@ void calltree_node_sums(const struct calltree *t, const int64_t *stack_values, i
 			continue;
 		if (self)
 			self[node] = sat_add_i64(self[node], stack_values[s], NULL);
-		/* Every node of a path is its own (a prefix tree), so adding
-		 * along the parents counts a recursive frame once per level. */
-		for (; node != CALLTREE_NONE; node = t->nodes[node].parent)
-			inclusive[node] = sat_add_i64(inclusive[node], stack_values[s], NULL);
+		inclusive[node] = sat_add_i64(inclusive[node], stack_values[s], NULL);
 	}
+	/* Every node of a path is its own (a prefix tree), so a recursive
+	 * frame counts once per level; children come after their parents
+	 * (calltree.h), so one backward pass adds each node into its parent:
+	 * sequential, where walking every stack's parents chased pointers. */
+	for (uint32_t n = t->nnodes; n-- > 1;)
+		inclusive[t->nodes[n].parent] = sat_add_i64(inclusive[t->nodes[n].parent], inclusive[n], NULL);
 }
 
 void calltree_free(struct calltree *t)

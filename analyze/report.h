@@ -102,6 +102,18 @@ struct flat_table {
  * stack ending in allocation leaves (PROFILE_FUNCTION_ALLOC_LEAF) is self
  * of its innermost frame above them, the allocating one. */
 void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values);
+/*
+ * The same rows and figures from t's nodes (holding every stack with a
+ * value) and node_inclusive, calltree_node_sums of stack_values: O(nodes),
+ * where flat_table_build walks every frame of every stack; a viewer's.
+ * topmost: flat_table_topmost of a table of t with the same by_line (the
+ * same for every value, so a viewer makes it once), or NULL to make it.
+ */
+void flat_table_build_nodes(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values,
+			    const int64_t *node_inclusive, const uint8_t *topmost);
+/* Per node of ft's tree: 1 when no ancestor has the same row (the one of
+ * its row that counts a stack through it); caller frees. */
+uint8_t *flat_table_topmost(const struct flat_table *ft);
 void flat_table_free(struct flat_table *ft);
 /* flat's listing order (file, function, line, address; unknown files last). */
 int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y);

@@ -39,6 +39,12 @@ static uint32_t file_of(struct source_table *st, struct hashmap *files, uint32_t
 	return *slot = st->nfiles++;
 }
 
+static int by_line_number(const void *a, const void *b)
+{
+	const struct source_line *x = a, *y = b;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 void source_table_build(struct source_table *st, const struct calltree *t, const int64_t *const *stack_values,
 			uint32_t nvalues)
 {
@@ -124,6 +130,61 @@ void source_table_build(struct source_table *st, const struct calltree *t, const
 		}
 	}
 	free(keys);
+}
+
+void source_table_build_file(struct source_table *st, const struct calltree *t, uint32_t file,
+			     const int64_t *const *stack_values, uint32_t nvalues)
+{
+	const struct profile *p = t->profile;
+	memset(st, 0, sizeof(*st));
+	st->t = t;
+	st->nvalues = nvalues = nvalues < SOURCE_MAX_VALUES ? nvalues : SOURCE_MAX_VALUES;
+	/* near[n]: the innermost node of n's path (n included) in the file. */
+	uint32_t *near = calloc_or_abort(t->nnodes ? t->nnodes : 1, sizeof(*near));
+	near[0] = CALLTREE_NONE;
+	for (uint32_t n = 1; n < t->nnodes; n++)
+		near[n] = t->frames[t->nodes[n].frame].file == file ? n : near[t->nodes[n].parent];
+	struct source_file f = {.file = file, .module = UINT32_MAX};
+	struct hashmap lines; /* line -> entry */
+	hashmap_init(&lines, 256);
+	uint32_t cap = 0;
+	uint64_t values_cap = 0;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t node = t->stack_node ? t->stack_node[s] : CALLTREE_NONE;
+		uint32_t at = node == CALLTREE_NONE ? CALLTREE_NONE : near[node];
+		int any = 0;
+		for (uint32_t k = 0; k < nvalues && !any; k++)
+			any = stack_values[k][s] != 0;
+		if (at == CALLTREE_NONE || !any)
+			continue;
+		const struct calltree_frame *fr = &t->frames[t->nodes[at].frame];
+		if (f.module == UINT32_MAX)
+			f.module = p->functions[fr->function].module;
+		uint32_t *slot = hashmap_slot(&lines, fr->line);
+		if (*slot == HASHMAP_NONE) {
+			ALLOC_GROW(st->line_store, (uint64_t)f.nlines + 1, cap);
+			ALLOC_GROW(st->values, ((uint64_t)st->nentries + 1) * nvalues, values_cap);
+			memset(st->values + (uint64_t)st->nentries * nvalues, 0, nvalues * sizeof(*st->values));
+			st->line_store[f.nlines++] = (struct source_line){fr->line, st->nentries};
+			*slot = st->nentries++;
+		}
+		int64_t *v = st->values + (uint64_t)*slot * nvalues;
+		for (uint32_t k = 0; k < nvalues; k++) {
+			v[k] = sat_add_i64(v[k], stack_values[k][s], NULL);
+			f.totals[k] = sat_add_i64(f.totals[k], stack_values[k][s], NULL);
+		}
+		if (fr->line > f.max_line)
+			f.max_line = fr->line;
+	}
+	hashmap_free(&lines);
+	free(near);
+	if (!f.nlines)
+		return;
+	qsort(st->line_store, f.nlines, sizeof(*st->line_store), by_line_number);
+	f.lines = st->line_store;
+	st->files = calloc_or_abort(1, sizeof(*st->files));
+	st->files[0] = f;
+	st->nfiles = 1;
 }
 
 void source_table_free(struct source_table *st)

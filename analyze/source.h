@@ -64,6 +64,17 @@ struct source_table {
  */
 void source_table_build(struct source_table *st, const struct calltree *t, const int64_t *const *stack_values,
 			uint32_t nvalues);
+/*
+ * The same rule for one file only (string id file), from t's nodes, which
+ * must hold every stack with a value (calltree_build_all_nodes): for each
+ * stack, the innermost node of its path with a frame in the file, found
+ * for every node in one pass over the tree (parents first), so the cost is
+ * O(nodes + stacks) where source_table_build walks every frame of every
+ * stack; what a viewer uses for one file at a time. st then has that file
+ * alone, or no file when nothing is charged to it.
+ */
+void source_table_build_file(struct source_table *st, const struct calltree *t, uint32_t file,
+			     const int64_t *const *stack_values, uint32_t nvalues);
 void source_table_free(struct source_table *st);
 
 /* Value k of line entry l of a file. */

@@ -112,6 +112,9 @@ void view_add_messages(struct view *v, char *const *texts, size_t n);
 /* Apply one key press (a character or VIEW_KEY_*): 1 when the viewer should quit, else 0. */
 int view_key(struct view *v, int key);
 
+/* What the view is built of, for the benchmark: (stack, thread) pairs, distinct stacks, tree nodes. */
+void view_stats(const struct view *v, uint64_t *pairs, uint32_t *stacks, uint32_t *nodes);
+
 /* Draw the current state into s (any size: small screens drop the flame strip first). */
 void view_draw(struct view *v, struct view_screen *s);
 

@@ -19,7 +19,7 @@
 struct view_rank {
 	int ready;
 	int64_t *stack;        /* per stack */
-	int64_t *incl, *self;  /* per node */
+	int64_t *incl;         /* per node, inclusive */
 	uint64_t total_abs;    /* what percentages divide */
 	uint32_t *order;       /* children sorted by |incl|, largest first, laid out as child_list */
 	uint32_t *pos;         /* per node: its index among its parent's sorted children */
@@ -30,8 +30,9 @@ struct view_rank {
 	struct flat_table flat;
 	uint32_t *flat_order;  /* rows with self cost, largest first */
 	uint32_t nflat;
-	/* the per-line costs (source panel) */
+	/* the per-line costs of the source panel's file */
 	int source_ready;
+	uint32_t source_file;  /* string id */
 	struct source_table source;
 };
 
@@ -47,6 +48,7 @@ struct view_data {
 	uint32_t selected;     /* the node the cursor is on, kept when the rows change */
 	uint32_t flat_selected; /* the flat row the cursor is on, or UINT32_MAX */
 	int opened;            /* shown once: its single-child chains were expanded */
+	uint8_t *topmost[2];   /* flat_table_topmost by function (0) and by line (1), once made */
 	struct view_rank ranks[PROFILE_MAX_VALUE_TYPES]; /* per value type, for the thread selection */
 	int64_t totals[PROFILE_MAX_VALUE_TYPES];          /* of the thread selection */
 	int saturated;
@@ -89,6 +91,7 @@ struct view {
 	/* search and filters */
 	char query[256];
 	uint8_t *frame_match;  /* per frame of data[match_data] */
+	uint8_t *subtree_match; /* per node: a match in its subtree (itself included) */
 	uint32_t match_data;   /* UINT32_MAX: frame_match not made */
 	double noisefloor;
 	uint64_t mincount;
@@ -128,15 +131,16 @@ const uint32_t *view_children(struct view *v, uint32_t node, uint32_t *n);
 int view_child_shown(struct view *v, uint32_t parent, uint32_t child);
 /* Rebuild the rows if dirty, the cursor on the selected node (or its nearest shown ancestor). */
 void view_rows_update(struct view *v);
-/* The next node shown after node in the order of the rows with everything expanded; 0 at the end. */
-uint32_t view_preorder_next(struct view *v, uint32_t node);
+/* The next node shown after node in the order of the rows with everything
+ * expanded, entering only nodes with within[node] set (NULL: all); 0 at the end. */
+uint32_t view_preorder_next(struct view *v, uint32_t node, const uint8_t *within);
 /* Select the thread choice c (recomputes the values). */
 void view_select_threads(struct view *v, const struct view_choice *c);
 /* The thread picker's entries (v->choices). */
 void view_make_choices(struct view *v);
 /* The self-cost rows of the rank shown (built if they are not). */
 struct view_rank *view_flat(struct view *v);
-/* The per-line costs of the rank shown (built if they are not). */
+/* The per-line costs of the source panel's file (v->src_file) in the rank shown (built if they are not). */
 struct view_rank *view_source_costs(struct view *v);
 /* Show dataset k (its chains of single children expanded the first time). */
 void view_switch_data(struct view *v, uint32_t k);

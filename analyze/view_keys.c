@@ -17,6 +17,7 @@
 
 #include "alloc.h"
 #include "options.h"
+#include "terminal.h"
 
 static int is_char(int key, int c)
 {
@@ -61,6 +62,7 @@ static const char *frame_name(const struct view_data *d, uint32_t frame)
 
 void view_open_source(struct view *v, uint32_t file, uint32_t line)
 {
+	v->src_file = file;
 	struct view_rank *r = view_source_costs(v);
 	const struct profile *p = view_cur(v)->p;
 	uint32_t fi = source_file_index(&r->source, file);
@@ -69,7 +71,6 @@ void view_open_source(struct view *v, uint32_t file, uint32_t line)
 	source_text_free(&v->src_text);
 	source_text_load(&v->src_text, profile_string(p, file), binary, v->o.search_dirs, v->o.nsearch_dirs,
 			 f ? f->max_line : line);
-	v->src_file = file;
 	v->src_line = line;
 	v->src_lines = v->src_text.nlines > (f ? f->max_line : 0) ? v->src_text.nlines : f ? f->max_line : 0;
 	v->src_cursor = line ? line : 1;
@@ -77,10 +78,11 @@ void view_open_source(struct view *v, uint32_t file, uint32_t line)
 	if (v->mode != VIEW_SOURCE)
 		v->source_back = v->mode;
 	v->mode = VIEW_SOURCE;
-	if (v->src_text.note[0])
+	char safe[4096];
+	if (v->src_text.note[0]) /* escaped by source_text_load */
 		view_say(v, 1, "%s", v->src_text.note);
 	else
-		view_say(v, 0, "%s   n next costly line  q back", v->src_text.path);
+		view_say(v, 0, "%s   n next costly line  q back", escape_text(v->src_text.path, safe, sizeof(safe)));
 }
 
 /* The source of the tree row's frame (an allocation leaf's: its allocating frame's). */
@@ -225,9 +227,18 @@ static void make_matches(struct view *v)
 	if (v->match_data == v->cur)
 		return;
 	free(v->frame_match);
+	free(v->subtree_match);
 	v->frame_match = calloc_or_abort(d->t->nframes ? d->t->nframes : 1, 1);
 	for (uint32_t f = 0; f < d->t->nframes; f++)
 		v->frame_match[f] = v->query[0] && strcasestr(frame_name(d, f), v->query) != NULL;
+	/* Where the matches are, so the walk enters no subtree without one
+	 * (children come after their parents: one backward pass). */
+	const struct calltree *t = d->t;
+	v->subtree_match = calloc_or_abort(t->nnodes ? t->nnodes : 1, 1);
+	for (uint32_t n = t->nnodes; n-- > 1;) {
+		v->subtree_match[n] |= v->frame_match[t->nodes[n].frame];
+		v->subtree_match[t->nodes[n].parent] |= v->subtree_match[n];
+	}
 	v->match_data = v->cur;
 }
 
@@ -253,8 +264,8 @@ static int next_match(struct view *v)
 	view_rows_update(v);
 	uint32_t start = v->nrows ? v->rows[v->cursor] : 0, node = start;
 	for (uint64_t steps = 0; steps <= d->t->nnodes; steps++) {
-		node = view_preorder_next(v, node);
-		if (node == 0 && (node = view_preorder_next(v, 0)) == 0)
+		node = view_preorder_next(v, node, v->subtree_match);
+		if (node == 0 && (node = view_preorder_next(v, 0, v->subtree_match)) == 0)
 			return 0;
 		if (v->frame_match[d->t->nodes[node].frame]) {
 			for (uint32_t a = d->t->nodes[node].parent; a; a = d->t->nodes[a].parent)

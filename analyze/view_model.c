@@ -26,17 +26,24 @@
 #include "filter.h"
 #include "terminal.h"
 
-static void rank_free(struct view_rank *r)
+/* Forget a rank's values (the thread selection changed); its arrays stay for the next. */
+static void rank_reset(struct view_rank *r)
 {
 	if (r->flat_ready) {
 		flat_table_free(&r->flat);
 		free(r->flat_order);
+		r->flat_order = NULL;
 	}
 	if (r->source_ready)
 		source_table_free(&r->source);
+	r->flat_ready = r->source_ready = r->ready = 0;
+}
+
+static void rank_free(struct view_rank *r)
+{
+	rank_reset(r);
 	free(r->stack);
 	free(r->incl);
-	free(r->self);
 	free(r->order);
 	free(r->pos);
 	free(r->sorted);
@@ -96,6 +103,8 @@ static void data_free(struct view_data *d)
 	free(d->child_start);
 	free(d->child_list);
 	free(d->expanded);
+	free(d->topmost[0]);
+	free(d->topmost[1]);
 }
 
 struct view_rank *view_rank(struct view *v)
@@ -111,20 +120,24 @@ struct view_rank *view_rank_of(struct view *v, uint32_t type)
 		return r;
 	const struct calltree *t = d->t;
 	uint32_t ns = d->p->nstacks ? d->p->nstacks : 1, nn = t->nnodes;
-	r->stack = calloc_or_abort(ns, sizeof(*r->stack));
+	/* The arrays of an earlier selection are reused: a new thread costs
+	 * no page faults on a tree of millions of nodes. */
+	if (!r->stack) {
+		r->stack = calloc_or_abort(ns, sizeof(*r->stack));
+		r->incl = calloc_or_abort(nn, sizeof(*r->incl));
+		r->order = calloc_or_abort(nn, sizeof(*r->order));
+		r->pos = calloc_or_abort(nn, sizeof(*r->pos));
+		r->sorted = calloc_or_abort(nn, 1);
+	}
 	calltree_stack_sums(t, type, v->thread_mask, r->stack);
-	r->incl = calloc_or_abort(nn, sizeof(*r->incl));
-	r->self = calloc_or_abort(nn, sizeof(*r->self));
-	calltree_node_sums(t, r->stack, r->incl, r->self);
+	calltree_node_sums(t, r->stack, r->incl, NULL);
 	r->total_abs = 0;
 	for (uint32_t s = 0; s < d->p->nstacks; s++) {
 		uint64_t a = t->stack_node[s] == CALLTREE_NONE ? 0 : abs_i64(r->stack[s]);
 		r->total_abs = r->total_abs > UINT64_MAX - a ? UINT64_MAX : r->total_abs + a;
 	}
-	r->order = calloc_or_abort(nn, sizeof(*r->order));
 	memcpy(r->order, d->child_list, nn * sizeof(*r->order));
-	r->pos = calloc_or_abort(nn, sizeof(*r->pos));
-	r->sorted = calloc_or_abort(nn, 1);
+	memset(r->sorted, 0, nn);
 	r->ready = 1;
 	return r;
 }
@@ -228,20 +241,20 @@ void view_rows_update(struct view *v)
 	v->rows_dirty = 0;
 }
 
-uint32_t view_preorder_next(struct view *v, uint32_t node)
+uint32_t view_preorder_next(struct view *v, uint32_t node, const uint8_t *within)
 {
 	const struct calltree *t = view_cur(v)->t;
 	uint32_t n;
 	const uint32_t *kids = view_children(v, node, &n);
 	for (uint32_t i = 0; i < n; i++)
-		if (view_child_shown(v, node, kids[i]))
+		if ((!within || within[kids[i]]) && view_child_shown(v, node, kids[i]))
 			return kids[i];
 	const struct view_rank *r = view_rank(v);
 	while (node != 0) {
 		uint32_t parent = t->nodes[node].parent;
 		kids = view_children(v, parent, &n);
 		for (uint32_t i = r->pos[node] + 1; i < n; i++)
-			if (view_child_shown(v, parent, kids[i]))
+			if ((!within || within[kids[i]]) && view_child_shown(v, parent, kids[i]))
 				return kids[i];
 		node = parent;
 	}
@@ -266,7 +279,7 @@ void view_select_threads(struct view *v, const struct view_choice *c)
 	v->thread_choice = *c;
 	for (uint32_t k = 0; k < v->ndata; k++) {
 		for (uint32_t t = 0; t < PROFILE_MAX_VALUE_TYPES; t++)
-			rank_free(&v->data[k].ranks[t]);
+			rank_reset(&v->data[k].ranks[t]);
 		data_totals(v, &v->data[k]);
 	}
 	v->rows_dirty = 1;
@@ -350,13 +363,17 @@ struct view_rank *view_flat(struct view *v)
 		flat_table_free(&r->flat);
 		free(r->flat_order);
 	}
-	flat_table_build(&r->flat, d->t, v->flat_by_line, r->stack);
+	flat_table_build_nodes(&r->flat, d->t, v->flat_by_line, r->stack, r->incl, d->topmost[v->flat_by_line]);
+	if (!d->topmost[v->flat_by_line]) /* the same for every value and thread: made once */
+		d->topmost[v->flat_by_line] = flat_table_topmost(&r->flat);
 	/* --mincount judges the count type's self, as the tree's filters do:
 	 * its table has the same rows in the same order (flat_table_build). */
 	struct flat_table counts = r->flat;
 	uint32_t count = profile_count_type(d->p, view_value(v));
-	if (v->mincount && count != PROFILE_NO_VALUE && count != view_value(v))
-		flat_table_build(&counts, d->t, v->flat_by_line, view_rank_of(v, count)->stack);
+	if (v->mincount && count != PROFILE_NO_VALUE && count != view_value(v)) {
+		struct view_rank *c = view_rank_of(v, count);
+		flat_table_build_nodes(&counts, d->t, v->flat_by_line, c->stack, c->incl, d->topmost[v->flat_by_line]);
+	}
 	r->flat_order = calloc_or_abort(r->flat.nrows ? r->flat.nrows : 1, sizeof(*r->flat_order));
 	r->nflat = 0;
 	for (uint32_t i = 0; i < r->flat.nrows; i++) {
@@ -380,9 +397,14 @@ struct view_rank *view_source_costs(struct view *v)
 {
 	struct view_data *d = view_cur(v);
 	struct view_rank *r = view_rank(v);
+	if (r->source_ready && r->source_file != v->src_file) {
+		source_table_free(&r->source);
+		r->source_ready = 0;
+	}
 	if (!r->source_ready) {
 		const int64_t *values[1] = {r->stack};
-		source_table_build(&r->source, d->t, values, 1);
+		source_table_build_file(&r->source, d->t, v->src_file, values, 1);
+		r->source_file = v->src_file;
 		r->source_ready = 1;
 	}
 	return r;
@@ -472,6 +494,16 @@ struct view *view_new(struct profile *p, const struct view_options *o)
 	v->page_rows = 10;
 	v->utf8 = 1;
 	view_switch_data(v, 0);
+	/* Which node of a path counts in the flat rows depends on no value:
+	 * found now, for both granularities, so s and b never walk the tree. */
+	diag_progress(o->diag, "ranking the flat view");
+	for (uint32_t i = 0; i < v->nranked; i++) /* u then has them ready too */
+		view_rank_of(v, v->ranked[i]);
+	v->flat_by_line = 0;
+	view_flat(v);
+	v->flat_by_line = 1;
+	view_flat(v);
+	diag_progress(o->diag, "%s", "");
 	return v;
 }
 
@@ -487,6 +519,7 @@ void view_free(struct view *v)
 	free(v->rows);
 	free(v->thread_mask);
 	free(v->frame_match);
+	free(v->subtree_match);
 	free(v->choices);
 	source_text_free(&v->src_text);
 	free(v->trace);
@@ -502,4 +535,11 @@ void view_add_messages(struct view *v, char *const *texts, size_t n)
 	if (v->nmessages)
 		view_say(v, 0, "%zu warning%s while loading: w shows %s   ? keys  q quit", v->nmessages,
 			 v->nmessages == 1 ? "" : "s", v->nmessages == 1 ? "it" : "them");
+}
+
+void view_stats(const struct view *v, uint64_t *pairs, uint32_t *stacks, uint32_t *nodes)
+{
+	*pairs = v->data[0].p->nsamples;
+	*stacks = v->data[0].p->nstacks;
+	*nodes = v->data[0].t->nnodes;
 }

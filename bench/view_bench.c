@@ -95,8 +95,12 @@ int main(int argc, char **argv)
 	double t2 = now_ms();
 	view_draw(v, &s);
 	double t3 = now_ms();
-	printf("load %.0f ms, view %.0f ms, first draw %.1f ms (%llu samples)\n", t1 - t0, t2 - t1, t3 - t2,
-	       (unsigned long long)samples);
+	uint64_t pairs;
+	uint32_t stacks, nodes;
+	view_stats(v, &pairs, &stacks, &nodes);
+	printf("load %.0f ms, view %.0f ms, first draw %.1f ms (%llu samples, %llu (stack, thread) pairs, %u stacks, "
+	       "%u tree nodes)\n",
+	       t1 - t0, t2 - t1, t3 - t2, (unsigned long long)samples, (unsigned long long)pairs, stacks, nodes);
 	const char *const *script = (const char *const *)argv + i;
 	int nscript = argc - i;
 	if (nscript == 0) {

@@ -161,6 +161,13 @@ T capture-pane -p -e -t v | grep -q "$(printf '\033')\[[0-9;]*\(3[0-7]\|4[0-7]\|
 	fail "colours despite NO_COLOR"
 keys q
 restored 0
+# A terminal without colours (and without an alternate screen).
+run "TERM=vt100 '$a' view t.zst"
+wait_for "report_split.c:35"
+keys s
+wait_for "| flat"
+keys q
+restored 0
 
 # --- SIGINT (^C), SIGTERM and a crash: the terminal back, death by the signal ---
 run "'$a' view t.zst"

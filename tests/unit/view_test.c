@@ -5,7 +5,9 @@
  * cost), after expanding to the allocation leaves, in the source panel,
  * after t (a thread), f (filters), / and n (search), L (leaks, peak); the
  * flame strip's layout; names shortened; every screen size from too small
- * to 200x60; no control character of a trace reaching a cell.
+ * to 200x60; no control character of a trace reaching a cell; and the
+ * flat rows and source costs the viewer makes from tree nodes equal those
+ * made from the stacks.
  *
  * The allocation profile follows the model issue 8 plans (view_alloc.c
  * says it): one sample per event with its time, alloc_* and inuse_*
@@ -19,6 +21,8 @@
 #include <unistd.h>
 
 #include "profile_builder.h"
+#include "report.h"
+#include "source.h"
 #include "view.h"
 #include "view_internal.h"
 
@@ -479,6 +483,85 @@ static void test_hostile_and_sizes(void)
 	view_free(v);
 }
 
+/* The viewer's flat rows and source costs come from the tree's nodes: they
+ * must equal what flat_table_build and source_table_build make from the
+ * stacks, recursion, inlined frames, leaves and a thread's zeros included. */
+static void compare_tables(struct profile *p, const char *what)
+{
+	struct calltree *t = calltree_new(p, 1, CALLTREE_ALL_THREADS, 0);
+	calltree_build_all_nodes(t);
+	int64_t *stack = calloc(p->nstacks + 1, sizeof(*stack)), *incl = calloc(t->nnodes, sizeof(*incl));
+	uint8_t mask[2] = {1, 0};
+	for (uint32_t v = 0; v < p->nvalue_types; v++) {
+		for (int masked = 0; masked < 2; masked++) {
+			calltree_stack_sums(t, v, masked ? mask : NULL, stack);
+			calltree_node_sums(t, stack, incl, NULL);
+			for (int by_line = 0; by_line < 2; by_line++) {
+				struct flat_table a, b;
+				flat_table_build(&a, t, by_line, stack);
+				flat_table_build_nodes(&b, t, by_line, stack, incl, NULL);
+				uint8_t *topmost = flat_table_topmost(&b);
+				struct flat_table c;
+				flat_table_build_nodes(&c, t, by_line, stack, incl, topmost);
+				for (uint32_t i = 0; i < c.nrows; i++)
+					CHECK(c.rows[i].count == b.rows[i].count && c.rows[i].self == b.rows[i].self);
+				flat_table_free(&c);
+				free(topmost);
+				CHECKF(a.nrows == b.nrows, "%s: %u rows, %u from nodes", what, a.nrows, b.nrows);
+				for (uint32_t i = 0; i < a.nrows && i < b.nrows; i++)
+					CHECKF(a.rows[i].count == b.rows[i].count && a.rows[i].self == b.rows[i].self,
+					       "%s type %u by_line %d row %u: %lld/%lld, from nodes %lld/%lld", what, v, by_line,
+					       i, (long long)a.rows[i].count, (long long)a.rows[i].self,
+					       (long long)b.rows[i].count, (long long)b.rows[i].self);
+				flat_table_free(&a);
+				flat_table_free(&b);
+			}
+			const int64_t *values[1] = {stack};
+			struct source_table all;
+			source_table_build(&all, t, values, 1);
+			for (uint32_t f = 0; f < all.nfiles; f++) {
+				struct source_table one;
+				source_table_build_file(&one, t, all.files[f].file, values, 1);
+				CHECKF(one.nfiles == 1 && one.files[0].nlines == all.files[f].nlines &&
+					       one.files[0].totals[0] == all.files[f].totals[0],
+				       "%s: file %u", what, f);
+				for (uint32_t l = 0; one.nfiles && l < one.files[0].nlines && l < all.files[f].nlines; l++)
+					CHECK(one.files[0].lines[l].line == all.files[f].lines[l].line &&
+					      source_line_value(&one, &one.files[0].lines[l], 0) ==
+						      source_line_value(&all, &all.files[f].lines[l], 0));
+				source_table_free(&one);
+			}
+			source_table_free(&all);
+		}
+	}
+	free(stack);
+	free(incl);
+	calltree_free(t);
+	profile_free(p);
+}
+
+static void test_tables_from_nodes(void)
+{
+	compare_tables(cpu_profile(), "cpu");
+	compare_tables(build_alloc_workload(), "alloc");
+	/* Recursion and inline chains: rec calls itself through an inlined helper. */
+	struct profile *p = build_cpu_profile(1000000);
+	struct profile_module m = {.path = profile_intern(p, "/x")};
+	profile_add_module(p, &m);
+	struct profile_thread t1 = {.pid = 1, .tid = 1}, t2 = {.pid = 1, .tid = 2};
+	profile_add_thread(p, &t1);
+	profile_add_thread(p, &t2);
+	uint32_t f_rec = build_function(p, "rec", "r.c", 1, 0, 0), f_help = build_function(p, "help", "h.h", 1, 0, 0);
+	uint32_t l2 = 2;
+	int r2 = (int)build_location(p, 2, 0, &f_rec, &l2, 1);
+	int r3 = (int)build_location(p, 3, 0, (uint32_t[]){f_help, f_rec}, (uint32_t[]){7, 3}, 2);
+	build_weighted_sample(p, build_stack(p, (int[]){r2, r3, r2, r3, -1}), 0, 0, 5);
+	build_weighted_sample(p, build_stack(p, (int[]){r2, r3, r2, -1}), 1, 0, 3);
+	build_weighted_sample(p, build_stack(p, (int[]){r3, r3, r3, -1}), 0, 0, 2);
+	build_weighted_sample(p, build_stack(p, (int[]){r2, -1}), 1, 0, 1);
+	compare_tables(p, "recursive");
+}
+
 static void write_source(void)
 {
 	char dir[] = "/tmp/view_test.XXXXXX";
@@ -501,6 +584,7 @@ int main(void)
 	test_cpu();
 	test_alloc();
 	test_names();
+	test_tables_from_nodes();
 	test_hostile_and_sizes();
 	view_screen_free(&screen);
 	unlink(source_path);
