@@ -167,6 +167,9 @@ static void build_nodes(struct calltree *t, const uint8_t *include, uint32_t max
 	}
 	free(frames);
 	hashmap_free(&edges);
+	t->parents = calloc_or_abort(t->nnodes, sizeof(*t->parents));
+	for (uint32_t n = 0; n < t->nnodes; n++)
+		t->parents[n] = t->nodes[n].parent;
 }
 
 void calltree_build_nodes(struct calltree *t)
@@ -230,7 +233,7 @@ void calltree_node_sums(const struct calltree *t, const int64_t *stack_values, i
 	 * (calltree.h), so one backward pass adds each node into its parent:
 	 * sequential, where walking every stack's parents chased pointers. */
 	for (uint32_t n = t->nnodes; n-- > 1;)
-		inclusive[t->nodes[n].parent] = sat_add_i64(inclusive[t->nodes[n].parent], inclusive[n], NULL);
+		inclusive[t->parents[n]] = sat_add_i64(inclusive[t->parents[n]], inclusive[n], NULL);
 }
 
 void calltree_free(struct calltree *t)
@@ -241,6 +244,7 @@ void calltree_free(struct calltree *t)
 	free(t->line_frame);
 	free(t->stack_value);
 	free(t->nodes);
+	free(t->parents);
 	free(t->stack_node);
 	free(t);
 }

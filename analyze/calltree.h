@@ -62,6 +62,7 @@ struct calltree {
 	uint32_t nnodes;
 	uint32_t *stack_node;      /* per profile stack: its innermost node, CALLTREE_NONE
 				      when it has none (after calltree_build_nodes) */
+	uint32_t *parents;         /* per node: nodes[n].parent, packed for passes over every node */
 	uint32_t thread;           /* the thread selected, or CALLTREE_ALL_THREADS */
 };
 
