@@ -1,8 +1,10 @@
 /*
  * builtin-info.c - "analyze info": what is in a trace. The run (command,
  * start, duration, mode, sampling source and its effective rate, exit), the
- * totals (samples, value types, losses), threads, modules (build-ids and
- * what debug info exists for each) and the file itself (size, compression);
+ * totals (samples, value types, losses, what the agent's signal handler
+ * cost), threads (with the CPU time each measured at its end against what
+ * its samples cover), modules (build-ids and what debug info exists for
+ * each) and the file itself (size, compression);
  * as text, or with --format json as one JSON object holding every figure the
  * text shows (for scripts and tests).
  *
@@ -37,7 +39,28 @@ struct info {
 	int saturated;
 	int64_t *thread_values; /* per thread, of value */
 	uint64_t *thread_rows;
+	int64_t *thread_cpu; /* per thread, the CPU time its samples stand for (0 without a period type) */
 };
+
+/* A thread's CPU time as the agent measured it at its end (1.2 traces), 0 when unknown. */
+static uint64_t measured_ns(const struct info *in, uint32_t thread)
+{
+	return thread < in->st->nthread_cpu ? in->st->thread_cpu_ns[thread] : 0;
+}
+
+/* Over the threads whose CPU time was measured: how many, that time, and what their samples cover. */
+static uint32_t measured_totals(const struct info *in, uint64_t *measured, uint64_t *sampled)
+{
+	uint32_t threads = 0;
+	*measured = *sampled = 0;
+	for (uint32_t i = 0; i < in->p->nthreads; i++)
+		if (measured_ns(in, i)) {
+			threads++;
+			*measured += measured_ns(in, i);
+			*sampled += in->thread_cpu[i] > 0 ? (uint64_t)in->thread_cpu[i] : 0;
+		}
+	return threads;
+}
 
 static const char *text(const struct profile *p, uint32_t id, char *buf, size_t len)
 {
@@ -195,7 +218,23 @@ static void print_text(const struct info *in)
 		       " (weight %" PRId64 ") were read back\n",
 		       st->end_samples, st->end_weight, p->nsamples,
 		       count != PROFILE_NO_VALUE ? in->totals[count] : 0);
+	if (st->agent_signals) {
+		/* The agent's handler, timed by itself (trace 1.2); the kernel's delivery is not in it. */
+		printf("Agent cost:    %.2f us per sample (%s in the handler over %" PRIu64 " signals",
+		       p->nsamples ? (double)st->agent_ns / (double)p->nsamples / 1e3 : 0.0,
+		       format_duration(st->agent_ns, a, sizeof(a)), st->agent_signals);
+		if (cpu_ns(in) > 0)
+			printf(", %.2f%% of the CPU time sampled", 100.0 * (double)st->agent_ns / (double)cpu_ns(in));
+		printf(")\n");
+	}
 	printf("Exit:          %s\n", exit_text(p, a, sizeof(a)));
+	uint64_t measured, sampled;
+	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
+	if (measured_threads)
+		printf("Measured CPU:  %s by %u threads at their end; their samples cover %s (%.1f%%), %s unsampled\n",
+		       format_duration(measured, a, sizeof(a)), measured_threads, format_duration(sampled, b, sizeof(b)),
+		       100.0 * (double)sampled / (double)measured,
+		       format_duration(measured > sampled ? measured - sampled : 0, c, sizeof(c)));
 
 	printf("Threads:       %u\n", p->nthreads);
 	if (p->nthreads) {
@@ -204,11 +243,14 @@ static void print_text(const struct info *in)
 		snprintf(c, sizeof(c), "%s", is_cpu ? "CPU TIME" : profile_string(p, p->value_types[in->value].type));
 		for (char *u = c; *u; u++)
 			*u = *u >= 'a' && *u <= 'z' ? (char)(*u - 32) : *u;
-		printf("  %8s %8s %10s %12s  %s\n", "PID", "TID", "SAMPLES", c, "NAME");
+		printf("  %8s %8s %10s %12s %12s  %s\n", "PID", "TID", "SAMPLES", c, "MEASURED", "NAME");
 		for (uint32_t i = 0; i < p->nthreads; i++) {
 			const struct profile_thread *t = &p->threads[i];
-			printf("  %8u %8u %10" PRIu64 " %12s  %s\n", t->pid, t->tid, in->thread_rows[i],
-			       format_value(in->thread_values[i], unit, b, sizeof(b)), text(p, t->name, a, sizeof(a)));
+			char m[64] = "-";
+			if (measured_ns(in, i))
+				format_duration(measured_ns(in, i), m, sizeof(m));
+			printf("  %8u %8u %10" PRIu64 " %12s %12s  %s\n", t->pid, t->tid, in->thread_rows[i],
+			       format_value(in->thread_values[i], unit, b, sizeof(b)), m, text(p, t->name, a, sizeof(a)));
 		}
 	}
 
@@ -304,6 +346,13 @@ static json_t *info_json(const struct info *in)
 						   juint(st->end_samples), "weight", juint(st->end_weight)));
 	json_object_set_new(root, "exit", json_pack("{s:o,s:i}", "text", jstring(exit_text(p, a, sizeof(a))),
 						    "wait_status", p->wait_status));
+	json_object_set_new(root, "agent", json_pack("{s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
+						     juint(st->agent_signals)));
+	uint64_t measured, sampled;
+	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
+	json_object_set_new(root, "measured_cpu",
+			    json_pack("{s:I,s:o,s:o}", "threads", (json_int_t)measured_threads, "measured_ns",
+				      juint(measured), "sampled_ns", juint(sampled)));
 	json_t *threads = json_array();
 	int64_t *values = calloc_or_abort(p->nthreads, sizeof(*values));
 	json_t *per_type[PROFILE_MAX_VALUE_TYPES] = { 0 };
@@ -319,9 +368,10 @@ static json_t *info_json(const struct info *in)
 		json_t *tv = json_object();
 		for (uint32_t v = 0; v < p->nvalue_types; v++)
 			json_object_set(tv, profile_string(p, p->value_types[v].type), json_array_get(per_type[v], i));
-		json_array_append_new(threads, json_pack("{s:I,s:I,s:o,s:o,s:o}", "pid", (json_int_t)t->pid, "tid",
+		json_array_append_new(threads, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o}", "pid", (json_int_t)t->pid, "tid",
 							 (json_int_t)t->tid, "name", jstring(profile_string(p, t->name)),
-							 "samples", juint(in->thread_rows[i]), "values", tv));
+							 "samples", juint(in->thread_rows[i]), "values", tv,
+							 "measured_cpu_ns", juint(measured_ns(in, i))));
 	}
 	for (uint32_t v = 0; v < p->nvalue_types; v++)
 		json_decref(per_type[v]);
@@ -417,6 +467,9 @@ int cmd_info(int argc, char **argv)
 		in.thread_values = calloc_or_abort(p->nthreads, sizeof(*in.thread_values));
 		in.thread_rows = calloc_or_abort(p->nthreads, sizeof(*in.thread_rows));
 		profile_thread_totals(p, in.value, in.thread_values, in.thread_rows);
+		in.thread_cpu = calloc_or_abort(p->nthreads, sizeof(*in.thread_cpu));
+		if (p->period_type != PROFILE_NO_VALUE)
+			profile_thread_totals(p, p->period_type, in.thread_cpu, NULL);
 		if (args.json) {
 			json_t *doc = info_json(&in);
 			json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -427,6 +480,7 @@ int cmd_info(int argc, char **argv)
 		}
 		free(in.thread_values);
 		free(in.thread_rows);
+		free(in.thread_cpu);
 		rc = finish_output(&cmd);
 	}
 	if (p)

@@ -47,6 +47,9 @@ void load_stats_free(struct load_stats *stats)
 		free(stats->meta);
 		stats->meta = NULL;
 		stats->nmeta = 0;
+		free(stats->thread_cpu_ns);
+		stats->thread_cpu_ns = NULL;
+		stats->nthread_cpu = 0;
 	}
 }
 
@@ -117,6 +120,22 @@ static void add_end(struct loader *L, const struct trace_end *e)
 	L->stats->end_samples = e->samples;
 	L->stats->end_weight = e->weight;
 	L->stats->end_flags = e->flags;
+	L->stats->agent_ns = e->agent_ns;
+	L->stats->agent_signals = e->agent_signals;
+}
+
+/* A thread's own CPU clock at its end (1.2): what its samples should add up to. */
+static void add_thread_cpu(struct load_stats *st, uint32_t thread, const struct trace_thread *t)
+{
+	if (!t->cpu_ns || !(t->flags & (TRACE_THREAD_EXIT | TRACE_THREAD_AT_END)))
+		return;
+	if (thread >= st->nthread_cpu) {
+		st->thread_cpu_ns = realloc_or_abort(st->thread_cpu_ns, (thread + 1) * sizeof(*st->thread_cpu_ns));
+		memset(st->thread_cpu_ns + st->nthread_cpu, 0, (thread + 1 - st->nthread_cpu) * sizeof(uint64_t));
+		st->nthread_cpu = thread + 1;
+	}
+	if (t->cpu_ns > st->thread_cpu_ns[thread])
+		st->thread_cpu_ns[thread] = t->cpu_ns;
 }
 
 static void run_record(struct loader *L, void *state, const struct trace_record *rec)
@@ -130,6 +149,7 @@ static void run_record(struct loader *L, void *state, const struct trace_record 
 		uint32_t i = loader_thread_index(L, rec->u.thread.pid, rec->u.thread.tid);
 		if (rec->u.thread.name && *rec->u.thread.name)
 			L->p->threads[i].name = profile_intern(L->p, rec->u.thread.name);
+		add_thread_cpu(L->stats, i, &rec->u.thread);
 		break;
 	}
 	case TRACE_END:

@@ -53,6 +53,12 @@ struct load_stats {
 	uint64_t end_samples;      /* totals the END record states (0 when truncated) */
 	uint64_t end_weight;
 	uint32_t end_flags;        /* TRACE_END_* */
+	uint64_t agent_ns;         /* END (1.2): time the agent's signal handler took */
+	uint64_t agent_signals;    /* END (1.2): signals it handled */
+	/* Per profile thread (index < nthread_cpu): its CPU time as the agent
+	 * measured it when it exited or the process ended; 0: not measured. */
+	uint64_t *thread_cpu_ns;
+	uint32_t nthread_cpu;
 	struct load_meta *meta;    /* every META record, in order */
 	uint32_t nmeta;
 	uint64_t distinct_addresses;

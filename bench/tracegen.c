@@ -178,7 +178,7 @@ static void write_header(struct trace_writer *w, const struct elf_info *info, co
 		die("write");
 	for (uint32_t t = 0; t < nthreads; t++) {
 		snprintf(buf, sizeof(buf), t ? "worker-%u" : "main", t);
-		struct trace_thread th = { pid, pid + t, start_mono, TRACE_THREAD_START, buf };
+		struct trace_thread th = { pid, pid + t, start_mono, TRACE_THREAD_START, buf, 0 };
 		if (trace_writer_thread(w, &th) < 0)
 			die("write");
 	}
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 			weight += sample_weight;
 		}
 	}
-	struct trace_end end = { now + INTERVAL_NS, 0, TRACE_END_EXITED, nsamples, weight, 0 };
+	struct trace_end end = { now + INTERVAL_NS, 0, TRACE_END_EXITED, nsamples, weight, 0, 0, 0 };
 	if (trace_writer_close(w, &end) < 0)
 		die("write");
 	close(fd);

@@ -3,8 +3,13 @@
  * ipscope agent and write its trace.
  *
  * collect itself does the costly work the agent must not: it drains the
- * shared rings every few milliseconds, merges stacks, compresses, and flushes
+ * shared rings every 10 to 50 ms, merges stacks, compresses, and flushes
  * the trace at least every 100 ms so a cut-off file is still readable.
+ *
+ * The program must see the descriptors collect was given, closed ones
+ * included: a closed 0, 1 or 2 is held by a close-on-exec /dev/null while
+ * collect runs, so nothing collect opens lands there and the exec closes it
+ * again.
  */
 #include "collect.h"
 
@@ -19,12 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DRAIN_INTERVAL_MS 10
+/* A ring holds 256 KiB, seconds of a busy thread's samples: drain every 50 ms,
+ * every 10 ms while one fills faster. Each wake-up costs collect ~30 us. */
+#define DRAIN_BUSY_MS 10
+#define DRAIN_IDLE_MS 50
 #define FLUSH_INTERVAL_NS 100000000ull
 
 static const char usage_text[] =
@@ -33,16 +42,24 @@ static const char usage_text[] =
 	"Run PROGRAM under the ipscope agent, sampling backtraces of every thread on\n"
 	"its CPU-time clock, and write a zstd-compressed trace for `analyze`.\n"
 	"\n"
-	"  -o, --output FILE        write the trace to FILE (mode 0600); default: stdout,\n"
-	"                           which must not be a terminal\n"
+	"  -o, --output FILE        write the trace to FILE (mode 0600; a device or FIFO\n"
+	"                           such as /dev/stdout is written as a stream, never\n"
+	"                           truncated or chmod'ed); default: stdout, which must\n"
+	"                           not be a terminal\n"
 	"  -i, --interval TIME      sampling interval of each thread's CPU time: 250us,\n"
 	"                           1ms (default), 10ms; units ns, us, ms, s\n"
 	"  -m, --mode MODE          cpu (default); wall is not available yet\n"
 	"      --source SOURCE      what times the samples: auto (default: perf when the\n"
-	"                           kernel allows it, else timer), perf (a task-clock\n"
-	"                           perf event per thread, at the requested rate) or timer\n"
-	"                           (CPU-time timers: fire on the scheduler tick only,\n"
+	"                           kernel allows it, else timer), perf (user mode: a\n"
+	"                           task-clock perf event per thread at the requested\n"
+	"                           rate; system calls: CPU-time timer ticks) or timer\n"
+	"                           (CPU-time timers only: fire on the scheduler tick,\n"
 	"                           each sample weighted by 1 + overruns)\n"
+	"      --signal N           the signal the agent samples with (default: the\n"
+	"                           highest real-time signal PROGRAM leaves at its\n"
+	"                           default). SIGPROF and ITIMER_PROF stay PROGRAM's.\n"
+	"                           If PROGRAM installs a handler for it, sampling stops\n"
+	"                           and collect says so: pick another with --signal\n"
 	"      --max-frames N       deepest backtrace kept, 1..1024 (default 256)\n"
 	"      --zstd-level N       compression level 1..19 (default 1)\n"
 	"      --program-stdout FILE\n"
@@ -53,8 +70,13 @@ static const char usage_text[] =
 	"  -h, --help               this text\n"
 	"  -V, --version            print the version\n"
 	"\n"
-	"PROGRAM's stdin and stderr are untouched. collect exits with PROGRAM's exit\n"
-	"status, or 128+N when it died from signal N; 126/127 when it cannot be run.\n";
+	"PROGRAM's stdin and stderr are untouched, and it inherits no descriptor of\n"
+	"collect's. SIGINT, SIGQUIT, SIGTERM and SIGHUP sent to collect alone are\n"
+	"passed on to PROGRAM (sent to the process group, PROGRAM has them already).\n"
+	"Threads: any number up to 16384 at once (the shared memory grows with them);\n"
+	"samples of threads beyond that, or beyond what memory allows, are counted lost.\n"
+	"collect exits with PROGRAM's exit status, or 128+N when it died from signal N;\n"
+	"126/127 when it cannot be run.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -101,16 +123,33 @@ static int parse_int(const char *text, long lo, long hi, long *out)
 	return 0;
 }
 
+/* How the user spelled the option getopt stopped at: "-o", "--max-frames". */
+static const char *option_name(const struct option *longopts, int opt, const char *arg)
+{
+	static char name[64];
+	if (arg && !strncmp(arg, "--", 2)) /* as typed, without "=value" */
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+	else if (opt > 0 && opt < 256)
+		snprintf(name, sizeof name, "-%c", opt);
+	else
+		snprintf(name, sizeof name, "%s", "?");
+	for (const struct option *lo = longopts; !strcmp(name, "?") && lo->name; lo++)
+		if (lo->val == opt)
+			snprintf(name, sizeof name, "--%s", lo->name);
+	return name;
+}
+
 /* Returns -1 to go on, or the exit status for --help, --version and usage errors. */
 static int parse_options(int argc, char **argv, struct collect_options *o)
 {
-	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE };
+	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE, OPT_SIGNAL };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 		{ "source", required_argument, NULL, OPT_SOURCE },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "zstd-level", required_argument, NULL, OPT_ZSTD_LEVEL },
 		{ "program-stdout", required_argument, NULL, OPT_PROGRAM_STDOUT },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -124,7 +163,7 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 	o->max_frames = 256;
 	o->zstd_level = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:i:m:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:i:m:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = strcmp(optarg, "-") ? optarg : NULL;
@@ -155,6 +194,12 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 			else
 				return usage_error("unknown --source '%s' (auto, perf, timer)", optarg);
 			break;
+		case OPT_SIGNAL:
+			if (parse_int(optarg, 1, SIGRTMAX, &v) < 0 || v == SIGKILL || v == SIGSTOP)
+				return usage_error("bad --signal '%s' (a signal number, e.g. SIGRTMIN..SIGRTMAX)",
+						   optarg);
+			o->signal = (int)v;
+			break;
 		case OPT_ZSTD_LEVEL:
 			if (parse_int(optarg, 1, 19, &v) < 0)
 				return usage_error("bad --zstd-level '%s' (1..19)", optarg);
@@ -172,11 +217,10 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 		case 'V':
 			printf("collect (ipscope) %s, revision %s\n", IPSCOPE_VERSION, IPSCOPE_REVISION);
 			return 0;
+		case ':':
+			return usage_error("option '%s' needs an argument", option_name(longopts, optopt, argv[optind - 1]));
 		default:
-			if (optopt && optopt < 256)
-				return usage_error("unknown or incomplete option '-%c'",
-						   (char[]){ (char)optopt, 0 });
-			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return usage_error("unknown option '%s'", option_name(longopts, optopt, argv[optind - 1]));
 		}
 	}
 	if (optind >= argc)
@@ -242,83 +286,24 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 	trace_writer_meta(w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION " " IPSCOPE_REVISION);
 }
 
-/*
- * Open the trace file before the program runs, so an unwritable path fails
- * fast. It is truncated only once the program has started: on exec failure a
- * file collect created is removed and an existing one is left as it was.
- */
-static int open_output(const char *path, int *created)
-{
-	*created = 0;
-	if (!path)
-		return STDOUT_FILENO;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		*created = 1;
-	else if (errno == EEXIST)
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		fprintf(stderr, "collect: cannot write %s: %s\n", path, strerror(errno));
-	return fd;
-}
-
-/* The program runs: empty the file and make it private (it holds the command line and addresses). */
-static int claim_output(int fd, const char *path)
-{
-	if (!path)
-		return 0;
-	if (ftruncate(fd, 0) < 0 || fchmod(fd, 0600) < 0) {
-		fprintf(stderr, "collect: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static volatile sig_atomic_t program_pid;
-
-/*
- * Termination requests for collect are meant for the program; collect then
- * finishes the trace. Ctrl-C and Ctrl-\ from the terminal already reach the
- * program (same process group), so only a SIGINT/SIGQUIT someone sent with
- * kill() is passed on.
- */
-static void forward_signal(int sig, siginfo_t *si, void *unused)
-{
-	(void)unused;
-	int from_terminal = (sig == SIGINT || sig == SIGQUIT) && si->si_code == SI_KERNEL;
-	if (program_pid > 0 && !from_terminal)
-		kill((pid_t)program_pid, sig);
-}
-
-static void forward_signals(void)
-{
-	static const int forwarded[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = forward_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
-		sigaction(forwarded[i], &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sa.sa_flags = 0;
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
-/* Once the program is gone, collect can be interrupted like any program while it finishes. */
-static void stop_forwarding(void)
-{
-	program_pid = 0;
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-}
-
 static const char *source_name(uint32_t source)
 {
-	return source == TRANSPORT_SOURCE_PERF	? "perf-task-clock"
+	return source == TRANSPORT_SOURCE_PERF	? "perf-task-clock+cpu-timer"
 	       : source == TRANSPORT_SOURCE_TIMER ? "posix-cpu-timer"
 						  : "none";
+}
+
+/* Hold closed standard descriptors with /dev/null (close-on-exec) while collect runs; see the top. */
+static unsigned hold_closed_std_fds(void)
+{
+	unsigned closed = 0;
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			closed |= 1u << fd;
+	for (int fd = 0; fd <= 2; fd++)
+		if (closed & (1u << fd))
+			open("/dev/null", O_RDWR | O_CLOEXEC); /* the lowest free number: fd */
+	return closed;
 }
 
 static int exit_code(int status, const char *program)
@@ -334,20 +319,30 @@ static int exit_code(int status, const char *program)
 	return 1;
 }
 
+/* META records that wait for the agent: what it chose once it runs. */
+static void write_agent_meta(struct trace_writer *w, const struct transport_header *h)
+{
+	char buf[16];
+	trace_writer_meta(w, TRACE_META_SOURCE, source_name(h->source));
+	snprintf(buf, sizeof buf, "%u", h->signal);
+	trace_writer_meta(w, TRACE_META_SIGNAL, buf);
+}
+
 /* Drain until the program ends; returns its wait status. *write_failed says whether the trace is whole. */
 static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer *w, int *write_failed)
 {
 	struct transport_header *h = l->transport.header;
-	int status = 0, source_written = 0;
+	int status = 0, agent_meta_written = 0;
 	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC);
 	for (;;) {
-		int done = launch_wait(l, DRAIN_INTERVAL_MS, &status);
+		int done = launch_wait(l, drain_busy(d) ? DRAIN_BUSY_MS : DRAIN_IDLE_MS, &status);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		atomic_store(&h->consumer_heartbeat_ns, now);
-		if (!*write_failed && !source_written && atomic_load(&h->agent_state) == AGENT_RUNNING) {
-			trace_writer_meta(w, TRACE_META_SOURCE, source_name(h->source));
-			source_written = 1;
+		if (!*write_failed && !agent_meta_written && atomic_load(&h->agent_state) == AGENT_RUNNING) {
+			write_agent_meta(w, h);
+			agent_meta_written = 1;
 		}
+		launch_grow(l);
 		/* After a write error the rings are still emptied: the program must never wait on them. */
 		int failed = drain_all(d) < 0;
 		if (!failed && !done && now - last_flush >= FLUSH_INTERVAL_NS) {
@@ -363,68 +358,123 @@ static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer
 	}
 }
 
-static void summarize(const struct collect_options *o, const struct launch *l, const struct drain *d,
-		      int fd, int status)
+/* What the summary warns about: anything that makes the profile less than the whole run. */
+static void warn(const struct collect_options *o, const struct launch *l, const struct drain_totals *t,
+		 int status)
 {
 	const char *program = o->argv[0];
 	const struct transport_header *h = l->transport.header;
-	uint64_t samples, weight, lost;
-	uint32_t threads;
-	drain_totals(d, &samples, &weight, &lost, &threads);
-	uint32_t state = atomic_load(&l->transport.header->agent_state);
+	uint32_t state = atomic_load(&h->agent_state), taken = atomic_load(&h->signal_taken);
 	if (state == AGENT_NOT_STARTED)
-		fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid?): "
-				"no samples\n", program);
+		fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid, "
+				"or /proc/%d/fd not readable?): no samples\n", program, (int)getpid());
 	else if (state == AGENT_FAILED)
 		fprintf(stderr, "collect: the agent failed in %s: %.*s\n", program, (int)sizeof h->agent_error,
 			h->agent_error);
-	else if (!samples && !WIFSIGNALED(status))
-		fprintf(stderr, "collect: no samples: %s used (almost) no CPU time, or its threads block SIGPROF\n",
-			program);
+	if (taken)
+		fprintf(stderr, "collect: %s installed its own handler for signal %u, the profiler's sampling "
+				"signal: sampling stopped there (choose another with --signal)\n", program, taken);
+	else if (state == AGENT_RUNNING && !t->samples && !WIFSIGNALED(status))
+		fprintf(stderr, "collect: no samples: %s used (almost) no CPU time, or its threads block signal %u\n",
+			program, h->signal);
+	uint32_t fallback = atomic_load(&h->perf_fallback_threads);
+	if (fallback)
+		fprintf(stderr, "collect: %u threads could not map a perf event: CPU-time timers sampled them "
+				"at the scheduler tick\n", fallback);
+	uint32_t ringless = atomic_load(&h->threads_without_ring);
+	if (ringless)
+		fprintf(stderr, "collect: %u threads ended without a buffer to write to (every ring was taken): "
+				"they and their samples are missing\n", ringless);
+	if (l->grow_errno)
+		fprintf(stderr, "collect: the shared memory could not grow past %u threads (%s): samples of "
+				"threads beyond that are counted lost\n", transport_nrings(&l->transport),
+			strerror(l->grow_errno));
+	/* Short threads end between samples: say how much of their time the samples miss. */
+	uint64_t sampled = t->measured_weight * o->interval_ns;
+	if (t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
+	    t->measured_cpu_ns - sampled > t->measured_cpu_ns / 10 &&
+	    t->measured_cpu_ns - sampled > 20 * o->interval_ns)
+		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used "
+				"(short threads end between samples; a shorter -i covers more)\n",
+			100.0 * (double)sampled / (double)t->measured_cpu_ns, (double)t->measured_cpu_ns / 1e9);
+}
+
+static void summarize(const struct collect_options *o, const struct launch *l, const struct drain_totals *t,
+		      const struct output *out)
+{
 	if (o->quiet)
 		return;
-	struct stat st;
 	char where[64] = "on stdout";
-	if (o->output && fstat(fd, &st) == 0)
+	struct stat st;
+	if (o->output && out->regular && fstat(out->fd, &st) == 0)
 		snprintf(where, sizeof where, "%lld bytes in ", (long long)st.st_size);
-	fprintf(stderr, "collect: %llu samples (%.3f s CPU) from %u threads, %llu lost, %s sampling; trace %s%s\n",
-		(unsigned long long)samples, (double)weight * (double)o->interval_ns / 1e9, threads,
-		(unsigned long long)lost, source_name(h->source), where, o->output ? o->output : "");
+	else if (o->output)
+		snprintf(where, sizeof where, "written to ");
+	struct rusage self;
+	getrusage(RUSAGE_SELF, &self);
+	double own = (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+		     (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+	fprintf(stderr, "collect: %llu samples (%.3f s CPU) from %u threads, %llu lost, %s sampling; trace %s%s; "
+			"collect itself used %.3f s CPU\n",
+		(unsigned long long)t->samples, (double)t->weight * (double)o->interval_ns / 1e9, t->threads,
+		(unsigned long long)t->lost, source_name(l->transport.header->source), where,
+		o->output ? o->output : "", own);
+}
+
+/*
+ * Whether a trace writer can work here at all (zstd allocates its workspace
+ * at the first compression: under a small `ulimit -v` it cannot), tried on
+ * /dev/null before the program starts, so collect refuses instead of
+ * running the program unprofiled.
+ */
+static int probe_writer(int zstd_level)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	struct trace_writer *w = fd < 0 ? NULL : trace_writer_open(fd, zstd_level);
+	int ok = w && trace_writer_meta(w, TRACE_META_MODE, "cpu") == 0 && trace_writer_flush(w) == 0;
+	struct trace_end end;
+	memset(&end, 0, sizeof end);
+	if (w && trace_writer_close(w, &end) < 0)
+		ok = 0;
+	if (fd >= 0)
+		close(fd);
+	if (!ok && errno == EIO)
+		fprintf(stderr, "collect: cannot start a trace: zstd failed (out of memory?)\n");
+	else if (!ok)
+		fprintf(stderr, "collect: cannot start a trace: %s\n", strerror(errno));
+	return ok ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
 	struct collect_options o;
 	memset(&o, 0, sizeof o);
+	o.closed_std = hold_closed_std_fds();
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	if (!o.output && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "collect: refusing to write a binary trace to a terminal: "
-				"use -o FILE or redirect stdout\n");
-		return 2;
-	}
-	int created;
-	int fd = open_output(o.output, &created);
-	if (fd < 0)
-		return 1;
+	struct output out;
+	rc = output_open(&out, o.output);
+	if (rc)
+		return rc < 0 ? 1 : rc;
+	forward_prepare();
 
 	struct launch l;
 	memset(&l, 0, sizeof l);
-	if (launch_prepare(&l, &o) < 0)
+	if (launch_prepare(&l, &o) < 0 || probe_writer(o.zstd_level) < 0) {
+		output_abandon(&out);
 		return 1;
+	}
 	uint64_t start_real = clock_ns(CLOCK_REALTIME), start_mono = clock_ns(CLOCK_MONOTONIC);
 	atomic_store(&l.transport.header->consumer_heartbeat_ns, start_mono);
-	rc = launch_start(&l, &o, o.output == NULL);
+	rc = launch_start(&l, &o, out.is_stdout);
 	if (rc) {
-		if (created)
-			unlink(o.output);
+		output_abandon(&out);
 		return rc;
 	}
-	program_pid = l.pid;
-	forward_signals();
+	forward_start(l.pid);
 
-	struct trace_writer *w = claim_output(fd, o.output) < 0 ? NULL : trace_writer_open(fd, o.zstd_level);
+	struct trace_writer *w = output_claim(&out) < 0 ? NULL : trace_writer_open(out.fd, o.zstd_level);
 	if (!w)
 		fprintf(stderr, "collect: cannot start the trace: %s; %s runs unprofiled\n", strerror(errno),
 			o.argv[0]);
@@ -434,13 +484,18 @@ int main(int argc, char **argv)
 	struct drain *d = drain_new(w, &l.transport, (uint32_t)l.pid);
 	int write_failed = !w;
 	int status = run_until_exit(&l, d, w, &write_failed);
-	stop_forwarding();
+	forward_stop();
 
 	int code = exit_code(status, o.argv[0]);
+	struct drain_totals t;
+	drain_totals(d, &t);
 	if (w) {
-		uint64_t samples, weight, lost;
-		uint32_t threads;
-		drain_totals(d, &samples, &weight, &lost, &threads);
+		uint32_t taken = atomic_load(&l.transport.header->signal_taken);
+		if (taken) {
+			char buf[16];
+			snprintf(buf, sizeof buf, "%u", taken);
+			trace_writer_meta(w, TRACE_META_SIGNAL_TAKEN, buf);
+		}
 		char jit_message[256];
 		if (!write_failed &&
 		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,
@@ -450,16 +505,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "collect: warning: %s\n", jit_message);
 		struct trace_end end = { clock_ns(CLOCK_MONOTONIC), status,
 					 WIFSIGNALED(status) ? TRACE_END_SIGNALED : TRACE_END_EXITED,
-					 samples, weight, lost };
+					 t.samples, t.weight, t.lost, t.handler_ns, t.handler_calls };
 		if (trace_writer_close(w, &end) < 0 && !write_failed) {
 			fprintf(stderr, "collect: writing the trace failed: %s\n", strerror(errno));
 			write_failed = 1;
 		}
 		if (write_failed)
 			fprintf(stderr, "collect: the trace is incomplete\n");
-		summarize(&o, &l, d, fd, status);
+		warn(&o, &l, &t, status);
+		summarize(&o, &l, &t, &out);
+	} else {
+		/* The program ran unprofiled: the rings were emptied, nothing else to say but why. */
+		warn(&o, &l, &t, status);
 	}
-	if (o.output && close(fd) < 0)
+	if (o.output && close(out.fd) < 0)
 		fprintf(stderr, "collect: closing %s failed: %s\n", o.output, strerror(errno));
 	drain_free(d);
 	return code;

@@ -1,7 +1,9 @@
 /*
- * collect.h - the pieces of the collect program: option parsing (collect.c),
- * starting the program under the agent (launch.c) and moving records from the
- * agent's rings into the trace (drain.c).
+ * collect.h - the pieces of the collect program: option parsing and the main
+ * loop (collect.c), the trace file (output.c), starting the program under the
+ * agent and owning the shared memory (launch.c), passing termination signals
+ * on (forward.c) and moving records from the agent's rings into the trace
+ * (drain.c).
  */
 #ifndef IPSCOPE_COLLECT_H
 #define IPSCOPE_COLLECT_H
@@ -19,36 +21,73 @@ struct collect_options {
 	uint64_t interval_ns;
 	uint32_t max_frames;
 	uint32_t source; /* enum transport_source; NONE: the best available */
+	int signal; /* --signal; 0: the agent picks a free real-time signal */
 	int zstd_level;
 	int quiet;
+	unsigned closed_std; /* bit n: fd n (0..2) was closed when collect started */
 	char **argv; /* program and its arguments */
 };
+
+/* output.c */
+struct output {
+	const char *path; /* NULL: stdout */
+	int fd;
+	int created; /* collect created the file: removed if the program never runs */
+	int regular; /* a regular file: truncated and made private once the program runs */
+	int is_stdout; /* collect's stdout, named or not (-o /dev/stdout): the program's goes elsewhere */
+};
+/* Open the trace's destination before anything else; 0, or -1/2 (exit status) with a message printed. */
+int output_open(struct output *out, const char *path);
+/* The program runs: empty the file and make it private; 0 or -1 with a message. */
+int output_claim(struct output *out);
+/* The program never ran: leave no file behind that collect created. */
+void output_abandon(struct output *out);
 
 /* launch.c */
 struct launch {
 	pid_t pid;
-	int shm_fd;
+	int shm_fd; /* collect's own descriptor of the shared memory, close-on-exec */
+	int grow_errno; /* why the shared memory stopped growing; 0: it did not */
 	struct transport transport;
 	sigset_t original_mask; /* what the program gets back */
 	struct sigaction original_sigchld;
 };
 /* Create the shared memory for the agent and take over SIGCHLD; 0 or -1 with a message printed. */
 int launch_prepare(struct launch *l, const struct collect_options *o);
+/* Add a chunk of rings when few are free (called from the drain loop). */
+void launch_grow(struct launch *l);
 /* Start the program; 0 once exec succeeded, else the shell's status (126/127) after a message. */
 int launch_start(struct launch *l, const struct collect_options *o, int trace_on_stdout);
 /* Wait up to timeout_ms for the program to end; 1 with *status set when it has, else 0. */
 int launch_wait(struct launch *l, int timeout_ms, int *status);
 
+/* forward.c */
+/* Start the witness process that tells group signals apart (call early: collect is small then). */
+void forward_prepare(void);
+/* Pass termination signals sent to collect on to pid, unless pid got them too (a group kill). */
+void forward_start(pid_t pid);
+/* The program is gone: collect is interruptible again, the helper process ends. */
+void forward_stop(void);
+
 /* drain.c */
 struct drain;
+struct drain_totals {
+	uint64_t samples, weight, lost;
+	uint32_t threads; /* distinct threads seen, the definition analyze info uses too */
+	uint64_t handler_ns, handler_calls; /* time the agent spent in its signal handler */
+	/* Threads whose CPU time the agent measured at their end: that time and their samples' weight. */
+	uint32_t measured_threads;
+	uint64_t measured_cpu_ns, measured_weight;
+};
 /* A drain that writes what the agent recorded in process pid to w (NULL: discard). */
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid);
 /* Move every published record of every ring into the trace; -1 once writing failed (it then keeps
  * emptying the rings so the program never waits on them). */
 int drain_all(struct drain *d);
+/* Whether a ring was more than a sixteenth full, or many threads ended, at the last drain: drain again soon. */
+int drain_busy(const struct drain *d);
 /* Totals so far. */
-void drain_totals(const struct drain *d, uint64_t *samples, uint64_t *weight, uint64_t *lost,
-		  uint32_t *threads);
+void drain_totals(const struct drain *d, struct drain_totals *out);
 void drain_free(struct drain *d);
 
 #endif

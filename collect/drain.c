@@ -9,6 +9,11 @@
  * Everything in the rings comes from the profiled program, which may have
  * crashed or scribbled over them: sizes, counts and ids are checked here, and
  * a ring whose positions make no sense is abandoned (and said so).
+ *
+ * It also keeps the run's totals as the summary and analyze info show them:
+ * threads are distinct thread ids seen in any record (a thread that exec'd a
+ * new program image is still one thread), and for each thread whose CPU time
+ * the agent measured at its end, that time against the weight of its samples.
  */
 #include "collect.h"
 
@@ -27,6 +32,21 @@ struct merged_stack {
 
 /* More distinct stack ids than this in one run means the ids are garbage. */
 #define MAX_AGENT_STACK_ID (1u << 26)
+/* More handler time than this between two drains means the counter is garbage. */
+#define MAX_HANDLER_NS_PER_DRAIN 100000000000ull
+
+/* What collect has taken from a ring's counters so far. */
+struct ring_seen {
+	uint64_t lost, handler_ns, handler_timed, handler_calls;
+	int broken; /* abandoned: its positions made no sense */
+};
+
+struct thread_seen {
+	uint32_t tid; /* 0: empty slot */
+	int measured; /* an exit (or end of process) record gave its CPU time */
+	uint64_t weight; /* of its samples */
+	uint64_t cpu_ns;
+};
 
 struct drain {
 	struct trace_writer *w; /* NULL: records are discarded (as after a write error) */
@@ -34,7 +54,8 @@ struct drain {
 	uint32_t pid;
 	int error;
 	uint8_t *scratch; /* a private copy of the record being parsed */
-	uint8_t *broken; /* per ring: abandoned */
+	struct ring_seen *rings;
+	uint32_t nrings_seen;
 
 	uint32_t *live_modules; /* module ids mapped now, unloaded on exec */
 	uint32_t nlive_modules, live_modules_cap;
@@ -48,11 +69,15 @@ struct drain {
 	uint64_t *ips;
 	uint64_t ips_used, ips_cap;
 
-	uint64_t *ring_lost_seen;
 	uint64_t no_ring_lost_seen;
 
-	uint64_t samples, weight, lost;
-	uint32_t threads;
+	struct thread_seen *threads;
+	uint32_t threads_cap, nthreads; /* power of two; used slots */
+
+	struct drain_totals totals;
+	uint64_t cost_ns, cost_timed, cost_calls; /* the agent's handler: timed ns over timed calls, of all */
+	uint64_t fullest; /* bytes waiting in the fullest ring at the last drain */
+	uint32_t freed; /* rings of ended threads freed at the last drain */
 };
 
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
@@ -64,22 +89,52 @@ struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint3
 	d->error = !w;
 	d->slots_cap = 4096;
 	d->slots = calloc_or_abort(d->slots_cap, sizeof *d->slots);
-	d->ring_lost_seen = calloc_or_abort(t->nrings, sizeof *d->ring_lost_seen);
 	d->scratch = realloc_or_abort(NULL, t->ring_bytes);
-	d->broken = calloc_or_abort(t->nrings, 1);
+	d->threads_cap = 64;
+	d->threads = calloc_or_abort(d->threads_cap, sizeof *d->threads);
 	return d;
 }
 
 void drain_free(struct drain *d)
 {
 	free(d->scratch);
-	free(d->broken);
+	free(d->rings);
+	free(d->threads);
 	free(d->live_modules);
 	free(d->agent_to_trace);
 	free(d->slots);
 	free(d->ips);
-	free(d->ring_lost_seen);
 	free(d);
+}
+
+static struct thread_seen *thread_slot(struct thread_seen *table, uint32_t cap, uint32_t tid)
+{
+	uint32_t mask = cap - 1;
+	for (uint32_t i = (tid * 0x9e3779b1u) & mask;; i = (i + 1) & mask)
+		if (table[i].tid == tid || !table[i].tid)
+			return &table[i];
+}
+
+/* The thread's entry, made when it is first seen. */
+static struct thread_seen *thread_of(struct drain *d, uint32_t tid)
+{
+	struct thread_seen *t = thread_slot(d->threads, d->threads_cap, tid);
+	if (t->tid)
+		return t;
+	if (2 * (d->nthreads + 1) > d->threads_cap) {
+		struct thread_seen *old = d->threads;
+		uint32_t old_cap = d->threads_cap;
+		d->threads_cap *= 2;
+		d->threads = calloc_or_abort(d->threads_cap, sizeof *d->threads);
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].tid)
+				*thread_slot(d->threads, d->threads_cap, old[i].tid) = old[i];
+		free(old);
+		t = thread_slot(d->threads, d->threads_cap, tid);
+	}
+	t->tid = tid;
+	d->nthreads++;
+	return t;
 }
 
 static struct merged_stack *find_slot(struct drain *d, uint64_t hash, const uint64_t *ips, uint32_t n)
@@ -153,14 +208,16 @@ static void on_sample(struct drain *d, const struct tr_sample *s)
 {
 	uint32_t id = s->stack_id < d->agent_ids_cap ? d->agent_to_trace[s->stack_id] : 0;
 	if (!id) {
-		d->lost++; /* its stack never arrived: counted, not guessed */
+		d->totals.lost++; /* its stack never arrived: counted, not guessed */
 		return;
 	}
 	struct trace_sample ts = { s->time_ns, d->pid, s->tid, id, s->weight, s->state };
 	if (!d->error && trace_writer_sample(d->w, &ts) < 0)
 		d->error = 1;
-	d->samples++;
-	d->weight += s->weight;
+	d->totals.samples++;
+	d->totals.weight += s->weight;
+	if (s->tid)
+		thread_of(d, s->tid)->weight += s->weight;
 }
 
 static void on_thread(struct drain *d, const struct tr_thread *t)
@@ -168,9 +225,14 @@ static void on_thread(struct drain *d, const struct tr_thread *t)
 	char name[sizeof t->name + 1];
 	memcpy(name, t->name, sizeof t->name);
 	name[sizeof t->name] = 0;
-	struct trace_thread tt = { d->pid, t->tid, t->time_ns, t->flags, name };
-	if (t->flags & TRACE_THREAD_START)
-		d->threads++;
+	struct trace_thread tt = { d->pid, t->tid, t->time_ns, t->flags, name, t->cpu_ns };
+	if (t->tid) {
+		struct thread_seen *seen = thread_of(d, t->tid);
+		if ((t->flags & (TRACE_THREAD_EXIT | TRACE_THREAD_AT_END)) && t->cpu_ns) {
+			seen->measured = 1;
+			seen->cpu_ns = t->cpu_ns;
+		}
+	}
 	if (!d->error && trace_writer_thread(d->w, &tt) < 0)
 		d->error = 1;
 }
@@ -255,37 +317,71 @@ static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *paylo
 static void write_loss(struct drain *d, uint32_t tid, uint64_t lost)
 {
 	struct trace_loss l = { d->pid, tid, 0, lost };
-	d->lost += lost;
+	d->totals.lost += lost;
 	if (!d->error && trace_writer_loss(d->w, &l) < 0)
 		d->error = 1;
+}
+
+/* The agent's cost counters of a ring, taken as deltas; counters that went back or jumped are ignored. */
+static void take_cost(struct drain *d, struct transport_ring *ring, struct ring_seen *seen)
+{
+	uint64_t ns = atomic_load(&ring->handler_ns), timed = atomic_load(&ring->handler_timed);
+	uint64_t calls = atomic_load(&ring->handler_calls);
+	if (ns >= seen->handler_ns && timed >= seen->handler_timed && calls >= seen->handler_calls &&
+	    calls - seen->handler_calls >= timed - seen->handler_timed &&
+	    ns - seen->handler_ns <= (timed - seen->handler_timed) * TRANSPORT_PREEMPTED_NS) {
+		d->cost_ns += ns - seen->handler_ns;
+		d->cost_timed += timed - seen->handler_timed;
+		d->cost_calls += calls - seen->handler_calls;
+	}
+	seen->handler_ns = ns;
+	seen->handler_timed = timed;
+	seen->handler_calls = calls;
 }
 
 int drain_all(struct drain *d)
 {
 	const struct transport *t = d->t;
-	for (uint32_t i = 0; i < t->nrings; i++) {
-		struct transport_ring *ring = &t->rings[i];
+	uint32_t nrings = transport_nrings(t);
+	if (nrings > d->nrings_seen) {
+		d->rings = realloc_or_abort(d->rings, nrings * sizeof *d->rings);
+		memset(d->rings + d->nrings_seen, 0, (nrings - d->nrings_seen) * sizeof *d->rings);
+		d->nrings_seen = nrings;
+	}
+	d->fullest = 0;
+	d->freed = 0;
+	for (uint32_t i = 0; i < nrings; i++) {
+		struct transport_ring *ring = transport_ring(t, i);
+		struct ring_seen *seen = &d->rings[i];
 		uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
-		if (state == RING_FREE || d->broken[i])
+		if (state == RING_FREE || seen->broken)
 			continue;
+		uint64_t waiting = atomic_load(&ring->head) - atomic_load(&ring->tail);
+		if (waiting > d->fullest && waiting <= t->ring_bytes)
+			d->fullest = waiting;
 		if (transport_drain(t, i, d->scratch, on_record, d) < 0) {
-			d->broken[i] = 1;
+			seen->broken = 1;
 			fprintf(stderr, "collect: the program overwrote the profiler's buffer of thread %u: "
 					"its later samples are lost\n", ring->tid);
 			continue;
 		}
 		uint64_t lost = atomic_load(&ring->lost);
-		if (lost != d->ring_lost_seen[i]) {
-			write_loss(d, ring->tid, lost - d->ring_lost_seen[i]);
-			d->ring_lost_seen[i] = lost;
+		if (lost != seen->lost) {
+			write_loss(d, ring->tid, lost - seen->lost);
+			seen->lost = lost;
 		}
+		take_cost(d, ring, seen);
 		/* A closed ring's thread is gone: once empty, it can serve a new thread. */
 		if (state == RING_CLOSED && atomic_load(&ring->head) == atomic_load(&ring->tail)) {
 			atomic_store(&ring->lost, 0);
-			d->ring_lost_seen[i] = 0;
+			atomic_store(&ring->handler_ns, 0);
+			atomic_store(&ring->handler_timed, 0);
+			atomic_store(&ring->handler_calls, 0);
+			memset(seen, 0, sizeof *seen);
 			atomic_store(&ring->head, 0);
 			atomic_store(&ring->tail, 0);
 			atomic_store_explicit(&ring->state, RING_FREE, memory_order_release);
+			d->freed++;
 		}
 	}
 	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);
@@ -296,11 +392,26 @@ int drain_all(struct drain *d)
 	return d->error ? -1 : 0;
 }
 
-void drain_totals(const struct drain *d, uint64_t *samples, uint64_t *weight, uint64_t *lost,
-		  uint32_t *threads)
+int drain_busy(const struct drain *d)
 {
-	*samples = d->samples;
-	*weight = d->weight;
-	*lost = d->lost;
-	*threads = d->threads;
+	return d->fullest > d->t->ring_bytes / 16 || d->freed > d->t->rings_per_chunk / 4;
+}
+
+void drain_totals(const struct drain *d, struct drain_totals *out)
+{
+	*out = d->totals;
+	out->threads = d->nthreads;
+	/* Calls preempted inside the handler cost what the timed ones did, on average. */
+	out->handler_calls = d->cost_calls;
+	out->handler_ns = d->cost_timed ? (uint64_t)((double)d->cost_ns * (double)d->cost_calls / (double)d->cost_timed) : 0;
+	out->measured_threads = 0;
+	out->measured_cpu_ns = out->measured_weight = 0;
+	for (uint32_t i = 0; i < d->threads_cap; i++) {
+		const struct thread_seen *t = &d->threads[i];
+		if (t->tid && t->measured) {
+			out->measured_threads++;
+			out->measured_cpu_ns += t->cpu_ns;
+			out->measured_weight += t->weight;
+		}
+	}
 }

@@ -1,11 +1,15 @@
 /*
- * launch.c - start the profiled program with the agent preloaded.
+ * launch.c - start the profiled program with the agent preloaded, and own the
+ * shared memory the agent writes into.
  *
- * The agent finds its shared memory through two environment variables and
- * only attaches in the process collect started (children that inherit
- * LD_PRELOAD stay inert). Exec failures come back through a close-on-exec
- * pipe, so collect can answer with the shell's 126/127 before it creates any
- * trace file.
+ * The memory is a memfd sealed against shrinking (the program could
+ * otherwise truncate it under collect's mappings), close-on-exec: the
+ * program inherits no descriptor of it. The agent opens collect's own
+ * through /proc/COLLECT_PID/fd/N, named in the environment with the pid it
+ * may attach in, so children that inherit LD_PRELOAD stay inert. The file
+ * starts with one chunk of rings and collect adds chunks as threads need
+ * them (launch_grow). Exec failures come back through a close-on-exec pipe,
+ * so collect can answer with the shell's 126/127.
  */
 #include "collect.h"
 #include "agent_version.h"
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,29 +30,55 @@
 
 #define AGENT_NAME "libipscope-agent.so"
 
+/* Size the file for nchunks, unless that passes collect's file-size limit (which would raise SIGXFSZ). */
+static int resize(struct launch *l, uint32_t nchunks)
+{
+	size_t size = transport_size(nchunks, TRANSPORT_RINGS_PER_CHUNK, TRANSPORT_RING_BYTES);
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur) {
+		errno = EFBIG;
+		return -1;
+	}
+	return ftruncate(l->shm_fd, (off_t)size);
+}
+
+static int map_chunk(struct launch *l, uint32_t c)
+{
+	struct transport *t = &l->transport;
+	void *m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, l->shm_fd,
+		       (off_t)transport_chunk_offset(t, c));
+	if (m == MAP_FAILED)
+		return -1;
+	transport_add_chunk(t, c, m);
+	return 0;
+}
+
 int launch_prepare(struct launch *l, const struct collect_options *o)
 {
-	size_t size = transport_size(TRANSPORT_RINGS, TRANSPORT_RING_BYTES);
-	/* Inherited by the program on purpose: the agent closes it after mapping. */
-	l->shm_fd = memfd_create("ipscope", 0);
-	if (l->shm_fd < 0 || ftruncate(l->shm_fd, (off_t)size) < 0) {
+	l->shm_fd = memfd_create("ipscope", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (l->shm_fd < 0 || resize(l, 1) < 0 ||
+	    fcntl(l->shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
 		fprintf(stderr, "collect: cannot create shared memory: %s\n", strerror(errno));
 		return -1;
 	}
-	void *mapping = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, l->shm_fd, 0);
-	if (mapping == MAP_FAILED) {
+	struct transport_header *h = mmap(NULL, TRANSPORT_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+					  l->shm_fd, 0);
+	if (h == MAP_FAILED ||
+	    transport_init(&l->transport, h, TRANSPORT_RING_BYTES, TRANSPORT_RINGS_PER_CHUNK, TRANSPORT_MAX_CHUNKS) < 0 ||
+	    map_chunk(l, 0) < 0) {
 		fprintf(stderr, "collect: cannot map shared memory: %s\n", strerror(errno));
 		return -1;
 	}
-	transport_init(&l->transport, mapping, TRANSPORT_RINGS, TRANSPORT_RING_BYTES);
-	struct transport_header *h = l->transport.header;
 	h->magic = TRANSPORT_MAGIC;
-	h->nrings = TRANSPORT_RINGS;
 	h->ring_bytes = TRANSPORT_RING_BYTES;
+	h->rings_per_chunk = TRANSPORT_RINGS_PER_CHUNK;
+	h->max_chunks = TRANSPORT_MAX_CHUNKS;
 	h->mode = TRANSPORT_MODE_CPU;
 	h->interval_ns = o->interval_ns;
 	h->max_frames = o->max_frames;
 	h->requested_source = o->source;
+	h->requested_signal = (uint32_t)o->signal;
+	atomic_store(&h->nchunks, 1);
 
 	/* collect must see its child's end even if it was started with SIGCHLD
 	 * ignored (children then vanish unwaited); SIGCHLD stays blocked so the
@@ -60,8 +91,23 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	sigaddset(&chld, TRANSPORT_WAKE_SIGNAL);
 	sigprocmask(SIG_BLOCK, &chld, &l->original_mask);
 	return 0;
+}
+
+void launch_grow(struct launch *l)
+{
+	struct transport *t = &l->transport;
+	uint32_t want = l->grow_errno ? 0 : transport_chunks_wanted(t);
+	for (uint32_t i = 0; i < want; i++) {
+		uint32_t n = atomic_load(&t->nmapped);
+		if (resize(l, n + 1) < 0 || map_chunk(l, n) < 0) {
+			l->grow_errno = errno;
+			return;
+		}
+		atomic_store_explicit(&t->header->nchunks, n + 1, memory_order_release);
+	}
 }
 
 /*
@@ -150,8 +196,8 @@ static void child_exec(const struct launch *l, const struct collect_options *o, 
 	else
 		snprintf(value, sizeof value, "%s", agent);
 	setenv("LD_PRELOAD", value, 1);
-	snprintf(value, sizeof value, "%d", l->shm_fd);
-	setenv(TRANSPORT_ENV_FD, value, 1);
+	snprintf(value, sizeof value, "%d:%d", (int)getppid(), l->shm_fd);
+	setenv(TRANSPORT_ENV, value, 1);
 	snprintf(value, sizeof value, "%d", (int)getpid());
 	setenv(TRANSPORT_ENV_PID, value, 1);
 
@@ -160,7 +206,10 @@ static void child_exec(const struct launch *l, const struct collect_options *o, 
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			child_fail(report_fd, -errno);
 	} else if (trace_on_stdout) {
-		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		/* stdout is the trace: the program's goes to stderr, or stays closed with it. */
+		if (o->closed_std & (1 << STDERR_FILENO))
+			close(STDOUT_FILENO);
+		else if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			child_fail(report_fd, -errno);
 	}
 	execvp(o->argv[0], o->argv);
@@ -194,6 +243,8 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "collect: fork: %s\n", strerror(errno));
+		close(report[0]);
+		close(report[1]);
 		return 1;
 	}
 	if (pid == 0) {
@@ -209,7 +260,6 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 		n = read(report[0], &err, sizeof err);
 	while (n < 0 && errno == EINTR);
 	close(report[0]);
-	close(l->shm_fd); /* the program keeps its own copy, for images it execs */
 	if (n <= 0)
 		return 0; /* exec succeeded: the pipe closed */
 	waitpid(pid, NULL, 0);
@@ -227,6 +277,8 @@ int launch_wait(struct launch *l, int timeout_ms, int *status)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	/* An agent that needs rings now wakes collect too (the caller frees and grows). */
+	sigaddset(&chld, TRANSPORT_WAKE_SIGNAL);
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 	for (;;) {
 		pid_t r = waitpid(l->pid, status, WNOHANG);
@@ -234,8 +286,11 @@ int launch_wait(struct launch *l, int timeout_ms, int *status)
 			return 1;
 		if (r < 0 && errno != EINTR)
 			return 1;
-		/* SIGCHLD is blocked in collect, so this wakes exactly when the program ends. */
-		if (sigtimedwait(&chld, NULL, &ts) < 0)
+		/* Both are blocked in collect, so this wakes exactly when the program ends or needs rings. */
+		int sig = sigtimedwait(&chld, NULL, &ts);
+		if (sig == TRANSPORT_WAKE_SIGNAL)
+			atomic_store(&l->transport.header->wake_pending, 0);
+		if (sig != SIGCHLD)
 			return waitpid(l->pid, status, WNOHANG) == l->pid;
 	}
 }

@@ -8,35 +8,104 @@
 #include <string.h>
 
 #define RECORD_ALIGN 8u
+#define PAGE_BYTES 4096u
 
 static size_t align_up(size_t n, size_t a)
 {
 	return (n + a - 1) & ~(a - 1);
 }
 
-static size_t header_bytes(uint32_t nrings)
+static size_t descriptor_bytes(uint32_t rings_per_chunk)
 {
-	return align_up(sizeof(struct transport_header), 64) + (size_t)nrings * sizeof(struct transport_ring);
+	return align_up((size_t)rings_per_chunk * sizeof(struct transport_ring), PAGE_BYTES);
 }
 
-size_t transport_size(uint32_t nrings, uint32_t ring_bytes)
+size_t transport_chunk_bytes(uint32_t rings_per_chunk, uint32_t ring_bytes)
 {
-	return align_up(header_bytes(nrings), 4096) + (size_t)nrings * ring_bytes;
+	return descriptor_bytes(rings_per_chunk) + (size_t)rings_per_chunk * ring_bytes;
 }
 
-void transport_init(struct transport *t, void *mapping, uint32_t nrings, uint32_t ring_bytes)
+size_t transport_size(uint32_t nchunks, uint32_t rings_per_chunk, uint32_t ring_bytes)
 {
-	t->header = mapping;
-	t->rings = (struct transport_ring *)((char *)mapping + align_up(sizeof(struct transport_header), 64));
-	t->data = (uint8_t *)mapping + align_up(header_bytes(nrings), 4096);
-	t->nrings = nrings;
+	return TRANSPORT_HEADER_BYTES + (size_t)nchunks * transport_chunk_bytes(rings_per_chunk, ring_bytes);
+}
+
+size_t transport_chunk_offset(const struct transport *t, uint32_t c)
+{
+	return TRANSPORT_HEADER_BYTES + (size_t)c * t->chunk_bytes;
+}
+
+static int power_of_two(uint32_t n)
+{
+	return n && (n & (n - 1)) == 0;
+}
+
+int transport_init(struct transport *t, struct transport_header *header, uint32_t ring_bytes,
+		   uint32_t rings_per_chunk, uint32_t max_chunks)
+{
+	_Static_assert(sizeof(struct transport_header) <= TRANSPORT_HEADER_BYTES, "header fits its page");
+	memset(t, 0, sizeof *t);
+	if (!power_of_two(ring_bytes) || ring_bytes < PAGE_BYTES || ring_bytes > (64u << 20) ||
+	    !power_of_two(rings_per_chunk) || rings_per_chunk > 4096 || !max_chunks ||
+	    max_chunks > TRANSPORT_MAX_CHUNKS)
+		return -1;
+	t->header = header;
 	t->ring_bytes = ring_bytes;
-	t->size = transport_size(nrings, ring_bytes);
+	t->rings_per_chunk = rings_per_chunk;
+	t->max_chunks = max_chunks;
+	t->chunk_bytes = transport_chunk_bytes(rings_per_chunk, ring_bytes);
+	return 0;
+}
+
+int transport_add_chunk(struct transport *t, uint32_t c, void *mapping)
+{
+	uint8_t *expected = NULL;
+	if (c >= t->max_chunks || !atomic_compare_exchange_strong(&t->chunks[c], &expected, mapping))
+		return 0;
+	/* nmapped only counts a prefix of mapped chunks. */
+	uint32_t n = atomic_load(&t->nmapped);
+	while (n < t->max_chunks && atomic_load(&t->chunks[n])) {
+		if (atomic_compare_exchange_weak(&t->nmapped, &n, n + 1))
+			n++;
+	}
+	return 1;
+}
+
+uint32_t transport_nrings(const struct transport *t)
+{
+	return atomic_load_explicit(&t->nmapped, memory_order_acquire) * t->rings_per_chunk;
+}
+
+struct transport_ring *transport_ring(const struct transport *t, uint32_t i)
+{
+	uint8_t *chunk = atomic_load_explicit(&t->chunks[i / t->rings_per_chunk], memory_order_relaxed);
+	return (struct transport_ring *)chunk + (i & (t->rings_per_chunk - 1));
+}
+
+static uint8_t *ring_data(const struct transport *t, uint32_t i)
+{
+	uint8_t *chunk = atomic_load_explicit(&t->chunks[i / t->rings_per_chunk], memory_order_relaxed);
+	return chunk + descriptor_bytes(t->rings_per_chunk) + (size_t)(i & (t->rings_per_chunk - 1)) * t->ring_bytes;
+}
+
+uint32_t transport_chunks_wanted(const struct transport *t)
+{
+	uint32_t n = atomic_load(&t->nmapped);
+	uint32_t free_rings = 0, total = transport_nrings(t);
+	for (uint32_t i = 0; i < total; i++)
+		free_rings += atomic_load_explicit(&transport_ring(t, i)->state, memory_order_relaxed) == RING_FREE;
+	/* A burst of new threads doubles what is taken between two drains: keep that much free. */
+	uint32_t taken = total - free_rings;
+	uint32_t margin = taken > t->rings_per_chunk / 4 ? taken : t->rings_per_chunk / 4;
+	if (free_rings >= margin)
+		return 0;
+	uint32_t want = (margin - free_rings + t->rings_per_chunk - 1) / t->rings_per_chunk;
+	return want < t->max_chunks - n ? want : t->max_chunks - n;
 }
 
 void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size)
 {
-	struct transport_ring *r = &t->rings[ring];
+	struct transport_ring *r = transport_ring(t, ring);
 	uint64_t size = align_up(sizeof(struct tr_header) + (uint64_t)payload_size, RECORD_ALIGN);
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -46,7 +115,7 @@ void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type,
 
 	if (size > t->ring_bytes / 2 || head + pad + size - tail > t->ring_bytes)
 		return NULL;
-	uint8_t *data = t->data + (size_t)ring * t->ring_bytes;
+	uint8_t *data = ring_data(t, ring);
 	if (pad) {
 		/* A record never wraps: fill the end of the ring and start at 0. */
 		struct tr_header filler = { TR_PAD, (uint32_t)(pad - sizeof(struct tr_header)) };
@@ -65,17 +134,17 @@ void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type,
 
 void transport_commit(const struct transport *t, uint32_t ring)
 {
-	struct transport_ring *r = &t->rings[ring];
+	struct transport_ring *r = transport_ring(t, ring);
 	atomic_store_explicit(&r->head, r->reserved_head, memory_order_release);
 }
 
 int64_t transport_drain(const struct transport *t, uint32_t ring, uint8_t *scratch, transport_record_fn fn,
 			void *ctx)
 {
-	struct transport_ring *r = &t->rings[ring];
+	struct transport_ring *r = transport_ring(t, ring);
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	const uint8_t *data = t->data + (size_t)ring * t->ring_bytes;
+	const uint8_t *data = ring_data(t, ring);
 	int64_t seen = 0;
 
 	if (head < tail || head - tail > t->ring_bytes)

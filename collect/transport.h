@@ -1,14 +1,28 @@
 /*
  * transport.h - how the in-process agent hands records to the collect process.
  *
- * collect creates one shared memory file (memfd) that the profiled program
- * inherits. It holds a header and a fixed number of single-producer,
- * single-consumer byte rings. Each thread of the program claims a ring the first
- * time it records something and is its only writer; collect is the only reader
- * of every ring. A record becomes visible when the producer publishes its new
- * head with a release store, so whatever the program recorded is in collect's
- * hands the moment it is written: a SIGKILLed or crashed program loses nothing
- * but the record it was writing.
+ * collect creates one shared memory file (a sealed memfd that can grow but
+ * never shrink). It holds a one-page header followed by chunks; each chunk is
+ * a page of ring descriptors and TRANSPORT_RINGS_PER_CHUNK single-producer,
+ * single-consumer byte rings. Each thread of the program claims a ring and
+ * is its only writer; collect is the only reader of every ring. A record
+ * becomes visible when the producer publishes its new head with a release
+ * store, so whatever the program recorded is in collect's hands the moment it
+ * is written: a SIGKILLed or crashed program loses nothing but the record it
+ * was writing.
+ *
+ * The memory starts with one chunk and grows with the number of threads:
+ * collect keeps a margin of free rings (transport_chunks_wanted), extends the
+ * file and publishes the new chunk count; an agent that finds every ring taken
+ * maps the chunks published since, or wakes collect (TRANSPORT_WAKE_SIGNAL),
+ * which frees the rings of ended threads and grows at once; a thread that
+ * starts or ends then waits for it briefly, a sample in the meantime is
+ * counted lost. Only collect changes the file's size, so a file-size limit of
+ * the program can never send it SIGXFSZ.
+ *
+ * The program inherits no descriptor of it: the agent opens collect's own
+ * descriptor through /proc/COLLECT_PID/fd/N (TRANSPORT_ENV), maps what it
+ * needs and closes it again at once.
  *
  * Rings never block the signal handler: a sample that does not fit is dropped
  * and counted in the ring's `lost` counter, which collect reports.
@@ -16,37 +30,56 @@
 #ifndef IPSCOPE_TRANSPORT_H
 #define IPSCOPE_TRANSPORT_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRANSPORT_MAGIC 0x31505049u /* "IPP1" */
-#define TRANSPORT_RINGS 1024u
+#define TRANSPORT_MAGIC 0x32505049u /* "IPP2" */
+#define TRANSPORT_HEADER_BYTES 4096u
 #define TRANSPORT_RING_BYTES (256u << 10) /* power of two; pages are only touched when used */
-#define TRANSPORT_ENV_FD "IPSCOPE_SHM_FD"
-#define TRANSPORT_ENV_PID "IPSCOPE_PID"
+#define TRANSPORT_RINGS_PER_CHUNK 32u /* power of two */
+#define TRANSPORT_MAX_CHUNKS 512u /* 16384 rings (4 GiB): more concurrent threads are counted lost */
+#define TRANSPORT_PREEMPTED_NS 1000000u
+#define TRANSPORT_WAKE_SIGNAL SIGURG /* agent -> collect: rings needed now (ignored by default) */
+#define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
+#define TRANSPORT_ENV_PID "IPSCOPE_PID" /* the process the agent may run in */
 
 enum transport_mode { TRANSPORT_MODE_CPU = 1 };
-enum transport_source { TRANSPORT_SOURCE_NONE = 0, TRANSPORT_SOURCE_PERF = 1, TRANSPORT_SOURCE_TIMER = 2 };
+enum transport_source {
+	TRANSPORT_SOURCE_NONE = 0,
+	TRANSPORT_SOURCE_PERF = 1, /* perf task-clock for user mode, CPU-time timer for kernel mode */
+	TRANSPORT_SOURCE_TIMER = 2, /* CPU-time timers only */
+};
 enum transport_agent_state { AGENT_NOT_STARTED = 0, AGENT_RUNNING = 1, AGENT_FAILED = 2 };
 
 /* Written by collect before the program starts; agent_* fields by the agent. */
 struct transport_header {
 	uint32_t magic;
-	uint32_t nrings;
 	uint32_t ring_bytes;
+	uint32_t rings_per_chunk;
+	uint32_t max_chunks;
 	uint32_t mode;
-	uint64_t interval_ns;
 	uint32_t max_frames;
+	uint64_t interval_ns;
 	uint32_t pid; /* the process the agent may run in (not its children) */
 	uint32_t requested_source; /* enum transport_source; NONE: the best available */
-	_Atomic uint32_t attached; /* 0 until one agent claimed this memory */
+	uint32_t requested_signal; /* 0: the agent picks a free real-time signal */
 	_Atomic uint32_t agent_state;
 	uint32_t source; /* enum transport_source, set before agent_state = RUNNING */
+	uint32_t signal; /* the sampling signal, set before agent_state = RUNNING */
+	/* The program installed its own handler for the sampling signal (its
+	 * number): sampling stopped there. */
+	_Atomic uint32_t signal_taken;
+	_Atomic uint32_t nchunks; /* chunks collect made and published (collect writes) */
 	_Atomic uint32_t next_stack_id;
 	_Atomic uint32_t next_module_id;
 	_Atomic uint32_t images; /* program images that attached: 1 + execs in the same process */
-	_Atomic uint64_t lost_no_ring; /* samples dropped: every ring was taken */
+	_Atomic uint32_t perf_fallback_threads; /* threads that could not map a perf event: timer only */
+	_Atomic uint32_t threads_without_ring; /* threads that ended without ever getting a ring */
+	/* An agent found every ring taken and sent collect TRANSPORT_WAKE_SIGNAL; collect clears it. */
+	_Atomic uint32_t wake_pending;
+	_Atomic uint64_t lost_no_ring; /* samples dropped: the thread had no ring */
 	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
 	 * dropped wait for room only while collect is alive. */
 	_Atomic uint64_t consumer_heartbeat_ns;
@@ -60,7 +93,13 @@ struct transport_ring {
 	_Atomic uint32_t state;
 	uint32_t tid;
 	_Atomic uint64_t lost; /* samples dropped because this ring was full */
-	char pad0[48];
+	/* What the sampling signal handler cost this thread (CLOCK_MONOTONIC):
+	 * handler_ns over handler_timed of handler_calls calls; a call that took
+	 * over TRANSPORT_PREEMPTED_NS was preempted, not slow, and is left out. */
+	_Atomic uint64_t handler_ns;
+	_Atomic uint64_t handler_timed;
+	_Atomic uint64_t handler_calls;
+	char pad0[24];
 	_Atomic uint64_t head; /* bytes ever written (producer) */
 	uint64_t reserved_head; /* producer-private: head after the pending record */
 	char pad1[48];
@@ -102,7 +141,8 @@ struct tr_sample {
 
 struct tr_thread {
 	uint64_t time_ns;
-	uint32_t tid;
+	uint64_t cpu_ns; /* the thread's CPU time at time_ns; 0: not measured */
+	uint32_t tid; /* may be another thread's (TRACE_THREAD_RUNNING_AT_END) */
 	uint32_t flags; /* TRACE_THREAD_* */
 	char name[16];
 };
@@ -136,23 +176,37 @@ struct tr_module_unload {
 };
 
 /*
- * A mapped transport and its geometry as this process knows it. The header's
- * own copy of nrings and ring_bytes lives in memory the program can scribble
- * on, so neither side re-reads it after set-up.
+ * A transport as this process maps it. The header's own copy of the geometry
+ * lives in memory the program can scribble on, so neither side re-reads it
+ * after set-up; chunk counts read from the header are checked against the
+ * file's real size before anything is mapped.
  */
 struct transport {
 	struct transport_header *header;
-	struct transport_ring *rings;
-	uint8_t *data;
-	uint32_t nrings;
 	uint32_t ring_bytes; /* power of two */
-	size_t size;
+	uint32_t rings_per_chunk; /* power of two */
+	uint32_t max_chunks;
+	size_t chunk_bytes;
+	_Atomic uint32_t nmapped; /* chunks[0 .. nmapped) are mapped here */
+	uint8_t *_Atomic chunks[TRANSPORT_MAX_CHUNKS];
 };
 
-/* Bytes the whole shared memory file needs. */
-size_t transport_size(uint32_t nrings, uint32_t ring_bytes);
-/* Describe a mapping of transport_size(nrings, ring_bytes) bytes. */
-void transport_init(struct transport *t, void *mapping, uint32_t nrings, uint32_t ring_bytes);
+/* Bytes of one chunk, and of a file holding nchunks of them. */
+size_t transport_chunk_bytes(uint32_t rings_per_chunk, uint32_t ring_bytes);
+size_t transport_size(uint32_t nchunks, uint32_t rings_per_chunk, uint32_t ring_bytes);
+/* File offset where chunk c starts. */
+size_t transport_chunk_offset(const struct transport *t, uint32_t c);
+/* Describe a mapped header (no chunk mapped yet); 0, or -1 if the geometry is impossible. */
+int transport_init(struct transport *t, struct transport_header *header, uint32_t ring_bytes,
+		   uint32_t rings_per_chunk, uint32_t max_chunks);
+/* Install chunk c's mapping unless another thread did it first: 1 installed, 0 not (unmap yours). */
+int transport_add_chunk(struct transport *t, uint32_t c, void *mapping);
+/* Rings mapped here: every ring index below this can be used. */
+uint32_t transport_nrings(const struct transport *t);
+/* The descriptor of ring i (i < transport_nrings). */
+struct transport_ring *transport_ring(const struct transport *t, uint32_t i);
+/* collect: how many chunks to add so that as many rings are free as are taken (at least a chunk's worth). */
+uint32_t transport_chunks_wanted(const struct transport *t);
 
 /* Producer: room for a record of payload_size bytes, or NULL when the ring is full. */
 void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size);

@@ -37,3 +37,29 @@ add_executable(unit_transport unit/test_transport.c)
 target_link_libraries(unit_transport PRIVATE ipscope_transport)
 add_test(NAME unit_transport COMMAND unit_transport)
 set_tests_properties(unit_transport PROPERTIES LABELS unit)
+
+ipscope_workload(collect_fds e2e/workloads/collect_fds.c)
+target_link_libraries(collect_fds PRIVATE pthread)
+add_test(NAME e2e_collect_fds COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_fds.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_fds PROPERTIES LABELS e2e TIMEOUT 120)
+
+ipscope_workload(collect_signals e2e/workloads/collect_signals.c)
+add_test(NAME e2e_collect_signals COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_signals.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_signals PROPERTIES LABELS e2e TIMEOUT 120)
+
+ipscope_workload(collect_churn e2e/workloads/collect_churn.c)
+target_link_libraries(collect_churn PRIVATE pthread)
+foreach(test threads_short threads_many)
+  add_test(NAME e2e_collect_${test}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_${test}.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e_collect_${test} PROPERTIES LABELS e2e TIMEOUT 120)
+endforeach()
+
+ipscope_workload(collect_kernel e2e/workloads/collect_kernel.c)
+target_link_libraries(collect_kernel PRIVATE pthread)
+add_test(NAME e2e_collect_kernel_time COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_kernel_time.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_kernel_time PROPERTIES LABELS e2e TIMEOUT 120)
+
+# ulimit -v leaves no room for ASan's shadow memory: not under sanitizers.
+add_test(NAME e2e_collect_ulimit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_ulimit.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_ulimit PROPERTIES LABELS "e2e;no-sanitize" TIMEOUT 120)

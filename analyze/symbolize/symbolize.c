@@ -141,7 +141,7 @@ static void add_file(struct symbol_module *m, const char *kind, const char *path
 	for (size_t i = 0; i < m->nfiles; i++)
 		if (strcmp(m->files[i].path, path) == 0)
 			return; /* a debug file that is the module itself */
-	SYM_GROW(m->files, m->nfiles, m->files_cap);
+	ALLOC_GROW(m->files, m->nfiles + 1, m->files_cap);
 	struct symbol_file *f = &m->files[m->nfiles++];
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
@@ -251,14 +251,7 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 				  build_id_len))
 			m = s->modules[i];
 	if (m == NULL) {
-		if (s->nmodules == s->modules_cap) {
-			size_t cap = s->modules_cap ? 2 * s->modules_cap : 16;
-			struct symbol_module **modules = realloc(s->modules, cap * sizeof(*modules));
-			if (modules == NULL)
-				return NULL;
-			s->modules = modules;
-			s->modules_cap = cap;
-		}
+		ALLOC_GROW(s->modules, s->nmodules + 1, s->modules_cap);
 		m = calloc(1, sizeof(*m));
 		if (m == NULL || (m->path = strdup(path)) == NULL) {
 			free(m);

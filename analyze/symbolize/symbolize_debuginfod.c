@@ -152,7 +152,7 @@ int sym_debuginfod_fetch(void *ctx, const uint8_t *id, size_t len, const char *w
 	int fd = debuginfod_find_debuginfo(d->client, id, (int)len, &path);
 	if (d->progress != NULL)
 		d->progress(d->progress_ctx, what, 0, 0, 1);
-	SYM_GROW(d->answers, d->nanswers, d->answers_cap);
+	ALLOC_GROW(d->answers, d->nanswers + 1, d->answers_cap);
 	struct answer *a = &d->answers[d->nanswers++];
 	memcpy(a->id, id, len);
 	a->id_len = len;

@@ -107,7 +107,7 @@ static void list_units(struct sym_dwarf *d)
 		struct sym_unit u;
 		if (read_unit_header(d, offset, &u) != 0)
 			break;
-		SYM_GROW(d->units, d->nunits, d->units_cap);
+		ALLOC_GROW(d->units, d->nunits + 1, d->units_cap);
 		d->units[d->nunits++] = u;
 		offset = u.end;
 	}
@@ -316,7 +316,7 @@ static const struct sym_abbrevs *abbrevs_of(struct sym_unit *u)
 	if (*slot != HASHMAP_NONE)
 		return d->abbrev_tables[*slot];
 	struct sym_abbrevs *a = sym_abbrevs_parse(d->abbrev, u->abbrev_offset, u);
-	SYM_GROW(d->abbrev_tables, d->nabbrev_tables, d->abbrev_tables_cap);
+	ALLOC_GROW(d->abbrev_tables, d->nabbrev_tables + 1, d->abbrev_tables_cap);
 	*slot = (uint32_t)d->nabbrev_tables;
 	d->abbrev_tables[d->nabbrev_tables++] = a; /* NULL too: damaged once is damaged */
 	return a;

@@ -271,7 +271,7 @@ struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
 			}
 			if (fixed_size(u, (unsigned)form) == -2)
 				goto damaged;
-			SYM_GROW(a->specs, a->nspecs, a->specs_cap);
+			ALLOC_GROW(a->specs, a->nspecs + 1, a->specs_cap);
 			a->specs[a->nspecs++] = (struct sym_spec){(uint16_t)name, (uint16_t)form, implicit};
 			if (name == DW_AT_low_pc || name == DW_AT_ranges)
 				ab->addresses = 1;

@@ -23,7 +23,7 @@ static char *pool_alloc(struct sym_strings *st, size_t n)
 {
 	if (st->nchunks == 0 || st->chunk_used + n > st->chunk_size) {
 		size_t size = n > 65536 ? n : 65536;
-		SYM_GROW(st->chunks, st->nchunks, st->chunks_cap);
+		ALLOC_GROW(st->chunks, st->nchunks + 1, st->chunks_cap);
 		st->chunks[st->nchunks++] = realloc_or_abort(NULL, size);
 		st->chunk_size = size;
 		st->chunk_used = 0;
@@ -125,7 +125,7 @@ static void prefault(void *p, size_t n)
 uint32_t sym_add_function(struct sym_index *ix, const char *linkage_name, const char *file,
 			  uint32_t line)
 {
-	SYM_GROW(ix->functions, ix->nfunctions, ix->functions_cap);
+	ALLOC_GROW(ix->functions, ix->nfunctions + 1, ix->functions_cap);
 	ix->functions[ix->nfunctions] = (struct sym_function){
 		.linkage_name = linkage_name, .file = file, .line = line};
 	return ix->nfunctions++;
@@ -134,7 +134,7 @@ uint32_t sym_add_function(struct sym_index *ix, const char *linkage_name, const 
 uint32_t sym_add_node(struct sym_index *ix, uint32_t function, uint32_t parent,
 		      const char *call_file, uint32_t call_line)
 {
-	SYM_GROW(ix->nodes, ix->nnodes, ix->nodes_cap);
+	ALLOC_GROW(ix->nodes, ix->nnodes + 1, ix->nodes_cap);
 	ix->nodes[ix->nnodes] = (struct sym_node){
 		.function = function, .parent = parent, .call_file = call_file, .call_line = call_line};
 	if (parent != SYM_NONE)
@@ -148,7 +148,7 @@ void sym_add_range(struct sym_index *ix, uint64_t lo, uint64_t hi, uint32_t node
 	 * tombstone near ~0): nothing there is code of this module. */
 	if (lo >= hi || lo == 0 || hi >= UINT64_MAX - 1)
 		return;
-	SYM_GROW(ix->ranges, ix->nranges, ix->ranges_cap);
+	ALLOC_GROW(ix->ranges, ix->nranges + 1, ix->ranges_cap);
 	ix->ranges[ix->nranges++] = (struct sym_range){.lo = lo, .hi = hi, .node = node, .depth = depth};
 }
 
@@ -156,7 +156,7 @@ void sym_add_row(struct sym_index *ix, uint64_t addr, const char *file, uint32_t
 {
 	if (ix->nrows == ix->rows_cap) {
 		size_t old_cap = ix->rows_cap;
-		SYM_GROW(ix->rows, ix->nrows, ix->rows_cap);
+		ALLOC_GROW(ix->rows, ix->nrows + 1, ix->rows_cap);
 		prefault(ix->rows + old_cap, (ix->rows_cap - old_cap) * sizeof(*ix->rows));
 	}
 	ix->rows[ix->nrows] = (struct sym_row){
@@ -168,14 +168,14 @@ void sym_add_unit_range(struct sym_index *ix, uint64_t lo, uint64_t hi)
 {
 	if (lo >= hi || lo == 0 || hi >= UINT64_MAX - 1)
 		return;
-	SYM_GROW(ix->unit_ranges, ix->nunit_ranges, ix->unit_ranges_cap);
+	ALLOC_GROW(ix->unit_ranges, ix->nunit_ranges + 1, ix->unit_ranges_cap);
 	ix->unit_ranges[ix->nunit_ranges++] = (struct sym_range){.lo = lo, .hi = hi};
 }
 
 void sym_add_symbol(struct sym_index *ix, uint64_t addr, uint64_t size, uint64_t limit,
 		    uint32_t function, uint32_t rank, int label)
 {
-	SYM_GROW(ix->symbols, ix->nsymbols, ix->symbols_cap);
+	ALLOC_GROW(ix->symbols, ix->nsymbols + 1, ix->symbols_cap);
 	ix->symbols[ix->nsymbols++] = (struct sym_symbol){.addr = addr, .size = size, .limit = limit,
 							  .function = function, .rank = rank,
 							  .label = label != 0};
@@ -406,7 +406,7 @@ static void sort_rows(struct sym_index *ix)
 	for (size_t i = 0; i < ix->nrows; i++) {
 		if (ix->rows[i].file != NULL && i + 1 < ix->nrows)
 			continue;
-		SYM_GROW(runs, nruns, cap);
+		ALLOC_GROW(runs, nruns + 1, cap);
 		runs[nruns++] = (struct row_run){.first = start, .count = i + 1 - start};
 		start = i + 1;
 	}

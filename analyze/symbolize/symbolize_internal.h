@@ -18,15 +18,8 @@
 
 #define SYM_NONE UINT32_MAX
 
-/* Make room for one more element of a growing array (capacity doubles; out
- * of memory ends the process, as for every table analyze builds: alloc.h). */
-#define SYM_GROW(array, count, cap)                                                        \
-	do {                                                                               \
-		if ((count) == (cap)) {                                                    \
-			(cap) = (cap) ? (cap) * 2 : 16;                                    \
-			(array) = realloc_or_abort((array), (size_t)(cap) * sizeof(*(array))); \
-		}                                                                          \
-	} while (0)
+/* Tables grow with ALLOC_GROW (alloc.h): out of memory ends the process,
+ * as for every table analyze builds. */
 
 /* Interned strings: equal strings share one pointer, freed all at once. */
 struct sym_strings {

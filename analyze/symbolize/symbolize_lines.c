@@ -123,13 +123,13 @@ static void header_free(struct header *h)
 
 static void add_dir(struct header *h, const char *dir)
 {
-	SYM_GROW(h->dirs, h->ndirs, h->dirs_cap);
+	ALLOC_GROW(h->dirs, h->ndirs + 1, h->dirs_cap);
 	h->dirs[h->ndirs++] = dir;
 }
 
 static void add_name(struct header *h, const char *name, uint64_t dir)
 {
-	SYM_GROW(h->files, h->nfiles, h->files_cap);
+	ALLOC_GROW(h->files, h->nfiles + 1, h->files_cap);
 	h->files[h->nfiles++] = (struct file_entry){.name = name, .dir = dir};
 }
 

@@ -236,7 +236,7 @@ static struct sym_dwarf *open_dwo(struct sym_links *l, const char *path)
 	struct sym_dwarf *d = sym_dwarf_open(path, 1);
 	if (d == NULL)
 		return NULL;
-	SYM_GROW(l->dwos, l->ndwos, l->dwos_cap);
+	ALLOC_GROW(l->dwos, l->ndwos + 1, l->dwos_cap);
 	l->dwos[l->ndwos++] = d;
 	return d;
 }

@@ -58,7 +58,7 @@ static void add_relocations(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struc
 		const char *name = elf_strptr(elf, sym_shdr.sh_link, sym.st_name);
 		if (name == NULL || name[0] == '\0')
 			continue;
-		SYM_GROW(*slots, *n, *cap);
+		ALLOC_GROW(*slots, *n + 1, *cap);
 		(*slots)[(*n)++] = (struct slot_name){.got = rela.r_offset, .name = name};
 	}
 }

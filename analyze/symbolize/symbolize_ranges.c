@@ -54,7 +54,7 @@ static void add(struct sym_range_list *out, uint64_t lo, uint64_t hi)
 {
 	if (lo >= hi)
 		return;
-	SYM_GROW(out->ranges, out->n, out->cap);
+	ALLOC_GROW(out->ranges, out->n + 1, out->cap);
 	out->ranges[out->n][0] = lo;
 	out->ranges[out->n][1] = hi;
 	out->n++;

@@ -4,7 +4,7 @@
  * bias, PT_LOAD segments and the GNU build-id, read from the loaded image
  * itself so it describes exactly what ran.
  *
- * modules_scan() runs at start-up, after every dlopen/dlclose and at exit,
+ * modules_rescan() runs at start-up, after every dlopen/dlclose and at exit,
  * with the sampling signal blocked and under the agent's modules lock. It
  * copies what it needs while the loader lists the objects and writes the
  * records only after dl_iterate_phdr has returned: waiting for ring space
@@ -15,6 +15,7 @@
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ struct new_module {
 
 static struct known_module known[MAX_MODULES];
 static uint32_t nknown;
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct scan {
 	int index;
@@ -190,12 +192,12 @@ static void write_unload(uint32_t ring, uint32_t id)
 	transport_commit(&agent_transport, ring);
 }
 
-void modules_scan(void)
+static void scan_objects(void)
 {
 	struct scan scan = { 0, NULL, 0, 0 };
 	for (uint32_t i = 0; i < nknown; i++)
 		known[i].seen = 0;
-	dl_iterate_phdr(on_object, &scan);
+	agent_libc.dl_iterate_phdr(on_object, &scan); /* the signal is blocked already */
 
 	uint32_t ring = agent_thread_ring();
 	for (uint32_t i = 0; i < scan.nfound; i++) {
@@ -213,4 +215,13 @@ void modules_scan(void)
 			write_unload(ring, known[i].id);
 	}
 	nknown = kept;
+}
+
+void modules_rescan(void)
+{
+	if (!agent_enabled)
+		return;
+	pthread_mutex_lock(&modules_lock);
+	scan_objects();
+	pthread_mutex_unlock(&modules_lock);
 }

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 1 /* 1.1: JIT_MAP records */
+#define TRACE_VERSION_MINOR 2 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost */
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -34,13 +34,15 @@ enum trace_type {
 #define TRACE_META_COMMAND "command"          /* argv joined by spaces, shell-quoted */
 #define TRACE_META_MODE "mode"                /* "cpu" (later "wall") */
 #define TRACE_META_INTERVAL_NS "interval_ns"  /* decimal */
-#define TRACE_META_SOURCE "source"            /* "perf-task-clock" or "posix-cpu-timer" */
+#define TRACE_META_SOURCE "source"            /* "perf-task-clock+cpu-timer", "posix-cpu-timer"... */
 #define TRACE_META_START_REALTIME_NS "start_realtime_ns" /* CLOCK_REALTIME at start */
 #define TRACE_META_START_MONOTONIC_NS "start_monotonic_ns" /* same instant, CLOCK_MONOTONIC */
 #define TRACE_META_PID "pid"
 #define TRACE_META_HOSTNAME "hostname"
 #define TRACE_META_COLLECTOR "collector"      /* "ipscope VERSION" */
 #define TRACE_META_MAX_FRAMES "max_frames"
+#define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.2) */
+#define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.2) */
 
 struct trace_meta {
 	const char *key;
@@ -80,6 +82,8 @@ struct trace_module_unload {
 #define TRACE_THREAD_START 1u
 #define TRACE_THREAD_NAME 2u
 #define TRACE_THREAD_EXIT 4u
+/* The process was ending with the thread still running: cpu_ns is its CPU time then (1.2). */
+#define TRACE_THREAD_AT_END 8u
 
 struct trace_thread {
 	uint32_t pid;
@@ -87,6 +91,7 @@ struct trace_thread {
 	uint64_t time_ns;
 	uint32_t flags; /* TRACE_THREAD_* */
 	const char *name; /* "" when unknown */
+	uint64_t cpu_ns; /* the thread's CPU time at time_ns as the agent measured it; 0: unknown (1.2) */
 };
 
 /* ips[0] is the exact interrupted pc; ips[1..] are return addresses. */
@@ -132,6 +137,8 @@ struct trace_end {
 	uint64_t samples; /* totals as collect counted them */
 	uint64_t weight;
 	uint64_t lost_samples;
+	uint64_t agent_ns; /* time the agent's signal handler took, all threads (1.2) */
+	uint64_t agent_signals; /* signals it handled (1.2) */
 };
 
 /* Part of a JIT runtime's symbol map (perf's "START SIZE name" text lines,

@@ -369,9 +369,12 @@ static int parse_thread(struct cursor *c, struct trace_thread *t)
 {
 	size_t used = 0;
 	if (take_u32(c, &t->pid, "pid") < 0 || take_u32(c, &t->tid, "tid") < 0 ||
-	    take_u64(c, &t->time_ns, "time_ns") < 0 || take_u32(c, &t->flags, "flags") < 0)
+	    take_u64(c, &t->time_ns, "time_ns") < 0 || take_u32(c, &t->flags, "flags") < 0 ||
+	    take_string(c, &t->name, &used, "name") < 0)
 		return -1;
-	return take_string(c, &t->name, &used, "name");
+	t->cpu_ns = 0;
+	/* 1.2 appended the thread's measured CPU time. */
+	return c->r->minor >= 2 ? take_u64(c, &t->cpu_ns, "cpu_ns") : 0;
 }
 
 static int parse_stack(struct cursor *c, struct trace_stack *s)
@@ -434,7 +437,15 @@ static int parse_end(struct cursor *c, struct trace_end *e)
 	    take_u64(c, &e->weight, "weight") < 0)
 		return -1;
 	e->wait_status = (int32_t)status;
-	return take_u64(c, &e->lost_samples, "lost_samples");
+	e->agent_ns = e->agent_signals = 0;
+	if (take_u64(c, &e->lost_samples, "lost_samples") < 0)
+		return -1;
+	/* 1.2 appended what the agent's signal handler cost. */
+	if (c->r->minor < 2)
+		return 0;
+	if (take_u64(c, &e->agent_ns, "agent_ns") < 0)
+		return -1;
+	return take_u64(c, &e->agent_signals, "agent_signals");
 }
 
 static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)

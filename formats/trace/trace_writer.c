@@ -277,7 +277,8 @@ int trace_writer_module_unload(struct trace_writer *w, const struct trace_module
 
 int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t)
 {
-	uint8_t *p = begin_record(w, TRACE_THREAD, 4 + 4 + 8 + 4 + string_size(t->name));
+	size_t name_size = string_size(t->name);
+	uint8_t *p = begin_record(w, TRACE_THREAD, 4 + 4 + 8 + 4 + name_size + 8);
 	if (!p)
 		return -1;
 	trace_put_u32(p, t->pid);
@@ -285,6 +286,7 @@ int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t)
 	trace_put_u64(p + 8, t->time_ns);
 	trace_put_u32(p + 16, t->flags);
 	put_string(p + 20, t->name);
+	trace_put_u64(p + 20 + name_size, t->cpu_ns);
 	return end_record(w);
 }
 
@@ -386,7 +388,7 @@ uint64_t trace_writer_raw_bytes(const struct trace_writer *w)
 int trace_writer_close(struct trace_writer *w, const struct trace_end *end)
 {
 	int ret = -1;
-	uint8_t *p = begin_record(w, TRACE_END, 40);
+	uint8_t *p = begin_record(w, TRACE_END, 56);
 	if (p) {
 		trace_put_u64(p, end->time_ns);
 		trace_put_u32(p + 8, (uint32_t)end->wait_status);
@@ -394,6 +396,8 @@ int trace_writer_close(struct trace_writer *w, const struct trace_end *end)
 		trace_put_u64(p + 16, end->samples);
 		trace_put_u64(p + 24, end->weight);
 		trace_put_u64(p + 32, end->lost_samples);
+		trace_put_u64(p + 40, end->agent_ns);
+		trace_put_u64(p + 48, end->agent_signals);
 		ret = compress_raw(w, ZSTD_e_end);
 	}
 	int err = errno;

@@ -28,3 +28,32 @@ if command -v script >/dev/null; then
 	script -qec "$bin/collect true" /dev/null >"$scratch/tty" 2>&1 || true
 	grep -q 'terminal' "$scratch/tty" || fail "collect wrote to a terminal without complaint"
 fi
+
+# Devices and pipes are written as streams: -o /dev/null and -o /dev/stdout
+# profile the program (no truncate, no chmod of the device), and the
+# program's output does not go into a trace on stdout.
+mode=$(stat -c %a /dev/null)
+"$bin/collect" -o /dev/null "$workloads/collect_busy" 0.1 2>"$scratch/err" || fail "-o /dev/null: exit $?: $(cat "$scratch/err")"
+! grep -q 'unprofiled\|cannot' "$scratch/err" || fail "-o /dev/null: $(cat "$scratch/err")"
+[ "$(stat -c %a /dev/null)" = "$mode" ] || fail "-o /dev/null changed the mode of /dev/null"
+"$bin/collect" -o /dev/stdout sh -c "echo program output; exec '$workloads/collect_busy' 0.2" 2>"$scratch/err" |
+	cat >"$scratch/piped.zst" || fail "-o /dev/stdout | cat: exit $?"
+grep -q 'program output' "$scratch/err" || fail "-o /dev/stdout: the program's stdout did not go to stderr"
+"$bin/analyze" info "$scratch/piped.zst" >"$scratch/info" 2>&1 || fail "-o /dev/stdout | cat: trace unreadable: $(cat "$scratch/info")"
+cpu=$(info_cpu_seconds "$scratch/info")
+within "$cpu" 0.2 0.03 || fail "-o /dev/stdout | cat: profiled ${cpu}s of 0.2 s"
+
+# Option errors name the option as it was typed.
+expect_usage() { # MESSAGE ARGS...
+	want=$1
+	shift
+	[ "$(status_of "$bin/collect" "$@")" -eq 2 ] || fail "collect $*: want exit 2"
+	grep -qF "$want" "$scratch/err" || fail "collect $*: said '$(head -1 "$scratch/err")', want '$want'"
+}
+expect_usage "option '-o' needs an argument" -o
+expect_usage "option '--output' needs an argument" --output
+expect_usage "option '--max-frames' needs an argument" --max-frames
+expect_usage "unknown option '-x'" -x true
+expect_usage "unknown option '--bogus'" --bogus=1 true
+expect_usage "bad --signal" --signal 9 true
+"$bin/collect" --help | grep -q -- '--signal N' || fail "--help does not document --signal"

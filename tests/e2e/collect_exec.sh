@@ -3,7 +3,7 @@
 # the wrapper's modules are unloaded in the trace. An unwritable output fails
 # before the program runs; an existing trace file is left alone when the
 # program cannot be started; a collect started with SIGCHLD ignored still
-# returns the program's status.
+# returns the program's status; a thread that exec'd is counted once.
 . "$(dirname "$0")/lib.sh"
 check_wrapped() {
 	name=$1
@@ -39,3 +39,12 @@ perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' -- "$bin/collect" -q -o "$scr
 rc=$?
 set -e
 [ $rc -eq 3 ] || fail "with SIGCHLD ignored by collect's parent: exit $rc, want 3"
+
+# One thread that exec'd three program images is one thread, for collect's
+# summary and for analyze info alike.
+"$bin/collect" -o "$scratch/chain.zst" sh -c 'exec env X=1 sh -c "exec \"\$0\" 0.2" "$0"' \
+	"$workloads/collect_busy" 2>"$scratch/chain.err" || fail "exec chain: collect failed: $(cat "$scratch/chain.err")"
+"$bin/analyze" info "$scratch/chain.zst" >"$scratch/chain.info" || fail "exec chain: analyze info failed"
+threads=$(awk '/^Threads:/ { print $2; exit }' "$scratch/chain.info")
+[ "$threads" -eq 1 ] || fail "exec chain: analyze info counts $threads threads, want 1"
+grep -q 'from 1 threads' "$scratch/chain.err" || fail "exec chain: collect counts $(grep -o 'from [0-9]* threads' "$scratch/chain.err")"

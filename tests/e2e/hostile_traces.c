@@ -53,7 +53,7 @@ static struct trace_writer *start(const char *name, int *fd, const char *command
 
 static void finish(struct trace_writer *w, int fd, uint64_t end_ns, uint64_t lost)
 {
-	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost};
+	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost, 0, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 }
@@ -64,7 +64,7 @@ static void module_and_samples(struct trace_writer *w, const char *path, const c
 {
 	struct trace_module m = {1, 1, START_NS, BIAS, path, NULL, 0, 1, &segment};
 	check(trace_writer_module(w, &m) == 0, "module");
-	struct trace_thread t = {1, 1, START_NS, TRACE_THREAD_START | TRACE_THREAD_NAME, thread};
+	struct trace_thread t = {1, 1, START_NS, TRACE_THREAD_START | TRACE_THREAD_NAME, thread, 0};
 	check(trace_writer_thread(w, &t) == 0, "thread");
 	uint64_t ips[2] = {BIAS + 0x1234, BIAS + 0x100};
 	struct trace_stack s = {1, TRACE_STACK_LEAF_EXACT, 2, ips};

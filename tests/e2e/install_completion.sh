@@ -25,6 +25,8 @@ expect() { # expect WANT FUNCTION WORDS...
 }
 expect tree _ipscope_analyze analyze t
 expect --noisefloor _ipscope_analyze analyze tree --noi
+expect --value _ipscope_analyze analyze tree --val
+expect "samples" _ipscope_analyze analyze tree --value s
 expect "--sortedby" _ipscope_analyze analyze flat --sor
 expect "folded speedscope pprof" _ipscope_analyze analyze export --format ""
 expect "count" _ipscope_analyze analyze flat --sortedby c

@@ -40,8 +40,9 @@ let t = 0;
 while (Date.now() < end) { t += hotAlpha(100000); t += hotAlpha(100000); t += hotBeta(100000); }
 console.log(t);
 JS
-"$bin/collect" -q -o "$scratch/n.zst" node --perf-basic-prof "$scratch/app.js" 1200 \
-	>/dev/null 2>"$scratch/err" || fail "collect node exited $?: $(cat "$scratch/err")"
+# node writes isolate-*-v8.log files into its working directory: run it in scratch.
+(cd "$scratch" && "$bin/collect" -q -o "$scratch/n.zst" node --perf-basic-prof "$scratch/app.js" 1200 \
+	>/dev/null 2>"$scratch/err") || fail "collect node exited $?: $(cat "$scratch/err")"
 pid=$("$bin/analyze" info "$scratch/n.zst" | awk '$1 == "pid" { print $2 }')
 rm -f "/tmp/perf-$pid.map"
 "$bin/analyze" flat "$scratch/n.zst" >"$scratch/flat" 2>"$scratch/err" || fail "analyze flat failed"

@@ -100,7 +100,7 @@ static void every_record_type(struct trace_writer *w)
 	struct trace_module libc = { 100, 2, 6, 0x7ffff7dab000, "/lib/x86_64-linux-gnu/libc.so.6",
 				     NULL, 0, 1, segs + 1 };
 	trace_writer_module(w, &libc);
-	struct trace_thread t = { 100, 100, 7, TRACE_THREAD_START | TRACE_THREAD_NAME, "busy" };
+	struct trace_thread t = { 100, 100, 7, TRACE_THREAD_START | TRACE_THREAD_NAME, "busy", 5000000 };
 	trace_writer_thread(w, &t);
 	struct trace_stack s0 = { 0, TRACE_STACK_LEAF_EXACT, 6, ips };
 	struct trace_stack s1 = { 1, TRACE_STACK_LEAF_EXACT | TRACE_STACK_TRUNCATED, 3, ips + 2 };
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	int fd;
-	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3 };
+	struct trace_end end = { 1000, 0, TRACE_END_EXITED, 25, 29, 3, 120000, 30 };
 
 	struct trace_writer *w = start(&fd);
 	trace_writer_close(w, &end);

@@ -77,7 +77,7 @@ static void module(struct trace_writer *w, uint32_t id, const char *path, uint64
 
 static void thread(struct trace_writer *w, uint32_t tid, const char *name)
 {
-	struct trace_thread t = {42, tid, START_NS, TRACE_THREAD_START | TRACE_THREAD_NAME, name};
+	struct trace_thread t = {42, tid, START_NS, TRACE_THREAD_START | TRACE_THREAD_NAME, name, 0};
 	check(trace_writer_thread(w, &t) == 0, "thread");
 }
 
@@ -171,7 +171,7 @@ static void write_threads(const char *dir)
 	samples(w, &t, 3000, 1);
 	struct trace_loss l = {42, 43, 0, 17};
 	check(trace_writer_loss(w, &l) == 0, "loss");
-	struct trace_end e = {t + 1000000, 0, TRACE_END_EXITED, 3000, 0, 17};
+	struct trace_end e = {t + 1000000, 0, TRACE_END_EXITED, 3000, 0, 17, 0, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 }
@@ -198,7 +198,7 @@ static void write_epochs(const char *dir)
 	check(trace_writer_module_unload(w, &u) == 0, "unload");
 	module(w, 4, "/nonexistent-ipscope-golden/libsecond.so", PLUGIN_BIAS, lib_segments, 1, t + 2);
 	samples(w, &t, 1500, 1);
-	struct trace_end e = {t + 1000000, 0, TRACE_END_EXITED, 3000, 0, 0};
+	struct trace_end e = {t + 1000000, 0, TRACE_END_EXITED, 3000, 0, 0, 0, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	close(fd);
 }
@@ -218,7 +218,7 @@ static void write_truncated(const char *dir)
 	check(trace_writer_flush(w) == 0, "flush");
 	uint64_t cut = trace_writer_compressed_bytes(w);
 	samples(w, &t, 100, 1);
-	struct trace_end e = {t, 0, TRACE_END_EXITED, 900, 0, 0};
+	struct trace_end e = {t, 0, TRACE_END_EXITED, 900, 0, 0, 0, 0};
 	check(trace_writer_close(w, &e) == 0, "close");
 	check(ftruncate(fd, (off_t)cut) == 0, "ftruncate");
 	close(fd);

@@ -47,7 +47,7 @@ static struct trace_writer *start(const char *name, int *fd, int with_start)
 
 static void finish(struct trace_writer *w, int fd, uint64_t end_ns, uint64_t lost)
 {
-	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost};
+	struct trace_end e = {end_ns, 0, TRACE_END_EXITED, 0, 0, lost, 0, 0};
 	CHECK(trace_writer_close(w, &e) == 0);
 	close(fd);
 }
@@ -201,7 +201,7 @@ static void test_truncated_and_empty(void)
 	CHECK(trace_writer_flush(w) == 0);
 	off_t cut = (off_t)trace_writer_compressed_bytes(w);
 	sample(w, START_NS + 2, 1, 1, 1);
-	struct trace_end e = {START_NS + 3, 0, TRACE_END_EXITED, 2, 2, 0};
+	struct trace_end e = {START_NS + 3, 0, TRACE_END_EXITED, 2, 2, 0, 0, 0};
 	CHECK(trace_writer_close(w, &e) == 0);
 	CHECK(ftruncate(fd, cut) == 0); /* cut after the flush: no END */
 	close(fd);

@@ -165,7 +165,7 @@ static void test_large(void)
 	}
 	double t1 = now();
 	uint64_t raw_written = trace_writer_raw_bytes(w);
-	struct trace_end e = { t, 0, TRACE_END_EXITED, nsamples, nsamples, 0 };
+	struct trace_end e = { t, 0, TRACE_END_EXITED, nsamples, nsamples, 0, 0, 0 };
 	CHECK(trace_writer_close(w, &e) == 0);
 	struct bytes z = fd_contents(fd);
 
@@ -205,7 +205,7 @@ static void test_large(void)
 	CHECKF(ret == 0 && !trace_reader_truncated(r), "%s", trace_reader_error(r));
 	CHECK(seen == nsamples && stacks == nstacks);
 	CHECK(trace_reader_compressed_bytes(r) == z.len);
-	CHECK(trace_reader_raw_bytes(r) == raw_written + 8 + 40);
+	CHECK(trace_reader_raw_bytes(r) == raw_written + 8 + 56);
 	trace_reader_close(r);
 	printf("large: %u samples, write %.1f M/s, read+check %.1f M/s (CPU time), %.2f compressed bytes/sample\n",
 	       nsamples, nsamples / (t1 - t0) / 1e6, nsamples / (t3 - t2) / 1e6, (double)z.len / nsamples);

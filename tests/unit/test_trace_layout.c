@@ -62,7 +62,7 @@ static void test_versions_and_unknown_records(void)
 	o = read_raw(&raw);
 	CHECK(o.last == -2);
 	CHECKF(!strcmp(o.message, "t.zst: offset 8: trace format version 2.0 is newer than this reader "
-				  "(1.1): use a newer ipscope"), "%s", o.message);
+				  "(1.2): use a newer ipscope"), "%s", o.message);
 
 	/* A later minor version: longer header, extra fields at the end of
 	 * records and of array entries. All of it is read, the extra ignored. */
@@ -70,6 +70,7 @@ static void test_versions_and_unknown_records(void)
 	at = begin_record(&raw, TRACE_THREAD, 0);
 	put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, 1, 4);
 	put_string(&raw, "worker");
+	put_le(&raw, 0x1234, 8); /* cpu_ns (1.2) */
 	put_le(&raw, 0xabcdef, 8); /* a field from the future */
 	end_record(&raw, at);
 	at = begin_record(&raw, TRACE_SAMPLES, 0);
@@ -88,7 +89,12 @@ static void test_versions_and_unknown_records(void)
 	put_le(&raw, 0x10, 8), put_le(&raw, 0x20, 8), put_le(&raw, 0x30, 8), put_le(&raw, 1, 4);
 	put_le(&raw, 0, 8), put_le(&raw, 0, 4);
 	end_record(&raw, at);
-	put_end_record(&raw);
+	at = begin_record(&raw, TRACE_END, 0);
+	put_le(&raw, 99, 8), put_le(&raw, 0, 4), put_le(&raw, TRACE_END_EXITED, 4);
+	put_le(&raw, 1, 8), put_le(&raw, 1, 8), put_le(&raw, 0, 8);
+	put_le(&raw, 5000, 8), put_le(&raw, 7, 8); /* agent_ns, agent_signals (1.2) */
+	put_le(&raw, 0xfeed, 8); /* a field from the future */
+	end_record(&raw, at);
 	struct bytes z = zstd_compress(&raw);
 	char err[256];
 	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
@@ -98,7 +104,7 @@ static void test_versions_and_unknown_records(void)
 	CHECK(major == 1 && minor == 7);
 	struct trace_record rec;
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_THREAD && rec.offset == 24);
-	CHECK(rec.u.thread.tid == 6 && !strcmp(rec.u.thread.name, "worker"));
+	CHECK(rec.u.thread.tid == 6 && !strcmp(rec.u.thread.name, "worker") && rec.u.thread.cpu_ns == 0x1234);
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_SAMPLES && rec.u.samples.count == 2);
 	CHECK(rec.u.samples.samples[1].time_ns == 101 && rec.u.samples.samples[1].state == 2);
 	CHECK(rec.u.samples.samples[0].stack_id == 9 && rec.u.samples.samples[0].weight == 1);
@@ -106,11 +112,43 @@ static void test_versions_and_unknown_records(void)
 	CHECK(rec.u.module.segments[0].file_offset == 0x30 && rec.u.module.segments[0].flags == 1);
 	CHECK(rec.u.module.build_id == NULL && !strcmp(rec.u.module.path, "/lib/x.so"));
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END);
+	CHECK(rec.u.end.agent_ns == 5000 && rec.u.end.agent_signals == 7);
 	CHECK(trace_reader_next(r, &rec) == 0 && !trace_reader_truncated(r));
 	trace_reader_close(r);
 	free(z.p);
 	free(raw.p);
 	memset(&raw, 0, sizeof raw);
+
+	/* Traces before 1.2 (1.0, and 1.1 with JIT_MAP) have no cpu_ns or agent
+	 * cost: read as 0. In a 1.2 trace they must be there: a THREAD or END
+	 * without them is corrupt. */
+	for (unsigned minor = 0; minor <= 1; minor++) {
+		put_file_header(&raw, 1, minor, 16);
+		at = begin_record(&raw, TRACE_THREAD, 0);
+		put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, TRACE_THREAD_EXIT, 4);
+		put_string(&raw, "old");
+		end_record(&raw, at);
+		put_end_record(&raw);
+		z = zstd_compress(&raw);
+		r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
+		CHECKF(r != NULL, "%s", err);
+		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_THREAD && rec.u.thread.cpu_ns == 0);
+		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.agent_ns == 0 &&
+		      rec.u.end.agent_signals == 0);
+		trace_reader_close(r);
+		free(z.p);
+		free(raw.p);
+		memset(&raw, 0, sizeof raw);
+	}
+	put_file_header(&raw, 1, 2, 16);
+	at = begin_record(&raw, TRACE_THREAD, 0);
+	put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, TRACE_THREAD_EXIT, 4);
+	put_string(&raw, "new");
+	end_record(&raw, at);
+	expect_corrupt(&raw, "THREAD record");
+	put_file_header(&raw, 1, 2, 16);
+	put_end_record(&raw);
+	expect_corrupt(&raw, "END record (40 bytes)");
 
 	/* Several zstd frames and a skippable frame make one stream; after END,
 	 * whatever follows is ignored. */

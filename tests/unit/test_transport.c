@@ -2,7 +2,9 @@
  * test_transport.c - the agent-to-collect rings: records of every size come
  * out in order, whole, across wrap-arounds; a full ring refuses instead of
  * overwriting; a record never straddles the end of the ring; positions a
- * crashed or hostile program scribbled make the consumer give up, not loop.
+ * crashed or hostile program scribbled make the consumer give up, not loop;
+ * chunks of rings added later are addressed like the first, and collect asks
+ * for one only when few rings are free.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,16 +55,65 @@ static int produce(const struct transport *h, uint32_t seq, uint32_t size)
 	return 0;
 }
 
+static struct transport t;
+
+/* Chunks of 4 rings: ring 0..3 in chunk 0, 4..7 in chunk 1. */
+static void *new_chunk(void)
+{
+	size_t bytes = transport_chunk_bytes(4, RING_BYTES);
+	void *chunk = aligned_alloc(4096, bytes);
+	memset(chunk, 0, bytes);
+	return chunk;
+}
+
+static void check_growth(void)
+{
+	/* collect keeps as many rings free as are taken: two of four taken is enough, all four is not. */
+	CHECK(transport_nrings(&t) == 4);
+	CHECK(transport_chunks_wanted(&t) == 0);
+	for (uint32_t i = 0; i < 2; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_OWNED);
+	CHECK(transport_chunks_wanted(&t) == 0);
+	for (uint32_t i = 2; i < 4; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_OWNED);
+	CHECK(transport_chunks_wanted(&t) == 1);
+	void *second = new_chunk();
+	CHECK(transport_add_chunk(&t, 1, second) == 1);
+	CHECK(transport_add_chunk(&t, 1, second) == 0); /* another thread was first */
+	CHECK(transport_nrings(&t) == 8);
+	CHECK(transport_chunks_wanted(&t) == 0);
+	for (uint32_t i = 4; i < 8; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_OWNED);
+	CHECK(transport_chunks_wanted(&t) == 2); /* eight taken: eight more */
+	for (uint32_t i = 4; i < 8; i++)
+		atomic_store(&transport_ring(&t, i)->state, RING_FREE);
+	/* Ring 5 is the second ring of chunk 1, its data after chunk 1's descriptor page. */
+	CHECK((uint8_t *)transport_ring(&t, 5) == (uint8_t *)second + sizeof(struct transport_ring));
+	uint8_t *p = transport_reserve(&t, 5, TR_SAMPLE, 8);
+	CHECK(p == (uint8_t *)second + 4096 + RING_BYTES + sizeof(struct tr_header));
+	memcpy(p, &(uint32_t){ 0 }, sizeof(uint32_t));
+	memset(p + 4, 0, 4);
+	transport_commit(&t, 5);
+	struct expect e = { 0, 0 };
+	CHECK(transport_drain(&t, 5, scratch, on_record, &e) == 1);
+	/* A chunk beyond the geometry is refused; a gap keeps nrings at the prefix. */
+	CHECK(transport_add_chunk(&t, 9, second) == 0);
+	void *fourth = new_chunk();
+	CHECK(transport_add_chunk(&t, 3, fourth) == 1);
+	CHECK(transport_nrings(&t) == 8);
+	CHECK(transport_size(3, 4, RING_BYTES) == 4096 + 3 * (4096 + 4 * (size_t)RING_BYTES));
+	free(second);
+	free(fourth);
+}
+
 int main(void)
 {
-	size_t bytes = transport_size(2, RING_BYTES);
-	void *mapping = aligned_alloc(4096, bytes);
-	memset(mapping, 0, bytes);
-	struct transport t;
-	transport_init(&t, mapping, 2, RING_BYTES);
+	static struct transport_header header;
+	CHECK(transport_init(&t, &header, RING_BYTES, 3, 8) < 0); /* not a power of two */
+	CHECK(transport_init(&t, &header, RING_BYTES, 4, 8) == 0);
+	void *mapping = new_chunk();
+	CHECK(transport_add_chunk(&t, 0, mapping) == 1);
 	const struct transport *h = &t;
-	CHECK(t.data + 2 * RING_BYTES == (uint8_t *)mapping + bytes);
-	CHECK(t.data >= (uint8_t *)(t.rings + 2));
 
 	/* Sizes that do and do not divide the ring, drained in uneven steps. */
 	struct expect e = { 0, 0 };
@@ -103,17 +154,21 @@ int main(void)
 	CHECK(transport_hash_stack((const uint64_t[]){ 1, 2 }, 2, 0) !=
 	      transport_hash_stack((const uint64_t[]){ 2, 1 }, 2, 0));
 	/* Scribbled positions: head behind tail, or further ahead than the ring holds. */
-	atomic_store(&t.rings[1].head, 100);
-	atomic_store(&t.rings[1].tail, 200);
+	struct transport_ring *r1 = transport_ring(h, 1);
+	atomic_store(&r1->head, 100);
+	atomic_store(&r1->tail, 200);
 	CHECK(drain(h, 1, &none) == -1);
-	atomic_store(&t.rings[1].head, 10 * RING_BYTES);
-	atomic_store(&t.rings[1].tail, 0);
+	atomic_store(&r1->head, 10 * RING_BYTES);
+	atomic_store(&r1->tail, 0);
 	CHECK(drain(h, 1, &none) == -1);
 	/* A record header claiming more than was published. */
-	atomic_store(&t.rings[1].head, 16);
-	memcpy(t.data + RING_BYTES, &(struct tr_header){ TR_SAMPLE, 4000 }, sizeof(struct tr_header));
+	atomic_store(&r1->head, 16);
+	memcpy((uint8_t *)mapping + 4096 + RING_BYTES, &(struct tr_header){ TR_SAMPLE, 4000 }, sizeof(struct tr_header));
 	CHECK(drain(h, 1, &none) == -1);
 	CHECK(none.seen == 0);
+	atomic_store(&r1->head, 0);
+	atomic_store(&r1->tail, 0);
+	check_growth();
 	free(mapping);
 	if (!check_failures)
 		printf("unit_transport: %u records through a %u-byte ring\n", seq, RING_BYTES);

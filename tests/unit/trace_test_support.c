@@ -80,6 +80,7 @@ void put_end_record(struct bytes *b)
 	end_record(b, at);
 }
 
+
 struct bytes zstd_compress(const struct bytes *raw)
 {
 	struct bytes z = { 0 };
@@ -184,7 +185,7 @@ struct bytes write_small_trace(uint64_t flush_sizes[4], int flush_records[4])
 	CHECK(trace_writer_module(w, &m) == 0), records++;
 	struct trace_module m2 = { 42, 2, 6, 0x7f0000000000, "libnothing.so", NULL, 0, 0, NULL };
 	CHECK(trace_writer_module(w, &m2) == 0), records++;
-	struct trace_thread t = { 42, 42, 7, TRACE_THREAD_START | TRACE_THREAD_NAME, "main" };
+	struct trace_thread t = { 42, 42, 7, TRACE_THREAD_START | TRACE_THREAD_NAME, "main", 1000 };
 	CHECK(trace_writer_thread(w, &t) == 0), records++;
 	FLUSH_POINT();
 	struct trace_stack s0 = { 0, TRACE_STACK_LEAF_EXACT, 5, stack_ips };
@@ -207,14 +208,14 @@ struct bytes write_small_trace(uint64_t flush_sizes[4], int flush_records[4])
 	FLUSH_POINT();
 	struct trace_module_unload u = { 42, 2, 9 };
 	CHECK(trace_writer_module_unload(w, &u) == 0), records++;
-	struct trace_thread t2 = { 42, 43, 10, TRACE_THREAD_EXIT, "" };
+	struct trace_thread t2 = { 42, 43, 10, TRACE_THREAD_EXIT, "", 123456789012ull };
 	CHECK(trace_writer_thread(w, &t2) == 0), records++;
 	struct trace_jit_map j = { 42, 10, "/tmp/perf-42.map", (const uint8_t *)jit_text,
 				   sizeof jit_text - 1 };
 	CHECK(trace_writer_jit_map(w, &j) == 0), records++;
 	FLUSH_POINT();
 #undef FLUSH_POINT
-	struct trace_end e = { 11, 3 << 8, TRACE_END_EXITED, 20, 50, 17 };
+	struct trace_end e = { 11, 3 << 8, TRACE_END_EXITED, 20, 50, 17, 4242, 21 };
 	CHECK(trace_writer_close(w, &e) == 0);
 	return fd_contents(fd);
 }
@@ -256,7 +257,7 @@ void check_small_record(int index, const struct trace_record *r)
 	case 4:
 		CHECK(r->u.thread.pid == 42 && r->u.thread.tid == 42 && r->u.thread.time_ns == 7);
 		CHECK(r->u.thread.flags == (TRACE_THREAD_START | TRACE_THREAD_NAME));
-		CHECK(!strcmp(r->u.thread.name, "main"));
+		CHECK(!strcmp(r->u.thread.name, "main") && r->u.thread.cpu_ns == 1000);
 		break;
 	case 5:
 		CHECK(r->u.stack.id == 0 && r->u.stack.flags == TRACE_STACK_LEAF_EXACT);
@@ -286,7 +287,7 @@ void check_small_record(int index, const struct trace_record *r)
 		break;
 	case 11:
 		CHECK(r->u.thread.tid == 43 && r->u.thread.flags == TRACE_THREAD_EXIT);
-		CHECK(!strcmp(r->u.thread.name, ""));
+		CHECK(!strcmp(r->u.thread.name, "") && r->u.thread.cpu_ns == 123456789012ull);
 		break;
 	case 12:
 		CHECK(r->u.jit_map.pid == 42 && r->u.jit_map.time_ns == 10);
@@ -298,6 +299,7 @@ void check_small_record(int index, const struct trace_record *r)
 		CHECK(r->u.end.time_ns == 11 && r->u.end.wait_status == (3 << 8));
 		CHECK(r->u.end.flags == TRACE_END_EXITED && r->u.end.samples == 20);
 		CHECK(r->u.end.weight == 50 && r->u.end.lost_samples == 17);
+		CHECK(r->u.end.agent_ns == 4242 && r->u.end.agent_signals == 21);
 		break;
 	}
 }

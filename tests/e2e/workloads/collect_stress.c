@@ -8,12 +8,20 @@
  *                  while a second thread is sampled (a child must not keep
  *                  any thread's perf event open: it exits 8 if it does);
  *   threads        1000 short-lived threads, up to 300 alive at once (more
- *                  than the agent has rings).
+ *                  than the agent's first chunk of rings);
+ *   phdr           one thread loops dl_iterate_phdr with a slow callback (it
+ *                  holds the loader's lock most of the time, and is sampled
+ *                  there) while another runs 12000 instructions of
+ *                  straight-line code (nearly every sample a new pc: a miss
+ *                  in libunwind's caches, which takes its global lock and
+ *                  then the loader's).
  * Prints "ok" to stderr at the end.
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +140,59 @@ static int stress_threads(void)
 	return 0;
 }
 
+static int in_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	(void)data;
+	for (unsigned long i = 0; i < 2000; i++)
+		workload_sink += i;
+	return 0;
+}
+
+static void *phdr_loop(void *arg)
+{
+	long *walks = arg;
+	while (!stop) {
+		dl_iterate_phdr(in_callback, NULL);
+		(*walks)++;
+		sched_yield(); /* let others have the loader's lock now and then */
+	}
+	return NULL;
+}
+
+#define STEP4(i) x = x * 31 + (i); x ^= x >> 7; x = x * 31 + (i) + 1; x ^= x >> 5;
+#define STEP64(i) STEP4(i) STEP4(i + 2) STEP4(i + 4) STEP4(i + 6) STEP4(i + 8) STEP4(i + 10) STEP4(i + 12) \
+	STEP4(i + 14) STEP4(i + 16) STEP4(i + 18) STEP4(i + 20) STEP4(i + 22) STEP4(i + 24) STEP4(i + 26) \
+	STEP4(i + 28) STEP4(i + 30)
+#define STEP1K(i) STEP64(i) STEP64(i + 32) STEP64(i + 64) STEP64(i + 96) STEP64(i + 128) STEP64(i + 160) \
+	STEP64(i + 192) STEP64(i + 224) STEP64(i + 256) STEP64(i + 288) STEP64(i + 320) STEP64(i + 352) \
+	STEP64(i + 384) STEP64(i + 416) STEP64(i + 448) STEP64(i + 480)
+
+/* Thousands of distinct instruction addresses, so samples keep landing on new ones. */
+__attribute__((noipa)) static unsigned long straight_line(unsigned long x)
+{
+	STEP1K(0) STEP1K(1000) STEP1K(2000)
+	return x;
+}
+
+static int stress_phdr(void)
+{
+	long walks = 0;
+	pthread_t walker;
+	pthread_create(&walker, NULL, phdr_loop, &walks);
+	double end = thread_cpu_seconds() + 0.5;
+	unsigned long x = 1;
+	while (thread_cpu_seconds() < end)
+		for (int i = 0; i < 100; i++)
+			x = straight_line(x);
+	workload_sink += x;
+	stop = 1;
+	pthread_join(walker, NULL);
+	fprintf(stderr, "dl_iterate_phdr walks: %ld\n", walks);
+	return walks > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 2;
@@ -142,6 +203,8 @@ int main(int argc, char **argv)
 		rc = stress_fork();
 	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
 		rc = stress_threads();
+	} else if (argc > 1 && !strcmp(argv[1], "phdr")) {
+		rc = stress_phdr();
 	}
 	if (rc == 0)
 		fprintf(stderr, "ok\n");

@@ -1,0 +1,214 @@
+/*
+ * interpose.c - the libc functions the agent wraps, other than those it
+ * wraps for libunwind's sake (unwinder.c): pthread_create, so every thread is sampled from its start; the
+ * loader's dlopen/dlmopen/dlclose, so the module map follows them and no
+ * thread unwinds while the loader's lock is held; and sigaction and the
+ * signal() family, so the program never sees the agent's signal and the
+ * agent notices when the program takes it.
+ *
+ * The sampling signal is a real-time signal nobody used when the agent
+ * started (sampler.c). To the program it still looks untouched: asking for
+ * its disposition gives SIG_DFL. If the program installs a handler for it
+ * (or ignores it), that is the program's right: the agent stops every
+ * thread's sampling first, so the program's handler never receives a
+ * sample, then lets the call through, and collect says so.
+ */
+#include "agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct agent_libc agent_libc;
+
+typedef void (*handler_fn)(int);
+
+static struct {
+	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	void *(*dlopen)(const char *, int);
+	void *(*dlmopen)(Lmid_t, const char *, int);
+	int (*dlclose)(void *);
+	handler_fn (*signal)(int, handler_fn);
+	handler_fn (*bsd_signal)(int, handler_fn);
+	handler_fn (*sysv_signal)(int, handler_fn);
+	handler_fn (*sigset)(int, handler_fn);
+} next;
+
+static _Atomic int signal_given_up;
+
+void agent_resolve_libc(void)
+{
+#define RESOLVE(table, name) (table).name = (__typeof__((table).name))dlsym(RTLD_NEXT, #name)
+	RESOLVE(agent_libc, sigaction);
+	RESOLVE(agent_libc, pipe2);
+	RESOLVE(agent_libc, syscall);
+	RESOLVE(agent_libc, sigprocmask);
+	RESOLVE(agent_libc, dl_iterate_phdr);
+	RESOLVE(next, pthread_create);
+	RESOLVE(next, dlopen);
+	RESOLVE(next, dlmopen);
+	RESOLVE(next, dlclose);
+	RESOLVE(next, signal);
+	RESOLVE(next, bsd_signal);
+	RESOLVE(next, sysv_signal);
+	RESOLVE(next, sigset);
+#undef RESOLVE
+}
+
+#define NEED(table, name)                      \
+	do {                                   \
+		if (!(table).name)             \
+			agent_resolve_libc();  \
+	} while (0)
+
+/* ---- threads ---- */
+
+struct thread_start {
+	void *(*start)(void *);
+	void *arg;
+};
+
+static void thread_cleanup(void *unused)
+{
+	(void)unused;
+	sigset_t old;
+	agent_block_signal(&old);
+	agent_thread_end();
+	agent_restore_signal(&old);
+}
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+	void *ret;
+	free(p);
+	if (agent_enabled) {
+		sigset_t old;
+		agent_block_signal(&old);
+		agent_thread_begin();
+		agent_restore_signal(&old);
+	}
+	pthread_cleanup_push(thread_cleanup, NULL);
+	ret = ts.start(ts.arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+	NEED(next, pthread_create);
+	if (!agent_enabled)
+		return next.pthread_create(thread, attr, start, arg);
+	struct thread_start *ts = malloc(sizeof *ts);
+	if (!ts)
+		return EAGAIN;
+	ts->start = start;
+	ts->arg = arg;
+	int rc = next.pthread_create(thread, attr, thread_trampoline, ts);
+	if (rc)
+		free(ts);
+	return rc;
+}
+
+/* ---- the loader ---- */
+
+/*
+ * The loader lock: a thread interrupted inside dlopen/dlclose must not unwind
+ * (libunwind would walk a half-updated object list, and another thread's
+ * handler could wait on the lock it holds). So the sampling signal is blocked
+ * for the whole call; the sample is delivered right after.
+ */
+AGENT_EXPORT void *dlopen(const char *file, int mode)
+{
+	NEED(next, dlopen);
+	sigset_t old;
+	agent_block_signal(&old);
+	void *handle = next.dlopen(file, mode);
+	if (handle)
+		modules_rescan();
+	agent_restore_signal(&old);
+	return handle;
+}
+
+AGENT_EXPORT void *dlmopen(Lmid_t namespace, const char *file, int mode)
+{
+	NEED(next, dlmopen);
+	sigset_t old;
+	agent_block_signal(&old);
+	void *handle = next.dlmopen(namespace, file, mode);
+	if (handle)
+		modules_rescan();
+	agent_restore_signal(&old);
+	return handle;
+}
+
+AGENT_EXPORT int dlclose(void *handle)
+{
+	NEED(next, dlclose);
+	sigset_t old;
+	agent_block_signal(&old);
+	int rc = next.dlclose(handle);
+	modules_rescan();
+	agent_restore_signal(&old);
+	return rc;
+}
+
+/* ---- the sampling signal ---- */
+
+int agent_signal_taken(void)
+{
+	return atomic_load(&signal_given_up);
+}
+
+static int is_sampling_signal(int sig)
+{
+	return agent_enabled && sig == agent_config.signal && !atomic_load(&signal_given_up);
+}
+
+/* The program wants the signal for itself: stop sampling, then it is the program's. */
+static void give_up_signal(int sig)
+{
+	if (atomic_exchange(&signal_given_up, 1))
+		return;
+	sampler_stop_all();
+	atomic_store(&agent_transport.header->signal_taken, (uint32_t)sig);
+}
+
+AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	NEED(agent_libc, sigaction);
+	if (!is_sampling_signal(sig))
+		return agent_libc.sigaction(sig, act, old);
+	struct sigaction untouched;
+	memset(&untouched, 0, sizeof untouched);
+	untouched.sa_handler = SIG_DFL;
+	int rc = 0;
+	if (act && act->sa_handler != SIG_DFL) {
+		give_up_signal(sig);
+		rc = agent_libc.sigaction(sig, act, NULL);
+	}
+	if (old && rc == 0)
+		*old = untouched;
+	return rc;
+}
+
+/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT entry. */
+#define SIGNAL_WRAPPER(name)                                              \
+	AGENT_EXPORT handler_fn name(int sig, handler_fn handler)         \
+	{                                                                 \
+		NEED(next, name);                                         \
+		if (!is_sampling_signal(sig))                             \
+			return next.name(sig, handler);                   \
+		if (handler != SIG_DFL) {                                 \
+			give_up_signal(sig);                              \
+			if (next.name(sig, handler) == SIG_ERR)           \
+				return SIG_ERR;                           \
+		}                                                         \
+		return SIG_DFL;                                           \
+	}
+SIGNAL_WRAPPER(signal)
+SIGNAL_WRAPPER(bsd_signal)
+SIGNAL_WRAPPER(sysv_signal)
+SIGNAL_WRAPPER(sigset)

@@ -1,0 +1,267 @@
+/*
+ * threads.c - the agent's low-level services: clocks, the shared memory and
+ * its rings, and the records that say which threads ran and for how long.
+ *
+ * A thread claims a ring when it starts (or, if every ring was taken then, at
+ * its first sample) and hands it back when it ends; collect frees it once
+ * drained. When every mapped ring is taken the thread maps the chunks collect
+ * published since, or counts its samples lost until collect (which keeps a
+ * margin of free rings) adds one: claiming never waits and never allocates,
+ * so it may run inside the signal handler.
+ *
+ * Thread records carry the thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID),
+ * so analyze can tell how much of a thread's CPU time the samples cover.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+/* The kernel's clock id of another thread's CPU time (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+#define THREAD_CPU_CLOCK(tid) ((clockid_t)((~(unsigned)(tid) << 3) | 6))
+
+static _Atomic uint32_t next_ring_hint;
+
+uint64_t agent_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t agent_thread_cpu_ns(uint32_t tid)
+{
+	struct timespec ts;
+	if (clock_gettime(tid ? THREAD_CPU_CLOCK(tid) : CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t agent_gettid(void)
+{
+	if (!agent_self.tid)
+		agent_self.tid = (uint32_t)syscall(SYS_gettid);
+	return agent_self.tid;
+}
+
+int agent_close_own(int fd, const struct stat *opened)
+{
+	/* Between the open and this close the program (another thread) could have
+	 * closed the number and got it back for a file of its own: then it is not ours. */
+	struct stat now;
+	if (fstat(fd, &now) < 0 || now.st_dev != opened->st_dev || now.st_ino != opened->st_ino)
+		return -1;
+	return (int)syscall(SYS_close, fd);
+}
+
+int agent_open_shm(struct stat *st)
+{
+	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0) {
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	if ((uint64_t)st->st_dev != agent_config.shm_dev || (uint64_t)st->st_ino != agent_config.shm_ino) {
+		agent_close_own(fd, st);
+		return -1;
+	}
+	return fd;
+}
+
+uint32_t agent_map_new_chunks(void)
+{
+	struct transport *t = &agent_transport;
+	uint32_t published = atomic_load(&t->header->nchunks), mapped = 0;
+	if (published > t->max_chunks)
+		published = t->max_chunks;
+	if (published <= atomic_load(&t->nmapped))
+		return 0;
+	struct stat st;
+	int fd = agent_open_shm(&st);
+	if (fd < 0)
+		return 0;
+	/* The file never shrinks (sealed): what fits now stays mapped safely. */
+	{
+		for (uint32_t c = atomic_load(&t->nmapped); c < published; c++) {
+			size_t offset = transport_chunk_offset(t, c);
+			if (offset + t->chunk_bytes > (size_t)st.st_size)
+				break;
+			void *m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
+			if (m == MAP_FAILED)
+				break;
+			madvise(m, t->chunk_bytes, MADV_DONTFORK);
+			if (transport_add_chunk(t, c, m))
+				mapped++;
+			else
+				munmap(m, t->chunk_bytes);
+		}
+	}
+	agent_close_own(fd, &st);
+	return mapped;
+}
+
+static uint32_t claim_free_ring(void)
+{
+	uint32_t n = transport_nrings(&agent_transport);
+	uint32_t start = n ? atomic_fetch_add(&next_ring_hint, 1) % n : 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (start + k) % n;
+		struct transport_ring *r = transport_ring(&agent_transport, i);
+		uint32_t expected = RING_FREE;
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) != RING_FREE)
+			continue;
+		if (atomic_compare_exchange_strong(&r->state, &expected, RING_OWNED)) {
+			r->tid = agent_gettid();
+			return i;
+		}
+	}
+	return AGENT_NO_RING;
+}
+
+/* own: about the calling thread (else tid's); may_wait: not in the signal handler. */
+static void write_thread_record(uint32_t ring, uint32_t tid, uint64_t cpu_ns, uint32_t flags, int own,
+				int may_wait)
+{
+	struct tr_thread *t = may_wait ? agent_reserve_waiting(ring, TR_THREAD, sizeof *t) :
+					 transport_reserve(&agent_transport, ring, TR_THREAD, sizeof *t);
+	if (!t)
+		return;
+	memset(t, 0, sizeof *t);
+	t->time_ns = agent_now_ns();
+	t->cpu_ns = cpu_ns;
+	t->tid = tid;
+	t->flags = flags;
+	/* The kernel's name of the calling thread; another thread's name comes with its own records. */
+	if (own)
+		prctl(PR_GET_NAME, t->name, 0, 0, 0);
+	transport_commit(&agent_transport, ring);
+}
+
+uint32_t agent_thread_ring(void)
+{
+	uint32_t ring = agent_self.ring;
+	if (ring == AGENT_NO_RING) {
+		ring = claim_free_ring();
+		if (ring == AGENT_NO_RING && agent_map_new_chunks())
+			ring = claim_free_ring();
+		if (ring == AGENT_NO_RING) {
+			/* collect frees ended threads' rings and grows when woken; one signal until it has. */
+			if (!atomic_exchange(&agent_transport.header->wake_pending, 1))
+				kill(agent_config.collect_pid, TRANSPORT_WAKE_SIGNAL);
+			return AGENT_NO_RING;
+		}
+		agent_self.ring = ring;
+	}
+	if (agent_self.start_pending) {
+		agent_self.start_pending = 0;
+		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), TRACE_THREAD_START, 1,
+				    !agent_self.in_handler);
+	}
+	return ring;
+}
+
+void agent_block_signal(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	if (agent_config.signal)
+		sigaddset(&set, agent_config.signal);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void agent_restore_signal(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
+{
+	for (;;) {
+		void *p = transport_reserve(&agent_transport, ring, type, size);
+		if (p)
+			return p;
+		uint64_t heartbeat = atomic_load(&agent_transport.header->consumer_heartbeat_ns);
+		if (agent_now_ns() - heartbeat > 2000000000ull)
+			return NULL; /* collect stopped draining (killed): do not hang the program */
+		usleep(1000);
+	}
+}
+
+/* Outside the signal handler a thread may wait a little for collect to make a ring. */
+static uint32_t ring_waiting(void)
+{
+	uint32_t ring = agent_thread_ring();
+	for (int i = 0; ring == AGENT_NO_RING && i < 100; i++) {
+		uint64_t heartbeat = atomic_load(&agent_transport.header->consumer_heartbeat_ns);
+		if (agent_now_ns() - heartbeat > 2000000000ull)
+			break; /* collect is gone */
+		usleep(200);
+		ring = agent_thread_ring();
+	}
+	return ring;
+}
+
+void agent_thread_record(uint32_t flags)
+{
+	uint32_t ring = ring_waiting();
+	if (ring != AGENT_NO_RING)
+		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
+}
+
+void agent_record_running_threads(void)
+{
+	uint32_t ring = agent_thread_ring();
+	if (ring == AGENT_NO_RING)
+		return;
+	uint32_t n = transport_nrings(&agent_transport), self = agent_gettid();
+	for (uint32_t i = 0; i < n; i++) {
+		struct transport_ring *r = transport_ring(&agent_transport, i);
+		uint32_t tid = r->tid;
+		if (atomic_load(&r->state) != RING_OWNED || tid == self || !tid)
+			continue;
+		uint64_t cpu_ns = agent_thread_cpu_ns(tid);
+		if (cpu_ns)
+			write_thread_record(ring, tid, cpu_ns, TRACE_THREAD_AT_END, 0, 1);
+	}
+}
+
+void agent_thread_begin(void)
+{
+	agent_self.tid = 0;
+	agent_gettid();
+	capture_warm_up();
+	agent_self.start_pending = 1;
+	ring_waiting(); /* writes the START record */
+	sampler_thread_start();
+	agent_self.registered = 1;
+}
+
+void agent_thread_end(void)
+{
+	if (!agent_self.registered)
+		return;
+	sampler_thread_stop();
+	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_EXIT);
+	if (agent_self.ring == AGENT_NO_RING)
+		atomic_fetch_add(&agent_transport.header->threads_without_ring, 1);
+	if (agent_self.ring != AGENT_NO_RING) {
+		struct transport_ring *r = transport_ring(&agent_transport, agent_self.ring);
+		atomic_store_explicit(&r->state, RING_CLOSED, memory_order_release);
+		agent_self.ring = AGENT_NO_RING;
+	}
+	stack_table_free(agent_self.stacks);
+	agent_self.stacks = NULL;
+	agent_self.registered = 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * unwinder.c - libunwind as a guest of the program, the way the agent
+ * itself is: no descriptor of its own, no system calls it does not need
+ * inside the signal handler, and no lock a signal can deadlock on. Its calls
+ * are told from the program's by their return address (libunwind's text).
+ *
+ * Its descriptors. The program must see exactly the descriptors it was
+ * started with, and be free to close, dup2 over or reuse any number: the
+ * agent keeps none of its own (threads.c, sampler.c), and libunwind gets
+ * none either. libunwind 1.6 checks that an address is readable before it
+ * dereferences it on its slower paths (every unw_step is checked,
+ * CONSERVATIVE_CHECKS, and the trace cache steps on each miss): it opens a
+ * pipe at its first use (mem_validate_pipe in src/x86_64/Ginit.c), read()s
+ * it, and has the kernel copy the byte at the address into it with
+ * syscall(SYS_write, pipe, address, 1), re-opening the pipe whenever the
+ * read fails. Left alone the pipe lands on the lowest free numbers (a closed
+ * stdin becomes libunwind's), and once a program closed and reused those
+ * numbers, libunwind would read and write the program's files. So when
+ * libunwind asks for a pipe it gets none: pipe2 and pipe fail with EMFILE,
+ * its read(-1) then fails with EBADF, and its syscall(SYS_write, -1,
+ * address, 1) is answered here: the byte is copied with process_vm_readv on
+ * our own process, which fails with EFAULT exactly where the pipe write
+ * would (unmapped or PROT_NONE memory).
+ *
+ * Its signal masking. libunwind blocks every signal around its locked
+ * sections (two rt_sigprocmask calls each: measured 4.8 per sample on
+ * python3, whose interpreter loop gives nearly every sample a new leaf pc,
+ * so a cache miss). Inside the agent's handler every asynchronous signal is
+ * already blocked (the handler's sa_mask, sampler.c), so those calls change
+ * nothing and are skipped.
+ *
+ * The loader's lock. Debian's libunwind has no per-thread register-state
+ * cache (UNW_CACHE_PER_THREAD silently becomes UNW_CACHE_GLOBAL): a miss
+ * takes libunwind's global lock and then calls dl_iterate_phdr, which takes
+ * the loader's lock. A thread interrupted while it held the loader's lock
+ * (inside dl_iterate_phdr, as C++ exception unwinding and backtrace
+ * libraries call it) would wait in its handler for libunwind's lock, held
+ * by a handler waiting for the loader's: so the program's own calls to
+ * dl_iterate_phdr run with the sampling signal blocked, like dlopen and
+ * dlclose (interpose.c).
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <link.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+static uintptr_t unwinder_text_start, unwinder_text_end;
+
+static int find_unwinder_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t target = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && target >= start && target < start + ph->p_memsz) {
+			unwinder_text_start = start;
+			unwinder_text_end = start + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void unwinder_init(void)
+{
+	if (!unwinder_text_end)
+		agent_libc.dl_iterate_phdr(find_unwinder_text, (void *)(uintptr_t)&unw_backtrace);
+}
+
+int agent_called_from_unwinder(const void *ret_addr)
+{
+	uintptr_t a = (uintptr_t)ret_addr;
+	return a >= unwinder_text_start && a < unwinder_text_end;
+}
+
+AGENT_EXPORT int pipe2(int fds[2], int flags)
+{
+	if (agent_called_from_unwinder(__builtin_return_address(0))) {
+		errno = EMFILE;
+		return -1;
+	}
+	if (!agent_libc.pipe2)
+		agent_resolve_libc();
+	return agent_libc.pipe2(fds, flags);
+}
+
+AGENT_EXPORT int pipe(int fds[2])
+{
+	if (agent_called_from_unwinder(__builtin_return_address(0))) {
+		errno = EMFILE;
+		return -1;
+	}
+	if (!agent_libc.pipe2)
+		agent_resolve_libc();
+	return agent_libc.pipe2(fds, 0);
+}
+
+/* Whether one byte at address can be read: what a write of it to a pipe would tell. */
+static long check_readable(const void *address)
+{
+	char byte;
+	struct iovec local = { &byte, 1 }, remote = { (void *)address, 1 };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1)
+		return 1;
+	errno = EFAULT;
+	return -1;
+}
+
+AGENT_EXPORT long syscall(long number, ...)
+{
+	va_list ap;
+	va_start(ap, number);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (number == SYS_write && (int)a1 == -1 && a3 == 1 && agent_called_from_unwinder(__builtin_return_address(0)))
+		return check_readable((const void *)a2);
+	if (!agent_libc.syscall)
+		agent_resolve_libc();
+	return agent_libc.syscall(number, a1, a2, a3, a4, a5, a6);
+}
+
+AGENT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (agent_self.in_handler && agent_called_from_unwinder(__builtin_return_address(0))) {
+		if (old)
+			sigfillset(old); /* only ever handed back to a call skipped the same way */
+		return 0;
+	}
+	if (!agent_libc.sigprocmask)
+		agent_resolve_libc();
+	return agent_libc.sigprocmask(how, set, old);
+}
+
+AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	if (!agent_libc.dl_iterate_phdr)
+		agent_resolve_libc();
+	if (!agent_enabled || agent_called_from_unwinder(__builtin_return_address(0)))
+		return agent_libc.dl_iterate_phdr(callback, data);
+	sigset_t old;
+	agent_block_signal(&old);
+	int rc = agent_libc.dl_iterate_phdr(callback, data);
+	agent_restore_signal(&old);
+	return rc;
+}
