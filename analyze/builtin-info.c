@@ -169,12 +169,25 @@ static const char *newer_collector(const struct profile *p, const struct load_st
 	return NULL;
 }
 
+/* The CPU samples (allocation rows, which carry no period count, are not). */
+static uint64_t cpu_samples(const struct profile *p)
+{
+	uint32_t count = profile_period_count(p);
+	if (count == PROFILE_NO_VALUE)
+		return p->nsamples;
+	uint64_t n = 0;
+	uint32_t col = p->value_types[count].column;
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		n += p->values[i * p->ncolumns + col] != 0;
+	return n;
+}
+
 /* collect's own count, written last, against what could be read back. */
 static int end_disagrees(const struct info *in)
 {
 	uint32_t count = profile_period_count(in->p);
 	int64_t weight = count != PROFILE_NO_VALUE ? in->totals[count] : 0;
-	return in->p->ended && (in->st->end_samples != in->p->nsamples || (int64_t)in->st->end_weight != weight);
+	return in->p->ended && (in->st->end_samples != cpu_samples(in->p) || (int64_t)in->st->end_weight != weight);
 }
 
 static void print_text(const struct info *in)
@@ -216,7 +229,7 @@ static void print_text(const struct info *in)
 	if (end_disagrees(in))
 		printf("Warning:       collect wrote %" PRIu64 " samples (weight %" PRIu64 "), %" PRIu64
 		       " (weight %" PRId64 ") were read back\n",
-		       st->end_samples, st->end_weight, p->nsamples,
+		       st->end_samples, st->end_weight, cpu_samples(p),
 		       count != PROFILE_NO_VALUE ? in->totals[count] : 0);
 	if (st->agent_signals) {
 		/* The agent's handler, timed by itself (trace 1.2); the kernel's delivery is not in it. */
@@ -227,6 +240,11 @@ static void print_text(const struct info *in)
 			printf(", %.2f%% of the CPU time sampled", 100.0 * (double)st->agent_ns / (double)cpu_ns(in));
 		printf(")\n");
 	}
+	if (st->has_allocs && count != PROFILE_NO_VALUE && in->totals[count] > 0)
+		/* Time in the hooks is the profiler's, never charged to the program's functions. */
+		printf("Recording:     %.2f%% of the CPU samples in [ipscope: recording allocations] (weight %" PRIu64
+		       " of %" PRId64 ")\n",
+		       100.0 * (double)st->hook_samples / (double)in->totals[count], st->hook_samples, in->totals[count]);
 	printf("Exit:          %s\n", exit_text(p, a, sizeof(a)));
 	uint64_t measured, sampled;
 	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
@@ -348,6 +366,9 @@ static json_t *info_json(const struct info *in)
 						    "wait_status", p->wait_status));
 	json_object_set_new(root, "agent", json_pack("{s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
 						     juint(st->agent_signals)));
+	if (st->has_allocs)
+		/* CPU weight of [ipscope: recording allocations]: time in the hooks, the profiler's own */
+		json_object_set_new(root, "recording_allocations_weight", juint(st->hook_samples));
 	uint64_t measured, sampled;
 	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
 	json_object_set_new(root, "measured_cpu",

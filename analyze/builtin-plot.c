@@ -155,6 +155,9 @@ int cmd_plot(int argc, char **argv)
 	int have_diff = 0;
 	char err[2048], title[4096];
 	rc = 1;
+	/* Allocations over time: rows per time bin (load_allocs.c). */
+	if (kind == PLOT_HEAP || kind == PLOT_RATE || kind == PLOT_TIMELINE)
+		o.load.alloc_bins = 256;
 	if (kind == PLOT_DIFF) {
 		base = load(&o, o.operands[1]);
 		p = base ? load(&o, o.operands[2]) : NULL;

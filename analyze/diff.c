@@ -314,7 +314,10 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 	d->new.count = profile_count_type(new, d->new.value);
 	run_totals(&d->base);
 	run_totals(&d->new);
-	d->exact = base->exact && new->exact;
+	/* Exact traces are exact in their allocation types; their CPU samples are samples. */
+	d->exact = base->exact && new->exact && d->base.value != base->period_type &&
+		   d->base.value != profile_period_count(base) && d->new.value != new->period_type &&
+		   d->new.value != profile_period_count(new);
 	d->scale = 1.0;
 	if (o->normalize && d->new.total != 0 && d->base.total != 0)
 		d->scale = (double)d->base.total / (double)d->new.total;

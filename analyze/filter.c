@@ -47,9 +47,42 @@ static void *filled(size_t n, uint32_t value)
 	return a;
 }
 
+const char *filter_view_type(enum filter_view view)
+{
+	return view == FILTER_VIEW_LEAKS ? "inuse_space" : view == FILTER_VIEW_PEAK ? "peak_space"
+						       : view == FILTER_VIEW_TEMPORARY ? "temporary_space" : NULL;
+}
+
+const char *filter_view_option(enum filter_view view)
+{
+	return view == FILTER_VIEW_LEAKS ? "--leaks" : view == FILTER_VIEW_PEAK ? "--peak"
+						 : view == FILTER_VIEW_TEMPORARY ? "--temporary" : NULL;
+}
+
+/* Per stack of in: whether the view keeps its rows (the view's objects or bytes summed not 0). */
+static uint8_t *view_stacks(const struct profile *in, enum filter_view view, uint32_t *type)
+{
+	*type = view ? profile_find_value_type(in, filter_view_type(view)) : PROFILE_NO_VALUE;
+	if (*type == PROFILE_NO_VALUE)
+		return NULL;
+	uint32_t objects = *type - 1; /* X_objects precedes X_space (load_allocs.c) */
+	int64_t *sum_b = calloc_or_abort(in->nstacks ? in->nstacks : 1, sizeof(*sum_b));
+	int64_t *sum_o = calloc_or_abort(in->nstacks ? in->nstacks : 1, sizeof(*sum_o));
+	for (uint64_t i = 0; i < in->nsamples; i++) {
+		sum_b[in->samples[i].stack] += profile_sample_value(in, i, *type);
+		sum_o[in->samples[i].stack] += profile_sample_value(in, i, objects);
+	}
+	uint8_t *keep = calloc_or_abort(in->nstacks ? in->nstacks : 1, 1);
+	for (uint32_t s = 0; s < in->nstacks; s++)
+		keep[s] = sum_b[s] != 0 || sum_o[s] != 0;
+	free(sum_b);
+	free(sum_o);
+	return keep;
+}
+
 int filter_is_identity(const struct filter_options *f)
 {
-	return f->show_system && f->ntids == 0 && !f->no_inline;
+	return f->show_system && f->ntids == 0 && !f->no_inline && !f->view;
 }
 
 /* The first line of l the filter keeps: with no_inline only the outermost. */
@@ -194,10 +227,14 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 		if (in->stacks[i].depth > depth_max)
 			depth_max = in->stacks[i].depth;
 	st->scratch = calloc_or_abort(depth_max, sizeof(*st->scratch));
+	uint32_t view_type;
+	uint8_t *keep = view_stacks(in, st->f->view, &view_type);
+	if (view_type != PROFILE_NO_VALUE)
+		out->default_value = view_type;
 	for (uint64_t i = 0; i < in->nsamples; i++) {
 		struct profile_sample s = in->samples[i];
 		uint32_t t = s.thread < in->nthreads ? st->thread_map[s.thread] : UNMAPPED;
-		if (t == UNMAPPED)
+		if (t == UNMAPPED || (keep && !keep[s.stack]))
 			continue;
 		s.thread = t;
 		uint32_t stack = st->stack_map[s.stack];
@@ -206,6 +243,7 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 		dst[n++] = s;
 	}
 	free(st->scratch);
+	free(keep);
 	free(out->samples);
 	free(out->values);
 	out->samples = dst;

@@ -34,12 +34,25 @@
 
 #include "profile.h"
 
+/*
+ * Views of an allocation profile: only the rows of stacks with something in
+ * the view's type, which becomes the default value type (leaks: inuse_space,
+ * live at exit; peak: peak_space, live at the highest live heap; temporary:
+ * temporary_space). Every report, exporter, diff and plot takes them.
+ */
+enum filter_view { FILTER_VIEW_NONE, FILTER_VIEW_LEAKS, FILTER_VIEW_PEAK, FILTER_VIEW_TEMPORARY };
+
 struct filter_options {
 	int show_system;       /* -C / --C: keep system frames */
 	const uint32_t *tids;  /* --tid N (repeatable): keep only these threads */
 	int ntids;             /* 0: every thread */
 	int no_inline;         /* --no-inline: inlined frames charged to their function */
+	enum filter_view view; /* --leaks, --peak, --temporary */
 };
+
+/* The value type a view shows ("inuse_space"...), and its option ("--leaks"); NULL for none. */
+const char *filter_view_type(enum filter_view view);
+const char *filter_view_option(enum filter_view view);
 
 /* A filtered copy of p (p is unchanged); aborts on out of memory. */
 struct profile *filter_profile(const struct profile *p, const struct filter_options *f);
@@ -52,7 +65,7 @@ struct profile *filter_profile(const struct profile *p, const struct filter_opti
  */
 struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f);
 
-/* 1 when the filters would change nothing (-C, no --tid, no --no-inline). */
+/* 1 when the filters would change nothing (-C, no --tid, no --no-inline, no view). */
 int filter_is_identity(const struct filter_options *f);
 
 /*

@@ -173,7 +173,7 @@ static void run_finish(struct loader *L, void *state)
 
 static const enum trace_type run_types[] = { TRACE_META, TRACE_THREAD, TRACE_END, 0 };
 static const struct record_consumer run_consumer = {
-	"run", run_types, run_start, run_record, run_finish, NULL,
+	"run", run_types, run_start, run_record, run_finish, NULL, NULL,
 };
 
 /* ---- modules: the resolver's ---- */
@@ -194,7 +194,7 @@ static void modules_record(struct loader *L, void *state, const struct trace_rec
 
 static const enum trace_type module_types[] = { TRACE_MODULE, TRACE_MODULE_UNLOAD, 0 };
 static const struct record_consumer modules_consumer = {
-	"modules", module_types, modules_start, modules_record, NULL, NULL,
+	"modules", module_types, modules_start, modules_record, NULL, NULL, NULL,
 };
 
 /* ---- the driver ---- */
@@ -205,6 +205,7 @@ static const struct record_consumer *const consumers[] = {
 	&modules_consumer,
 	&load_samples_consumer,
 	&load_jit_consumer,
+	&load_allocs_consumer,
 };
 #define NCONSUMERS (sizeof(consumers) / sizeof(consumers[0]))
 #define MAX_RECORD_TYPE 64
@@ -227,14 +228,25 @@ static void dispatch_start(struct loader *L, struct dispatch *d)
 	}
 }
 
-static void dispatch_finish(struct loader *L, struct dispatch *d, int read_ok)
+static void dispatch_finish(struct loader *L, struct dispatch *d)
 {
-	for (size_t c = 0; c < NCONSUMERS; c++) {
-		if (read_ok && consumers[c]->finish)
+	for (size_t c = 0; c < NCONSUMERS; c++)
+		if (consumers[c]->finish)
 			consumers[c]->finish(L, d->states[c]);
+}
+
+static void dispatch_resolved(struct loader *L, struct dispatch *d)
+{
+	for (size_t c = 0; c < NCONSUMERS; c++)
+		if (consumers[c]->resolved)
+			consumers[c]->resolved(L, d->states[c]);
+}
+
+static void dispatch_free(struct dispatch *d)
+{
+	for (size_t c = 0; c < NCONSUMERS; c++)
 		if (consumers[c]->free)
 			consumers[c]->free(d->states[c]);
-	}
 }
 
 /* Pass 1. Returns 0, or -1 after saying the reader's error. */
@@ -301,11 +313,13 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	struct dispatch d;
 	dispatch_start(&L, &d);
 	int rc = read_trace(&L, &d);
-	dispatch_finish(&L, &d, rc == 0);
 	if (rc == 0) {
+		dispatch_finish(&L, &d);
 		resolver_finish_modules(L.resolver);
 		loader_build_stacks(&L);
+		dispatch_resolved(&L, &d);
 	}
+	dispatch_free(&d);
 	resolver_free(L.resolver);
 	hashmap_free(&L.stack_ids);
 	hashmap_free(&L.threads);

@@ -30,6 +30,10 @@ struct load_options {
 	 */
 	int symbolize;
 	int open_modules;
+	/* Allocation traces (load_allocs.c). */
+	int scale;            /* --scale: sampled allocations weighed up to estimates of the whole */
+	int no_alloc_leaves;  /* --no-alloc-leaves: no "malloc 32 B" leaves */
+	uint32_t alloc_bins;  /* rows per stack over time (plots); 0: one row per stack for the run */
 	const struct diag_sink *diag; /* where messages go; NULL: nowhere */
 };
 
@@ -71,6 +75,19 @@ struct load_stats {
 	uint64_t samples_backwards;          /* earlier than their thread's previous one */
 	uint32_t overbusy_threads;           /* more CPU time than the run lasted */
 	int value_saturated;                 /* some total reached the int64 limit */
+	/* Allocations (load_allocs.c): the run's figures, as recorded (or scaled with --scale). */
+	int has_allocs;
+	int alloc_scheme;          /* 0 all, 1 rate, 2 bytes */
+	double alloc_rate;         /* scheme rate */
+	uint64_t alloc_mean_bytes; /* scheme bytes */
+	int alloc_scaled;          /* the figures are estimates (--scale) */
+	int64_t allocs, alloc_bytes, frees, freed_bytes;
+	int64_t peak_bytes, peak_objects; /* live at the highest live heap */
+	uint64_t peak_ns;          /* when, since the start */
+	int64_t leaked_bytes, leaked_objects; /* live at the end */
+	int64_t temporary, temporary_bytes;
+	uint64_t unmatched_frees;  /* frees of blocks the trace never saw allocated (before the agent) */
+	uint64_t hook_samples;     /* CPU weight in [ipscope: recording allocations] */
 };
 
 /*

@@ -32,12 +32,28 @@ struct record_consumer {
 	void *(*start)(struct loader *L);
 	void (*record)(struct loader *L, void *state, const struct trace_record *rec);
 	void (*finish)(struct loader *L, void *state); /* may be NULL */
+	/* After the stacks are built (profile stack i is raw stack i): samples
+	 * that need resolved frames, such as allocations' leaves. May be NULL. */
+	void (*resolved)(struct loader *L, void *state);
 	void (*free)(void *state);                      /* may be NULL */
 };
 
-/* The consumers load.c dispatches to (load_samples.c, load_jit.c). */
+/* The consumers load.c dispatches to (load_samples.c, load_jit.c, load_allocs.c). */
 extern const struct record_consumer load_samples_consumer;
 extern const struct record_consumer load_jit_consumer;
+extern const struct record_consumer load_allocs_consumer;
+
+/* load_alloc_leaves.c: the frames of allocation profiles (load_allocs.c). */
+/* A size key of a power-of-two range [2^k, 2^(k+1)): ALLOC_SIZE_CLASS | k; else the exact size. */
+#define ALLOC_SIZE_CLASS (1ull << 63)
+/* The profile stack of an allocation of kind (TRACE_HEAP_*) and size_key at raw stack: its leaf
+ * (unless no_leaves), then stack without the allocator's frames; memo (by stack and leaf) and
+ * the scratch locs and cap are the caller's, shared across calls. */
+uint32_t alloc_leaf_stack(struct profile *p, uint32_t stack, uint32_t kind, uint64_t size_key, int no_leaves,
+			  struct hashmap *memo, uint32_t **locs, uint32_t *cap);
+/* Names the agent's marker function "[ipscope: recording allocations]" and adds its CPU weight to
+ * stats->hook_samples. */
+void alloc_name_marker(struct profile *p, struct load_stats *stats);
 
 struct raw_stack {
 	uint64_t first; /* into loader.ips */

@@ -89,5 +89,5 @@ static void jit_free(void *state)
 
 static const enum trace_type jit_types[] = { TRACE_JIT_MAP, 0 };
 const struct record_consumer load_jit_consumer = {
-	"jit", jit_types, jit_start, jit_record, jit_finish, jit_free,
+	"jit", jit_types, jit_start, jit_record, jit_finish, NULL, jit_free,
 };

@@ -346,5 +346,5 @@ static void samples_free(void *state)
 
 static const enum trace_type sample_types[] = { TRACE_STACK, TRACE_SAMPLES, TRACE_LOSS, 0 };
 const struct record_consumer load_samples_consumer = {
-	"samples", sample_types, samples_start, samples_record, samples_finish, samples_free,
+	"samples", sample_types, samples_start, samples_record, samples_finish, NULL, samples_free,
 };

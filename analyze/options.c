@@ -61,6 +61,22 @@ static const struct shared_option shared_options[] = {
 	{OPTGROUP_FILTER, {"no-inline", no_argument, NULL, OPTION_NO_INLINE},
 	 "      --no-inline         charge inlined frames to the function they were\n"
 	 "                          inlined into, as perf report --no-inline does"},
+	{OPTGROUP_FILTER, {"leaks", no_argument, NULL, OPTION_LEAKS},
+	 "      --leaks             allocation traces: only what was never freed, by\n"
+	 "                          inuse_space (live at exit)"},
+	{OPTGROUP_FILTER, {"peak", no_argument, NULL, OPTION_PEAK},
+	 "      --peak              allocation traces: what was live at the moment of\n"
+	 "                          the highest live heap, by peak_space"},
+	{OPTGROUP_FILTER, {"temporary", no_argument, NULL, OPTION_TEMPORARY},
+	 "      --temporary         allocation traces: blocks freed before their thread\n"
+	 "                          allocated again, by temporary_space"},
+	{OPTGROUP_LOAD, {"scale", no_argument, NULL, OPTION_SCALE},
+	 "      --scale             sampled allocation traces: weigh each recorded\n"
+	 "                          allocation up (1/RATE, or by its size when bytes\n"
+	 "                          were sampled) to estimate the whole run's figures"},
+	{OPTGROUP_LOAD, {"no-alloc-leaves", no_argument, NULL, OPTION_NO_ALLOC_LEAVES},
+	 "      --no-alloc-leaves   allocation traces: no leaves naming what was\n"
+	 "                          allocated (\"malloc 32 B\") below the allocating frame"},
 	{OPTGROUP_MINCOUNT, {"mincount", required_argument, NULL, OPTION_MINCOUNT},
 	 "      --mincount N        hide entries with a count below N"},
 	{OPTGROUP_LINES, {"lines", no_argument, NULL, OPTION_LINES},
@@ -198,6 +214,20 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		return 0;
 	case OPTION_NO_INLINE:
 		o->filter.no_inline = 1;
+		return 0;
+	case OPTION_LEAKS:
+	case OPTION_PEAK:
+	case OPTION_TEMPORARY:
+		if (o->filter.view)
+			return usage_error(cmd, "%s", "--leaks, --peak and --temporary are views: choose one");
+		o->filter.view = opt == OPTION_LEAKS ? FILTER_VIEW_LEAKS : opt == OPTION_PEAK ? FILTER_VIEW_PEAK
+											   : FILTER_VIEW_TEMPORARY;
+		return 0;
+	case OPTION_SCALE:
+		o->load.scale = 1;
+		return 0;
+	case OPTION_NO_ALLOC_LEAVES:
+		o->load.no_alloc_leaves = 1;
 		return 0;
 	case OPTION_MINCOUNT:
 		if (parse_u64(arg, &v))
@@ -349,6 +379,9 @@ void analyze_options_free(struct analyze_options *o)
 int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,
 			  const struct profile *p, uint32_t *value)
 {
+	if (o->filter.view && profile_find_value_type(p, filter_view_type(o->filter.view)) == PROFILE_NO_VALUE)
+		return usage_error(cmd, "%s: %s has no allocations (record them with collect --allocs)",
+				   filter_view_option(o->filter.view), o->trace);
 	if (!o->value_name) {
 		*value = p->default_value;
 		return 0;

@@ -39,8 +39,8 @@
 /* Groups of shared options a command accepts (bits of analyze_command.groups). */
 #define OPTGROUP_LOAD 0x01u     /* --debug-dir DIR, --search-dir DIR (repeatable), --no-demangle, --keep-clones,
 				   --full-names, --raw-names, --offline,
-				   --debuginfod-timeout S */
-#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable), --no-inline */
+				   --debuginfod-timeout S, --scale, --no-alloc-leaves */
+#define OPTGROUP_FILTER 0x02u   /* -C/--C, --tid N (repeatable), --no-inline, --leaks, --peak, --temporary */
 #define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
@@ -73,6 +73,11 @@ enum {
 	OPTION_FULL_PATHS,
 	OPTION_COLOR,
 	OPTION_VALUE,
+	OPTION_SCALE,
+	OPTION_NO_ALLOC_LEAVES,
+	OPTION_LEAKS,
+	OPTION_PEAK,
+	OPTION_TEMPORARY,
 	OPTION_COMMAND_FIRST = 512,
 };
 

@@ -46,11 +46,36 @@ static uint64_t *time_order(const struct profile *p)
 	return order;
 }
 
+/*
+ * An allocation trace's rows are binned (profile.h): the live heap summed
+ * bin by bin misses the highest point inside a bin. Its peak_space rows sit
+ * in the peak's bin and add up to what the rows held at that moment: a
+ * point of the same curve, which the bin's highest value must include.
+ */
+static int64_t marked_peak(const struct profile *p, uint64_t *when)
+{
+	uint32_t v = profile_find_value_type(p, "peak_space");
+	int64_t sum = 0;
+	*when = 0;
+	if (v == PROFILE_NO_VALUE)
+		return 0;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		int64_t x = profile_sample_value(p, i, v);
+		if (x) {
+			sum = sat_add_i64(sum, x, NULL);
+			*when = p->samples[i].time_ns;
+		}
+	}
+	return sum;
+}
+
 int plot_heap_peak(const struct profile *p, int64_t *peak, uint64_t *when)
 {
 	uint32_t v = profile_find_value_type(p, "inuse_space");
 	if (v == PROFILE_NO_VALUE)
 		return -1;
+	uint64_t marked_at;
+	int64_t marked = marked_peak(p, &marked_at);
 	uint64_t *order = time_order(p);
 	int64_t live = 0, best = 0;
 	uint64_t at = 0;
@@ -63,6 +88,10 @@ int plot_heap_peak(const struct profile *p, int64_t *peak, uint64_t *when)
 		}
 	}
 	free(order);
+	if (marked > best) {
+		best = marked;
+		at = marked_at;
+	}
 	*peak = best;
 	*when = at > p->start_ns && p->start_ns ? at - p->start_ns : at;
 	return 0;
@@ -114,6 +143,18 @@ int plot_data_heap(const struct plot_request *rq, const char *dir, struct plot_s
 		}
 	}
 	free(order);
+	uint64_t marked_at;
+	int64_t marked = marked_peak(p, &marked_at);
+	if (marked > peak) {
+		uint32_t b = plot_bin_of(&sp, marked_at);
+		peak = marked;
+		peak_at = marked_at;
+		if (!seen[b]) {
+			seen[b] = 1;
+			lo[b] = last[b] = marked;
+		}
+		hi[b] = marked > hi[b] ? marked : hi[b];
+	}
 	int rc = -1;
 	FILE *f = plot_open_data(dir, "heap.dat", err, errlen);
 	if (f) {

@@ -8,7 +8,9 @@
  * the row's function is on the stack several times (recursion), so no Count
  * exceeds the total; Julia's own flat counts can. Self counts samples whose
  * innermost shown frame is the row's. Sorting by count or self ranks by
- * absolute value (a diff's negative rows rank by size).
+ * absolute value (a diff's negative rows rank by size). An allocation
+ * profile's leaves ("malloc 32 B") are no rows: their cost is the self of
+ * the frame that allocated.
  *
  * TSV (--format tsv): a header line naming the columns, then one line per
  * row, fields separated by tabs, nothing truncated or shortened:
@@ -66,6 +68,10 @@ static void make_rows(struct flat_table *ft, const struct calltree *t, int by_li
 	for (uint32_t i = 0; i < t->nframes; i++) {
 		struct calltree_frame key = t->frames[i];
 		key.inlined = 0;
+		if (p->functions[key.function].flags & PROFILE_FUNCTION_ALLOC_LEAF) {
+			ft->frame_row[i] = UINT32_MAX; /* charged to the frame above */
+			continue;
+		}
 		if (!by_line) {
 			const struct profile_function *fn = &p->functions[key.function];
 			key.file = fn->file;
@@ -75,12 +81,6 @@ static void make_rows(struct flat_table *ft, const struct calltree *t, int by_li
 		ft->rows[ft->frame_row[i]].seen_outlined |= !t->frames[i].inlined;
 	}
 	hashmap_free(&ft->index);
-}
-
-/* Is frame an allocation leaf, whose cost is the allocating frame's self? */
-static int is_leaf(const struct calltree *t, uint32_t frame)
-{
-	return (t->profile->functions[t->frames[frame].function].flags & PROFILE_FUNCTION_ALLOC_LEAF) != 0;
 }
 
 void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values)
@@ -98,18 +98,19 @@ void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_li
 		if (!w)
 			continue;
 		uint32_t n = calltree_stack_frames(t, s, frames);
+		/* What was allocated is the allocating frame's self: "which line of my code allocates". */
+		while (n > 1 && ft->frame_row[frames[n - 1]] == UINT32_MAX)
+			n--;
 		for (uint32_t i = 0; i < n; i++) {
+			if (ft->frame_row[frames[i]] == UINT32_MAX)
+				continue;
 			struct flat_row *r = &ft->rows[ft->frame_row[frames[i]]];
 			if (r->stamp == s + 1)
 				continue;
 			r->stamp = s + 1;
 			r->count = sat_add_i64(r->count, w, NULL);
 		}
-		/* What an allocation leaf ("malloc 32 B") cost is the allocating
-		 * frame's self: flat answers "which line of my code allocates". */
-		while (n > 1 && is_leaf(t, frames[n - 1]))
-			n--;
-		if (n) {
+		if (n && ft->frame_row[frames[n - 1]] != UINT32_MAX) {
 			struct flat_row *leaf = &ft->rows[ft->frame_row[frames[n - 1]]];
 			leaf->self = sat_add_i64(leaf->self, w, NULL);
 		}
@@ -132,7 +133,8 @@ uint8_t *flat_table_topmost(const struct flat_table *ft)
 			on_path[ft->frame_row[t->nodes[x & 0x7fffffffu].frame]]--;
 			continue;
 		}
-		if (x) {
+		/* Allocation leaves have no row (make_rows): never topmost. */
+		if (x && ft->frame_row[t->nodes[x].frame] != UINT32_MAX) {
 			topmost[x] = on_path[ft->frame_row[t->nodes[x].frame]]++ == 0;
 			ALLOC_GROW(stack, (uint64_t)top + 1, cap);
 			stack[top++] = x | 0x80000000u;
@@ -161,8 +163,10 @@ void flat_table_build_nodes(struct flat_table *ft, const struct calltree *t, int
 		uint32_t node = t->stack_node[s];
 		if (node == CALLTREE_NONE || !stack_values[s])
 			continue;
-		while (t->nodes[node].parent && is_leaf(t, t->nodes[node].frame))
+		while (t->nodes[node].parent && ft->frame_row[t->nodes[node].frame] == UINT32_MAX)
 			node = t->nodes[node].parent;
+		if (ft->frame_row[t->nodes[node].frame] == UINT32_MAX)
+			continue; /* a stack of nothing but a leaf */
 		struct flat_row *r = &ft->rows[ft->frame_row[t->nodes[node].frame]];
 		r->self = sat_add_i64(r->self, stack_values[s], NULL);
 	}

@@ -68,7 +68,7 @@ const char *report_totals(const struct profile *p, const int64_t *totals, int sa
 	const char *note = saturated ? " (saturated: the true total is larger)" : "";
 	uint32_t count = profile_period_count(p);
 	char text[64];
-	if (count != PROFILE_NO_VALUE) {
+	if (count != PROFILE_NO_VALUE && !p->alloc_scheme) {
 		/* A CPU profile: the weight in timer periods and the time it stands for. */
 		snprintf(buf, len, "weight %" PRId64 " = %s of %s%s", totals[count],
 			 format_value(totals[p->period_type], "nanoseconds", text, sizeof(text)),
@@ -79,7 +79,10 @@ const char *report_totals(const struct profile *p, const int64_t *totals, int sa
 	buf[0] = '\0';
 	for (uint32_t v = 0; v < p->nvalue_types && used < len; v++) {
 		const struct profile_value_type *t = &p->value_types[v];
-		int n = snprintf(buf + used, len - used, "%s%s %s", v ? ", " : "", profile_string(p, t->type),
+		/* An allocation trace without CPU samples: its CPU types say nothing. */
+		if (p->alloc_scheme && (v == count || v == p->period_type) && !totals[v])
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s %s", used ? ", " : "", profile_string(p, t->type),
 				 format_value(totals[v], profile_string(p, t->unit), text, sizeof(text)));
 		if (n < 0)
 			break;
@@ -90,11 +93,59 @@ const char *report_totals(const struct profile *p, const int64_t *totals, int sa
 	return buf;
 }
 
+static int64_t total_of(const struct profile *p, const int64_t *totals, const char *type)
+{
+	uint32_t v = profile_find_value_type(p, type);
+	return v == PROFILE_NO_VALUE ? 0 : totals[v];
+}
+
+/* "recorded fraction 0.1, as recorded (--scale estimates totals)" */
+const char *report_alloc_sampling(const struct profile *p, char *buf, size_t len)
+{
+	char mean[32];
+	if (p->alloc_scheme == PROFILE_ALLOCS_RATE)
+		snprintf(buf, len, "recorded fraction %g, %s", p->alloc_parameter,
+			 p->alloc_scaled ? "scaled to estimates of every allocation (--scale)"
+					 : "as recorded (--scale estimates totals)");
+	else if (p->alloc_scheme == PROFILE_ALLOCS_BYTES)
+		snprintf(buf, len, "byte-sampled, mean %s, %s",
+			 format_value((int64_t)p->alloc_parameter, "bytes", mean, sizeof(mean)),
+			 p->alloc_scaled ? "scaled to unbiased estimates (--scale)"
+					 : "as recorded (--scale estimates totals)");
+	else
+		snprintf(buf, len, "recorded fraction 1 (every allocation: exact)");
+	return buf;
+}
+
+/* What an allocation profile's header says: both units' totals, the sampling, peak, leaks, temporaries. */
+static void alloc_lines(const struct report *r, const char *indent, const struct profile *p, const int64_t *totals)
+{
+	const struct palette *pal = &r->pal;
+	char a[32], b[32], c[32], sampling[160];
+	int64_t objects = total_of(p, totals, "alloc_objects"), bytes = total_of(p, totals, "alloc_space");
+	int64_t live_o = total_of(p, totals, "inuse_objects"), live_b = total_of(p, totals, "inuse_space");
+	fprintf(r->out, "%s%sAllocations:%s %" PRId64 " (%s), %" PRId64 " frees; %s\n", indent, pal->bold, pal->reset,
+		objects, format_value(bytes, "bytes", a, sizeof(a)), objects - live_o,
+		report_alloc_sampling(p, sampling, sizeof(sampling)));
+	fprintf(r->out, "%s%sHeap:%s peak %s live in %" PRId64 " blocks at %.3f s; leaked %s in %" PRId64
+			" blocks at exit; temporary %" PRId64 " (%s)\n",
+		indent, pal->bold, pal->reset, format_value(total_of(p, totals, "peak_space"), "bytes", b, sizeof(b)),
+		total_of(p, totals, "peak_objects"), (double)p->alloc_peak_ns / 1e9,
+		format_value(live_b, "bytes", c, sizeof(c)), live_o, total_of(p, totals, "temporary_objects"),
+		format_value(total_of(p, totals, "temporary_space"), "bytes", a, sizeof(a)));
+}
+
 void report_samples_line(const struct report *r, const char *indent, const struct profile *p,
 			 const int64_t *totals, int saturated)
 {
 	const struct palette *pal = &r->pal;
 	char totals_text[512], interval[32];
+	if (p->alloc_scheme) {
+		alloc_lines(r, indent, p, totals);
+		uint32_t count = profile_period_count(p);
+		if (count == PROFILE_NO_VALUE || !totals[count])
+			return;
+	}
 	fprintf(r->out, "%s%sSamples:%s %" PRIu64 ", %s", indent, pal->bold, pal->reset, p->nsamples,
 		report_totals(p, totals, saturated, totals_text, sizeof(totals_text)));
 	if (p->period_type != PROFILE_NO_VALUE)
@@ -116,7 +167,13 @@ void report_header(const struct report *r, const struct calltree *all)
 		p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)");
 	report_samples_line(r, "", p, totals, saturated);
 	/* Say which value the counts below are in when it is not the default. */
-	if (r->value != p->default_value)
+	uint32_t count = profile_period_count(p);
+	if (p->alloc_scheme && count != PROFILE_NO_VALUE && totals[count] && r->value == p->default_value)
+		fprintf(r->out, "%sValues:%s %s (%s): the trace has allocations and CPU samples, shown by "
+				"allocations (--value samples or cpu for the CPU samples)\n",
+			pal->bold, pal->reset, profile_string(p, p->value_types[r->value].type),
+			profile_string(p, p->value_types[r->value].unit));
+	else if (r->value != p->default_value)
 		fprintf(r->out, "%sValues:%s %s (%s)\n", pal->bold, pal->reset,
 			profile_string(p, p->value_types[r->value].type),
 			profile_string(p, p->value_types[r->value].unit));
@@ -127,9 +184,14 @@ void report_footer(const struct report *r, const struct calltree *t)
 {
 	const struct profile *p = r->p;
 	char totals_text[512];
-	fprintf(r->out, "Total samples: %" PRIu64 " (%s) in %u thread%s.", t->total_samples,
-		report_totals(p, t->totals, t->saturated, totals_text, sizeof(totals_text)), p->nthreads,
-		p->nthreads == 1 ? "" : "s");
+	if (p->alloc_scheme)
+		fprintf(r->out, "Total: %s in %u thread%s.",
+			report_totals(p, t->totals, t->saturated, totals_text, sizeof(totals_text)), p->nthreads,
+			p->nthreads == 1 ? "" : "s");
+	else
+		fprintf(r->out, "Total samples: %" PRIu64 " (%s) in %u thread%s.", t->total_samples,
+			report_totals(p, t->totals, t->saturated, totals_text, sizeof(totals_text)), p->nthreads,
+			p->nthreads == 1 ? "" : "s");
 	if (!r->o->filter.show_system)
 		fputs(" System frames hidden (-C shows them).", r->out);
 	fputc('\n', r->out);

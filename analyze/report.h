@@ -38,6 +38,9 @@ struct report {
 	struct palette pal;
 };
 
+/* How an allocation profile's values were recorded: "recorded fraction 0.1, ...", "byte-sampled, mean N, ...". */
+const char *report_alloc_sampling(const struct profile *p, char *buf, size_t len);
+
 /* A report of p's value type value on out with options o. */
 void report_init(struct report *r, FILE *out, const struct profile *p, const struct analyze_options *o,
 		 uint32_t value);

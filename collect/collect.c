@@ -33,6 +33,7 @@
 /* A ring holds 256 KiB, seconds of a busy thread's samples: drain every 50 ms,
  * every 10 ms while one fills faster. Each wake-up costs collect ~30 us. */
 #define DRAIN_BUSY_MS 10
+#define DRAIN_ALLOCS_BUSY_MS 2
 #define DRAIN_IDLE_MS 50
 #define FLUSH_INTERVAL_NS 100000000ull
 
@@ -49,6 +50,18 @@ static const char usage_text[] =
 	"  -i, --interval TIME      sampling interval of each thread's CPU time: 250us,\n"
 	"                           1ms (default), 10ms; units ns, us, ms, s\n"
 	"  -m, --mode MODE          cpu (default); wall is not available yet\n"
+	"      --allocs[=RATE]      record allocations too: every call of malloc, calloc,\n"
+	"                           realloc, reallocarray, free, posix_memalign,\n"
+	"                           aligned_alloc, memalign, valloc, pvalloc (and C++ new\n"
+	"                           and delete through them) with its stack. RATE, a\n"
+	"                           fraction in (0, 1] (default 1: every allocation,\n"
+	"                           exact), records each allocation with that probability\n"
+	"                           (uniform over allocations, not sizes)\n"
+	"      --alloc-bytes=N      record allocations by bytes instead: each byte with\n"
+	"                           probability 1/N (as tcmalloc and Go), so analyze can\n"
+	"                           weigh each recorded allocation without size bias;\n"
+	"                           N in bytes, or with KiB, MiB, GiB (e.g. 512KiB)\n"
+	"      --no-cpu             no CPU samples (with --allocs or --alloc-bytes)\n"
 	"      --source SOURCE      what times the samples: auto (default: perf when the\n"
 	"                           kernel allows it, else timer), perf (user mode: a\n"
 	"                           task-clock perf event per thread at the requested\n"
@@ -112,6 +125,36 @@ static uint64_t parse_interval(const char *text)
 	return (uint64_t)ns;
 }
 
+/* "512KiB" -> 524288; 0 when malformed, 0 or above 2^40. */
+static uint64_t parse_bytes(const char *text)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || end == text || *text == '-')
+		return 0;
+	static const struct {
+		const char *suffix;
+		unsigned shift;
+	} units[] = { { "", 0 }, { "B", 0 }, { "k", 10 }, { "K", 10 }, { "KiB", 10 }, { "KB", 10 }, { "M", 20 },
+		      { "MiB", 20 }, { "MB", 20 }, { "G", 30 }, { "GiB", 30 }, { "GB", 30 } };
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (!strcmp(end, units[i].suffix))
+			return v && v <= (1ull << 40) >> units[i].shift ? (uint64_t)v << units[i].shift : 0;
+	return 0;
+}
+
+/* A fraction in (0, 1]; -1 when malformed or out of range. */
+static double parse_rate(const char *text)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || *end || !(v > 0) || v > 1)
+		return -1;
+	return v;
+}
+
 static int parse_int(const char *text, long lo, long hi, long *out)
 {
 	char *end;
@@ -142,11 +185,15 @@ static const char *option_name(const struct option *longopts, int opt, const cha
 /* Returns -1 to go on, or the exit status for --help, --version and usage errors. */
 static int parse_options(int argc, char **argv, struct collect_options *o)
 {
-	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE, OPT_SIGNAL };
+	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE, OPT_SIGNAL, OPT_ALLOCS,
+	       OPT_ALLOC_BYTES, OPT_NO_CPU };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "allocs", optional_argument, NULL, OPT_ALLOCS },
+		{ "alloc-bytes", required_argument, NULL, OPT_ALLOC_BYTES },
+		{ "no-cpu", no_argument, NULL, OPT_NO_CPU },
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
@@ -162,6 +209,7 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 	o->interval_ns = 1000000;
 	o->max_frames = 256;
 	o->zstd_level = 1;
+	o->cpu = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:o:i:m:qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -178,6 +226,25 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 				return usage_error("--mode %s is not supported yet; only cpu is", optarg);
 			if (strcmp(optarg, "cpu"))
 				return usage_error("unknown mode '%s' (cpu)", optarg);
+			break;
+		case OPT_ALLOCS:
+			o->allocs = 1;
+			o->alloc_rate = 1;
+			o->alloc_rate_text = optarg ? optarg : "1";
+			if (optarg && (o->alloc_rate = parse_rate(optarg)) < 0)
+				return usage_error("bad --allocs '%s': RATE is the fraction of allocations recorded, "
+						   "in (0, 1], e.g. --allocs=0.01", optarg);
+			o->alloc_scheme = o->alloc_rate < 1 ? TRANSPORT_ALLOC_RATE : TRANSPORT_ALLOC_ALL;
+			break;
+		case OPT_ALLOC_BYTES:
+			o->allocs = 1;
+			o->alloc_scheme = TRANSPORT_ALLOC_BYTES;
+			if (!(o->alloc_mean_bytes = parse_bytes(optarg)))
+				return usage_error("bad --alloc-bytes '%s': N is the mean bytes between recorded "
+						   "bytes, 1..1TiB, e.g. 512KiB", optarg);
+			break;
+		case OPT_NO_CPU:
+			o->cpu = 0;
 			break;
 		case OPT_MAX_FRAMES:
 			if (parse_int(optarg, 1, 1024, &v) < 0)
@@ -223,6 +290,8 @@ static int parse_options(int argc, char **argv, struct collect_options *o)
 			return usage_error("unknown option '%s'", option_name(longopts, optopt, argv[optind - 1]));
 		}
 	}
+	if (!o->cpu && !o->allocs)
+		return usage_error("%s", "--no-cpu leaves nothing to record: add --allocs or --alloc-bytes");
 	if (optind >= argc)
 		return usage_error("%s", "no program to run");
 	o->argv = argv + optind;
@@ -268,9 +337,24 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 	char *cmd = command_line(o->argv);
 	trace_writer_meta(w, TRACE_META_COMMAND, cmd);
 	free(cmd);
-	trace_writer_meta(w, TRACE_META_MODE, "cpu");
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->interval_ns);
-	trace_writer_meta(w, TRACE_META_INTERVAL_NS, buf);
+	trace_writer_meta(w, TRACE_META_MODE, o->cpu && o->allocs ? "cpu,allocs" : o->allocs ? "allocs" : "cpu");
+	if (o->cpu) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->interval_ns);
+		trace_writer_meta(w, TRACE_META_INTERVAL_NS, buf);
+	}
+	if (o->allocs) {
+		trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, o->alloc_scheme == TRANSPORT_ALLOC_BYTES ? "bytes"
+							     : o->alloc_scheme == TRANSPORT_ALLOC_RATE ? "rate"
+												     : "all");
+		if (o->alloc_scheme == TRANSPORT_ALLOC_RATE)
+			snprintf(buf, sizeof buf, "%.17g", o->alloc_rate);
+		else
+			snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->alloc_mean_bytes);
+		if (o->alloc_scheme != TRANSPORT_ALLOC_ALL)
+			trace_writer_meta(w, o->alloc_scheme == TRANSPORT_ALLOC_RATE ? TRACE_META_ALLOC_RATE
+										  : TRACE_META_ALLOC_MEAN_BYTES,
+					  buf);
+	}
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)start_real);
 	trace_writer_meta(w, TRACE_META_START_REALTIME_NS, buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)start_mono);
@@ -329,13 +413,14 @@ static void write_agent_meta(struct trace_writer *w, const struct transport_head
 }
 
 /* Drain until the program ends; returns its wait status. *write_failed says whether the trace is whole. */
-static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer *w, int *write_failed)
+static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer *w, int *write_failed,
+			  int busy_ms)
 {
 	struct transport_header *h = l->transport.header;
 	int status = 0, agent_meta_written = 0;
 	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC);
 	for (;;) {
-		int done = launch_wait(l, drain_busy(d) ? DRAIN_BUSY_MS : DRAIN_IDLE_MS, &status);
+		int done = launch_wait(l, drain_busy(d) ? busy_ms : DRAIN_IDLE_MS, &status);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		atomic_store(&h->consumer_heartbeat_ns, now);
 		if (!*write_failed && !agent_meta_written && atomic_load(&h->agent_state) == AGENT_RUNNING) {
@@ -344,7 +429,7 @@ static int run_until_exit(struct launch *l, struct drain *d, struct trace_writer
 		}
 		launch_grow(l);
 		/* After a write error the rings are still emptied: the program must never wait on them. */
-		int failed = drain_all(d) < 0;
+		int failed = (done ? drain_finish(d) : drain_all(d)) < 0;
 		if (!failed && !done && now - last_flush >= FLUSH_INTERVAL_NS) {
 			failed = trace_writer_flush(w) < 0;
 			last_flush = now;
@@ -365,16 +450,35 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 	const char *program = o->argv[0];
 	const struct transport_header *h = l->transport.header;
 	uint32_t state = atomic_load(&h->agent_state), taken = atomic_load(&h->signal_taken);
-	if (state == AGENT_NOT_STARTED)
+	if (state == AGENT_NOT_STARTED && o->allocs)
+		fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid, "
+				"or /proc/%d/fd not readable?): no samples, and no allocations were recorded: "
+				"LD_PRELOAD cannot interpose the allocator of a statically linked program\n",
+			program, (int)getpid());
+	else if (state == AGENT_NOT_STARTED)
 		fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid, "
 				"or /proc/%d/fd not readable?): no samples\n", program, (int)getpid());
 	else if (state == AGENT_FAILED)
 		fprintf(stderr, "collect: the agent failed in %s: %.*s\n", program, (int)sizeof h->agent_error,
 			h->agent_error);
+	if (state == AGENT_RUNNING && o->allocs && atomic_load(&h->allocator_elsewhere) && t->heap.allocs < 100)
+		fprintf(stderr, "collect: %s allocates with a malloc of its own (%.*s), which the profiler cannot "
+				"interpose (a statically linked allocator such as jemalloc or mimalloc): %llu "
+				"allocations were recorded, only those of libc's own\n",
+			program, (int)sizeof h->agent_error, h->agent_error, (unsigned long long)t->heap.allocs);
+	else if (state == AGENT_RUNNING && o->allocs && !t->heap.allocs)
+		fprintf(stderr, "collect: no allocations were seen in %s: it allocates without the C library's "
+				"malloc (a statically linked allocator such as jemalloc or mimalloc, as many Rust "
+				"programs have, or its own), which the profiler cannot interpose\n", program);
+	uint64_t heap_lost = atomic_load(&h->alloc_events_lost);
+	if (heap_lost)
+		fprintf(stderr, "collect: %llu allocation events were lost (signal handlers nested in the "
+				"profiler's allocation hooks, or collect stopped draining): allocation figures are "
+				"not exact\n", (unsigned long long)heap_lost);
 	if (taken)
 		fprintf(stderr, "collect: %s installed its own handler for signal %u, the profiler's sampling "
 				"signal: sampling stopped there (choose another with --signal)\n", program, taken);
-	else if (state == AGENT_RUNNING && !t->samples && !WIFSIGNALED(status))
+	else if (state == AGENT_RUNNING && o->cpu && !t->samples && !WIFSIGNALED(status))
 		fprintf(stderr, "collect: no samples: %s used (almost) no CPU time, or its threads block signal %u\n",
 			program, h->signal);
 	uint32_t fallback = atomic_load(&h->perf_fallback_threads);
@@ -391,7 +495,7 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 			strerror(l->grow_errno));
 	/* Short threads end between samples: say how much of their time the samples miss. */
 	uint64_t sampled = t->measured_weight * o->interval_ns;
-	if (t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
+	if (o->cpu && t->measured_cpu_ns && sampled < t->measured_cpu_ns &&
 	    t->measured_cpu_ns - sampled > t->measured_cpu_ns / 10 &&
 	    t->measured_cpu_ns - sampled > 20 * o->interval_ns)
 		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used "
@@ -419,6 +523,10 @@ static void summarize(const struct collect_options *o, const struct launch *l, c
 		(unsigned long long)t->samples, (double)t->weight * (double)o->interval_ns / 1e9, t->threads,
 		(unsigned long long)t->lost, source_name(l->transport.header->source), where,
 		o->output ? o->output : "", own);
+	if (o->allocs)
+		fprintf(stderr, "collect: %llu allocations (%llu bytes) and %llu frees recorded\n",
+			(unsigned long long)t->heap.allocs, (unsigned long long)t->heap.bytes,
+			(unsigned long long)t->heap.frees);
 }
 
 /*
@@ -483,7 +591,8 @@ int main(int argc, char **argv)
 	/* Even without a trace, the rings are emptied and the program's status is returned. */
 	struct drain *d = drain_new(w, &l.transport, (uint32_t)l.pid);
 	int write_failed = !w;
-	int status = run_until_exit(&l, d, w, &write_failed);
+	/* Allocation events fill a ring in milliseconds: drain a busy one sooner. */
+	int status = run_until_exit(&l, d, w, &write_failed, o.allocs ? DRAIN_ALLOCS_BUSY_MS : DRAIN_BUSY_MS);
 	forward_stop();
 
 	int code = exit_code(status, o.argv[0]);

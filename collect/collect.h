@@ -25,6 +25,12 @@ struct collect_options {
 	int zstd_level;
 	int quiet;
 	unsigned closed_std; /* bit n: fd n (0..2) was closed when collect started */
+	int cpu; /* CPU samples (unless --no-cpu) */
+	int allocs; /* --allocs or --alloc-bytes */
+	uint32_t alloc_scheme; /* enum transport_alloc_scheme */
+	double alloc_rate; /* --allocs=RATE, (0, 1] */
+	uint64_t alloc_mean_bytes; /* --alloc-bytes=N */
+	const char *alloc_rate_text; /* as given, for the trace's META */
 	char **argv; /* program and its arguments */
 };
 
@@ -46,6 +52,7 @@ void output_abandon(struct output *out);
 /* launch.c */
 struct launch {
 	pid_t pid;
+	uint32_t ring_bytes; /* of each ring (larger when allocations are recorded) */
 	int shm_fd; /* collect's own descriptor of the shared memory, close-on-exec */
 	int grow_errno; /* why the shared memory stopped growing; 0: it did not */
 	struct transport transport;
@@ -69,6 +76,20 @@ void forward_start(pid_t pid);
 /* The program is gone: collect is interruptible again, the helper process ends. */
 void forward_stop(void);
 
+/* drain_heap.c */
+struct heap_order;
+struct heap_totals {
+	uint64_t allocs, frees, bytes; /* recorded, as written */
+	uint64_t late; /* events written after their turn */
+};
+struct heap_order *heap_order_new(void);
+void heap_order_free(struct heap_order *h);
+/* Place one event (its stack id already the trace's); may write events whose turn came. 0 or -1. */
+int heap_order_add(struct heap_order *h, const struct trace_heap_event *e, struct trace_writer *w, uint32_t pid);
+/* Write every event whose turn came (final: all of them, skipping numbers that never came). 0 or -1. */
+int heap_order_write(struct heap_order *h, struct trace_writer *w, uint32_t pid, int final);
+void heap_order_totals(const struct heap_order *h, struct heap_totals *out);
+
 /* drain.c */
 struct drain;
 struct drain_totals {
@@ -78,12 +99,15 @@ struct drain_totals {
 	/* Threads whose CPU time the agent measured at their end: that time and their samples' weight. */
 	uint32_t measured_threads;
 	uint64_t measured_cpu_ns, measured_weight;
+	struct heap_totals heap;
 };
 /* A drain that writes what the agent recorded in process pid to w (NULL: discard). */
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid);
 /* Move every published record of every ring into the trace; -1 once writing failed (it then keeps
  * emptying the rings so the program never waits on them). */
 int drain_all(struct drain *d);
+/* The program ended: write the allocation events still waiting for their turn. */
+int drain_finish(struct drain *d);
 /* Whether a ring was more than a sixteenth full, or many threads ended, at the last drain: drain again soon. */
 int drain_busy(const struct drain *d);
 /* Totals so far. */

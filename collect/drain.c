@@ -78,6 +78,8 @@ struct drain {
 	uint64_t cost_ns, cost_timed, cost_calls; /* the agent's handler: timed ns over timed calls, of all */
 	uint64_t fullest; /* bytes waiting in the fullest ring at the last drain */
 	uint32_t freed; /* rings of ended threads freed at the last drain */
+	struct heap_order *heap;
+	uint64_t heap_unknown_stack; /* allocation events whose stack never arrived */
 };
 
 struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint32_t pid)
@@ -92,6 +94,7 @@ struct drain *drain_new(struct trace_writer *w, const struct transport *t, uint3
 	d->scratch = realloc_or_abort(NULL, t->ring_bytes);
 	d->threads_cap = 64;
 	d->threads = calloc_or_abort(d->threads_cap, sizeof *d->threads);
+	d->heap = heap_order_new();
 	return d;
 }
 
@@ -104,6 +107,7 @@ void drain_free(struct drain *d)
 	free(d->agent_to_trace);
 	free(d->slots);
 	free(d->ips);
+	heap_order_free(d->heap);
 	free(d);
 }
 
@@ -275,11 +279,29 @@ static void on_unload(struct drain *d, uint32_t id, uint64_t time_ns)
 		d->error = 1;
 }
 
+static void on_heap(struct drain *d, uint32_t ring, const struct tr_heap *h)
+{
+	struct trace_heap_event e = { h->seq, h->time_ns, h->address, h->size,
+				      transport_ring(d->t, ring)->tid, 0, h->kind, h->flags };
+	if (e.kind > TRACE_HEAP_PVALLOC && e.kind != TRACE_HEAP_FREE)
+		e.kind = TRACE_HEAP_NONE; /* not a kind: keep its seq, drop the event */
+	if (e.kind != TRACE_HEAP_FREE && e.kind != TRACE_HEAP_NONE) {
+		e.stack_id = h->stack_id < d->agent_ids_cap ? d->agent_to_trace[h->stack_id] : 0;
+		if (!e.stack_id)
+			d->heap_unknown_stack++; /* analyze shows it as [unknown] */
+	}
+	if (heap_order_add(d->heap, &e, d->error ? NULL : d->w, d->pid) < 0)
+		d->error = 1;
+}
+
 static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *payload, uint32_t size)
 {
 	struct drain *d = ctx;
-	(void)ring;
 	switch (type) {
+	case TR_HEAP:
+		if (size >= sizeof(struct tr_heap))
+			on_heap(d, ring, payload);
+		break;
 	case TR_STACK:
 		on_stack(d, payload, size);
 		break;
@@ -384,12 +406,22 @@ int drain_all(struct drain *d)
 			d->freed++;
 		}
 	}
+	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->pid, 0) < 0)
+		d->error = 1;
 	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);
 	if (no_ring != d->no_ring_lost_seen) {
 		write_loss(d, 0, no_ring - d->no_ring_lost_seen);
 		d->no_ring_lost_seen = no_ring;
 	}
 	return d->error ? -1 : 0;
+}
+
+int drain_finish(struct drain *d)
+{
+	int rc = drain_all(d);
+	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->pid, 1) < 0)
+		d->error = 1;
+	return rc < 0 || d->error ? -1 : 0;
 }
 
 int drain_busy(const struct drain *d)
@@ -401,6 +433,7 @@ void drain_totals(const struct drain *d, struct drain_totals *out)
 {
 	*out = d->totals;
 	out->threads = d->nthreads;
+	heap_order_totals(d->heap, &out->heap);
 	/* Calls preempted inside the handler cost what the timed ones did, on average. */
 	out->handler_calls = d->cost_calls;
 	out->handler_ns = d->cost_timed ? (uint64_t)((double)d->cost_ns * (double)d->cost_calls / (double)d->cost_timed) : 0;

@@ -33,7 +33,7 @@
 /* Size the file for nchunks, unless that passes collect's file-size limit (which would raise SIGXFSZ). */
 static int resize(struct launch *l, uint32_t nchunks)
 {
-	size_t size = transport_size(nchunks, TRANSPORT_RINGS_PER_CHUNK, TRANSPORT_RING_BYTES);
+	size_t size = transport_size(nchunks, TRANSPORT_RINGS_PER_CHUNK, l->ring_bytes);
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur) {
 		errno = EFBIG;
@@ -55,6 +55,7 @@ static int map_chunk(struct launch *l, uint32_t c)
 
 int launch_prepare(struct launch *l, const struct collect_options *o)
 {
+	l->ring_bytes = o->allocs ? TRANSPORT_ALLOC_RING_BYTES : TRANSPORT_RING_BYTES;
 	l->shm_fd = memfd_create("ipscope", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (l->shm_fd < 0 || resize(l, 1) < 0 ||
 	    fcntl(l->shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
@@ -64,16 +65,20 @@ int launch_prepare(struct launch *l, const struct collect_options *o)
 	struct transport_header *h = mmap(NULL, TRANSPORT_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
 					  l->shm_fd, 0);
 	if (h == MAP_FAILED ||
-	    transport_init(&l->transport, h, TRANSPORT_RING_BYTES, TRANSPORT_RINGS_PER_CHUNK, TRANSPORT_MAX_CHUNKS) < 0 ||
+	    transport_init(&l->transport, h, l->ring_bytes, TRANSPORT_RINGS_PER_CHUNK, TRANSPORT_MAX_CHUNKS) < 0 ||
 	    map_chunk(l, 0) < 0) {
 		fprintf(stderr, "collect: cannot map shared memory: %s\n", strerror(errno));
 		return -1;
 	}
 	h->magic = TRANSPORT_MAGIC;
-	h->ring_bytes = TRANSPORT_RING_BYTES;
+	h->ring_bytes = l->ring_bytes;
 	h->rings_per_chunk = TRANSPORT_RINGS_PER_CHUNK;
 	h->max_chunks = TRANSPORT_MAX_CHUNKS;
-	h->mode = TRANSPORT_MODE_CPU;
+	h->mode = (o->cpu ? TRANSPORT_MODE_CPU : 0) | (o->allocs ? TRANSPORT_MODE_ALLOCS : 0);
+	h->alloc_scheme = o->alloc_scheme;
+	/* RATE as a threshold on a uniform 64-bit number (RATE 1 never gets here: ALL). */
+	h->alloc_threshold = o->alloc_scheme == TRANSPORT_ALLOC_RATE ? (uint64_t)(o->alloc_rate * 18446744073709551616.0) : 0;
+	h->alloc_mean_bytes = o->alloc_mean_bytes;
 	h->interval_ns = o->interval_ns;
 	h->max_frames = o->max_frames;
 	h->requested_source = o->source;

@@ -45,7 +45,15 @@
 #define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
 #define TRANSPORT_ENV_PID "IPSCOPE_PID" /* the process the agent may run in */
 
-enum transport_mode { TRANSPORT_MODE_CPU = 1 };
+/* What the agent records (bits of transport_header.mode). */
+enum transport_mode { TRANSPORT_MODE_CPU = 1, TRANSPORT_MODE_ALLOCS = 2 };
+/* How allocations are chosen (transport_header.alloc_scheme). */
+enum transport_alloc_scheme {
+	TRANSPORT_ALLOC_ALL = 0, /* every allocation */
+	TRANSPORT_ALLOC_RATE = 1, /* each with probability alloc_threshold / 2^64 */
+	TRANSPORT_ALLOC_BYTES = 2, /* each byte with probability 1 / alloc_mean_bytes */
+};
+#define TRANSPORT_ALLOC_RING_BYTES (4u << 20) /* rings of an allocation run: ~87000 events */
 enum transport_source {
 	TRANSPORT_SOURCE_NONE = 0,
 	TRANSPORT_SOURCE_PERF = 1, /* perf task-clock for user mode, CPU-time timer for kernel mode */
@@ -84,11 +92,32 @@ struct transport_header {
 	 * dropped wait for room only while collect is alive. */
 	_Atomic uint64_t consumer_heartbeat_ns;
 	char agent_error[256];
+	/* Allocation recording (mode & TRANSPORT_MODE_ALLOCS), written by collect. */
+	uint32_t alloc_scheme; /* enum transport_alloc_scheme */
+	uint32_t alloc_reserved;
+	uint64_t alloc_threshold; /* TRANSPORT_ALLOC_RATE: a 64-bit random number below it is chosen */
+	uint64_t alloc_mean_bytes; /* TRANSPORT_ALLOC_BYTES */
+	/* Written by the agent. */
+	_Atomic uint32_t allocs_seen; /* some thread called an interposed allocation function */
+	/* Not 0: the program's malloc is not the one the agent interposes (a
+	 * statically linked allocator); what defines it is in agent_error. */
+	_Atomic uint32_t allocator_elsewhere;
+	_Atomic uint64_t alloc_events_lost; /* nested events that found the side buffer full */
+	_Atomic uint64_t alloc_nested; /* events recorded from inside another (signal handlers) */
+	_Atomic uint64_t alloc_unwind_skipped; /* allocations inside the loader: stack of their caller only */
+	char pad_seq[64];
+	/* The allocation events' order: taken after an allocation returns and
+	 * before a free is passed on, so events of one address order correctly
+	 * across threads. Its own cache line: every recorded event takes one. */
+	_Atomic uint64_t alloc_seq __attribute__((aligned(64)));
+	char pad_seq_end[56];
 };
 
 enum transport_ring_state { RING_FREE = 0, RING_OWNED = 1, RING_CLOSED = 2 };
 
-/* Producer and consumer positions sit on separate cache lines. */
+/* Producer and consumer positions sit on separate cache lines. The ring's
+ * size is the header's ring_bytes (TRANSPORT_RING_BYTES, or
+ * TRANSPORT_ALLOC_RING_BYTES when allocations are recorded). */
 struct transport_ring {
 	_Atomic uint32_t state;
 	uint32_t tid;
@@ -116,6 +145,38 @@ enum transport_record_type {
 	TR_MODULE = 4,
 	TR_MODULE_UNLOAD = 5,
 	TR_EXEC = 6, /* the process exec'd a new image: every module before it is gone */
+	TR_HEAP = 7, /* an allocation or free (struct tr_heap) */
+};
+
+/* tr_heap.kind: the function that allocated, or what the event is. */
+enum tr_heap_kind {
+	TR_HEAP_NONE = 0, /* a seq taken for nothing (a free that was not of a recorded block) */
+	TR_HEAP_MALLOC = 1,
+	TR_HEAP_CALLOC = 2,
+	TR_HEAP_REALLOC = 3,
+	TR_HEAP_REALLOCARRAY = 4,
+	TR_HEAP_POSIX_MEMALIGN = 5,
+	TR_HEAP_ALIGNED_ALLOC = 6,
+	TR_HEAP_MEMALIGN = 7,
+	TR_HEAP_VALLOC = 8,
+	TR_HEAP_PVALLOC = 9,
+	TR_HEAP_FREE = 15, /* free(), or realloc's release of the old block (flag REALLOC) */
+};
+/* tr_heap.flags */
+#define TR_HEAP_MOVED 0x1u /* an allocation by realloc whose block moved */
+#define TR_HEAP_BY_REALLOC 0x2u /* a free: the old block of a realloc (moved or not) */
+#define TR_HEAP_TEMPORARY 0x4u /* a free of the thread's latest allocation (none since) */
+#define TR_HEAP_NESTED 0x8u /* recorded from a signal handler inside another event */
+#define TR_HEAP_RESTORED 0x10u /* a realloc failed after its free was recorded: the block lives on */
+
+struct tr_heap {
+	uint64_t seq; /* header.alloc_seq */
+	uint64_t time_ns; /* CLOCK_MONOTONIC_COARSE */
+	uint64_t address;
+	uint64_t size; /* bytes asked for; 0 for a free */
+	uint32_t stack_id; /* allocations; 0 for a free */
+	uint16_t kind; /* enum tr_heap_kind */
+	uint16_t flags; /* TR_HEAP_* */
 };
 
 struct tr_header {

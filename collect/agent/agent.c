@@ -34,6 +34,7 @@ static void after_fork_child(void)
 	if (!agent_enabled)
 		return;
 	agent_enabled = 0;
+	alloc_forget();
 	sampler_forget_all();
 	agent_self.ring = AGENT_NO_RING;
 	agent_self.registered = 0;
@@ -53,6 +54,7 @@ static void take_over_from_previous_image(void)
 		uint32_t owned = RING_OWNED;
 		atomic_compare_exchange_strong(&transport_ring(&agent_transport, i)->state, &owned, RING_CLOSED);
 	}
+	agent_enter();
 	uint32_t ring = agent_thread_ring();
 	struct tr_exec *e = ring == AGENT_NO_RING ? NULL :
 			    transport_reserve(&agent_transport, ring, TR_EXEC, sizeof *e);
@@ -60,6 +62,7 @@ static void take_over_from_previous_image(void)
 		e->time_ns = agent_now_ns();
 		transport_commit(&agent_transport, ring);
 	}
+	agent_leave();
 }
 
 /* Where collect's shared memory is: "COLLECT_PID:FD" for this pid only. */
@@ -132,16 +135,19 @@ __attribute__((constructor)) static void agent_start(void)
 	int requested_signal;
 	if (attach(&requested_source, &requested_signal) < 0)
 		return;
-	if (sampler_init(requested_source, requested_signal) < 0) {
+	if ((agent_transport.header->mode & TRANSPORT_MODE_CPU) && sampler_init(requested_source, requested_signal) < 0) {
 		atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		return;
 	}
+	alloc_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	sigset_t old;
 	agent_block_signal(&old);
 	agent_enabled = 1;
 	modules_rescan();
 	agent_thread_begin();
+	if (!(agent_transport.header->mode & TRANSPORT_MODE_CPU))
+		agent_transport.header->source = TRANSPORT_SOURCE_NONE;
 	atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
 	agent_restore_signal(&old);
 }
@@ -160,7 +166,9 @@ __attribute__((destructor)) static void agent_stop(void)
 	agent_block_signal(&old);
 	sampler_thread_stop();
 	modules_rescan();
+	agent_enter();
 	agent_record_running_threads();
+	agent_leave();
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_AT_END);
 	agent_restore_signal(&old);
 }

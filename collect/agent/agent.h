@@ -10,6 +10,10 @@
  *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
+ *   alloc_hooks.c  the malloc family interposed, bootstrap, set-up, fork
+ *   alloc_record.c what is recorded and how: choice, seq, stack, ring write;
+ *                  nested writers, so an event needs no system call
+ *   alloc_live.c   the set of live chosen blocks when only some are recorded
  *
  * The agent is a guest: it only captures (raw instruction pointers,
  * timestamps, thread ids, module maps) and everything costly happens in the
@@ -46,6 +50,17 @@ struct agent_config {
 	uint64_t shm_dev, shm_ino; /* what shm_path must still name */
 };
 
+/* A heap event recorded from inside another (a signal handler's
+ * allocation while the thread is in a hook): the outer one writes it. */
+struct agent_nested_event {
+	uint64_t seq, time_ns, address, size;
+	uint64_t caller; /* the hook's return address: the event's one-frame stack */
+	uint16_t kind, flags;
+	uint32_t decide; /* 1: the outer writer decides its membership in the live set;
+			    2: made while unwinding: libunwind's own unless its caller is the program's */
+};
+#define AGENT_NESTED_EVENTS 32
+
 /* Per-thread state, in initial-exec TLS so the signal handler can reach it. */
 struct agent_thread {
 	uint32_t tid;
@@ -56,6 +71,27 @@ struct agent_thread {
 	int registered; /* thread_begin ran */
 	int in_handler; /* inside the sampling signal handler: nothing may wait */
 	struct stack_table *stacks;
+	/*
+	 * Ring writers outside the sampling handler (alloc_hooks.c): depth is 1
+	 * while one writes, and whatever interrupts it on this thread (the
+	 * sampling handler, a program's signal handler that allocates) leaves
+	 * its record in nested[] or hook_weight for the outer writer to write.
+	 */
+	volatile sig_atomic_t depth;
+	volatile sig_atomic_t internal; /* the agent itself is allocating: not recorded */
+	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
+	volatile sig_atomic_t forking; /* between fork's prepare and parent/child handlers */
+	volatile sig_atomic_t in_loader; /* inside dlopen/dlclose/dl_iterate_phdr: no unwinding */
+	uint64_t loader_caller; /* the return address of that call */
+	_Atomic uint32_t nested_count; /* nested[0 .. nested_count) written */
+	uint32_t nested_done; /* of which the outer writer wrote this many */
+	_Atomic uint32_t hook_weight; /* sampling periods that fell inside a hook */
+	uint64_t hook_time_ns;
+	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
+	uint64_t prng; /* per-thread xorshift state; 0: not seeded */
+	int64_t byte_countdown; /* bytes until the next chosen one (TRANSPORT_ALLOC_BYTES) */
+	int allocs_noted; /* header.allocs_seen was set for this thread */
+	struct agent_nested_event nested[AGENT_NESTED_EVENTS];
 };
 
 extern struct agent_config agent_config;
@@ -126,6 +162,47 @@ void sampler_stop_all(void);
 /* In a forked child: the parent's sources were not inherited; forget them. */
 void sampler_forget_all(void);
 
+/* alloc_hooks.c */
+/* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
+struct alloc_state {
+	volatile int on;
+	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
+	uint64_t threshold;  /* RATE: a draw below it is chosen */
+	double mean_bytes;   /* BYTES: the mean N */
+};
+extern struct alloc_state alloc_state;
+/* Whether this thread's allocations are being recorded now. */
+static inline int alloc_recording(const struct agent_thread *self)
+{
+	return alloc_state.on && !self->internal && !self->forking;
+}
+/* Set up allocation recording from the header (after attach); 0, or -1 with agent_error set. */
+int alloc_init(void);
+/* Whether allocations are being recorded in this process. */
+int alloc_enabled(void);
+/* A forked child: record nothing, touch no shared state. */
+void alloc_forget(void);
+
+/* alloc_record.c */
+/* Start and end a ring write outside the sampling handler (every such write), so that
+ * nested writers on this thread leave their records for leave to write. */
+void agent_enter(void);
+void agent_leave(void);
+/* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
+uint64_t alloc_marker_pc(void);
+/* An allocation returned p (not NULL); caller: the hook's return address. */
+void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller);
+/* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0). */
+void record_free(void *p, uint16_t flags);
+
+/* alloc_live.c */
+/* Note a chosen live block; 0, or -1 when out of memory (then its free goes unrecorded). */
+int live_insert(uint64_t address);
+/* Whether address was a chosen live block, forgetting it. */
+int live_remove(uint64_t address);
+/* A forked child: the set is the parent's (its locks may be held); forget it. */
+void live_forget(void);
+
 /* capture.c */
 /* Unwind once outside a signal handler so libunwind sets up its per-thread cache. */
 void capture_warm_up(void);
@@ -137,6 +214,10 @@ void capture_warm_up(void);
  * (the stack starts at a return address). Allocation-free.
  */
 uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip);
+/* skip for capture_stack: drop every leading frame in the agent's own text (allocation hooks). */
+#define CAPTURE_SKIP_AGENT UINT32_MAX
+/* Whether an address lies in the agent's own text. */
+int agent_own_text(uint64_t pc);
 
 /* stacks.c */
 /* The agent-wide id of this stack (innermost first), writing its definition when new; UINT32_MAX on failure. */

@@ -31,7 +31,8 @@ void capture_warm_up(void)
 uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 {
 	uint32_t max = agent_config.max_frames; /* collect keeps it <= 1024 */
-	uint32_t lead = uc ? HANDLER_FRAMES : 1 + skip; /* frames of the agent (and caller) to find or drop */
+	/* frames of the agent (and caller) to find or drop */
+	uint32_t lead = uc ? HANDLER_FRAMES : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
 	void *ips[max + lead];
 	int n = unw_backtrace(ips, (int)(max + lead));
 	uint64_t *frames = (uint64_t *)ips;
@@ -51,6 +52,11 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 			n = 1;
 			first = 0;
 		}
+	} else if (skip == CAPTURE_SKIP_AGENT) {
+		/* The hooks' frames, however the compiler inlined them. */
+		first = 0;
+		while (first < n && agent_own_text((uint64_t)ips[first]))
+			first++;
 	} else {
 		first = n < (int)lead ? n : (int)lead;
 	}

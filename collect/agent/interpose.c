@@ -83,7 +83,9 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start ts = *(struct thread_start *)p;
 	void *ret;
+	agent_self.internal++;
 	free(p);
+	agent_self.internal--;
 	if (agent_enabled) {
 		sigset_t old;
 		agent_block_signal(&old);
@@ -101,14 +103,19 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	NEED(next, pthread_create);
 	if (!agent_enabled)
 		return next.pthread_create(thread, attr, start, arg);
+	agent_self.internal++;
 	struct thread_start *ts = malloc(sizeof *ts);
+	agent_self.internal--;
 	if (!ts)
 		return EAGAIN;
 	ts->start = start;
 	ts->arg = arg;
 	int rc = next.pthread_create(thread, attr, thread_trampoline, ts);
-	if (rc)
+	if (rc) {
+		agent_self.internal++;
 		free(ts);
+		agent_self.internal--;
+	}
 	return rc;
 }
 

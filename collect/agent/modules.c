@@ -221,7 +221,11 @@ void modules_rescan(void)
 {
 	if (!agent_enabled)
 		return;
+	agent_self.internal++; /* its strdup and realloc are the agent's */
 	pthread_mutex_lock(&modules_lock);
+	agent_enter();
 	scan_objects();
+	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
+	agent_self.internal--;
 }

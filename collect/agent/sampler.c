@@ -194,7 +194,7 @@ static int start_timer(timer_t *timer)
 
 void sampler_thread_start(void)
 {
-	if (agent_self.sources || agent_signal_taken())
+	if (!agent_config.signal || agent_self.sources || agent_signal_taken())
 		return;
 	int i = claim_slot();
 	if (i < 0)
@@ -286,6 +286,13 @@ static void count_lost(void)
 
 static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now)
 {
+	if (agent_self.depth) {
+		/* Inside an allocation hook (or another ring write): the time is the
+		 * profiler's, and the writer it interrupted records it (alloc_hooks.c). */
+		atomic_fetch_add_explicit(&agent_self.hook_weight, weight, memory_order_relaxed);
+		agent_self.hook_time_ns = now;
+		return;
+	}
 	uint32_t ring = agent_thread_ring();
 	if (ring == AGENT_NO_RING) {
 		count_lost();

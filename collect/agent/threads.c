@@ -215,9 +215,11 @@ static uint32_t ring_waiting(void)
 
 void agent_thread_record(uint32_t flags)
 {
+	agent_enter();
 	uint32_t ring = ring_waiting();
 	if (ring != AGENT_NO_RING)
 		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
+	agent_leave();
 }
 
 void agent_record_running_threads(void)
@@ -243,7 +245,9 @@ void agent_thread_begin(void)
 	agent_gettid();
 	capture_warm_up();
 	agent_self.start_pending = 1;
+	agent_enter();
 	ring_waiting(); /* writes the START record */
+	agent_leave();
 	sampler_thread_start();
 	agent_self.registered = 1;
 }
@@ -257,11 +261,15 @@ void agent_thread_end(void)
 	if (agent_self.ring == AGENT_NO_RING)
 		atomic_fetch_add(&agent_transport.header->threads_without_ring, 1);
 	if (agent_self.ring != AGENT_NO_RING) {
+		agent_enter();
+		agent_leave(); /* anything a handler left behind */
 		struct transport_ring *r = transport_ring(&agent_transport, agent_self.ring);
 		atomic_store_explicit(&r->state, RING_CLOSED, memory_order_release);
 		agent_self.ring = AGENT_NO_RING;
 	}
+	agent_self.internal++;
 	stack_table_free(agent_self.stacks);
 	agent_self.stacks = NULL;
 	agent_self.registered = 0;
+	agent_self.internal--;
 }

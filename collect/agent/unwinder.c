@@ -52,17 +52,23 @@
 #include <libunwind.h>
 
 static uintptr_t unwinder_text_start, unwinder_text_end;
+static uintptr_t agent_text_start, agent_text_end;
 
-static int find_unwinder_text(struct dl_phdr_info *info, size_t size, void *data)
+struct text_range {
+	uintptr_t target, start, end;
+};
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	uintptr_t target = (uintptr_t)data;
+	struct text_range *r = data;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && target >= start && target < start + ph->p_memsz) {
-			unwinder_text_start = start;
-			unwinder_text_end = start + ph->p_memsz;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && r->target >= start &&
+		    r->target < start + ph->p_memsz) {
+			r->start = start;
+			r->end = start + ph->p_memsz;
 			return 1;
 		}
 	}
@@ -71,8 +77,21 @@ static int find_unwinder_text(struct dl_phdr_info *info, size_t size, void *data
 
 void unwinder_init(void)
 {
-	if (!unwinder_text_end)
-		agent_libc.dl_iterate_phdr(find_unwinder_text, (void *)(uintptr_t)&unw_backtrace);
+	if (unwinder_text_end)
+		return;
+	struct text_range r = { (uintptr_t)&unw_backtrace, 0, 0 };
+	agent_libc.dl_iterate_phdr(find_text, &r);
+	unwinder_text_start = r.start;
+	unwinder_text_end = r.end;
+	r = (struct text_range){ (uintptr_t)&unwinder_init, 0, 0 };
+	agent_libc.dl_iterate_phdr(find_text, &r);
+	agent_text_start = r.start;
+	agent_text_end = r.end;
+}
+
+int agent_own_text(uint64_t pc)
+{
+	return pc >= agent_text_start && pc < agent_text_end;
 }
 
 int agent_called_from_unwinder(const void *ret_addr)
@@ -140,6 +159,13 @@ AGENT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return agent_libc.sigprocmask(how, set, old);
 }
 
+/*
+ * The allocation hooks must not unwind either while this thread is inside
+ * the loader: a callback of the program's holding the loader's lock that
+ * allocates would wait for libunwind's lock, held by another thread's
+ * unwind waiting for the loader's. Allocations in there are charged to the
+ * caller of dl_iterate_phdr (in_loader, alloc_hooks.c).
+ */
 AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	if (!agent_libc.dl_iterate_phdr)
@@ -148,7 +174,14 @@ AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, 
 		return agent_libc.dl_iterate_phdr(callback, data);
 	sigset_t old;
 	agent_block_signal(&old);
+	sig_atomic_t was_in = agent_self.in_loader;
+	uint64_t was_caller = agent_self.loader_caller;
+	if (!was_in)
+		agent_self.loader_caller = (uint64_t)__builtin_return_address(0);
+	agent_self.in_loader = 1;
 	int rc = agent_libc.dl_iterate_phdr(callback, data);
+	agent_self.in_loader = was_in;
+	agent_self.loader_caller = was_caller;
 	agent_restore_signal(&old);
 	return rc;
 }

@@ -20,24 +20,28 @@ _ipscope_option_values()
 	analyze:plot:--top) echo 5 10 20 40 ;;
 	analyze:source:--format) echo text tsv ;;
 	analyze:*:--format | analyze:*:-f) echo text tsv json ;;
-	analyze:*:--value) echo samples cpu wall alloc_space alloc_objects inuse_space inuse_objects ;;
+	analyze:*:--value) echo samples cpu wall alloc_space alloc_objects inuse_space inuse_objects peak_space \
+		peak_objects temporary_space temporary_objects ;;
 	analyze:*:--sortedby) echo filefuncline count self ;;
 	analyze:*:--color) echo auto always never ;;
 	collect:*:--mode | collect:*:-m) echo cpu wall ;;
 	collect:*:--source) echo auto perf timer ;;
 	collect:*:--interval | collect:*:-i) echo 100us 250us 500us 1ms 10ms ;;
+	collect:*:--allocs) echo 1 0.1 0.01 0.001 ;;
+	collect:*:--alloc-bytes) echo 4KiB 64KiB 512KiB 1MiB ;;
 	*) return 1 ;;
 	esac
 }
 
 # Does option $1 of "$2 --help" take an argument (an upper-case word after it,
-# or after its long form: "-o, --output FILE")?
+# or after its long form: "-o, --output FILE", or "--alloc-bytes=N"; not an
+# optional one, "--allocs[=RATE]")?
 _ipscope_takes_argument()
 {
 	local program=$1 option=$2
 	shift 2
 	"$program" "$@" --help 2>/dev/null | sed -n 's/^ \{1,6\}\(-[^ ].*\)/\1/p' | sed 's/   .*//' |
-		grep -qE "(^|, )$option(, --[a-z-]+)? [A-Z]"
+		grep -qE "(^|, )$option(, --[a-z-]+)?[ =][A-Z]"
 }
 
 _ipscope_analyze()
@@ -103,9 +107,10 @@ _ipscope_collect()
 		local word=${COMP_WORDS[i]} before=${COMP_WORDS[i-1]}
 		case $word in
 		--) break ;;
-		-*) continue ;;
+		-* | =) continue ;;
 		esac
-		if [[ $before == -* ]] && _ipscope_takes_argument "$program" "$before"; then
+		# --option=VALUE (split by bash at '=') or --option VALUE
+		if [ "$before" = = ] || { [[ $before == -* ]] && _ipscope_takes_argument "$program" "$before"; }; then
 			continue
 		fi
 		break
@@ -120,6 +125,12 @@ _ipscope_collect()
 		return 0
 	fi
 	COMPREPLY=()
+	# --allocs=RATE: bash splits at '=' (COMP_WORDBREAKS), so the option is the word before it.
+	if [ "$cur" = = ] && [[ $prev == --* ]]; then
+		cur=
+	elif [ "$prev" = = ] && [ "$COMP_CWORD" -ge 2 ]; then
+		prev=${COMP_WORDS[COMP_CWORD-2]}
+	fi
 	local values
 	if [[ $prev == -* ]] && values=$(_ipscope_option_values "$prev" collect ""); then
 		COMPREPLY=($(compgen -W "$values" -- "$cur"))

@@ -48,12 +48,26 @@ enum extra_string {
 	STR_EXPORTER,
 	STR_BASE,
 	STR_TRUE,
+	STR_ALLOCATION,
 	NEXTRA
 };
 
 static const char *const extra_strings[NEXTRA] = {
-	"thread", "tid", ("ipscope@" IPSCOPE_VERSION), "pprof::base", "true",
+	"thread", "tid", ("ipscope@" IPSCOPE_VERSION), "pprof::base", "true", "allocation",
 };
+
+/* An allocation profile's leaf ("malloc 32 B") is a label in pprof, as Go
+ * labels a heap sample with its bytes: pprof's flat then charges the
+ * allocating frame, as analyze flat does. The leaf's function name, or 0. */
+static uint32_t alloc_leaf(const struct profile *p, uint32_t stack)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	if (s->depth < 2)
+		return 0;
+	const struct profile_location *l = &p->locations[p->stack_locations[s->first]];
+	const struct profile_function *f = &p->functions[p->lines[l->first_line].function];
+	return f->flags & PROFILE_FUNCTION_ALLOC_LEAF ? f->name : 0;
+}
 
 /* Labels per thread: thread, tid and, for a diff's base run, pprof::base. */
 #define LABELS_PER_THREAD 3
@@ -178,7 +192,7 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 		uint32_t stack = w->stacks[kept - 1].stack;
 		if (x->stack_ids[stack] == UINT64_MAX) {
 			x->stack_ids[stack] = nids;
-			nids += p->stacks[stack].depth;
+			nids += p->stacks[stack].depth - (alloc_leaf(p, stack) != 0);
 		}
 	}
 	x->nkept = kept;
@@ -191,8 +205,9 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 		if (x->stack_ids[st] == UINT64_MAX)
 			continue;
 		const struct profile_stack *stack = &p->stacks[st];
-		for (uint32_t d = 0; d < stack->depth; d++)
-			x->location_ids[x->stack_ids[st] + d] =
+		uint32_t skip = alloc_leaf(p, st) != 0;
+		for (uint32_t d = skip; d < stack->depth; d++)
+			x->location_ids[x->stack_ids[st] + d - skip] =
 				(uint64_t)p->stack_locations[stack->first + d] + 1;
 	}
 	for (uint32_t t = 0; t < p->nthreads; t++) {
@@ -346,14 +361,25 @@ static void write_samples(const struct pprof *x, const struct profile *p, struct
 	perftools__profiles__sample__init(&sample);
 	sample.n_value = p->nvalue_types;
 	sample.value = values;
+	PprofLabel leaf_label;
+	PprofLabel *labels[LABELS_PER_THREAD + 1];
+	perftools__profiles__label__init(&leaf_label);
+	leaf_label.key = p->nstrings + STR_ALLOCATION;
 	for (uint64_t i = 0; i < x->nkept && !g->failed; i++) {
 		const struct export_stack *w = &x->sums.stacks[i];
-		sample.n_location_id = p->stacks[w->stack].depth;
+		uint32_t leaf = alloc_leaf(p, w->stack);
+		sample.n_location_id = p->stacks[w->stack].depth - (leaf != 0);
 		sample.location_id = &x->location_ids[x->stack_ids[w->stack]];
 		for (uint32_t v = 0; v < p->nvalue_types; v++)
 			values[v] = export_stack_value(p, &x->sums, i, v);
-		sample.label = &x->label_ptrs[LABELS_PER_THREAD * (size_t)w->thread];
-		sample.n_label = p->threads[w->thread].flags & PROFILE_THREAD_DIFF_BASE ? 3 : 2;
+		size_t nlabels = p->threads[w->thread].flags & PROFILE_THREAD_DIFF_BASE ? 3 : 2;
+		memcpy(labels, &x->label_ptrs[LABELS_PER_THREAD * (size_t)w->thread], nlabels * sizeof(*labels));
+		if (leaf) {
+			leaf_label.str = leaf;
+			labels[nlabels++] = &leaf_label;
+		}
+		sample.label = labels;
+		sample.n_label = nlabels;
 		/* key (field 2, length-delimited), length, then the message */
 		uint8_t head[1 + 10];
 		size_t n = 0;

@@ -234,8 +234,17 @@ static uint32_t add_type(struct profile *p, const char *type, const char *unit, 
 
 uint32_t profile_add_value_type(struct profile *p, const char *type, const char *unit)
 {
-	if (p->nsamples)
-		abort_with_message("profile_add_value_type after the first sample");
+	if (p->nsamples) {
+		/* Widen every row by a zero column (an allocation trace's types come
+		 * after its CPU samples). */
+		uint32_t old = p->ncolumns, now = old + 1;
+		int64_t *values = calloc_or_abort(p->nsamples * now, sizeof(*values));
+		for (uint64_t i = 0; i < p->nsamples; i++)
+			memcpy(values + i * now, p->values + i * old, old * sizeof(*values));
+		free(p->values);
+		p->values = values;
+		p->values_cap = p->nsamples * now;
+	}
 	return add_type(p, type, unit, p->ncolumns++, 1);
 }
 

@@ -50,8 +50,8 @@ struct profile_module {
 /* function flags */
 #define PROFILE_FUNCTION_SYSTEM 0x1u  /* hidden unless -C (see PROFILE_MODULE_SYSTEM) */
 #define PROFILE_FUNCTION_UNKNOWN 0x2u /* name is "module+0xoffset" */
-/* A "what was allocated" leaf below the allocating frame (issue 8): named
- * after the allocation function and size ("malloc 32 B"), no file or line. */
+/* What was allocated ("malloc 32 B"): a leaf below an allocating frame, not
+ * code; flat charges it to the frame above (analyze/load_allocs.c). */
 #define PROFILE_FUNCTION_ALLOC_LEAF 0x4u
 
 struct profile_function {
@@ -118,7 +118,7 @@ struct profile_value_type {
 	int64_t scale;   /* value = column value x scale (saturating) */
 };
 
-#define PROFILE_MAX_VALUE_TYPES 8
+#define PROFILE_MAX_VALUE_TYPES 12
 #define PROFILE_NO_VALUE UINT32_MAX
 
 /*
@@ -193,10 +193,42 @@ struct profile {
 	/*
 	 * The values are exact counts, not samples (an allocation trace
 	 * recorded at rate 1.0): they carry no sampling noise. Set by the
-	 * loader from what the trace's META says of its sampling.
+	 * loader from what the trace's META says of its sampling. It is about
+	 * the allocation types: a trace with CPU samples too has noise there.
 	 */
 	int exact;
+	/*
+	 * Allocation profiles (analyze/load_allocs.c) hold aggregated rows, not
+	 * one sample per event: per (stack, thread, leaf "what was allocated"),
+	 * the types alloc_objects/count and alloc_space/bytes (allocated),
+	 * inuse_objects/inuse_space (the net live change: summed over a stack's
+	 * rows, what was live at the end, i.e. leaked), peak_objects/peak_space
+	 * (what was live at the moment of the highest live heap) and
+	 * temporary_objects/temporary_space (freed before the allocating
+	 * thread allocated again). Loaded for plots (load_options.alloc_bins),
+	 * a stack has one row per time bin, at the bin's middle, and summing
+	 * inuse_space in time order gives the live heap over time; its
+	 * peak_* rows sit in the peak's bin. Otherwise one row per key, time 0.
+	 * time_resolution_ns: the bins' width (0: rows are not binned).
+	 */
+	uint64_t time_resolution_ns;
+	/*
+	 * Which allocations were recorded (PROFILE_ALLOCS_*; 0: no allocation
+	 * types), the parameter (RATE, or the mean bytes N), whether the
+	 * values were scaled up to estimates (--scale), and when the live heap
+	 * was highest (ns since the start): the one allocation figure the rows
+	 * cannot give. Everything else (totals, leaks = inuse, peak = summed
+	 * peak_space, frees = alloc - inuse objects) is computed from the rows.
+	 */
+	uint32_t alloc_scheme;
+	double alloc_parameter;
+	int alloc_scaled;
+	uint64_t alloc_peak_ns;
 };
+
+#define PROFILE_ALLOCS_ALL 1u   /* every allocation: exact */
+#define PROFILE_ALLOCS_RATE 2u  /* each with probability alloc_parameter */
+#define PROFILE_ALLOCS_BYTES 3u /* each byte with probability 1 / alloc_parameter */
 
 /* Empty profile with strings[0] == "" and no value types; NULL on out of memory. */
 struct profile *profile_new(void);
@@ -224,7 +256,7 @@ void profile_add_sample(struct profile *p, const struct profile_sample *s, const
 
 /* ---- value types ---- */
 
-/* Add a type stored in a column of its own (before the first sample); its index. */
+/* Add a type stored in a column of its own (0 in samples added before); its index. */
 uint32_t profile_add_value_type(struct profile *p, const char *type, const char *unit);
 /* Add a type that reads type of's column times scale; its index. */
 uint32_t profile_add_scaled_value_type(struct profile *p, const char *type, const char *unit,

@@ -346,6 +346,11 @@ void profile_remap_run(struct profile_remap *m)
 	dst->wait_status = src->wait_status;
 	dst->ended = src->ended;
 	dst->exact = src->exact;
+	dst->time_resolution_ns = src->time_resolution_ns;
+	dst->alloc_scheme = src->alloc_scheme;
+	dst->alloc_parameter = src->alloc_parameter;
+	dst->alloc_scaled = src->alloc_scaled;
+	dst->alloc_peak_ns = src->alloc_peak_ns;
 }
 
 struct profile_remap *profile_remap_new(struct profile *dst, const struct profile *src, unsigned flags)

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 2 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost */
+#define TRACE_VERSION_MINOR 3 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost; 1.3: ALLOCS */
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -26,7 +26,8 @@ enum trace_type {
 	TRACE_SAMPLES = 6,       /* a batch of timer samples */
 	TRACE_LOSS = 7,          /* samples the agent had to drop, counted */
 	TRACE_END = 8,           /* last record: exit status and totals */
-	/* reserved, not written yet: 9 ALLOCS, 10 FREES, 11 PROCESS (fork/exec) */
+	TRACE_ALLOCS = 9,        /* 1.3: a batch of allocations and frees of one process, in seq order */
+	/* reserved, not written: 10 (FREES: frees travel in ALLOCS), 11 PROCESS (fork/exec) */
 	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
 };
 
@@ -43,6 +44,9 @@ enum trace_type {
 #define TRACE_META_MAX_FRAMES "max_frames"
 #define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.2) */
 #define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.2) */
+#define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
+#define TRACE_META_ALLOC_RATE "alloc_rate"     /* 1.3: scheme rate: the probability of each allocation */
+#define TRACE_META_ALLOC_MEAN_BYTES "alloc_mean_bytes" /* 1.3: scheme bytes: the mean bytes per recorded byte */
 
 struct trace_meta {
 	const char *key;
@@ -120,6 +124,44 @@ struct trace_samples {
 	const struct trace_sample *samples;
 };
 
+/* trace_heap_event.kind (1.3): the function that allocated, or a free. */
+enum trace_heap_kind {
+	TRACE_HEAP_NONE = 0, /* nothing: a seq that was taken for no event */
+	TRACE_HEAP_MALLOC = 1,
+	TRACE_HEAP_CALLOC = 2,
+	TRACE_HEAP_REALLOC = 3,
+	TRACE_HEAP_REALLOCARRAY = 4,
+	TRACE_HEAP_POSIX_MEMALIGN = 5,
+	TRACE_HEAP_ALIGNED_ALLOC = 6,
+	TRACE_HEAP_MEMALIGN = 7,
+	TRACE_HEAP_VALLOC = 8,
+	TRACE_HEAP_PVALLOC = 9,
+	TRACE_HEAP_FREE = 15,
+};
+#define TRACE_HEAP_MOVED 0x1u      /* an allocation by realloc whose block moved */
+#define TRACE_HEAP_BY_REALLOC 0x2u /* a free: realloc released the old block (moved or in place) */
+#define TRACE_HEAP_TEMPORARY 0x4u  /* a free of its thread's latest allocation */
+#define TRACE_HEAP_NESTED 0x8u     /* recorded from a signal handler inside another event */
+#define TRACE_HEAP_RESTORED 0x10u  /* realloc failed after its free: the block lives on */
+
+/* One allocation or free. */
+struct trace_heap_event {
+	uint64_t seq;     /* the process's event order */
+	uint64_t time_ns; /* CLOCK_MONOTONIC_COARSE (a scheduler tick's resolution) */
+	uint64_t address;
+	uint64_t size;    /* allocations: bytes asked for */
+	uint32_t tid;
+	uint32_t stack_id; /* allocations: a STACK id */
+	uint32_t kind;    /* enum trace_heap_kind */
+	uint32_t flags;   /* TRACE_HEAP_* */
+};
+
+struct trace_allocs {
+	uint32_t pid;
+	uint32_t count;
+	const struct trace_heap_event *events;
+};
+
 struct trace_loss {
 	uint32_t pid;
 	uint32_t tid; /* 0: not attributed to a thread */
@@ -164,6 +206,7 @@ struct trace_record {
 		struct trace_loss loss;
 		struct trace_end end;
 		struct trace_jit_map jit_map;
+		struct trace_allocs allocs;
 	} u;
 };
 
@@ -182,6 +225,9 @@ int trace_writer_stack(struct trace_writer *w, const struct trace_stack *s);
 /* Queue a sample; samples are written in batches, in the order given. */
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s);
 int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l);
+/* One ALLOCS record of n events of process pid, in seq order; n at most TRACE_ALLOCS_MAX_EVENTS. */
+#define TRACE_ALLOCS_MAX_EVENTS 65536u
+int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace_heap_event *events, uint32_t n);
 /* One JIT_MAP record; text_len at most TRACE_JIT_MAP_MAX_TEXT (else EINVAL). */
 #define TRACE_JIT_MAP_MAX_TEXT (1u << 20)
 int trace_writer_jit_map(struct trace_writer *w, const struct trace_jit_map *j);

@@ -29,6 +29,10 @@
 #define TRACE_SAMPLE_ENTRY_SIZE 28  /* u64 time, u32 pid, tid, stack_id, weight, state */
 #define TRACE_SEGMENT_ENTRY_SIZE 28 /* u64 vaddr, memsz, file_offset, u32 flags */
 
+/* An ALLOCS entry: at most 7 varints of up to 10 bytes (1.3). */
+#define TRACE_ALLOCS_MAX_ENTRY 70u
+#define TRACE_ALLOCS_MIN_ENTRY 5u
+
 /* Samples per SAMPLES record at most; a batch is also cut by every flush. */
 #define TRACE_SAMPLES_PER_BATCH 4096u
 

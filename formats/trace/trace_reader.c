@@ -62,6 +62,8 @@ struct trace_reader {
 	size_t strings_cap;
 	struct trace_sample *samples;
 	size_t samples_cap;
+	struct trace_heap_event *heap;
+	size_t heap_cap;
 	uint64_t *ips;
 	size_t ips_cap;
 	struct trace_segment *segments;
@@ -458,10 +460,81 @@ static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)
 	return take_bytes(c, &j->text, &j->text_len, "text");
 }
 
+static inline int take_varint(struct cursor *c, uint64_t *out)
+{
+	/* Most fields are deltas of one byte: that case first, without the loop. */
+	if (__builtin_expect(c->at < c->size && !(c->p[c->at] & 0x80), 1)) {
+		*out = c->p[c->at++];
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (c->at >= c->size)
+			return corrupt(c->r, c->offset, "ALLOCS record (%zu bytes): an entry is cut short", c->size);
+		uint8_t b = c->p[c->at++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return corrupt(c->r, c->offset, "ALLOCS record: a number longer than 64 bits");
+}
+
+static uint64_t unzigzag(uint64_t v)
+{
+	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+}
+
+/* 1.3: varint entries, each field a delta from the previous entry's (TRACE_FORMAT.md). */
+static int parse_allocs(struct cursor *c, struct trace_allocs *a)
+{
+	struct trace_reader *r = c->r;
+	uint32_t count;
+	uint64_t seq, time_ns, address = 0, tid = 0;
+	if (take_u32(c, &a->pid, "pid") < 0 || take_u32(c, &count, "count") < 0 ||
+	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
+		return -1;
+	if (count > (c->size - c->at) / TRACE_ALLOCS_MIN_ENTRY)
+		return corrupt(r, c->offset, "ALLOCS record (%zu bytes): %" PRIu32 " entries do not fit", c->size,
+			       count);
+	if (reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0)
+		return -1;
+	for (uint32_t i = 0; i < count; i++) {
+		struct trace_heap_event *e = &r->heap[i];
+		uint64_t op = 0, d_seq = 0, d_tid = 0, d_time = 0, d_address = 0;
+		if (take_varint(c, &op) < 0 || take_varint(c, &d_seq) < 0 || take_varint(c, &d_tid) < 0 ||
+		    take_varint(c, &d_time) < 0 || take_varint(c, &d_address) < 0)
+			return -1;
+		seq += unzigzag(d_seq);
+		tid += unzigzag(d_tid);
+		time_ns += unzigzag(d_time);
+		address += unzigzag(d_address);
+		e->seq = seq;
+		e->tid = (uint32_t)tid;
+		e->time_ns = time_ns;
+		e->address = address;
+		e->kind = (uint32_t)(op & 15);
+		e->flags = (uint32_t)((op >> 4) & 31);
+		e->size = 0;
+		e->stack_id = 0;
+		if (e->kind != TRACE_HEAP_FREE && e->kind != TRACE_HEAP_NONE) {
+			uint64_t stack = 0;
+			if (take_varint(c, &e->size) < 0 || take_varint(c, &stack) < 0)
+				return -1;
+			e->stack_id = stack > UINT32_MAX ? UINT32_MAX : (uint32_t)stack;
+		}
+	}
+	a->count = count;
+	a->events = r->heap;
+	return 0;
+}
+
 static const char *const record_names[] = {
 	[TRACE_META] = "META",         [TRACE_MODULE] = "MODULE", [TRACE_MODULE_UNLOAD] = "MODULE_UNLOAD",
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
 	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
+	[TRACE_ALLOCS] = "ALLOCS",
 };
 
 static int parse_record(struct cursor *c, enum trace_type type, struct trace_record *rec)
@@ -485,6 +558,8 @@ static int parse_record(struct cursor *c, enum trace_type type, struct trace_rec
 		return parse_end(c, &rec->u.end);
 	case TRACE_JIT_MAP:
 		return parse_jit_map(c, &rec->u.jit_map);
+	case TRACE_ALLOCS:
+		return parse_allocs(c, &rec->u.allocs);
 	}
 	return -1;
 }
@@ -657,6 +732,7 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->buf);
 	free(r->strings);
 	free(r->samples);
+	free(r->heap);
 	free(r->ips);
 	free(r->segments);
 	free(r->name);

@@ -347,6 +347,63 @@ int trace_writer_loss(struct trace_writer *w, const struct trace_loss *l)
 	return end_record(w);
 }
 
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint64_t zigzag(uint64_t delta)
+{
+	int64_t d = (int64_t)delta;
+	return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+/* Varints of deltas from the previous entry: most are a byte or two, which
+ * is what keeps an allocation near 3 bytes after zstd (TRACE_FORMAT.md). */
+int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace_heap_event *events, uint32_t n)
+{
+	if (n > TRACE_ALLOCS_MAX_EVENTS)
+		return fail(w, EINVAL);
+	if (!n)
+		return 0;
+	uint8_t *p = begin_record(w, TRACE_ALLOCS, 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY);
+	if (!p)
+		return -1;
+	uint8_t *start = p;
+	trace_put_u32(p, pid);
+	trace_put_u32(p + 4, n);
+	trace_put_u64(p + 8, events[0].seq);
+	trace_put_u64(p + 16, events[0].time_ns);
+	p += 24;
+	uint64_t seq = events[0].seq, time_ns = events[0].time_ns, address = 0, tid = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_heap_event *e = &events[i];
+		p = put_varint(p, (e->kind & 15u) | (uint64_t)(e->flags & 31u) << 4);
+		p = put_varint(p, zigzag(e->seq - seq));
+		p = put_varint(p, zigzag(e->tid - tid));
+		p = put_varint(p, zigzag(e->time_ns - time_ns));
+		p = put_varint(p, zigzag(e->address - address));
+		if (e->kind != TRACE_HEAP_FREE && e->kind != TRACE_HEAP_NONE) {
+			p = put_varint(p, e->size);
+			p = put_varint(p, e->stack_id);
+		}
+		seq = e->seq;
+		tid = e->tid;
+		time_ns = e->time_ns;
+		address = e->address;
+	}
+	/* Give back what the varints did not use, and set the real length. */
+	size_t payload = (size_t)(p - start);
+	w->raw_len -= 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY - payload;
+	trace_put_u32(start - TRACE_RECORD_HEADER_SIZE + 4, (uint32_t)payload);
+	return end_record(w);
+}
+
 int trace_writer_jit_map(struct trace_writer *w, const struct trace_jit_map *j)
 {
 	if (j->text_len > TRACE_JIT_MAP_MAX_TEXT)

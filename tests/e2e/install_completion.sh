@@ -40,5 +40,10 @@ expect "timeline top" _ipscope_analyze analyze plot -o x.png t
 expect "--source" _ipscope_collect collect --sou
 expect "perf" _ipscope_collect collect --source p
 expect "cpu" _ipscope_collect collect -m c
+expect "--allocs --alloc-bytes" _ipscope_collect collect --allo
+expect "0.1 0.01 0.001" _ipscope_collect collect --allocs = 0.
+expect "1 0.1 0.01 0.001" _ipscope_collect collect --allocs =
+expect "512KiB" _ipscope_collect collect --alloc-bytes = 5
+expect "peak_space peak_objects" _ipscope_analyze analyze tree --value pe
 SCRIPT
 bash "$scratch/complete.bash" "$src" "$bin" || fail "completion"

@@ -62,7 +62,7 @@ static void test_versions_and_unknown_records(void)
 	o = read_raw(&raw);
 	CHECK(o.last == -2);
 	CHECKF(!strcmp(o.message, "t.zst: offset 8: trace format version 2.0 is newer than this reader "
-				  "(1.2): use a newer ipscope"), "%s", o.message);
+				  "(1.3): use a newer ipscope"), "%s", o.message);
 
 	/* A later minor version: longer header, extra fields at the end of
 	 * records and of array entries. All of it is read, the extra ignored. */
@@ -284,9 +284,69 @@ static void test_jit_map(void)
 	free(raw.p);
 }
 
+/* ALLOCS (1.3), byte by byte from TRACE_FORMAT.md: varint deltas. */
+/* END as 1.2 and later write it: 40 bytes of 1.0 and agent_ns, agent_signals. */
+static void put_end_v12(struct bytes *raw)
+{
+	size_t at = begin_record(raw, TRACE_END, 0);
+	put_le(raw, 1000, 8), put_le(raw, 0, 4), put_le(raw, 1, 4);
+	put_le(raw, 0, 8), put_le(raw, 0, 8), put_le(raw, 0, 8), put_le(raw, 0, 8), put_le(raw, 0, 8);
+	end_record(raw, at);
+}
+
+static void test_allocs(void)
+{
+	struct bytes raw = {0};
+	put_file_header(&raw, 1, 3, 16);
+	size_t at = begin_record(&raw, TRACE_ALLOCS, 0);
+	put_le(&raw, 77, 4), put_le(&raw, 3, 4), put_le(&raw, 1000, 8), put_le(&raw, 5000000, 8);
+	/* malloc (1) seq 1000 tid 77 time +0 address 0x1000, size 32, stack 5 */
+	put_le(&raw, 1, 1), put_le(&raw, 0, 1), put_le(&raw, 0x9a, 1), put_le(&raw, 0x01, 1), put_le(&raw, 0, 1);
+	put_le(&raw, 0x80, 1), put_le(&raw, 0x40, 1), put_le(&raw, 32, 1), put_le(&raw, 5, 1);
+	/* realloc (3) moved (flag 1): seq +1, same tid, time +2, address +0x10 (zigzag 0x20), 300 B, stack 6 */
+	put_le(&raw, 3 | 1 << 4, 1), put_le(&raw, 2, 1), put_le(&raw, 0, 1), put_le(&raw, 4, 1);
+	put_le(&raw, 0x20, 1), put_le(&raw, 0xac, 1), put_le(&raw, 0x02, 1), put_le(&raw, 6, 1);
+	/* free (15) temporary (flag 4): seq +1, tid -1 (zigzag 1), time -1 (zigzag 1), address -0x10 (zigzag 0x1f) */
+	put_le(&raw, 15 | 4 << 4, 1), put_le(&raw, 2, 1), put_le(&raw, 1, 1), put_le(&raw, 1, 1);
+	put_le(&raw, 0x1f, 1);
+	end_record(&raw, at);
+	put_end_v12(&raw);
+	struct bytes z = zstd_compress(&raw);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		CHECK(rec.u.allocs.pid == 77 && rec.u.allocs.count == 3);
+		CHECK(e[0].kind == TRACE_HEAP_MALLOC && e[0].seq == 1000 && e[0].tid == 77 && e[0].time_ns == 5000000 &&
+		      e[0].address == 0x1000 && e[0].size == 32 && e[0].stack_id == 5 && e[0].flags == 0);
+		CHECK(e[1].kind == TRACE_HEAP_REALLOC && e[1].flags == TRACE_HEAP_MOVED && e[1].seq == 1001 &&
+		      e[1].time_ns == 5000002 && e[1].address == 0x1010 && e[1].size == 300 && e[1].stack_id == 6);
+		CHECK(e[2].kind == TRACE_HEAP_FREE && e[2].flags == TRACE_HEAP_TEMPORARY && e[2].seq == 1002 &&
+		      e[2].tid == 76 && e[2].time_ns == 5000001 && e[2].address == 0x1000);
+		{ int got = trace_reader_next(r, &rec); CHECKF(got == 1 && rec.type == TRACE_END, "%d %s", got, trace_reader_error(r)); }
+	}
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	/* An entry cut short is corrupt. */
+	put_file_header(&raw, 1, 3, 16);
+	at = begin_record(&raw, TRACE_ALLOCS, 0);
+	put_le(&raw, 77, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 1, 8);
+	put_le(&raw, 1, 1), put_le(&raw, 0, 1), put_le(&raw, 0, 1), put_le(&raw, 0, 1), put_le(&raw, 0x80, 1);
+	end_record(&raw, at);
+	put_end_v12(&raw);
+	expect_corrupt(&raw, "ALLOCS record");
+	/* A 1.2 reader skips ALLOCS by its length: the writer never sets REQUIRED on it. */
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
+	test_allocs();
 	test_jit_map();
 	test_versions_and_unknown_records();
 	test_corrupt_records();

@@ -1,0 +1,587 @@
+/*
+ * load_allocs.c - the consumer of ALLOCS records (trace 1.3, see
+ * load_internal.h): allocations and frees become value types of the one
+ * profile, aggregated, never one sample per event.
+ *
+ * Events arrive in their process's seq order (collect put them so), so one
+ * pass with a table of live blocks matches every free to its allocation:
+ * memory goes with live blocks and distinct (stack, thread, what) keys,
+ * never with the number of events. A free of a block the trace never saw
+ * allocated (allocated before the agent started, or not chosen) is ignored.
+ *
+ * Per key (allocation stack, thread, function and size): allocations and
+ * their bytes, what is live at the end (inuse = leaks), what was live at the
+ * moment of the highest live heap (peak), and temporaries (freed by the
+ * allocating thread before it allocated anything else: heaptrack's
+ * definition, per thread so it does not depend on how threads interleave).
+ * The peak's share of each key is kept lazily in O(1) per event: a key
+ * remembers its live figure as of the latest peak the first time it changes
+ * after that peak (and at the end), so nothing is copied when a new peak is
+ * reached.
+ *
+ * Leaves: a key's size is exact when its site (stack and function) had at
+ * most SITE_SIZES of them, a power-of-two range otherwise; the leaf naming
+ * it and the stripping of allocator frames are load_alloc_leaves.c's.
+ *
+ * Time: with alloc_bins (plots), each key has a row per time bin (the bins
+ * double in width as the run goes on, at most MAX_BINS), so the rows' inuse
+ * summed in time order is the live heap over time; the peak's rows sit at
+ * the peak's time, so a plot can mark the exact peak. Without, one row per
+ * key, time 0.
+ *
+ * Sampled traces (META alloc_scheme rate or bytes) are shown as recorded;
+ * with --scale each allocation weighs 1/RATE, or 1/(1 - exp(-size/N)) when
+ * bytes were sampled, so totals are unbiased estimates.
+ */
+#include "load_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+#define SITE_SIZES 4
+#define MAX_BINS 256u
+#define LIVE_PREFETCH 16
+#define FIRST_BIN_NS 1000000ull
+#define CLASS_BIT ALLOC_SIZE_CLASS
+
+enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
+static const char *const value_names[NV][2] = {
+	{ "alloc_objects", "count" }, { "alloc_space", "bytes" },     { "inuse_objects", "count" },
+	{ "inuse_space", "bytes" },   { "peak_objects", "count" },    { "peak_space", "bytes" },
+	{ "temporary_objects", "count" }, { "temporary_space", "bytes" },
+};
+
+struct site {
+	uint32_t stack, kind;
+	uint64_t sizes[SITE_SIZES];
+	uint32_t nsizes;
+	int ranged;
+};
+
+struct key {
+	uint32_t site, thread;
+	uint64_t size_key; /* the exact size, or CLASS_BIT | k for [2^k, 2^(k+1)) */
+	uint64_t changed_seq; /* of its latest live change */
+	double v[NV];
+};
+
+struct live {
+	uint64_t address; /* 0: empty */
+	uint64_t size;
+	uint32_t key;
+};
+
+struct row {
+	uint32_t key, bin;
+	double v[6]; /* alloc, inuse and temporary: the first six of V_* but peak's */
+};
+
+/* realloc's free of a block, kept per thread in case the realloc failed (RESTORED). */
+struct undo {
+	uint64_t address, size;
+	uint32_t key;
+	int valid;
+};
+
+struct allocs_state {
+	int seen;
+	int scheme; /* 0 all, 1 rate, 2 bytes */
+	double rate, mean;
+	int scale;
+	struct site *sites;
+	uint32_t nsites, sites_cap;
+	struct hashmap site_index;
+	struct key *keys;
+	uint32_t nkeys, keys_cap;
+	struct hashmap key_index;
+	struct live *live;
+	uint64_t live_cap, nlive;
+	struct row *rows;
+	uint32_t nrows, rows_cap;
+	struct hashmap row_index;
+	uint64_t t0, bin_ns;
+	struct undo *undo;
+	uint32_t undo_cap;
+	double live_o, live_b, peak_o, peak_b;
+	uint64_t peak_seq, peak_time;
+	double allocs, alloc_bytes, frees, freed_bytes, temp, temp_bytes;
+	uint64_t unmatched, repeated;
+};
+
+static void *allocs_start(struct loader *L)
+{
+	(void)L;
+	struct allocs_state *st = calloc_or_abort(1, sizeof(*st));
+	hashmap_init(&st->site_index, 256);
+	hashmap_init(&st->key_index, 256);
+	hashmap_init(&st->row_index, 256);
+	return st;
+}
+
+static void allocs_free(void *state)
+{
+	struct allocs_state *st = state;
+	hashmap_free(&st->site_index);
+	hashmap_free(&st->key_index);
+	hashmap_free(&st->row_index);
+	free(st->sites);
+	free(st->keys);
+	free(st->live);
+	free(st->rows);
+	free(st->undo);
+	free(st);
+}
+
+/* The scheme from META (collect writes it before any event). */
+static void read_scheme(struct loader *L, struct allocs_state *st)
+{
+	const struct load_stats *s = L->stats;
+	for (uint32_t i = 0; i < s->nmeta; i++) {
+		const char *key = profile_string(L->p, s->meta[i].key), *value = profile_string(L->p, s->meta[i].value);
+		if (!strcmp(key, TRACE_META_ALLOC_SCHEME))
+			st->scheme = !strcmp(value, "rate") ? 1 : !strcmp(value, "bytes") ? 2 : 0;
+		else if (!strcmp(key, TRACE_META_ALLOC_RATE))
+			st->rate = strtod(value, NULL);
+		else if (!strcmp(key, TRACE_META_ALLOC_MEAN_BYTES))
+			st->mean = strtod(value, NULL);
+	}
+	/* A scribbled or missing parameter leaves the figures as recorded. */
+	if (st->scheme == 1 && !(st->rate > 0 && st->rate <= 1))
+		st->scheme = 0;
+	if (st->scheme == 2 && !(st->mean >= 1))
+		st->scheme = 0;
+	st->scale = L->o->scale && st->scheme;
+	st->t0 = L->p->start_ns;
+	st->bin_ns = FIRST_BIN_NS;
+}
+
+/* What one recorded allocation of size stands for. */
+static double weight(const struct allocs_state *st, uint64_t size)
+{
+	if (!st->scale)
+		return 1;
+	if (st->scheme == 1)
+		return 1 / st->rate;
+	double p = -expm1(-(double)size / st->mean);
+	return p > 0 ? 1 / p : 1;
+}
+
+static int floor_log2(uint64_t x)
+{
+	return x ? 63 - __builtin_clzll(x) : 0;
+}
+
+struct site_want {
+	const struct site *sites;
+	uint32_t stack, kind;
+};
+
+static int site_eq(const void *ctx, uint32_t id)
+{
+	const struct site_want *w = ctx;
+	return w->sites[id].stack == w->stack && w->sites[id].kind == w->kind;
+}
+
+static uint32_t site_of(struct allocs_state *st, uint32_t stack, uint32_t kind)
+{
+	struct site_want want = { st->sites, stack, kind };
+	uint64_t h = hash_combine(hash_u64(stack), kind);
+	uint32_t id = hashmap_find(&st->site_index, h, site_eq, &want);
+	if (id != HASHMAP_NONE)
+		return id;
+	ALLOC_GROW(st->sites, (uint64_t)st->nsites + 1, st->sites_cap);
+	st->sites[st->nsites] = (struct site){ .stack = stack, .kind = kind };
+	hashmap_insert(&st->site_index, h, st->nsites);
+	return st->nsites++;
+}
+
+/* The size key of an allocation of size at site: exact while the site has few sizes. */
+static uint64_t size_key(struct site *s, uint64_t size)
+{
+	if (!s->ranged) {
+		for (uint32_t i = 0; i < s->nsizes; i++)
+			if (s->sizes[i] == size)
+				return size;
+		if (s->nsizes < SITE_SIZES) {
+			s->sizes[s->nsizes++] = size;
+			return size;
+		}
+		s->ranged = 1;
+	}
+	return CLASS_BIT | (uint64_t)floor_log2(size);
+}
+
+struct key_want {
+	const struct key *keys;
+	uint32_t site, thread;
+	uint64_t size_key;
+};
+
+static int key_eq(const void *ctx, uint32_t id)
+{
+	const struct key_want *w = ctx;
+	const struct key *k = &w->keys[id];
+	return k->site == w->site && k->thread == w->thread && k->size_key == w->size_key;
+}
+
+static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, uint64_t size_key)
+{
+	struct key_want want = { st->keys, site, thread, size_key };
+	uint64_t h = hash_combine(hash_combine(hash_u64(site), thread), size_key);
+	uint32_t id = hashmap_find(&st->key_index, h, key_eq, &want);
+	if (id != HASHMAP_NONE)
+		return id;
+	ALLOC_GROW(st->keys, (uint64_t)st->nkeys + 1, st->keys_cap);
+	st->keys[st->nkeys] = (struct key){ .site = site, .thread = thread, .size_key = size_key };
+	hashmap_insert(&st->key_index, h, st->nkeys);
+	return st->nkeys++;
+}
+
+/* ---- live blocks: open addressing, backward-shift deletion ---- */
+
+static uint64_t live_home(const struct allocs_state *st, uint64_t address)
+{
+	return hash_u64(address) & (st->live_cap - 1);
+}
+
+static struct live *live_find(struct allocs_state *st, uint64_t address)
+{
+	if (!st->live_cap)
+		return NULL;
+	for (uint64_t i = live_home(st, address);; i = (i + 1) & (st->live_cap - 1)) {
+		struct live *e = &st->live[i];
+		if (!e->address || e->address == address)
+			return e;
+	}
+}
+
+static void live_grow(struct allocs_state *st)
+{
+	struct live *old = st->live;
+	uint64_t old_cap = st->live_cap;
+	st->live_cap = old_cap ? 2 * old_cap : 4096;
+	st->live = calloc_or_abort(st->live_cap, sizeof(*st->live));
+	for (uint64_t i = 0; i < old_cap; i++)
+		if (old[i].address)
+			*live_find(st, old[i].address) = old[i];
+	free(old);
+}
+
+static void live_remove(struct allocs_state *st, struct live *e)
+{
+	uint64_t mask = st->live_cap - 1, i = (uint64_t)(e - st->live);
+	for (uint64_t j = (i + 1) & mask; st->live[j].address; j = (j + 1) & mask) {
+		uint64_t home = live_home(st, st->live[j].address);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			st->live[i] = st->live[j];
+			i = j;
+		}
+	}
+	st->live[i].address = 0;
+	st->nlive--;
+}
+
+/* ---- time bins ---- */
+
+/* Bins are twice as wide from now on: rows of two bins become one. */
+static void widen_bins(struct allocs_state *st)
+{
+	st->bin_ns *= 2;
+	hashmap_free(&st->row_index);
+	hashmap_init(&st->row_index, st->nrows ? st->nrows : 256);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < st->nrows; i++) {
+		struct row r = st->rows[i];
+		r.bin /= 2;
+		uint32_t *slot = hashmap_slot(&st->row_index, (uint64_t)r.key << 16 | r.bin);
+		if (*slot == HASHMAP_NONE) {
+			*slot = kept;
+			st->rows[kept++] = r;
+		} else {
+			for (int v = 0; v < 6; v++)
+				st->rows[*slot].v[v] += r.v[v];
+		}
+	}
+	st->nrows = kept;
+}
+
+static uint32_t bin_of(struct allocs_state *st, uint64_t time_ns)
+{
+	if (!st->t0)
+		st->t0 = time_ns;
+	uint64_t since = time_ns > st->t0 ? time_ns - st->t0 : 0;
+	while (since / st->bin_ns >= MAX_BINS)
+		widen_bins(st);
+	return (uint32_t)(since / st->bin_ns);
+}
+
+static void add_row(struct allocs_state *st, uint32_t key, uint64_t time_ns, int v, double x)
+{
+	uint32_t bin = bin_of(st, time_ns);
+	uint32_t *slot = hashmap_slot(&st->row_index, (uint64_t)key << 16 | bin);
+	if (*slot == HASHMAP_NONE) {
+		ALLOC_GROW(st->rows, (uint64_t)st->nrows + 1, st->rows_cap);
+		st->rows[st->nrows] = (struct row){ .key = key, .bin = bin };
+		*slot = st->nrows++;
+	}
+	st->rows[*slot].v[v] += x;
+}
+
+/* ---- events ---- */
+
+static void add_value(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t time_ns, int v, double x)
+{
+	st->keys[key].v[v] += x;
+	if (L->o->alloc_bins) /* a row holds alloc, inuse and temporary: no peak */
+		add_row(st, key, time_ns, v < V_PEAK_O ? v : v - 2, x);
+}
+
+/* A live change of key at seq: first keep what it held at the latest peak (see the top). */
+static void live_change(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t seq, uint64_t time_ns,
+			double objects, double bytes)
+{
+	struct key *k = &st->keys[key];
+	if (k->changed_seq <= st->peak_seq) {
+		k->v[V_PEAK_O] = k->v[V_INUSE_O];
+		k->v[V_PEAK_B] = k->v[V_INUSE_B];
+	}
+	k->changed_seq = seq;
+	add_value(L, st, key, time_ns, V_INUSE_O, objects);
+	add_value(L, st, key, time_ns, V_INUSE_B, bytes);
+	st->live_o += objects;
+	st->live_b += bytes;
+	if (st->live_b > st->peak_b) {
+		st->peak_b = st->live_b;
+		st->peak_o = st->live_o;
+		st->peak_seq = seq;
+		st->peak_time = time_ns;
+	}
+}
+
+static struct undo *undo_of(struct allocs_state *st, uint32_t thread)
+{
+	if (thread >= st->undo_cap) {
+		uint32_t old = st->undo_cap;
+		ALLOC_GROW(st->undo, (uint64_t)thread + 1, st->undo_cap);
+		memset(st->undo + old, 0, (st->undo_cap - old) * sizeof(*st->undo));
+	}
+	return &st->undo[thread];
+}
+
+static void on_alloc(struct loader *L, struct allocs_state *st, uint32_t thread, const struct trace_heap_event *e)
+{
+	if (e->flags & TRACE_HEAP_RESTORED) {
+		/* realloc failed after its free was recorded: the block lives on. */
+		struct undo *u = undo_of(st, thread);
+		if (!u->valid || u->address != e->address)
+			return;
+		u->valid = 0;
+		struct live *slot = live_find(st, e->address);
+		if (slot && slot->address)
+			return;
+		if ((st->nlive + 1) * 2 > st->live_cap)
+			live_grow(st);
+		*live_find(st, e->address) = (struct live){ e->address, u->size, u->key };
+		st->nlive++;
+		double w = weight(st, u->size);
+		st->frees -= w;
+		st->freed_bytes -= w * (double)u->size;
+		live_change(L, st, u->key, e->seq, e->time_ns, w, w * (double)u->size);
+		return;
+	}
+	uint32_t stack = loader_stack_index(L, e->stack_id);
+	uint32_t site = site_of(st, stack, e->kind);
+	uint32_t key = key_of(st, site, thread, size_key(&st->sites[site], e->size));
+	if ((st->nlive + 1) * 2 > st->live_cap)
+		live_grow(st);
+	struct live *slot = live_find(st, e->address);
+	double w = weight(st, e->size);
+	if (slot->address) {
+		/* Allocated twice without a free between: the free was not recorded. */
+		st->repeated++;
+		double ow = weight(st, slot->size);
+		live_change(L, st, slot->key, e->seq, e->time_ns, -ow, -ow * (double)slot->size);
+		st->nlive--;
+	}
+	*slot = (struct live){ e->address, e->size, key };
+	st->nlive++;
+	st->allocs += w;
+	st->alloc_bytes += w * (double)e->size;
+	add_value(L, st, key, e->time_ns, V_ALLOC_O, w);
+	add_value(L, st, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
+	live_change(L, st, key, e->seq, e->time_ns, w, w * (double)e->size);
+}
+
+static void on_free(struct loader *L, struct allocs_state *st, uint32_t thread, const struct trace_heap_event *e)
+{
+	struct live *slot = live_find(st, e->address);
+	if (!slot || !slot->address) {
+		st->unmatched++;
+		return;
+	}
+	struct live b = *slot;
+	live_remove(st, slot);
+	double w = weight(st, b.size), bytes = w * (double)b.size;
+	st->frees += w;
+	st->freed_bytes += bytes;
+	if (e->flags & TRACE_HEAP_TEMPORARY) {
+		st->temp += w;
+		st->temp_bytes += bytes;
+		add_value(L, st, b.key, e->time_ns, V_TEMP_O, w);
+		add_value(L, st, b.key, e->time_ns, V_TEMP_B, bytes);
+	}
+	live_change(L, st, b.key, e->seq, e->time_ns, -w, -bytes);
+	if (e->flags & TRACE_HEAP_BY_REALLOC)
+		*undo_of(st, thread) = (struct undo){ b.address, b.size, b.key, 1 };
+}
+
+static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
+{
+	struct allocs_state *st = state;
+	const struct trace_allocs *a = &rec->u.allocs;
+	if (!st->seen) {
+		st->seen = 1;
+		read_scheme(L, st);
+	}
+	for (uint32_t i = 0; i < a->count; i++) {
+		const struct trace_heap_event *e = &a->events[i];
+		/* A big live table misses the cache on every event: ask for the
+		 * slot of an event a few ahead (a hint only; the table may grow). */
+		if (i + LIVE_PREFETCH < a->count && st->live_cap)
+			__builtin_prefetch(&st->live[live_home(st, a->events[i + LIVE_PREFETCH].address)]);
+		uint32_t thread = loader_thread_index(L, a->pid, e->tid);
+		if (e->time_ns > L->last_time_ns)
+			L->last_time_ns = e->time_ns;
+		if (e->kind == TRACE_HEAP_FREE)
+			on_free(L, st, thread, e);
+		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
+			on_alloc(L, st, thread, e);
+	}
+}
+
+/* ---- after the stacks are built: the rows (leaves and stripping: load_alloc_leaves.c) ---- */
+
+static void allocs_finish(struct loader *L, void *state)
+{
+	struct allocs_state *st = state;
+	(void)L;
+	if (!st->seen)
+		return;
+	/* Keys that did not change after the last peak hold at the end what they held then. */
+	for (uint32_t i = 0; i < st->nkeys; i++) {
+		struct key *k = &st->keys[i];
+		if (k->changed_seq <= st->peak_seq) {
+			k->v[V_PEAK_O] = k->v[V_INUSE_O];
+			k->v[V_PEAK_B] = k->v[V_INUSE_B];
+		}
+	}
+}
+
+static int64_t rounded(double x)
+{
+	return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)llround(x);
+}
+
+static void allocs_resolved(struct loader *L, void *state)
+{
+	struct allocs_state *st = state;
+	alloc_name_marker(L->p, L->stats);
+	if (!st->seen)
+		return;
+	struct profile *p = L->p;
+	struct load_stats *s = L->stats;
+	s->has_allocs = 1;
+	s->alloc_scheme = st->scheme;
+	s->alloc_rate = st->rate;
+	s->alloc_mean_bytes = (uint64_t)st->mean;
+	s->alloc_scaled = st->scale;
+	s->allocs = rounded(st->allocs);
+	s->alloc_bytes = rounded(st->alloc_bytes);
+	s->frees = rounded(st->frees);
+	s->freed_bytes = rounded(st->freed_bytes);
+	s->peak_bytes = rounded(st->peak_b);
+	s->peak_objects = rounded(st->peak_o);
+	s->peak_ns = st->peak_time > p->start_ns && p->start_ns ? st->peak_time - p->start_ns : 0;
+	s->leaked_bytes = rounded(st->live_b);
+	s->leaked_objects = rounded(st->live_o);
+	s->temporary = rounded(st->temp);
+	s->temporary_bytes = rounded(st->temp_bytes);
+	s->unmatched_frees = st->unmatched;
+	/* Exact counts: nothing was sampled (diff then has no noise to test). */
+	p->exact = st->scheme == 0;
+	p->alloc_scheme = st->scheme == 1 ? PROFILE_ALLOCS_RATE : st->scheme == 2 ? PROFILE_ALLOCS_BYTES : PROFILE_ALLOCS_ALL;
+	p->alloc_parameter = st->scheme == 1 ? st->rate : st->scheme == 2 ? st->mean : 1;
+	p->alloc_scaled = st->scale;
+	p->alloc_peak_ns = s->peak_ns;
+
+	uint32_t first = PROFILE_NO_VALUE;
+	for (int v = 0; v < NV; v++) {
+		uint32_t t = profile_add_value_type(p, value_names[v][0], value_names[v][1]);
+		if (first == PROFILE_NO_VALUE)
+			first = t;
+	}
+	uint32_t col0 = p->value_types[first].column;
+	p->default_value = first + V_ALLOC_B;
+	struct hashmap memo;
+	hashmap_init(&memo, st->nkeys);
+	uint32_t *locs = NULL, cap = 0;
+	uint32_t *stacks = realloc_or_abort(NULL, (st->nkeys ? st->nkeys : 1) * sizeof(*stacks));
+	for (uint32_t i = 0; i < st->nkeys; i++) {
+		const struct key *k = &st->keys[i];
+		const struct site *site = &st->sites[k->site];
+		uint64_t size_key = k->size_key;
+		if (site->ranged && !(size_key & CLASS_BIT))
+			size_key = CLASS_BIT | (uint64_t)floor_log2(size_key);
+		stacks[i] = alloc_leaf_stack(L->p, site->stack, site->kind, size_key, L->o->no_alloc_leaves, &memo,
+					     &locs, &cap);
+	}
+	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint64_t half = st->bin_ns / 2;
+	if (!L->o->alloc_bins) {
+		for (uint32_t i = 0; i < st->nkeys; i++) {
+			const struct key *k = &st->keys[i];
+			for (int v = 0; v < NV; v++)
+				row[col0 + v] = rounded(k->v[v]);
+			struct profile_sample sm = { .stack = stacks[i], .thread = k->thread, .time_ns = 0 };
+			profile_add_sample(p, &sm, row);
+		}
+	} else {
+		uint32_t peak_bin = bin_of(st, st->peak_time ? st->peak_time : st->t0);
+		for (uint32_t i = 0; i < st->nrows; i++) {
+			const struct row *r = &st->rows[i];
+			memset(row, 0, sizeof(row));
+			for (int v = 0; v < 4; v++)
+				row[col0 + v] = rounded(r->v[v]);
+			row[col0 + V_TEMP_O] = rounded(r->v[4]);
+			row[col0 + V_TEMP_B] = rounded(r->v[5]);
+			struct profile_sample sm = { .stack = stacks[r->key], .thread = st->keys[r->key].thread,
+						     .time_ns = st->t0 + (uint64_t)r->bin * st->bin_ns + half };
+			profile_add_sample(p, &sm, row);
+		}
+		for (uint32_t i = 0; i < st->nkeys; i++) {
+			const struct key *k = &st->keys[i];
+			if (!k->v[V_PEAK_O] && !k->v[V_PEAK_B])
+				continue;
+			memset(row, 0, sizeof(row));
+			row[col0 + V_PEAK_O] = rounded(k->v[V_PEAK_O]);
+			row[col0 + V_PEAK_B] = rounded(k->v[V_PEAK_B]);
+			struct profile_sample sm = { .stack = stacks[i], .thread = k->thread,
+						     .time_ns = st->t0 + (uint64_t)peak_bin * st->bin_ns + half };
+			profile_add_sample(p, &sm, row);
+		}
+		p->time_resolution_ns = st->bin_ns;
+	}
+	free(stacks);
+	free(locs);
+	hashmap_free(&memo);
+}
+
+static const enum trace_type alloc_types[] = { TRACE_ALLOCS, 0 };
+const struct record_consumer load_allocs_consumer = {
+	"allocs", alloc_types, allocs_start, allocs_record, allocs_finish, allocs_resolved, allocs_free,
+};

@@ -1,0 +1,290 @@
+/*
+ * alloc_hooks.c - the malloc family interposed: malloc, calloc, realloc,
+ * reallocarray, free, posix_memalign, aligned_alloc, memalign, valloc and
+ * pvalloc (glibc's valloc and pvalloc do not go through the others; C++
+ * new/delete, strdup, getline... reach these through libc's PLT).
+ *
+ * Each hook calls the real function and hands what it did to
+ * alloc_record.c (record_alloc, record_free), which says what an event is,
+ * what is chosen, how stacks are taken and how nested writers are handled.
+ * realloc is a free of the old block (its seq taken before the real realloc)
+ * and an allocation of the new one, as memcheck counts them.
+ *
+ * Bootstrap: until dlsym found the real functions, allocations (dlsym's own)
+ * come from a small static arena that is never handed to the real free.
+ */
+#include "agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "trace.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+} real;
+
+
+/* ---- bootstrap ---- */
+
+static _Alignas(64) unsigned char arena[64 << 10];
+static _Atomic size_t arena_used;
+static _Atomic int resolving;
+
+static int in_arena(const void *p)
+{
+	return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + sizeof arena;
+}
+
+/* 16-byte aligned (or align), the size just before it; NULL when the arena is spent. */
+static void *arena_alloc(size_t size, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	size_t used = atomic_load(&arena_used), start, end;
+	do {
+		start = (used + 16 + align - 1) & ~(align - 1);
+		end = start + size;
+		if (end > sizeof arena || end < start)
+			return NULL;
+	} while (!atomic_compare_exchange_weak(&arena_used, &used, end));
+	memcpy(arena + start - sizeof(size_t), &size, sizeof size);
+	return arena + start;
+}
+
+static size_t arena_size(const void *p)
+{
+	size_t size;
+	memcpy(&size, (const unsigned char *)p - sizeof size, sizeof size);
+	return size;
+}
+
+static void resolve_real(void)
+{
+	if (atomic_exchange(&resolving, 1))
+		return;
+#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+	RESOLVE(calloc);
+	RESOLVE(realloc);
+	RESOLVE(reallocarray);
+	RESOLVE(free);
+	RESOLVE(posix_memalign);
+	RESOLVE(aligned_alloc);
+	RESOLVE(memalign);
+	RESOLVE(valloc);
+	RESOLVE(pvalloc);
+	RESOLVE(malloc); /* last: the others are there once malloc is */
+#undef RESOLVE
+	atomic_store(&resolving, 0);
+}
+
+/* The real functions, or NULL while dlsym runs (then the arena serves). */
+static int ready(void)
+{
+	if (LIKELY(real.malloc != NULL))
+		return 1;
+	resolve_real();
+	return real.malloc != NULL;
+}
+
+#define CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* ---- the hooks ---- */
+
+AGENT_EXPORT void *malloc(size_t size)
+{
+	if (UNLIKELY(!ready()))
+		return arena_alloc(size, 16);
+	void *p = real.malloc(size);
+	if (p && alloc_recording(&agent_self))
+		record_alloc(p, size, TR_HEAP_MALLOC, 0, CALLER);
+	return p;
+}
+
+AGENT_EXPORT void *calloc(size_t n, size_t size)
+{
+	if (UNLIKELY(!ready())) {
+		size_t bytes;
+		if (__builtin_mul_overflow(n, size, &bytes))
+			return NULL;
+		return arena_alloc(bytes, 16); /* static memory is zeroed */
+	}
+	void *p = real.calloc(n, size);
+	if (p && alloc_recording(&agent_self))
+		record_alloc(p, n * size, TR_HEAP_CALLOC, 0, CALLER);
+	return p;
+}
+
+AGENT_EXPORT void free(void *p)
+{
+	if (UNLIKELY(!p || in_arena(p)))
+		return;
+	if (UNLIKELY(!ready()))
+		return; /* cannot happen: p came from somewhere */
+	if (alloc_recording(&agent_self))
+		record_free(p, 0);
+	real.free(p);
+}
+
+AGENT_EXPORT void *realloc(void *p, size_t size)
+{
+	if (UNLIKELY(in_arena(p) || !ready())) {
+		void *q = ready() ? malloc(size) : arena_alloc(size, 16);
+		if (q && p) {
+			size_t old = arena_size(p);
+			memcpy(q, p, old < size ? old : size);
+		}
+		return q;
+	}
+	struct agent_thread *self = &agent_self;
+	if (!alloc_recording(self))
+		return real.realloc(p, size);
+	if (p)
+		record_free(p, TR_HEAP_BY_REALLOC);
+	void *q = real.realloc(p, size);
+	if (q)
+		record_alloc(q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
+	else if (p && size)
+		record_alloc(p, 0, TR_HEAP_REALLOC, TR_HEAP_RESTORED, CALLER); /* failed: p lives on */
+	return q;
+}
+
+AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (UNLIKELY(in_arena(p) || !ready()))
+		return realloc(p, bytes);
+	/* glibc's reallocarray calls realloc through the PLT, which would be this
+	 * agent's realloc: the real realloc instead, so the call counts once. */
+	struct agent_thread *self = &agent_self;
+	if (!alloc_recording(self))
+		return real.realloc(p, bytes);
+	if (p)
+		record_free(p, TR_HEAP_BY_REALLOC);
+	void *q = real.realloc(p, bytes);
+	if (q)
+		record_alloc(q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
+	else if (p && bytes)
+		record_alloc(p, 0, TR_HEAP_REALLOCARRAY, TR_HEAP_RESTORED, CALLER);
+	return q;
+}
+
+AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	if (UNLIKELY(!ready())) {
+		*out = arena_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	int rc = real.posix_memalign(out, align, size);
+	if (rc == 0 && *out && alloc_recording(&agent_self))
+		record_alloc(*out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
+	return rc;
+}
+
+#define ALIGNED_HOOK(name, KIND)                                                \
+	AGENT_EXPORT void *name(size_t align, size_t size)                     \
+	{                                                                       \
+		if (UNLIKELY(!ready()))                                         \
+			return arena_alloc(size, align);                        \
+		void *p = real.name(align, size);                               \
+		if (p && alloc_recording(&agent_self))                                \
+			record_alloc(p, size, KIND, 0, CALLER);                 \
+		return p;                                                       \
+	}
+ALIGNED_HOOK(aligned_alloc, TR_HEAP_ALIGNED_ALLOC)
+ALIGNED_HOOK(memalign, TR_HEAP_MEMALIGN)
+
+AGENT_EXPORT void *valloc(size_t size)
+{
+	if (UNLIKELY(!ready()))
+		return arena_alloc(size, 4096);
+	void *p = real.valloc(size);
+	if (p && alloc_recording(&agent_self))
+		record_alloc(p, size, TR_HEAP_VALLOC, 0, CALLER);
+	return p;
+}
+
+AGENT_EXPORT void *pvalloc(size_t size)
+{
+	if (UNLIKELY(!ready()))
+		return arena_alloc(size, 4096);
+	void *p = real.pvalloc(size);
+	if (p && alloc_recording(&agent_self))
+		record_alloc(p, size, TR_HEAP_PVALLOC, 0, CALLER);
+	return p;
+}
+
+/* ---- set-up ---- */
+
+/* Our own malloc, not the one the program's symbol resolves to. */
+extern __typeof__(malloc) agent_own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
+static void fork_prepare(void)
+{
+	agent_self.forking = 1;
+}
+
+static void fork_parent(void)
+{
+	agent_self.forking = 0;
+}
+
+int alloc_init(void)
+{
+	struct transport_header *h = agent_transport.header;
+	if (!(h->mode & TRANSPORT_MODE_ALLOCS))
+		return 0;
+	ready();
+	void *found = dlsym(RTLD_DEFAULT, "malloc");
+	if (found && found != (void *)&agent_own_malloc) {
+		Dl_info info;
+		const char *where = dladdr(found, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname
+											     : "the program";
+		size_t len = strlen(where);
+		if (len > 180)
+			where += len - 180;
+		strcpy(h->agent_error, "malloc is defined by ");
+		strcat(h->agent_error, where);
+		atomic_store(&h->allocator_elsewhere, 1);
+	}
+	alloc_state.scheme = h->alloc_scheme;
+	alloc_state.threshold = h->alloc_threshold;
+	alloc_state.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
+	pthread_atfork(fork_prepare, fork_parent, NULL);
+	alloc_state.on = 1;
+	return 0;
+}
+
+int alloc_enabled(void)
+{
+	return alloc_state.on;
+}
+
+void alloc_forget(void)
+{
+	alloc_state.on = 0;
+	agent_self.forking = 0;
+	agent_self.depth = 0;
+	atomic_store(&agent_self.nested_count, 0);
+	agent_self.nested_done = 0;
+	atomic_store(&agent_self.hook_weight, 0);
+	live_forget();
+}

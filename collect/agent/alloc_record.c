@@ -1,0 +1,402 @@
+/*
+ * alloc_record.c - recording one allocation event of the hooks
+ * (alloc_hooks.c): whether it is chosen, its seq, its stack, its ring write,
+ * and writers nested in it on the same thread.
+ *
+ * What an event is. An allocation that returned memory is recorded after it
+ * returned, a free before it is passed on; each takes the next number of the
+ * process-wide header.alloc_seq then, so for one address its allocation's
+ * seq is below its free's, which is below the next allocation's, whatever
+ * threads they ran on: collect puts every thread's events in seq order
+ * (drain_heap.c). realloc is a free of the old block (flag BY_REALLOC, its
+ * seq taken before the real realloc) and an allocation of the new one (MOVED
+ * when it moved), as valgrind's memcheck counts them; realloc(NULL, n) is an
+ * allocation, realloc(p, 0) (glibc frees p) a free. A failed call records
+ * nothing, except a failed realloc whose free was recorded: it records the
+ * old block allocated again by realloc (RESTORED), so what is live stays
+ * right (memcheck counts neither).
+ *
+ * What is chosen (transport_header.alloc_scheme): every allocation; or each
+ * with probability RATE from a per-thread xorshift generator (Julia's
+ * Profile.Allocs: uniform over allocations); or each byte with probability
+ * 1/N, a per-thread countdown of exponentially distributed bytes (tcmalloc,
+ * Go): an allocation of s bytes is chosen with probability 1 - exp(-s/N),
+ * which analyze turns into its weight. When not every allocation is chosen,
+ * the chosen live blocks are kept in a set (alloc_live.c), so only their
+ * frees are recorded: an unchosen block's free costs a lookup and never
+ * shows in leaks, peak or temporaries. A free is TEMPORARY when its block is
+ * its thread's latest allocation (no allocation by that thread since: the
+ * agent remembers each thread's latest block, chosen or not).
+ *
+ * Stacks. capture_stack (libunwind's unw_backtrace, its per-thread fast
+ * trace cache) from the hook, without the agent's frames; --max-frames
+ * applies. Inside dl_iterate_phdr (a program's callback holding the loader's
+ * lock) there is no unwinding at all: the stack is the caller of
+ * dl_iterate_phdr alone (unwinder.c says why).
+ *
+ * Nesting without system calls. A ring has one writer, its thread; a writer
+ * reserves room, fills it, commits. What can interrupt a writer on its own
+ * thread is a signal: the sampling signal, or a program's handler that
+ * allocates. Blocking signals around each event would cost two system calls
+ * per malloc, so instead a writer raises agent_self.depth (agent_enter) and
+ * whoever finds it raised writes nothing to the ring:
+ *  - the sampling handler adds its periods to hook_weight: the time is the
+ *    profiler's ("[ipscope: recording allocations]", the marker's stack),
+ *    never the program's function's, and no unwinding happens in there;
+ *  - a nested allocation or free takes its seq at once and goes into the
+ *    thread's nested[] side buffer (32 events) with its caller as its stack.
+ * The outer writer, when done (agent_leave), writes what was left there, then
+ * lowers depth and checks once more, so nothing stays behind. A nested event
+ * that finds the side buffer full is lost and counted (alloc_events_lost;
+ * collect says so): nothing in a signal handler may wait for the outer
+ * writer it interrupted.
+ *
+ * Waiting. Allocation records are never dropped: outside signal handlers a
+ * thread whose ring is full wakes collect and waits for room (while collect
+ * lives). The agent's own allocations (agent_self.internal: module scans,
+ * the thread trampoline, libunwind) are not recorded, nor anything before
+ * the agent attached, in a process other than collect's, or in a forked
+ * child (fork's prepare handler marks the forking thread, the child handler
+ * turns recording off): a block allocated before and freed after is a free
+ * of nothing analyze knows, and ignored there.
+ */
+#include "agent.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define NOINLINE __attribute__((noinline))
+
+/* Per process: a forked child clears it (alloc_forget). */
+struct alloc_state alloc_state;
+
+/* ---- per-thread choices ---- */
+
+static uint64_t next_random(struct agent_thread *self)
+{
+	uint64_t x = self->prng;
+	if (UNLIKELY(!x)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)agent_gettid() << 40) ^
+		    (uint64_t)(uintptr_t)self;
+		x = x ? x : 0x9e3779b97f4a7c15ull;
+	}
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	self->prng = x;
+	return x;
+}
+
+/* Bytes until the next chosen byte: exponential with mean N (at least 1). */
+static int64_t draw_countdown(struct agent_thread *self)
+{
+	double u = ((double)(next_random(self) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+	double bytes = -log(u) * alloc_state.mean_bytes;
+	return bytes < 1 ? 1 : bytes > 9e18 ? (int64_t)9e18 : (int64_t)bytes;
+}
+
+static int chosen(struct agent_thread *self, size_t size)
+{
+	switch (alloc_state.scheme) {
+	case TRANSPORT_ALLOC_RATE:
+		return next_random(self) < alloc_state.threshold;
+	case TRANSPORT_ALLOC_BYTES:
+		if (UNLIKELY(self->byte_countdown == 0))
+			self->byte_countdown = draw_countdown(self);
+		self->byte_countdown -= (int64_t)(size < INT64_MAX ? size : INT64_MAX);
+		if (self->byte_countdown > 0)
+			return 0;
+		self->byte_countdown = draw_countdown(self);
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+static uint64_t coarse_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t take_seq(void)
+{
+	return atomic_fetch_add_explicit(&agent_transport.header->alloc_seq, 1, memory_order_relaxed) + 1;
+}
+
+/* ---- the ring ---- */
+
+/* Room for an allocation record: waits (outside signal handlers) while collect is alive. */
+static void *reserve_heap(uint32_t ring, uint32_t type, uint32_t size)
+{
+	void *p = transport_reserve(&agent_transport, ring, type, size);
+	for (unsigned spins = 0; !p; spins++) {
+		struct transport_header *h = agent_transport.header;
+		if (agent_now_ns() - atomic_load(&h->consumer_heartbeat_ns) > 2000000000ull)
+			return NULL; /* collect stopped draining (killed): do not hang the program */
+		if (!atomic_exchange(&h->wake_pending, 1))
+			kill(agent_config.collect_pid, TRANSPORT_WAKE_SIGNAL);
+		struct timespec ts = { 0, spins < 10 ? 20000 : 200000 };
+		nanosleep(&ts, NULL);
+		p = transport_reserve(&agent_transport, ring, type, size);
+	}
+	return p;
+}
+
+static void write_event(uint32_t ring, uint64_t seq, uint64_t time_ns, uint64_t address, uint64_t size,
+			uint32_t stack, uint16_t kind, uint16_t flags)
+{
+	struct tr_heap *e = reserve_heap(ring, TR_HEAP, sizeof *e);
+	if (!e) {
+		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
+		return;
+	}
+	e->seq = seq;
+	e->time_ns = time_ns;
+	e->address = address;
+	e->size = size;
+	e->stack_id = stack;
+	e->kind = kind;
+	e->flags = flags;
+	transport_commit(&agent_transport, ring);
+}
+
+/* The agent's own function whose pc stands for time spent recording allocations. */
+NOINLINE void agent_recording_allocations(void)
+{
+	__asm__ volatile("");
+}
+
+uint64_t alloc_marker_pc(void)
+{
+	return (uint64_t)(uintptr_t)&agent_recording_allocations;
+}
+
+/* Periods the sampling handler left while this thread wrote: one sample on the marker. */
+static void write_hook_samples(uint32_t ring)
+{
+	uint32_t weight = atomic_exchange_explicit(&agent_self.hook_weight, 0, memory_order_relaxed);
+	if (!weight)
+		return;
+	/* Each thread defines it in its own ring (collect merges equal stacks). */
+	uint64_t pc = alloc_marker_pc();
+	uint32_t id = stack_table_id(&agent_self.stacks, ring, &pc, 1, TRACE_STACK_LEAF_EXACT);
+	struct tr_sample *s = id == UINT32_MAX ? NULL : transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
+	if (!s) {
+		atomic_fetch_add(&transport_ring(&agent_transport, ring)->lost, 1);
+		return;
+	}
+	s->time_ns = agent_self.hook_time_ns;
+	s->tid = agent_gettid();
+	s->stack_id = id;
+	s->weight = weight;
+	s->state = 0;
+	transport_commit(&agent_transport, ring);
+}
+
+/* One-frame stack of a caller (events inside the loader, nested events). */
+static uint32_t caller_stack(uint32_t ring, uint64_t caller)
+{
+	return stack_table_id(&agent_self.stacks, ring, &caller, 1, TRACE_STACK_TRUNCATED);
+}
+
+/*
+ * Whether a nested allocation made while this thread unwound is the
+ * unwinder's own: its caller in libunwind or liblzma (Debian's libunwind
+ * decompresses .gnu_debugdata with it) or the agent. A program's signal
+ * handler calls from the program. dladdr only on this rare path.
+ */
+static int unwinder_own(uint64_t caller)
+{
+	if (agent_own_text(caller) || agent_called_from_unwinder((const void *)(uintptr_t)caller))
+		return 1;
+	Dl_info info;
+	if (!dladdr((const void *)(uintptr_t)caller, &info) || !info.dli_fname)
+		return 0;
+	return strstr(info.dli_fname, "liblzma") != NULL || strstr(info.dli_fname, "libunwind") != NULL;
+}
+
+/* Write what nested writers left, in their order. */
+static void write_nested(uint32_t ring)
+{
+	struct agent_thread *self = &agent_self;
+	for (;;) {
+		uint32_t n = atomic_load_explicit(&self->nested_count, memory_order_relaxed);
+		atomic_signal_fence(memory_order_acquire);
+		if (self->nested_done == n) {
+			/* Reset unless a handler added one meanwhile (a CAS: signal-atomic). */
+			if (atomic_compare_exchange_strong(&self->nested_count, &n, 0)) {
+				self->nested_done = 0;
+				return;
+			}
+			continue;
+		}
+		struct agent_nested_event *e = &self->nested[self->nested_done++];
+		uint16_t kind = e->kind;
+		if ((e->decide & 2) && kind != TR_HEAP_FREE && unwinder_own(e->caller))
+			kind = TR_HEAP_NONE; /* libunwind's (or liblzma's, for its minidebuginfo) */
+		if (e->decide && kind == TR_HEAP_FREE && !live_remove(e->address))
+			kind = TR_HEAP_NONE; /* its seq must still reach collect */
+		if (e->decide && kind != TR_HEAP_FREE && kind != TR_HEAP_NONE)
+			live_insert(e->address);
+		uint32_t stack = 0;
+		if (kind != TR_HEAP_FREE && kind != TR_HEAP_NONE) {
+			self->internal++;
+			stack = caller_stack(ring, e->caller);
+			self->internal--;
+		}
+		write_event(ring, e->seq, e->time_ns, e->address, e->size, stack == UINT32_MAX ? 0 : stack, kind,
+			    e->flags);
+	}
+}
+
+void agent_enter(void)
+{
+	agent_self.depth++;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+void agent_leave(void)
+{
+	struct agent_thread *self = &agent_self;
+	if (self->depth > 1) {
+		self->depth--;
+		return;
+	}
+	for (;;) {
+		if ((atomic_load_explicit(&self->nested_count, memory_order_relaxed) ||
+		     atomic_load_explicit(&self->hook_weight, memory_order_relaxed)) &&
+		    self->ring != AGENT_NO_RING) {
+			write_nested(self->ring);
+			write_hook_samples(self->ring);
+		}
+		atomic_signal_fence(memory_order_seq_cst);
+		self->depth = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		/* A handler between the check and depth = 0 left something: once more. */
+		if (self->ring == AGENT_NO_RING || (!atomic_load_explicit(&self->nested_count, memory_order_relaxed) &&
+						    !atomic_load_explicit(&self->hook_weight, memory_order_relaxed)))
+			return;
+		self->depth = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+}
+
+/* Inside another writer on this thread: leave the event for it. */
+static void push_nested(uint64_t seq, uint64_t address, uint64_t size, uint64_t caller, uint16_t kind,
+			uint16_t flags, uint32_t decide)
+{
+	struct agent_thread *self = &agent_self;
+	uint32_t n = atomic_load_explicit(&self->nested_count, memory_order_relaxed);
+	if (n >= AGENT_NESTED_EVENTS) {
+		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
+		return;
+	}
+	struct agent_nested_event *e = &self->nested[n];
+	e->seq = seq;
+	e->time_ns = coarse_now();
+	e->address = address;
+	e->size = size;
+	e->caller = caller;
+	e->kind = kind;
+	e->flags = (uint16_t)(flags | TR_HEAP_NESTED);
+	e->decide = decide;
+	atomic_signal_fence(memory_order_release);
+	atomic_store_explicit(&self->nested_count, n + 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&agent_transport.header->alloc_nested, 1, memory_order_relaxed);
+}
+
+/* The thread's ring, waiting for one if all are taken (never in a handler: hooks only). */
+static uint32_t heap_ring(void)
+{
+	uint32_t ring = agent_thread_ring();
+	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
+		if (agent_now_ns() - atomic_load(&agent_transport.header->consumer_heartbeat_ns) > 2000000000ull)
+			break;
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+		ring = agent_thread_ring();
+	}
+	return ring;
+}
+
+static void note_seen(struct agent_thread *self)
+{
+	if (UNLIKELY(!self->allocs_noted)) {
+		self->allocs_noted = 1;
+		atomic_store(&agent_transport.header->allocs_seen, 1);
+	}
+}
+
+/* An allocation returned p (not NULL); caller: the hook's return address. */
+NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller)
+{
+	struct agent_thread *self = &agent_self;
+	note_seen(self);
+	self->last_alloc = (uint64_t)(uintptr_t)p;
+	if (!chosen(self, size))
+		return;
+	int decide = alloc_state.scheme != TRANSPORT_ALLOC_ALL;
+	if (self->depth) {
+		push_nested(take_seq(), (uint64_t)(uintptr_t)p, size, caller, kind, flags,
+			    (uint32_t)decide | (self->capturing ? 2u : 0u));
+		return;
+	}
+	agent_enter();
+	uint32_t ring = heap_ring();
+	if (ring == AGENT_NO_RING) {
+		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
+		agent_leave();
+		return;
+	}
+	if (decide)
+		live_insert((uint64_t)(uintptr_t)p);
+	uint32_t stack;
+	self->capturing = 1;
+	if (self->in_loader) {
+		stack = caller_stack(ring, self->loader_caller);
+		atomic_fetch_add_explicit(&agent_transport.header->alloc_unwind_skipped, 1, memory_order_relaxed);
+	} else {
+		stack = capture_stack(ring, NULL, CAPTURE_SKIP_AGENT);
+	}
+	self->capturing = 0;
+	write_event(ring, take_seq(), coarse_now(), (uint64_t)(uintptr_t)p, size, stack == UINT32_MAX ? 0 : stack,
+		    kind, flags);
+	agent_leave();
+}
+
+/* p (not NULL) is about to be freed (flags: BY_REALLOC). */
+NOINLINE void record_free(void *p, uint16_t flags)
+{
+	struct agent_thread *self = &agent_self;
+	uint64_t address = (uint64_t)(uintptr_t)p;
+	if (address == self->last_alloc) {
+		flags |= TR_HEAP_TEMPORARY;
+		self->last_alloc = 0;
+	}
+	int decide = alloc_state.scheme != TRANSPORT_ALLOC_ALL;
+	if (self->depth) {
+		push_nested(take_seq(), address, 0, 0, TR_HEAP_FREE, flags, (uint32_t)decide);
+		return;
+	}
+	if (decide && !live_remove(address))
+		return; /* not a chosen block: nothing to say */
+	agent_enter();
+	uint32_t ring = heap_ring();
+	if (ring != AGENT_NO_RING)
+		write_event(ring, take_seq(), coarse_now(), address, 0, 0, TR_HEAP_FREE, flags);
+	else
+		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
+	agent_leave();
+}
+

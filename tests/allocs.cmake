@@ -1,0 +1,16 @@
+# allocs: end-to-end tests of collect --allocs and the allocation profile,
+# on workloads whose sources state the answers (tests/e2e/workloads/alloc_*).
+ipscope_workload(alloc_sites e2e/workloads/alloc_sites.cpp)
+foreach(test sites sampled)
+  add_test(NAME e2e_alloc_${test} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/alloc_${test}.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e_alloc_${test} PROPERTIES LABELS e2e TIMEOUT 180)
+endforeach()
+ipscope_workload(alloc_cases e2e/workloads/alloc_cases.c)
+target_link_libraries(alloc_cases PRIVATE pthread)
+# The same program linked statically, where LD_PRELOAD cannot reach its allocator.
+ipscope_workload(alloc_static e2e/workloads/alloc_cases.c)
+target_link_options(alloc_static PRIVATE -static -pthread)
+foreach(test cases)
+  add_test(NAME e2e_alloc_${test} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/alloc_${test}.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e_alloc_${test} PROPERTIES LABELS e2e TIMEOUT 300)
+endforeach()

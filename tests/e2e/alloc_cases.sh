@@ -1,0 +1,73 @@
+# collect --allocs on tests/e2e/workloads/alloc_cases.c: the malloc family
+# against valgrind memcheck's figures measured here, two threads at once, a
+# signal handler that allocates, fork in the middle, and a static binary.
+. "$(dirname "$0")/lib.sh"
+a=$bin/analyze
+t=$scratch/t.zst
+w=$workloads/alloc_cases
+
+run() { "$bin/collect" -q --allocs -o "$t" "$w" "$@" 2>"$scratch/err" || fail "collect $*: $(cat "$scratch/err")"; }
+# fig FUNCTION TYPE: inclusive value of TYPE of FUNCTION's row in flat's TSV (0 when absent).
+fig() {
+	"$a" flat --format tsv "$t" 2>/dev/null | awk -F'\t' -v fn="$1" -v type="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$5 == fn { print $col[type]; found = 1 } END { if (!found) print 0 }'
+}
+is() { [ "$1" = "$2" ] || fail "$3: $1, expected $2"; }
+
+# The family: memcheck's totals of "family 1" minus "family 0" (its own start-up allocations).
+memcheck() {
+	valgrind --tool=memcheck "$w" family "$1" 2>&1 | awk '
+		/in use at exit:/ { gsub(",", ""); for (i = 1; i <= NF; i++) if ($i == "exit:") { ub = $(i + 1); un = $(i + 4) } }
+		/total heap usage:/ { gsub(",", ""); for (i = 1; i <= NF; i++) { if ($i == "allocs") na = $(i - 1); if ($i == "frees") nf = $(i - 1); if ($i == "bytes") nb = $(i - 1) } }
+		END { print na, nf, nb, ub, un }'
+}
+set -- $(memcheck 0)
+a0=$1 f0=$2 b0=$3 u0=$4 n0=$5
+set -- $(memcheck 1)
+[ -n "${5:-}" ] || fail "could not read memcheck's summary"
+allocs=$(($1 - a0)) frees=$(($2 - f0)) bytes=$(($3 - b0)) leaked=$(($4 - u0)) blocks=$(($5 - n0))
+[ "$allocs" -ge 10 ] || fail "memcheck saw $allocs allocations in family()"
+# Ours with pvalloc (which memcheck aborts on): 1 allocation of 100 bytes more, leaked.
+run family 2
+is "$(fig family alloc_objects)" $((allocs + 1)) "family allocations (memcheck: $allocs + pvalloc)"
+is "$(fig family alloc_space)" $((bytes + 100)) "family bytes (memcheck: $bytes + 100)"
+is "$(fig family inuse_space)" $((leaked + 100)) "family leaked bytes (memcheck: $leaked + 100)"
+is "$(fig family inuse_objects)" $((blocks + 1)) "family leaked blocks (memcheck: $blocks + 1)"
+is $(($(fig family alloc_objects) - $(fig family inuse_objects))) "$frees" "family frees (memcheck)"
+"$a" tree --value alloc_objects "$t" 2>/dev/null >"$scratch/tree"
+for leaf in "posix_memalign 100 B" "aligned_alloc 128 B" "memalign 100 B" "valloc 100 B" "pvalloc 100 B" \
+	"reallocarray 100 B" "malloc 7 B" "realloc 50 B" "realloc 70 B" "calloc 21 B" "malloc 0 B"; do
+	grep -q "; $leaf\$" "$scratch/tree" || fail "no leaf '$leaf': $(cat "$scratch/tree")"
+done
+
+# Two threads allocating at once: exact, each thread its own.
+run threads
+is "$(fig worker alloc_objects)" 402000 "threads: allocations"
+is "$(fig worker alloc_space)" 9680000 "threads: bytes"
+is "$(fig worker inuse_space)" 80000 "threads: leaked bytes"
+is "$("$a" info --format json "$t" 2>/dev/null | jq '.threads | length')" 3 "threads: threads"
+
+# A signal handler that allocates, while the thread may be inside the hooks.
+run signal
+is "$(fig main_loop alloc_objects_self)" 200000 "signal: main loop allocations"
+is "$(fig handler_allocates alloc_objects)" 50 "signal: the handler's allocations"
+is "$(fig handler_allocates alloc_space)" 10000 "signal: the handler's bytes"
+is "$(fig main inuse_space)" 0 "signal: leaked"
+grep -q "lost" "$scratch/err" && fail "signal: $(cat "$scratch/err")"
+
+# fork in the middle: the parent's figures exact, the child's never in them, the trace whole.
+run fork
+is "$(fig before_fork alloc_objects)" 50000 "fork: allocations before"
+is "$(fig after_fork alloc_objects)" 100 "fork: allocations after"
+is "$(fig main inuse_space)" 800 "fork: leaked"
+"$a" info "$t" >/dev/null 2>"$scratch/info" || fail "fork: the trace does not read: $(cat "$scratch/info")"
+grep -q "truncated\|corrupt" "$scratch/info" && fail "fork: $(cat "$scratch/info")"
+
+# A static binary: collect says why there are no allocations.
+if [ -x "$workloads/alloc_static" ]; then
+	"$bin/collect" --allocs -o "$t" "$workloads/alloc_static" family 1 2>"$scratch/err" >/dev/null || true
+	grep -q "no allocations were recorded: LD_PRELOAD cannot interpose the allocator of a statically linked program" \
+		"$scratch/err" || fail "static: $(cat "$scratch/err")"
+fi
+echo "alloc_cases: ok"
