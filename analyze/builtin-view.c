@@ -71,8 +71,9 @@ int cmd_view(int argc, char **argv)
 			   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
 			   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
 			   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
-			   "thread, f sets a noisefloor or minimum, L the leaks and peak views of\n"
-			   "allocation traces, / searches, ? lists the keys, q quits. Needs a terminal.",
+			   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
+			   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
+			   "? lists the keys, q quits. Needs a terminal.",
 		.help = "      --noisefloor X      start with tree's noisefloor X (f changes it)\n",
 		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE | OPTGROUP_LOOK,
 		.options = view_long_options,
@@ -100,9 +101,15 @@ int cmd_view(int argc, char **argv)
 	rc = 1;
 	if (!p)
 		goto out; /* said on stderr */
+	/* --leaks, --peak, --temporary: the viewer makes every view (L) and starts on that one. */
+	enum filter_view start = o.filter.view;
+	o.filter.view = FILTER_VIEW_NONE;
 	p = filter_profile_consume(p, &o.filter);
-	if (o.value_name && (rc = options_resolve_value(&cmd, &o, p, &value)) != 0)
+	o.filter.view = start;
+	if ((rc = options_resolve_value(&cmd, &o, p, &value)) != 0)
 		goto out;
+	if (!o.value_name)
+		value = PROFILE_NO_VALUE; /* what a viewer shows of the default */
 	struct view_options vo = {
 		.trace = o.trace,
 		.value = value,
@@ -110,6 +117,7 @@ int cmd_view(int argc, char **argv)
 		.full_paths = o.full_paths,
 		.noisefloor = a.noisefloor,
 		.mincount = o.mincount,
+		.view = start,
 		.search_dirs = o.load.search_dirs,
 		.nsearch_dirs = o.load.nsearch_dirs,
 		.diag = &sink,

@@ -15,7 +15,7 @@
  *   view_draw.c   the screen: header, rows, source panel, status, pop-ups
  *   view_flame.c  the flame graph strip's layout and drawing
  *   view_text.c   names as the viewer shows them, the cell grid
- *   view_alloc.c  the allocation views (leaks, peak) that L cycles through
+ *   view_alloc.c  the allocation views (leaks, peak, temporary) that L cycles through
  *
  * Speed: everything a key does works on the aggregated model (distinct
  * stacks and tree nodes), never on the raw samples, which are summed per
@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "diagnostics.h"
+#include "filter.h"
 #include "profile.h"
 
 /* Keys beyond Unicode: what the front end maps its special keys to. */
@@ -90,6 +91,7 @@ struct view_options {
 	int full_paths;
 	double noisefloor;       /* as tree's; 0: off */
 	uint64_t mincount;       /* 0: off */
+	enum filter_view view;   /* the allocation view shown first (--leaks...); NONE: all */
 	const char *const *search_dirs; /* where moved sources are looked for (--search-dir) */
 	int nsearch_dirs;
 	uint64_t samples;        /* sample records loaded, for the header (0: p's) */
@@ -100,8 +102,8 @@ struct view;
 
 /*
  * The view of p, which it takes over (freed by view_free): p is summed per
- * (stack, thread), and for an allocation profile its leaks and peak views
- * are made first (view_alloc.c). Never fails (aborts on out of memory).
+ * (stack, thread), and for an allocation profile its leaks, peak and
+ * temporary views are made first (view_alloc.c). Never fails (aborts on out of memory).
  */
 struct view *view_new(struct profile *p, const struct view_options *o);
 void view_free(struct view *v);

@@ -1,104 +1,85 @@
 /*
  * view_alloc.c - the allocation views the viewer's L key cycles through:
- * leaks (what was never freed) and peak (what was live when the heap was
- * largest), each a profile of its own whose alloc_space and alloc_objects
- * are those bytes and blocks, so every ranking, percentage, flat row and
- * source line of the viewer reads them with no code of its own.
- *
- * Integration point with issue 8 (allocation profiling, not on main when
- * this was written): issue 8 makes --leaks and --peak filters producing
- * profiles. Until they exist this is a stand-in on the model issue 8 plans
- * (and analyze plot's heap already reads, plot.h): value types alloc_objects,
- * alloc_space, inuse_objects, inuse_space; one sample per event with its
- * time; an allocation adds its size to inuse_space and its free, a sample
- * of the same stack, subtracts it. Then what a stack leaks is the sum of
- * its inuse values, and what it holds at the peak the sum up to the event
- * that made the peak. When the filters land, view_alloc_profile calls them
- * and the rest of this file goes.
+ * leaks (live at exit), peak (live at the moment of the highest live heap)
+ * and temporary (freed before the allocating thread allocated again). Each
+ * is the shared filters' view (filter.h: --leaks, --peak, --temporary), a
+ * dataset of its own; the viewer ranks the same types in every dataset
+ * (alloc_space, alloc_objects), and a view's type map says which of its
+ * types stands for each: in leaks alloc_space reads inuse_space, so every
+ * ranking, percentage, flat row and source line of the viewer reads the
+ * view with no code of its own.
  */
 #include "view_internal.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "arith.h"
 #include "filter.h"
+
+static const struct {
+	enum filter_view view;
+	const char *name, *about, *prefix;
+} views[] = {
+	{FILTER_VIEW_LEAKS, "leaks", "never freed", "inuse_"},
+	{FILTER_VIEW_PEAK, "peak", "live at the peak of the heap", "peak_"},
+	{FILTER_VIEW_TEMPORARY, "temporary", "freed at once", "temporary_"},
+};
 
 int view_is_alloc(const struct profile *p)
 {
-	return profile_find_value_type(p, "alloc_space") != PROFILE_NO_VALUE;
+	return p->alloc_scheme || profile_find_value_type(p, "alloc_space") != PROFILE_NO_VALUE;
 }
 
-int view_alloc_views(const struct profile *p)
+int view_is_alloc_type(const struct profile *p, uint32_t type)
 {
-	return view_is_alloc(p) && profile_find_value_type(p, "alloc_objects") != PROFILE_NO_VALUE &&
-			       profile_find_value_type(p, "inuse_space") != PROFILE_NO_VALUE &&
-			       profile_find_value_type(p, "inuse_objects") != PROFILE_NO_VALUE
-		       ? 2
-		       : 0;
+	const char *name = profile_string(p, p->value_types[type].type);
+	size_t n = strlen(name);
+	return (n > 6 && !strcmp(name + n - 6, "_space")) || (n > 8 && !strcmp(name + n - 8, "_objects"));
 }
 
-static int by_time(const void *a, const void *b, void *ctx)
+/* The type named prefix + what follows "alloc_" in type's name, or type itself. */
+static uint32_t view_type_of(const struct profile *p, uint32_t type, const char *prefix)
 {
-	const struct profile *p = ctx;
-	uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b;
-	uint64_t x = p->samples[i].time_ns, y = p->samples[j].time_ns;
-	if (x != y)
-		return x < y ? -1 : 1;
-	return i < j ? -1 : i > j;
+	const char *name = profile_string(p, p->value_types[type].type);
+	if (strncmp(name, "alloc_", 6))
+		return type;
+	char want[80];
+	snprintf(want, sizeof(want), "%s%s", prefix, name + 6);
+	uint32_t u = profile_find_value_type(p, want);
+	return u == PROFILE_NO_VALUE ? type : u;
 }
 
-/* keep[i] set for the samples up to the one that made the heap largest (time order). */
-static void mark_until_peak(const struct profile *p, uint32_t inuse_space, uint8_t *keep)
+/* Does p have view k's bytes and objects? */
+static int has_view(const struct profile *p, size_t k)
 {
-	uint64_t *order = NULL;
-	for (uint64_t i = 1; i < p->nsamples && !order; i++)
-		if (p->samples[i].time_ns < p->samples[i - 1].time_ns)
-			order = calloc_or_abort(p->nsamples, sizeof(*order));
-	if (order) {
-		for (uint64_t i = 0; i < p->nsamples; i++)
-			order[i] = i;
-		qsort_r(order, p->nsamples, sizeof(*order), by_time, (void *)p);
-	}
-	int64_t live = 0, best = 0;
-	uint64_t best_k = 0;
-	int any = 0;
-	for (uint64_t k = 0; k < p->nsamples; k++) {
-		live = sat_add_i64(live, profile_sample_value(p, order ? order[k] : k, inuse_space), NULL);
-		if (live > best || !any) {
-			best = live;
-			best_k = k;
-			any = 1;
-		}
-	}
-	for (uint64_t k = 0; any && k <= best_k; k++)
-		keep[order ? order[k] : k] = 1;
-	free(order);
+	char objects[80];
+	const char *space = filter_view_type(views[k].view);
+	snprintf(objects, sizeof(objects), "%sobjects", views[k].prefix);
+	return profile_find_value_type(p, space) != PROFILE_NO_VALUE &&
+	       profile_find_value_type(p, objects) != PROFILE_NO_VALUE;
 }
 
-struct profile *view_alloc_profile(const struct profile *p, int which)
+uint32_t view_alloc_views(const struct profile *p, enum filter_view *out)
 {
-	struct filter_options copy = {.show_system = 1};
-	struct profile *q = filter_profile(p, &copy);
-	uint32_t space = q->value_types[profile_find_value_type(q, "alloc_space")].column;
-	uint32_t objects = q->value_types[profile_find_value_type(q, "alloc_objects")].column;
-	uint32_t live_space = q->value_types[profile_find_value_type(q, "inuse_space")].column;
-	uint32_t live_objects = q->value_types[profile_find_value_type(q, "inuse_objects")].column;
-	uint8_t *keep = NULL;
-	if (which == 2) {
-		keep = calloc_or_abort(q->nsamples ? q->nsamples : 1, 1);
-		mark_until_peak(q, profile_find_value_type(q, "inuse_space"), keep);
-	}
-	for (uint64_t i = 0; i < q->nsamples; i++) {
-		int64_t *v = &q->values[i * q->ncolumns];
-		if (keep && !keep[i]) {
-			memset(v, 0, q->ncolumns * sizeof(*v));
-			continue;
-		}
-		v[space] = v[live_space];
-		v[objects] = v[live_objects];
-	}
-	free(keep);
-	return q;
+	uint32_t n = 0;
+	if (!view_is_alloc(p))
+		return 0;
+	for (size_t k = 0; k < sizeof(views) / sizeof(views[0]); k++)
+		if (has_view(p, k))
+			out[n++] = views[k].view;
+	return n;
+}
+
+struct profile *view_alloc_profile(const struct profile *p, enum filter_view view, const char **name,
+				   const char **about, uint32_t *type_map)
+{
+	size_t k = 0;
+	while (k + 1 < sizeof(views) / sizeof(views[0]) && views[k].view != view)
+		k++;
+	*name = views[k].name;
+	*about = views[k].about;
+	for (uint32_t t = 0; t < p->nvalue_types; t++)
+		type_map[t] = view_type_of(p, t, views[k].prefix);
+	struct filter_options f = {.show_system = 1, .view = view};
+	return filter_profile(p, &f);
 }

@@ -60,14 +60,14 @@ static void draw_header(struct view *v, struct view_screen *s)
 
 	char totals[1024];
 	size_t used = 0;
-	if (profile_period_count(p) != PROFILE_NO_VALUE) {
+	if (profile_period_count(p) != PROFILE_NO_VALUE && !view_is_alloc(p)) {
 		report_totals(p, d->totals, d->saturated, totals, sizeof(totals));
 		used = strlen(totals);
 	} else {
 		totals[0] = '\0';
 		for (uint32_t i = 0; i < v->nranked && used + 1 < sizeof(totals); i++) {
 			char text[64];
-			uint32_t t = v->ranked[i];
+			uint32_t t = d->type_map[v->ranked[i]];
 			int n = snprintf(totals + used, sizeof(totals) - used, "%s%s %s", i ? ", " : "", type_name(p, t),
 					 format_value(d->totals[t], profile_string(p, p->value_types[t].unit), text,
 						      sizeof(text)));
@@ -331,7 +331,7 @@ static const char *const help_lines[] = {
 	"s            flat self cost per line (b: per function) and back",
 	"/  n         search function names, next match",
 	"t            pick a thread or process        f  noisefloor / min count",
-	"L            leaks / peak views (allocation traces)",
+	"L            leaks / peak / temporary views (allocation traces)",
 	"w            loading warnings     ?  this help     q  quit (panel: back)",
 };
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "calltree.h"
+#include "filter.h"
 #include "profile.h"
 #include "report.h"
 #include "source.h"
@@ -38,8 +39,11 @@ struct view_rank {
 
 /* One profile as the viewer ranks it: all of it, or an allocation view. */
 struct view_data {
-	const char *name;      /* "all", "leaks", "peak" */
+	const char *name;      /* "all", "leaks", "peak", "temporary" */
 	const char *about;     /* what its values are, for the header */
+	enum filter_view view; /* FILTER_VIEW_NONE for all of it */
+	uint32_t type_map[PROFILE_MAX_VALUE_TYPES]; /* the type of p that stands for each ranked type
+						       (leaks: alloc_space reads inuse_space) */
 	struct profile *p;     /* one sample per (stack, thread) */
 	struct calltree *t;    /* frames, and the nodes of every stack some sample names */
 	uint32_t *child_start; /* node n's children: child_list[child_start[n] .. child_start[n + 1]) */
@@ -70,9 +74,10 @@ struct view {
 	struct view_options o;
 	char *trace;           /* o.trace's copy */
 	char *command;         /* the run's command, escaped */
-	struct view_data data[3];
+	struct view_data data[4];
 	uint32_t ndata, cur;   /* datasets; the one shown */
-	uint32_t ranked[PROFILE_MAX_VALUE_TYPES]; /* the types u cycles through */
+	uint32_t ranked[PROFILE_MAX_VALUE_TYPES]; /* the types u cycles through (of data[0]; type_map
+						     gives each dataset's own) */
 	uint32_t nranked, rank_index;
 	uint8_t *thread_mask;  /* per thread of the profile (the same in every dataset); NULL: all */
 	struct view_choice thread_choice; /* what the mask stands for */
@@ -116,10 +121,10 @@ static inline struct view_data *view_cur(struct view *v)
 {
 	return &v->data[v->cur];
 }
-/* The type ranked by now. */
+/* The type ranked by now, in the dataset shown. */
 static inline uint32_t view_value(const struct view *v)
 {
-	return v->ranked[v->rank_index];
+	return v->data[v->cur].type_map[v->ranked[v->rank_index]];
 }
 /* The rank of the type shown in the dataset shown (computed if it is not). */
 struct view_rank *view_rank(struct view *v);
@@ -197,12 +202,16 @@ void view_flame_draw(struct view *v, struct view_screen *s, int y, int levels, u
 
 /* ---- view_alloc.c ---- */
 
-/* The views L cycles through, beyond all of p: 2 (leaks, peak) for an allocation profile that
- * says what is live (inuse_space, inuse_objects), else 0. */
-int view_alloc_views(const struct profile *p);
-/* Is p an allocation profile (it has alloc_space)? */
+/* Is p an allocation profile (load_allocs.c's, or one with alloc_space)? */
 int view_is_alloc(const struct profile *p);
-/* p as its leaks view (which 1) or its peak view (which 2); p is unchanged. */
-struct profile *view_alloc_profile(const struct profile *p, int which);
+/* Is type one of an allocation's (X_space or X_objects)? */
+int view_is_alloc_type(const struct profile *p, uint32_t type);
+/* The views L cycles through beyond all of p, into out (room for 3): those of leaks, peak
+ * and temporary whose types p has; their number (0 for a profile without allocations). */
+uint32_t view_alloc_views(const struct profile *p, enum filter_view *out);
+/* p's view (filter.h; p is unchanged), its name and what it holds, and which of its types
+ * stands for each type of p (type_map[t]: leaks maps alloc_space to inuse_space). */
+struct profile *view_alloc_profile(const struct profile *p, enum filter_view view, const char **name,
+				   const char **about, uint32_t *type_map);
 
 #endif

@@ -426,8 +426,9 @@ int view_key(struct view *v, int key)
 			view_say(v, 0, "no warnings while loading");
 	} else if (is_char(key, 'L')) {
 		if (v->ndata < 2) {
-			view_say(v, 0, "L: %s", view_is_alloc(p) ? "leaks and peak need inuse_space and inuse_objects, which this trace has not"
-							   : "leaks and peak are views of allocation traces");
+			view_say(v, 0, "L: %s", !view_is_alloc(p) ? "leaks and peak are views of allocation traces"
+						: view_is_alloc_type(p, view_value(v)) ? "this trace has no leaks, peak or temporary types"
+						: "leaks and peak are views of allocations, not of CPU samples (--value alloc_space)");
 			return 0;
 		}
 		view_switch_data(v, (v->cur + 1) % v->ndata);

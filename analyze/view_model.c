@@ -70,6 +70,9 @@ static void data_build(struct view *v, struct view_data *d, struct profile *p, c
 	diag_progress(v->o.diag, "building the call tree (%s): %llu samples", name, (unsigned long long)p->nsamples);
 	d->name = name;
 	d->about = about;
+	if (d->view == FILTER_VIEW_NONE)
+		for (uint32_t t = 0; t < PROFILE_MAX_VALUE_TYPES; t++)
+			d->type_map[t] = t;
 	d->p = filter_sum_samples(p);
 	d->t = calltree_new(d->p, v->o.combine, CALLTREE_ALL_THREADS, d->p->default_value < d->p->nvalue_types
 									      ? d->p->default_value
@@ -459,33 +462,37 @@ struct view *view_new(struct profile *p, const struct view_options *o)
 	char safe[4096];
 	v->command = strdup_or_abort(p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe))
 						: "(unknown)");
-	/* The types u cycles through: all but what the allocation views rank (inuse_*). */
-	int alloc = view_is_alloc(p);
-	for (uint32_t t = 0; t < p->nvalue_types; t++)
-		if (!alloc || strncmp(profile_string(p, p->value_types[t].type), "inuse_", 6))
-			v->ranked[v->nranked++] = t;
+	/* The types u cycles through: those of the unit family shown first, an
+	 * allocation's bytes and counts (alloc_space, alloc_objects) or every
+	 * type of CPU samples (samples, cpu): a trace with both shows
+	 * allocations, and --value samples its CPU samples. */
 	uint32_t first = o->value != PROFILE_NO_VALUE ? o->value : profile_display_value(p, p->default_value);
-	v->rank_index = UINT32_MAX;
+	if (first >= p->nvalue_types)
+		first = 0;
+	int alloc_first = p->nvalue_types && view_is_alloc_type(p, first);
+	uint32_t first_count = alloc_first ? profile_count_type(p, first) : PROFILE_NO_VALUE;
+	for (uint32_t t = 0; t < p->nvalue_types; t++)
+		if (alloc_first ? t == first || t == first_count || profile_count_type(p, t) == first
+				: !view_is_alloc_type(p, t))
+			v->ranked[v->nranked++] = t;
+	v->rank_index = 0;
 	for (uint32_t i = 0; i < v->nranked; i++)
 		if (v->ranked[i] == first)
 			v->rank_index = i;
-	if (v->rank_index == UINT32_MAX && first < p->nvalue_types) { /* --value inuse_space: ranked too */
-		v->ranked[v->nranked] = first;
-		v->rank_index = v->nranked++;
+	/* The allocation views first: data_build sums p in place. */
+	enum filter_view views[3];
+	uint32_t nviews = alloc_first ? view_alloc_views(p, views) : 0; /* views of allocations */
+	if (nviews)
+		diag_progress(o->diag, "making the leaks, peak and temporary views");
+	for (uint32_t k = 0; k < nviews; k++) {
+		struct view_data *d = &v->data[1 + k];
+		const char *name, *about;
+		d->view = views[k];
+		struct profile *q = view_alloc_profile(p, views[k], &name, &about, d->type_map);
+		data_build(v, d, q, name, about);
 	}
-	if (v->rank_index == UINT32_MAX)
-		v->rank_index = 0;
-	/* The allocation views first: they read the samples' times. */
-	if (view_alloc_views(p)) {
-		diag_progress(o->diag, "making the leaks and peak views");
-		struct profile *leaks = view_alloc_profile(p, 1), *peak = view_alloc_profile(p, 2);
-		data_build(v, &v->data[1], leaks, "leaks", "never freed");
-		data_build(v, &v->data[2], peak, "peak", "live at the peak of the heap");
-		v->ndata = 3;
-	}
-	data_build(v, &v->data[0], p, "all", alloc ? "allocated" : "");
-	if (!v->ndata)
-		v->ndata = 1;
+	data_build(v, &v->data[0], p, "all", alloc_first ? "allocated" : "");
+	v->ndata = 1 + nviews;
 	v->thread_choice = (struct view_choice){CHOICE_ALL, 0, 0};
 	v->noisefloor = o->noisefloor;
 	v->mincount = o->mincount;
@@ -494,11 +501,14 @@ struct view *view_new(struct profile *p, const struct view_options *o)
 	v->page_rows = 10;
 	v->utf8 = 1;
 	view_switch_data(v, 0);
+	for (uint32_t k = 1; k < v->ndata; k++) /* --leaks, --peak, --temporary */
+		if (o->view != FILTER_VIEW_NONE && v->data[k].view == o->view)
+			view_switch_data(v, k);
 	/* Which node of a path counts in the flat rows depends on no value:
 	 * found now, for both granularities, so s and b never walk the tree. */
 	diag_progress(o->diag, "ranking the flat view");
 	for (uint32_t i = 0; i < v->nranked; i++) /* u then has them ready too */
-		view_rank_of(v, v->ranked[i]);
+		view_rank_of(v, view_cur(v)->type_map[v->ranked[i]]);
 	v->flat_by_line = 0;
 	view_flat(v);
 	v->flat_by_line = 1;

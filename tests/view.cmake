@@ -1,7 +1,8 @@
 # Tests of analyze source and analyze view: the viewer's model and the
-# per-line costs on hand-built profiles (CPU and allocations, as issue 8
-# plans them), analyze source on a CPU workload, and the viewer on a real
-# terminal in tmux.
+# per-line costs on hand-built profiles (CPU and allocations, in the shape
+# the loader gives them), analyze source on a CPU workload, and the viewer
+# on a real terminal in tmux, on a CPU trace and on a collect --allocs
+# trace (alloc_sites, tests/allocs.cmake builds it).
 add_executable(unit_view ${CMAKE_CURRENT_SOURCE_DIR}/unit/view_test.c
   ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
 target_link_libraries(unit_view PRIVATE ipscope_analyze)
@@ -16,3 +17,5 @@ add_test(NAME e2e_source COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/source.sh ${
 set_tests_properties(e2e_source PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME e2e_view_tmux COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/view_tmux.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_view_tmux PROPERTIES LABELS e2e TIMEOUT 300)
+add_test(NAME e2e_view_alloc COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/view_alloc.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_view_alloc PROPERTIES LABELS e2e TIMEOUT 300)

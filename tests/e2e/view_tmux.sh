@@ -12,72 +12,8 @@
 #  - an unreadable trace: the one-line error before the screen is taken;
 #    not a terminal: a clear error.
 . "$(dirname "$0")/lib.sh"
-command -v tmux >/dev/null || fail "tmux is not installed (scripts/debian-packages.txt lists it)"
-a=$(cd "$bin" && pwd)/analyze
 golden=$(cd "$(dirname "$0")/../golden" && pwd)/threads.trace.zst
-sock=ipscope-view-test-$$
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$scratch"' EXIT
-
-# The pane: a plain sh in a UTF-8 locale, no core files, the size given.
-T new-session -d -s v -x 100 -y 30 "env -u NO_COLOR LANG=C.UTF-8 PS1='$ ' sh"
-T set-option -t v status off >/dev/null
-T send-keys -t v "ulimit -c 0; cd '$scratch'" Enter
-
-screen() { T capture-pane -p -t v; }
-# wait_for TEXT [SECONDS]: until the pane shows TEXT (fixed string).
-wait_for() {
-	i=0
-	limit=$((${2:-30} * 10))
-	while [ "$i" -lt "$limit" ]; do
-		screen >"$scratch/screen"
-		grep -qF -- "$1" "$scratch/screen" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	cat "$scratch/screen" >&2
-	fail "the screen never showed '$1'"
-}
-# wait_line N TEXT: until line N of the pane holds TEXT (after a resize, the old lines linger).
-wait_line() {
-	i=0
-	while [ "$i" -lt 300 ]; do
-		screen >"$scratch/screen"
-		sed -n "$1p" "$scratch/screen" | grep -qF -- "$2" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	cat "$scratch/screen" >&2
-	fail "line $1 never showed '$2'"
-}
-# expect_row TEXT... : some row of the last wait's screen holds every TEXT.
-expect_row() {
-	awk -v want="$*" 'BEGIN { n = split(want, w, "\t") } { ok = 1; for (i = 1; i <= n; i++) if (!index($0, w[i])) ok = 0; if (ok) found = 1 } END { exit !found }' "$scratch/screen" ||
-		{ cat "$scratch/screen" >&2; fail "no row with: $*"; }
-}
-row() { printf '%s\t' "$@" | sed 's/\t$//'; }
-keys() { T send-keys -t v "$@"; }
-# run CMD: CMD in the pane through run.sh, which records the terminal before
-# and after it and its exit status; it traps SIGINT, so a ^C ends CMD (the
-# foreground process group gets it) but not the recording.
-cat >"$scratch/run.sh" <<'END'
-trap : INT
-stty -a >before
-sh -c "$1"
-echo "rc=$?"
-stty -a >after
-printf 'alt=%s\n' done
-END
-run() {
-	keys "clear; sh run.sh \"$*\"" Enter
-}
-# restored RC: the command ended with RC, the terminal as before it, the main screen back.
-restored() {
-	wait_for "alt=done"
-	expect_row "rc=$1"
-	cmp -s "$scratch/before" "$scratch/after" || fail "stty -a changed: $(diff "$scratch/before" "$scratch/after")"
-	[ "$(T display -p -t v '#{alternate_on}')" = 0 ] || fail "still on the alternate screen"
-}
+. "$(dirname "$0")/view_lib.sh"
 
 # --- the golden trace: exact figures (tree: 3651 of 3711; flat self 703 of 3711) ---
 run "'$a' view '$golden'"

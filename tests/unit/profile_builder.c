@@ -78,13 +78,17 @@ void build_weighted_sample(struct profile *p, uint32_t stack, uint32_t thread, u
 struct profile *build_alloc_workload(void)
 {
 	struct profile *p = profile_new();
-	profile_add_value_type(p, "alloc_objects", "count");
-	profile_add_value_type(p, "alloc_space", "bytes");
-	profile_add_value_type(p, "inuse_objects", "count");
-	profile_add_value_type(p, "inuse_space", "bytes");
+	static const char *const types[] = {"alloc_objects",	 "alloc_space",	    "inuse_objects",
+					    "inuse_space",	 "peak_objects",    "peak_space",
+					    "temporary_objects", "temporary_space"};
+	for (int i = 0; i < 8; i++)
+		profile_add_value_type(p, types[i], i % 2 ? "bytes" : "count");
 	p->default_value = 1;
 	p->exact = 1;
 	p->ended = 1;
+	p->alloc_scheme = PROFILE_ALLOCS_ALL;
+	p->alloc_parameter = 1.0;
+	p->alloc_peak_ns = 202;
 	p->command = profile_intern(p, "./allocs");
 	struct profile_module m = {.path = profile_intern(p, "/nonexistent/allocs")};
 	profile_add_module(p, &m);
@@ -103,14 +107,8 @@ struct profile *build_alloc_workload(void)
 	int leaf_big = (int)build_location(p, 0, UINT32_MAX, &f_calloc, &l0, 1);
 	uint32_t s_small = build_stack(p, (int[]){m5, small, leaf_small, -1});
 	uint32_t s_big = build_stack(p, (int[]){m6, big, leaf_big, -1});
-	uint64_t t0 = 1000000000;
-	for (int i = 0; i < 100; i++)
-		build_sample(p, s_small, 0, t0 + (uint64_t)i, (int64_t[]){1, 32, 1, 32});
-	for (int i = 0; i < 3; i++)
-		build_sample(p, s_big, 0, t0 + 200 + (uint64_t)i, (int64_t[]){1, 1 << 20, 1, 1 << 20});
-	for (int i = 0; i < 2; i++)
-		build_sample(p, s_big, 0, t0 + 300 + (uint64_t)i, (int64_t[]){0, 0, -1, -(1 << 20)});
-	for (int i = 0; i < 60; i++)
-		build_sample(p, s_small, 0, t0 + 400 + (uint64_t)i, (int64_t[]){0, 0, -1, -32});
+	/* One row per (stack, thread, what), as load_allocs.c makes them. */
+	build_sample(p, s_small, 0, 0, (int64_t[]){100, 3200, 40, 1280, 100, 3200, 0, 0});
+	build_sample(p, s_big, 0, 0, (int64_t[]){3, 3 << 20, 1, 1 << 20, 3, 3 << 20, 0, 0});
 	return p;
 }

@@ -37,15 +37,16 @@ void build_weighted_sample(struct profile *p, uint32_t stack, uint32_t thread, u
 			   int64_t weight);
 
 /*
- * An allocation run as issue 8 plans its profile (value types alloc_objects,
- * alloc_space, inuse_objects, inuse_space, default alloc_space, exact; one
- * sample per event with its time; a free subtracts from inuse_* on the
- * allocation's stack; "what was allocated" leaves flagged
- * PROFILE_FUNCTION_ALLOC_LEAF), all in app.c:
+ * An allocation run as the loader makes its profile (analyze/load_allocs.c:
+ * value types alloc_, inuse_, peak_ and temporary_ objects and space,
+ * default alloc_space, exact, alloc_scheme ALL; one row per (stack, thread,
+ * what was allocated), the leaves flagged PROFILE_FUNCTION_ALLOC_LEAF), all
+ * in app.c:
  *   main:5 make_small:11 [malloc 32 B]    100 x 32 B, 60 of them freed at the end
  *   main:6 make_big:21 [calloc 1.0 MiB]    3 x 1 MiB, 2 freed
  * In time: the 100 small, the 3 big (the peak: 3 MiB + 3200 B, 103 blocks),
- * then the frees. Leaks: 40 small (1280 B) and 1 big: 1 MiB + 1280 B in 41.
+ * then the frees; none is temporary. Leaks: 40 small (1280 B) and 1 big:
+ * 1 MiB + 1280 B in 41 blocks.
  */
 struct profile *build_alloc_workload(void);
 

@@ -3,16 +3,16 @@
  * terminal on hand-built profiles with known answers: the screen's rows and
  * percentages at the start, after u (the other unit), after s (flat self
  * cost), after expanding to the allocation leaves, in the source panel,
- * after t (a thread), f (filters), / and n (search), L (leaks, peak); the
+ * after t (a thread), f (filters), / and n (search), L (leaks, peak,
+ * temporary) and --leaks; the
  * flame strip's layout; names shortened; every screen size from too small
  * to 200x60; no control character of a trace reaching a cell; and the
  * flat rows and source costs the viewer makes from tree nodes equal those
  * made from the stacks.
  *
- * The allocation profile follows the model issue 8 plans (view_alloc.c
- * says it): one sample per event with its time, alloc_* and inuse_*
- * values, a free subtracting from inuse_* on the allocation's stack, and
- * "what was allocated" leaves flagged PROFILE_FUNCTION_ALLOC_LEAF.
+ * The allocation profile has the shape analyze/load_allocs.c gives one
+ * (profile_builder.h); e2e_view_alloc runs the viewer on a real
+ * collect --allocs trace.
  */
 #include <locale.h>
 #include <stdio.h>
@@ -371,11 +371,11 @@ static void test_alloc(void)
 	draw(v);
 	EXPECT_ROW("alloc flat counts", "100  97.1%", "make_small  app.c:11");
 	keys(v, "su");
-	/* L: leaks (41 blocks, 1 MiB + 1280 B), then the peak (all 103 live), then all. */
+	/* L: leaks (41 blocks, 1 MiB + 1280 B), the peak (all 103 live), temporary (none), then all. */
 	keys(v, "L");
 	draw(v);
 	EXPECT_ROW("leaks", "leaks", "tree");
-	EXPECT_ROW("leaks", "never freed: alloc_objects 41, alloc_space 1.0 MiB");
+	EXPECT_ROW("leaks", "never freed: inuse_objects 41, inuse_space 1.0 MiB", "by inuse_space");
 	EXPECT_ROW("leaks", "1.0 MiB  99.9%", "main  app.c:6");
 	EXPECT_ROW("leaks", "1.2 KiB   0.1%", "main  app.c:5");
 	keys(v, "u");
@@ -384,12 +384,37 @@ static void test_alloc(void)
 	EXPECT_ROW("leaks by count", "1   2.4%", "main  app.c:6");
 	keys(v, "uL");
 	draw(v);
-	EXPECT_ROW("peak", "live at the peak of the heap: alloc_objects 103, alloc_space 3.0 MiB");
+	EXPECT_ROW("peak", "live at the peak of the heap: peak_objects 103, peak_space 3.0 MiB");
 	EXPECT_ROW("peak", "3.0 MiB  99.9%", "main  app.c:6");
+	/* s in a view: the view's bytes at the allocating lines. */
+	keys(v, "s");
+	draw(v);
+	EXPECT_ROW("peak flat", "3.0 MiB  99.9%", "make_big  app.c:21");
+	keys(v, "s");
+	keys(v, "L");
+	draw(v);
+	EXPECT_ROW("temporary", "temporary", "freed at once: temporary_objects 0, temporary_space 0 B");
+	EXPECT_NO_ROW("temporary", "main  app.c:");
+	keys(v, "u");
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_RIGHT);
+	keys(v, "seu");
+	draw(v); /* nothing to show is no crash */
+	keys(v, "s");
 	keys(v, "L");
 	draw(v);
 	EXPECT_ROW("all", "alloc_objects 103, alloc_space 3.0 MiB");
 	EXPECT_NO_ROW("all", "never freed");
+	view_free(v);
+	/* --leaks: the viewer starts on that view, L still cycles. */
+	struct view_options o = {.trace = "allocs.zst", .value = PROFILE_NO_VALUE, .combine = 1,
+				 .view = FILTER_VIEW_LEAKS};
+	v = view_new(build_alloc_workload(), &o);
+	draw(v);
+	EXPECT_ROW("--leaks", "never freed: inuse_objects 41, inuse_space 1.0 MiB");
+	keys(v, "L");
+	draw(v);
+	EXPECT_ROW("--leaks L", "live at the peak of the heap");
 	view_free(v);
 }
 
