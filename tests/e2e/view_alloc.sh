@@ -10,8 +10,9 @@
 # and percentages at the start (bytes), after u (counts), after expanding
 # to the leaf "malloc 32 B", in the source panel opened on the leaf, after
 # s (flat: the leaf charged to small_blocks' line), and in the L views
-# (leaks, peak, temporary); --leaks starts in leaks; --leaks on a CPU trace
-# is refused before the screen. Percentages are worked out here from the
+# (leaks, peak, temporary); --leaks starts in leaks; --value samples shows
+# the trace's CPU samples (u: cpu); --leaks on a CPU trace is refused
+# before the screen. Percentages are worked out here from the
 # sites' known figures and the trace's totals (flat's TSV).
 . "$(dirname "$0")/lib.sh"
 src=$(dirname "$0")/workloads/alloc_sites.cpp
@@ -128,6 +129,16 @@ restored 0
 run "'$a' view --leaks t.zst"
 wait_for "never freed: inuse_objects $leaked"
 expect_row "$(row "23.4 KiB" "main  alloc_sites.cpp:$c_node")"
+keys q
+restored 0
+# --value samples: the trace's CPU samples, u between samples and cpu, no views of them.
+run "'$a' view --value samples t.zst"
+wait_for "by samples"
+expect_row "$(row "samples" "cpu" "by samples")"
+keys u
+wait_for "by cpu"
+keys L
+wait_for "leaks and peak are views of allocations, not of CPU samples"
 keys q
 restored 0
 # --leaks on a CPU trace: refused before the screen is taken.
