@@ -8,6 +8,11 @@ add_executable(unit_view ${CMAKE_CURRENT_SOURCE_DIR}/unit/view_test.c
 target_link_libraries(unit_view PRIVATE ipscope_analyze)
 add_test(NAME unit_view COMMAND unit_view)
 set_tests_properties(unit_view PROPERTIES LABELS unit)
+add_executable(unit_view_alloc ${CMAKE_CURRENT_SOURCE_DIR}/unit/view_alloc_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
+target_link_libraries(unit_view_alloc PRIVATE ipscope_analyze)
+add_test(NAME unit_view_alloc COMMAND unit_view_alloc)
+set_tests_properties(unit_view_alloc PROPERTIES LABELS unit)
 add_executable(unit_source ${CMAKE_CURRENT_SOURCE_DIR}/unit/source_test.c
   ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)
 target_link_libraries(unit_source PRIVATE ipscope_analyze)

@@ -2,17 +2,15 @@
  * view_test.c - the viewer's model (analyze/view.h) driven without a
  * terminal on hand-built profiles with known answers: the screen's rows and
  * percentages at the start, after u (the other unit), after s (flat self
- * cost), after expanding to the allocation leaves, in the source panel,
- * after t (a thread), f (filters), / and n (search), L (leaks, peak,
- * temporary) and --leaks; the
+ * cost), in the source panel, after t (a thread), f (filters), / and n
+ * (search); the
  * flame strip's layout; names shortened; every screen size from too small
  * to 200x60; no control character of a trace reaching a cell; and the
  * flat rows and source costs the viewer makes from tree nodes equal those
  * made from the stacks.
  *
- * The allocation profile has the shape analyze/load_allocs.c gives one
- * (profile_builder.h); e2e_view_alloc runs the viewer on a real
- * collect --allocs trace.
+ * The allocation views are view_alloc_test.c's; e2e_view_alloc runs the
+ * viewer on a real collect --allocs trace.
  */
 #include <locale.h>
 #include <stdio.h>
@@ -30,75 +28,7 @@
 
 static char source_path[256]; /* a.c of the CPU profile, written by the test */
 
-static struct view_screen screen;
-
-static void draw(struct view *v)
-{
-	view_draw(v, &screen);
-}
-
-static void keys(struct view *v, const char *s)
-{
-	for (; *s; s++)
-		view_key(v, (unsigned char)*s);
-}
-
-static void key(struct view *v, int k)
-{
-	view_key(v, k);
-}
-
-/* The screen row holding every one of the (NULL-terminated) texts, or NULL. */
-static const char *row_with(const char *first, ...)
-{
-	static char line[8192];
-	for (int y = 0; y < screen.rows; y++) {
-		view_screen_line(&screen, y, line, sizeof(line));
-		va_list ap;
-		va_start(ap, first);
-		int all = 1;
-		for (const char *t = first; t; t = va_arg(ap, const char *))
-			all = all && strstr(line, t);
-		va_end(ap);
-		if (all)
-			return line;
-	}
-	return NULL;
-}
-
-static void dump(const char *why)
-{
-	char line[8192];
-	fprintf(stderr, "--- screen (%s):\n", why);
-	for (int y = 0; y < screen.rows; y++)
-		fprintf(stderr, "|%s\n", view_screen_line(&screen, y, line, sizeof(line)));
-}
-
-#define ROW(...) row_with(__VA_ARGS__, NULL)
-#define EXPECT_ROW(why, ...)                                                                                   \
-	do {                                                                                                   \
-		if (!ROW(__VA_ARGS__)) {                                                                       \
-			CHECKF(0, "%s: no row with %s", why, #__VA_ARGS__);                                    \
-			dump(why);                                                                             \
-		}                                                                                              \
-	} while (0)
-#define EXPECT_NO_ROW(why, ...)                                                                                \
-	do {                                                                                                   \
-		if (ROW(__VA_ARGS__)) {                                                                        \
-			CHECKF(0, "%s: a row with %s", why, #__VA_ARGS__);                                     \
-			dump(why);                                                                             \
-		}                                                                                              \
-	} while (0)
-
-/* The row the cursor is on holds text. */
-static int selected_has(const char *text)
-{
-	char line[8192];
-	for (int y = 0; y < screen.rows; y++)
-		if (screen.cells[(size_t)y * (size_t)screen.cols].attr == VA_SELECTED)
-			return strstr(view_screen_line(&screen, y, line, sizeof(line)), text) != NULL;
-	return 0;
-}
+#include "view_driver.h"
 
 /*
  * A CPU profile, interval 1 ms, 1000 samples, all in a.c (root first):
@@ -141,12 +71,6 @@ static struct profile *cpu_profile(void)
 	for (int i = 0; i < 100; i++)
 		build_weighted_sample(p, s_lambda, 1, 0, 1);
 	return p;
-}
-
-static struct view *new_view(struct profile *p)
-{
-	struct view_options o = {.trace = "t.zst", .value = PROFILE_NO_VALUE, .combine = 1};
-	return view_new(p, &o);
 }
 
 static void test_cpu(void)
@@ -320,101 +244,6 @@ static void test_cpu(void)
 		if (boxes[i].level == 1)
 			widths[boxes[i].x == 0 ? 0 : boxes[i].x == 60 ? 1 : 2] = boxes[i].w;
 	CHECKF(widths[0] == 60 && widths[1] == 30 && widths[2] == 10, "%d %d %d", widths[0], widths[1], widths[2]);
-	view_free(v);
-}
-
-static void test_alloc(void)
-{
-	struct view *v = new_view(build_alloc_workload());
-	draw(v);
-	/* By bytes: the big allocations lead; the header has both units. */
-	EXPECT_ROW("alloc start", "alloc_objects 103, alloc_space 3.0 MiB", "by alloc_space");
-	EXPECT_ROW("alloc start", "3.0 MiB  99.9%", "main  app.c:6");
-	EXPECT_ROW("alloc start", "3.1 KiB   0.1%", "main  app.c:5");
-	CHECK(selected_has("main  app.c:6"));
-	/* u: by counts the small ones lead, every percentage recomputed. */
-	keys(v, "u");
-	draw(v);
-	EXPECT_ROW("alloc u", "by alloc_objects");
-	EXPECT_ROW("alloc u", "100  97.1%", "main  app.c:5");
-	EXPECT_ROW("alloc u", "3   2.9%", "main  app.c:6");
-	CHECK(selected_has("main  app.c:6")); /* the selection stays, its row moved */
-	/* Down to the leaves: main:5, make_small, then what was allocated. */
-	key(v, VIEW_KEY_HOME);
-	key(v, VIEW_KEY_RIGHT);
-	key(v, VIEW_KEY_RIGHT);
-	key(v, VIEW_KEY_RIGHT);
-	draw(v);
-	EXPECT_ROW("leaves", "100  97.1%", "make_small  app.c:11");
-	EXPECT_ROW("leaves", "100  97.1%", "malloc 32 B");
-	keys(v, "u");
-	draw(v);
-	EXPECT_ROW("leaf bytes", "3.1 KiB   0.1%", "malloc 32 B");
-	/* Enter on a leaf: the allocating line's source (app.c is not on disk: a note, costs by line). */
-	key(v, VIEW_KEY_DOWN);
-	key(v, VIEW_KEY_DOWN);
-	draw(v);
-	CHECK(selected_has("malloc 32 B"));
-	key(v, VIEW_KEY_ENTER);
-	draw(v);
-	EXPECT_ROW("leaf source", "source file not found: app.c");
-	EXPECT_ROW("leaf source", "11", "3.1 KiB   0.1%");
-	EXPECT_ROW("leaf source", "21", "3.0 MiB  99.9%");
-	keys(v, "q");
-	/* s: the leaves' costs are the allocating frames' self. */
-	keys(v, "s");
-	draw(v);
-	EXPECT_ROW("alloc flat", "3.0 MiB  99.9%", "make_big  app.c:21");
-	EXPECT_ROW("alloc flat", "3.1 KiB   0.1%", "make_small  app.c:11");
-	EXPECT_NO_ROW("alloc flat", "malloc 32 B");
-	keys(v, "u");
-	draw(v);
-	EXPECT_ROW("alloc flat counts", "100  97.1%", "make_small  app.c:11");
-	keys(v, "su");
-	/* L: leaks (41 blocks, 1 MiB + 1280 B), the peak (all 103 live), temporary (none), then all. */
-	keys(v, "L");
-	draw(v);
-	EXPECT_ROW("leaks", "leaks", "tree");
-	EXPECT_ROW("leaks", "never freed: inuse_objects 41, inuse_space 1.0 MiB", "by inuse_space");
-	EXPECT_ROW("leaks", "1.0 MiB  99.9%", "main  app.c:6");
-	EXPECT_ROW("leaks", "1.2 KiB   0.1%", "main  app.c:5");
-	keys(v, "u");
-	draw(v);
-	EXPECT_ROW("leaks by count", "40  97.6%", "main  app.c:5");
-	EXPECT_ROW("leaks by count", "1   2.4%", "main  app.c:6");
-	keys(v, "uL");
-	draw(v);
-	EXPECT_ROW("peak", "live at the peak of the heap: peak_objects 103, peak_space 3.0 MiB");
-	EXPECT_ROW("peak", "3.0 MiB  99.9%", "main  app.c:6");
-	/* s in a view: the view's bytes at the allocating lines. */
-	keys(v, "s");
-	draw(v);
-	EXPECT_ROW("peak flat", "3.0 MiB  99.9%", "make_big  app.c:21");
-	keys(v, "s");
-	keys(v, "L");
-	draw(v);
-	EXPECT_ROW("temporary", "temporary", "freed at once: temporary_objects 0, temporary_space 0 B");
-	EXPECT_NO_ROW("temporary", "main  app.c:");
-	keys(v, "u");
-	key(v, VIEW_KEY_DOWN);
-	key(v, VIEW_KEY_RIGHT);
-	keys(v, "seu");
-	draw(v); /* nothing to show is no crash */
-	keys(v, "s");
-	keys(v, "L");
-	draw(v);
-	EXPECT_ROW("all", "alloc_objects 103, alloc_space 3.0 MiB");
-	EXPECT_NO_ROW("all", "never freed");
-	view_free(v);
-	/* --leaks: the viewer starts on that view, L still cycles. */
-	struct view_options o = {.trace = "allocs.zst", .value = PROFILE_NO_VALUE, .combine = 1,
-				 .view = FILTER_VIEW_LEAKS};
-	v = view_new(build_alloc_workload(), &o);
-	draw(v);
-	EXPECT_ROW("--leaks", "never freed: inuse_objects 41, inuse_space 1.0 MiB");
-	keys(v, "L");
-	draw(v);
-	EXPECT_ROW("--leaks L", "live at the peak of the heap");
 	view_free(v);
 }
 
@@ -607,7 +436,6 @@ int main(void)
 	write_source();
 	view_screen_init(&screen, 30, 100, 1);
 	test_cpu();
-	test_alloc();
 	test_names();
 	test_tables_from_nodes();
 	test_hostile_and_sizes();
