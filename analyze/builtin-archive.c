@@ -23,6 +23,7 @@
 #include "alloc.h"
 #include "builtin.h"
 #include "diagnostics.h"
+#include "terminal.h"
 #include "load.h"
 #include "options.h"
 #include "symbolize.h"
@@ -129,15 +130,16 @@ static int pack(struct tar_writer *t, const struct profile *p, const struct load
 			continue; /* the kernel's: no file */
 		uint8_t id[64];
 		size_t idlen = unhex(hex, id, sizeof(id));
-		char warning[8192] = "";
+		char warning[8192] = "", safe[8192], safe2[8192], safe3[8192];
 		struct symbol_module *m = symbolizer_module(s, path, id, idlen, warning, sizeof(warning));
 		if (!m)
 			abort_out_of_memory();
 		const struct symbol_file *files;
 		size_t nfiles = symbol_module_files(m, &files);
 		if (nfiles == 0) {
-			fprintf(stderr, "analyze archive: warning: %s: not archived\n", warning);
-			fprintf(mf, "%s\tmissing\t-\t%s\n", *hex ? hex : "-", path);
+			fprintf(stderr, "analyze archive: warning: %s: not archived\n",
+				escape_text(warning, safe, sizeof(safe)));
+			fprintf(mf, "%s\tmissing\t-\t%s\n", *hex ? hex : "-", escape_text(path, safe, sizeof(safe)));
 			(*missing)++;
 			continue;
 		}
@@ -148,14 +150,18 @@ static int pack(struct tar_writer *t, const struct profile *p, const struct load
 				continue;
 			if (tar_add_file(t, member, files[f].path, why, sizeof(why)) < 0 && !t->error) {
 				fprintf(stderr, "analyze archive: warning: %s: %s: not archived\n",
-					files[f].path, why);
+					escape_text(files[f].path, safe, sizeof(safe)), escape_text(why, safe2, sizeof(safe2)));
 				(*missing)++;
 				continue;
 			}
 			if (why[0])
-				fprintf(stderr, "analyze archive: warning: %s: %s\n", files[f].path, why);
-			fprintf(mf, "%s\t%s\t%s\t%s%s%s\n", *hex ? hex : "-", files[f].kind, member,
-				files[f].path, f == 0 ? "\t" : "", f == 0 ? path : "");
+				fprintf(stderr, "analyze archive: warning: %s: %s\n",
+					escape_text(files[f].path, safe, sizeof(safe)), escape_text(why, safe2, sizeof(safe2)));
+			/* The manifest is one line per file: names escaped like a
+			 * terminal's, so a tab or newline in a path cannot split it. */
+			fprintf(mf, "%s\t%s\t%s\t%s%s%s\n", *hex ? hex : "-", files[f].kind,
+				escape_text(member, safe3, sizeof(safe3)), escape_text(files[f].path, safe, sizeof(safe)),
+				f == 0 ? "\t" : "", f == 0 ? escape_text(path, safe2, sizeof(safe2)) : "");
 		}
 	}
 	fclose(mf);

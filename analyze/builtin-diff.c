@@ -239,7 +239,8 @@ int cmd_diff(int argc, char **argv)
 	if (base && new) {
 		struct diff d;
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
-					    .confidence = a.confidence, .diag = diag_stderr_sink()};
+					    .confidence = a.confidence, .diag = diag_stderr_sink(),
+					    .threads_filtered = o.filter.ntids > 0};
 		char err[1024];
 		if (diff_build(&d, base, base_path, new, new_path, &dopt, err, sizeof(err)) < 0) {
 			if (o.value_name)

@@ -164,7 +164,8 @@ int cmd_plot(int argc, char **argv)
 		if (!p)
 			goto out;
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
-					    .confidence = a.confidence, .diag = diag_stderr_sink()};
+					    .confidence = a.confidence, .diag = diag_stderr_sink(),
+					    .threads_filtered = o.filter.ntids > 0};
 		if (diff_build(&d, base, o.operands[1], p, o.operands[2], &dopt, err, sizeof(err)) < 0) {
 			if (o.value_name)
 				rc = usage_error(&cmd, "%s", err);

@@ -46,11 +46,10 @@ double *debug_hint_module_shares(const struct profile *p, uint32_t value)
 	return share;
 }
 
-static const double *sort_shares;
-
-static int by_share(const void *a, const void *b)
+static int by_share(const void *a, const void *b, void *shares)
 {
-	double x = sort_shares[*(const uint32_t *)a], y = sort_shares[*(const uint32_t *)b];
+	const double *share = shares;
+	double x = share[*(const uint32_t *)a], y = share[*(const uint32_t *)b];
 	return (x < y) - (x > y);
 }
 
@@ -66,8 +65,7 @@ void debug_hint_print(FILE *out, const struct profile *p, uint32_t value, int sh
 		    (show_system || !(flags & PROFILE_MODULE_SYSTEM)))
 			order[n++] = m;
 	}
-	sort_shares = share;
-	qsort(order, n, sizeof(*order), by_share);
+	qsort_r(order, n, sizeof(*order), by_share, share);
 	if (n > 0) {
 		fprintf(out, "%sWithout debug info (names from the symbol table, no lines or inlined frames):",
 			indent);
@@ -75,8 +73,11 @@ void debug_hint_print(FILE *out, const struct profile *p, uint32_t value, int sh
 			const char *path = profile_string(p, p->modules[order[i]].path);
 			const char *slash = strrchr(path, '/');
 			char safe[512];
-			fprintf(out, "%s %s %.1f%%", i ? "," : "",
-				escape_text(slash ? slash + 1 : path, safe, sizeof(safe)), 100.0 * share[order[i]]);
+			/* Stripped of its symbol table too: not even names. */
+			int nameless = !(p->modules[order[i]].flags & PROFILE_MODULE_HAS_FUNCTIONS);
+			fprintf(out, "%s %s%s %.1f%%", i ? "," : "",
+				escape_text(slash ? slash + 1 : path, safe, sizeof(safe)),
+				nameless ? " (no symbols: module+offset)" : "", 100.0 * share[order[i]]);
 		}
 		if (n > LISTED)
 			fprintf(out, " and %u more", n - LISTED);

@@ -148,12 +148,15 @@ static void warn_about_runs(const struct diff *d, const struct diff_options *o)
 		diag(o->diag, DIAG_WARNING,
 		     "%s ran %s and %s ran %s: comparing different programs (frames match by module and function name)",
 		     d->base.path, pb, d->new.path, pn);
-	/* --tid names one run's threads: the other may keep none. */
+	/* --tid names one run's threads: the other may keep none. A run can
+	 * also be empty on its own (a trace cut before its first sample). */
 	const struct diff_run *runs[2] = {&d->base, &d->new};
 	for (int i = 0; i < 2; i++)
 		if (!runs[i]->p->nsamples)
 			diag(o->diag, DIAG_WARNING, "%s has no samples to compare%s", runs[i]->path,
-			     runs[i]->p->nthreads ? "" : " (no thread left after --tid: thread ids are each run's own)");
+			     runs[i]->p->nthreads || !o->threads_filtered
+				     ? ""
+				     : " (no thread left after --tid: thread ids are each run's own)");
 	/* Raw counts of timer periods mean different times at different intervals. */
 	uint32_t v = d->base.value;
 	if (!d->normalized && b->period_type != PROFILE_NO_VALUE && n->period_type != PROFILE_NO_VALUE &&

@@ -40,6 +40,7 @@ struct diff_options {
 	int normalize;          /* scale new values by base total / new total */
 	double confidence;      /* of the noise test, in (0, 1) */
 	const struct diag_sink *diag; /* warnings (different programs...); may be NULL */
+	int threads_filtered;   /* --tid was given: an empty run may be its doing */
 };
 
 /* One side of the comparison. */

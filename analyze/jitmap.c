@@ -126,10 +126,9 @@ size_t jit_symbols_add(struct jit_symbols *js, const uint8_t *text, size_t len, 
 	return bad;
 }
 
-static const struct jit_symbols *sorting;
-
-static int by_start(const void *a, const void *b)
+static int by_start(const void *a, const void *b, void *symbols)
 {
+	const struct jit_symbols *sorting = symbols;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	const struct jit_symbol *x = &sorting->symbols[i], *y = &sorting->symbols[j];
 	if (x->start != y->start)
@@ -142,10 +141,8 @@ void jit_symbols_finish(struct jit_symbols *js)
 	size_t *index = calloc_or_abort(js->n ? js->n : 1, sizeof(*index));
 	for (size_t i = 0; i < js->n; i++)
 		index[i] = i;
-	sorting = js;
 	if (js->n > 1)
-		qsort(index, js->n, sizeof(*index), by_start);
-	sorting = NULL;
+		qsort_r(index, js->n, sizeof(*index), by_start, js);
 	struct jit_symbol *sorted = calloc_or_abort(js->n ? js->n : 1, sizeof(*sorted));
 	size_t kept = 0;
 	for (size_t i = 0; i < js->n; i++) /* one per start: the latest */

@@ -160,6 +160,49 @@ static void run_record(struct loader *L, void *state, const struct trace_record 
 	}
 }
 
+/*
+ * The agent's own figures live in memory the program can write: a thread's
+ * CPU clock cannot pass the run's duration (a thread runs on one CPU at a
+ * time), nor the handler's time the CPU of every thread together, nor its
+ * signals one per microsecond per thread. Figures past that (with a tenth
+ * and 10 ms of slack) are dropped and said, never printed.
+ */
+static void check_agent_figures(struct loader *L)
+{
+	struct load_stats *st = L->stats;
+	uint64_t run = L->p->duration_ns;
+	if (!run)
+		return;
+	uint64_t bound = run > UINT64_MAX / 2 ? UINT64_MAX : run + run / 10 + 10000000;
+	uint32_t bad = 0, measured = 0;
+	for (uint32_t t = 0; t < st->nthread_cpu; t++) {
+		measured += st->thread_cpu_ns[t] != 0;
+		if (st->thread_cpu_ns[t] > bound) {
+			st->thread_cpu_ns[t] = 0;
+			bad++;
+		}
+	}
+	if (bad) {
+		diag(L->diag, DIAG_WARNING,
+		     "%s: %u thread%s measured CPU time%s cannot be true (more than the run's %.3f s): not shown",
+		     L->path, bad, bad == 1 ? "'s" : "s'", bad == 1 ? "" : "s", (double)run / 1e9);
+		st->implausible_cpu_threads = bad;
+	}
+	uint64_t threads = L->p->nthreads > measured ? L->p->nthreads : measured;
+	if (threads == 0)
+		threads = 1;
+	uint64_t all_cpu = bound > UINT64_MAX / threads ? UINT64_MAX : bound * threads;
+	uint64_t signals = run / 1000 > UINT64_MAX / threads ? UINT64_MAX : run / 1000 * threads + 1000;
+	if (st->agent_ns > all_cpu || st->agent_signals > signals) {
+		diag(L->diag, DIAG_WARNING,
+		     "%s: the agent's cost (%" PRIu64 " ns in %" PRIu64 " signals) cannot be true in a %.3f s run "
+		     "of %" PRIu64 " thread%s: not shown",
+		     L->path, st->agent_ns, st->agent_signals, (double)run / 1e9, threads, threads == 1 ? "" : "s");
+		st->agent_ns = st->agent_signals = 0;
+		st->implausible_agent_cost = 1;
+	}
+}
+
 /* The run's duration: from the start to END (collect's own clock) or, in a
  * cut-off trace, to the latest time read. */
 static void run_finish(struct loader *L, void *state)
@@ -169,6 +212,7 @@ static void run_finish(struct loader *L, void *state)
 	uint64_t end = L->end_time_ns ? L->end_time_ns : L->last_time_ns;
 	if (p->start_ns && end > p->start_ns)
 		p->duration_ns = end - p->start_ns;
+	check_agent_figures(L);
 }
 
 static const enum trace_type run_types[] = { TRACE_META, TRACE_THREAD, TRACE_END, 0 };

@@ -74,6 +74,8 @@ struct load_stats {
 	uint64_t samples_outside_run;        /* times before the start or after the end */
 	uint64_t samples_backwards;          /* earlier than their thread's previous one */
 	uint32_t overbusy_threads;           /* more CPU time than the run lasted */
+	uint32_t implausible_cpu_threads;    /* measured CPU times dropped (load.c) */
+	int implausible_agent_cost;          /* END's agent figures dropped (load.c) */
 	int value_saturated;                 /* some total reached the int64 limit */
 	/* Allocations (load_allocs.c): the run's figures, as recorded (or scaled with --scale). */
 	int has_allocs;

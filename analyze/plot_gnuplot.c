@@ -45,19 +45,36 @@ enum plot_kind plot_kind_named(const char *name)
 	return PLOT_NKINDS;
 }
 
-/* s as a gnuplot single-quoted string: '' stands for ', control
- * characters are escaped (a string cannot span lines). */
+/* s as a gnuplot string expression: single-quoted runs joined by "'" for
+ * each quote and "\\" for each backslash. gnuplot's scanner misreads ''
+ * (its own escape for a quote) at the start of a string or twice in a row,
+ * and a double-quoted run could hold a `command`, so only these two pieces
+ * are double-quoted. Control characters are escaped (one line per string). */
 static void put_quoted(FILE *out, const char *s)
 {
 	char safe[4096];
 	s = escape_text(s, safe, sizeof(safe));
-	fputc('\'', out);
+	int open = 0, pieces = 0;
 	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', out);
+		if (*s == '\\' || *s == '\'') {
+			if (open)
+				fputc('\'', out);
+			if (pieces++)
+				fputc('.', out);
+			fputs(*s == '\'' ? "\"'\"" : "\"\\\\\"", out);
+			open = 0;
+			continue;
+		}
+		if (!open) {
+			fputs(pieces++ ? ".'" : "'", out);
+			open = 1;
+		}
 		fputc(*s, out);
 	}
-	fputc('\'', out);
+	if (open)
+		fputc('\'', out);
+	else if (!pieces)
+		fputs("''", out);
 }
 
 void plot_var_number(struct plot_script *s, const char *name, double v)
@@ -430,6 +447,13 @@ int plot_make(const struct plot_request *rq, char *err, size_t errlen)
 	}
 	if (run_gnuplot(rq, dir, written, to_file ? (text ? out.file : NULL) : stdout, err, errlen) == 0)
 		rc = 0;
+	/* gnuplot can end with status 0 and no picture (a broken terminal
+	 * driver, a template edited by hand): an empty file is not a plot. */
+	struct stat written_st;
+	if (rc == 0 && written && (stat(written, &written_st) < 0 || written_st.st_size == 0)) {
+		snprintf(err, errlen, "%s: gnuplot wrote nothing", rq->output);
+		rc = -1;
+	}
 	/* Renamed into place when gnuplot finished it, removed otherwise. */
 	if (to_file && output_close(&out, rc == 0) < 0 && rc == 0) {
 		snprintf(err, errlen, "%s: %s", rq->output, strerror(errno));

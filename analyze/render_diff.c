@@ -120,10 +120,11 @@ static int print_figures(const struct report *r, const struct diff *d, const str
 {
 	const struct palette *pal = &r->pal;
 	char delta[32], pct[32];
+	/* No share of an empty base: "-", not a made-up 0.0%. */
+	const char *share = d->base.total ? percent_text(diff_row_percent(d, row), pct, sizeof(pct)) : "-";
 	fprintf(r->out, "%*" PRId64 " %*" PRId64 " %s%*s %7s%s %c ", c->wbase, row->base, c->wnew, row->new,
 		row->significant ? pal->bold : "", c->wdelta, signed_text(diff_row_delta(row), delta, sizeof(delta)),
-		percent_text(diff_row_percent(d, row), pct, sizeof(pct)), row->significant ? pal->reset : "",
-		mark(row));
+		share, row->significant ? pal->reset : "", mark(row));
 	return c->wbase + c->wnew + c->wdelta + 7 + 6;
 }
 

@@ -45,4 +45,16 @@ if(IPSCOPE_FUZZ)
     COMMAND sh -c "rm -rf '${FUZZ_WORK}' && mkdir -p '${FUZZ_WORK}' '${FUZZ_ARTIFACTS}' && cp '${CMAKE_CURRENT_SOURCE_DIR}'/fuzz/corpus/* '${FUZZ_WORK}/' && exec \"$0\" -max_total_time=30 -timeout=10 -max_len=16384 -print_final_stats=1 -dict='${CMAKE_CURRENT_SOURCE_DIR}/fuzz/trace.dict' -artifact_prefix='${FUZZ_ARTIFACTS}/' '${FUZZ_WORK}'"
     $<TARGET_FILE:fuzz_trace_reader>)
   set_tests_properties(fuzz_trace_reader PROPERTIES TIMEOUT 120 LABELS fuzz)
+
+  # The perf-map parser reads text the profiled program wrote (JIT_MAP).
+  add_executable(fuzz_jitmap ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_jitmap.c
+    ${CMAKE_SOURCE_DIR}/analyze/jitmap.c ${CMAKE_SOURCE_DIR}/formats/common/alloc.c)
+  target_include_directories(fuzz_jitmap PRIVATE ${CMAKE_SOURCE_DIR}/analyze ${CMAKE_SOURCE_DIR}/formats/common)
+  target_compile_options(fuzz_jitmap PRIVATE ${FUZZ_FLAGS} -g)
+  target_link_options(fuzz_jitmap PRIVATE ${FUZZ_FLAGS})
+  set(FUZZ_JIT_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_jitmap_corpus)
+  add_test(NAME fuzz_jitmap
+    COMMAND sh -c "rm -rf '${FUZZ_JIT_WORK}' && mkdir -p '${FUZZ_JIT_WORK}' '${FUZZ_ARTIFACTS}' && cp '${CMAKE_CURRENT_SOURCE_DIR}'/fuzz/jitmap_corpus/* '${FUZZ_JIT_WORK}/' && exec \"$0\" -max_total_time=15 -timeout=10 -max_len=4096 -print_final_stats=1 -artifact_prefix='${FUZZ_ARTIFACTS}/jitmap-' '${FUZZ_JIT_WORK}'"
+    $<TARGET_FILE:fuzz_jitmap>)
+  set_tests_properties(fuzz_jitmap PROPERTIES TIMEOUT 120 LABELS fuzz)
 endif()

@@ -230,7 +230,8 @@ static void open_module(struct symbolizer *s, struct symbol_module *m)
 			 nsymbols > 0 ? ": function names from the symbol table only"
 				      : " and no symbols: frames shown as module+offset");
 	}
-	if (m->ix.nsegments > 0 || m->ix.nsymbols > 0)
+	/* PLT stubs alone (a stripped binary keeps them) name no function of it. */
+	if (m->ix.nsegments > 0 || nsymbols > 0)
 		m->flags |= PROFILE_MODULE_HAS_FUNCTIONS;
 	if (m->ix.nrows > 0)
 		m->flags |= PROFILE_MODULE_HAS_FILENAMES | PROFILE_MODULE_HAS_LINE_NUMBERS;

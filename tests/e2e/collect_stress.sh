@@ -15,11 +15,17 @@ run() {
 }
 run dlopen dlopen "$workloads/libcollect_plugin.so"
 cpu=$(info_cpu_seconds "$scratch/dlopen.zst")
-within "$cpu" 1.5 1.5 || fail "dlopen: profiled ${cpu}s of CPU, want about 1 s or more"
+# Known: 20 x 0.05 s of the plugin's work (its own CPU clock), plus the
+# loader thread's loop: at least 0.9 s profiled, and no more than two busy
+# threads could use.
+awk -v c="$cpu" 'BEGIN { exit !(c >= 0.9 && c <= 4) }' ||
+	fail "dlopen: profiled ${cpu}s of CPU, want 1 s of plugin work (0.9 s at least) and the loader's loop"
 
 run phdr phdr
 cpu=$(info_cpu_seconds "$scratch/phdr.info")
-within "$cpu" 1.5 1.2 || fail "phdr: profiled ${cpu}s of CPU, want 0.5 s or more"
+# Known: 0.5 s of the straight-line thread's CPU clock, plus the
+# dl_iterate_phdr loop while it runs.
+awk -v c="$cpu" 'BEGIN { exit !(c >= 0.45 && c <= 3) }' || fail "phdr: profiled ${cpu}s of CPU, want 0.5 s or more"
 
 run fork fork
 threads=$(info_thread_count "$scratch/fork.zst")

@@ -65,7 +65,9 @@ done
 echo "70/30 against 30/70: heavy -40, light +40 points (within 5), significant in tree, flat, tsv and folded"
 
 # pprof: the -diff_base profile go tool pprof reads; percentages of base's total.
-if command -v go >/dev/null 2>&1; then
+# go is in scripts/debian-packages.txt: without it this test fails, never skips.
+command -v go >/dev/null 2>&1 || fail "go not installed (scripts/debian-packages.txt has golang-go)"
+{
 	export HOME="$scratch/home"
 	mkdir -p "$HOME"
 	"$bin/analyze" diff --format pprof -o "$scratch/d.pb.gz" "$scratch/a.zst" "$scratch/s.zst" ||
@@ -83,9 +85,7 @@ if command -v go >/dev/null 2>&1; then
 			fail "pprof: $name's cum is $cum of $base_total, expected $want% +- 5"
 	done
 	echo "pprof: total = base's, heavy and light cum -40/+40 points"
-else
-	echo "go not installed: pprof export not checked"
-fi
+}
 
 # Same program, same argument: no row beyond sampling noise.
 for pair in "a b" "a c" "b c"; do
@@ -126,6 +126,15 @@ printf 'garbage' >"$scratch/bad.zst"
 "$bin/analyze" diff "$scratch/bad.zst" "$scratch/a.zst" >/dev/null 2>"$scratch/err" && fail "corrupt BASE accepted"
 grep -q "base trace $scratch/bad.zst" "$scratch/err" || fail "corrupt BASE: message does not name it: $(cat "$scratch/err")"
 [ "$(wc -l <"$scratch/err")" -eq 1 ] || fail "corrupt BASE: more than one line: $(cat "$scratch/err")"
+# A base cut before its first sample: read with the loader's warning, said
+# to have no samples (not blamed on a --tid nobody gave), no share printed.
+head -c 800 "$scratch/a.zst" >"$scratch/cut.zst"
+"$bin/analyze" diff "$scratch/cut.zst" "$scratch/s.zst" >"$scratch/out" 2>"$scratch/err" ||
+	fail "diff of a cut base failed: $(cat "$scratch/err")"
+grep -q "$scratch/cut.zst has no samples to compare\$" "$scratch/err" || fail "cut base: $(cat "$scratch/err")"
+grep -q -- "--tid" "$scratch/err" && fail "cut base blamed on --tid: $(cat "$scratch/err")"
+grep -q "0\.0%" "$scratch/out" && fail "cut base: a share of an empty base printed: $(cat "$scratch/out")"
+echo "cut base: no samples, said; no shares of an empty base"
 "$bin/analyze" diff --confidence 1.5 "$scratch/a.zst" "$scratch/s.zst" 2>"$scratch/err" && fail "--confidence 1.5 accepted"
 [ $? -eq 2 ] || fail "--confidence 1.5: exit status not 2"
 "$bin/analyze" diff "$scratch/a.zst" 2>"$scratch/err" && fail "one operand accepted"

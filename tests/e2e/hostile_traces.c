@@ -11,6 +11,8 @@
  *   weights.zst   weights of 2^32 - 1 and no start time to bound them
  *   deep.zst      one sample of a 100000-deep recursion
  *   denied.zst    a module whose file (given) the reader may not read
+ *   agent.zst     a 1 s run whose thread measured 2^64 - 16 ns of CPU at its
+ *                 exit and whose agent claims 6.2e16 ns in 1000 signals
  *
  * usage: hostile_traces DIR FIFO UNREADABLE
  */
@@ -121,5 +123,13 @@ int main(int argc, char **argv)
 	w = start("denied.zst", &fd, "./app", 1);
 	module_and_samples(w, argv[3], "main", 10, 1);
 	finish(w, fd, START_NS + 1000000000ull, 0);
+
+	w = start("agent.zst", &fd, "./app", 1);
+	module_and_samples(w, "/nonexistent/app", "main", 10, 1);
+	struct trace_thread exit_record = {1, 1, START_NS + 900000000ull, TRACE_THREAD_EXIT, "", 0xfffffffffffffff0ull};
+	check(trace_writer_thread(w, &exit_record) == 0, "thread");
+	struct trace_end e = {START_NS + 1000000000ull, 0, TRACE_END_EXITED, 10, 10, 0, 61901825750703200ull, 1000};
+	check(trace_writer_close(w, &e) == 0, "close");
+	close(fd);
 	return 0;
 }

@@ -30,8 +30,9 @@ unset IPSCOPE_AGENT
 root/usr/bin/collect -q -o t.zst "$workloads/report_split" 0.3 2>err || fail "unpacked collect: $(cat err)"
 root/usr/bin/analyze flat t.zst >flat || fail "unpacked analyze failed"
 grep -q heavy flat || fail "unpacked collect recorded no samples of heavy(): $(cat flat)"
-if command -v gnuplot >/dev/null 2>&1; then
-	root/usr/bin/analyze plot top -o top.txt t.zst 2>err || fail "unpacked analyze plot: $(cat err)"
-	grep -q "top functions of report_split" top.txt || fail "unpacked analyze plot drew no top"
-fi
+"$bin/analyze" flat t.zst >build.flat || fail "build-tree analyze flat failed"
+cmp -s flat build.flat || fail "the package's and the build tree's reports differ: $(diff flat build.flat)"
+command -v gnuplot >/dev/null 2>&1 || fail "gnuplot not installed (scripts/debian-packages.txt has gnuplot-nox)"
+root/usr/bin/analyze plot top -o top.txt t.zst 2>err || fail "unpacked analyze plot: $(cat err)"
+grep -q "top functions of report_split" top.txt || fail "unpacked analyze plot drew no top"
 echo "deb: ok ($deb)"

@@ -116,4 +116,24 @@ PATH=/nonexistent "$bin/analyze" plot top -o "$scratch/n.png" "$scratch/t.zst" 2
 	fail "plotted without gnuplot"
 grep -q "cannot run gnuplot: No such file or directory" "$scratch/err" || fail "no gnuplot: $(cat "$scratch/err")"
 [ "$(wc -l <"$scratch/err")" -eq 1 ] || fail "no gnuplot: more than one line: $(cat "$scratch/err")"
-echo "errors: heap of a CPU trace, unknown type and kind, gnuplot missing: said"
+# A gnuplot that ends with status 0 and writes nothing: an error, no file.
+mkdir -p "$scratch/fakebin"
+printf '#!/bin/sh\ncat >/dev/null\nexit 0\n' >"$scratch/fakebin/gnuplot"
+chmod +x "$scratch/fakebin/gnuplot"
+PATH="$scratch/fakebin:$PATH" "$bin/analyze" plot top -o "$scratch/silent.png" "$scratch/t.zst" 2>"$scratch/err" &&
+	fail "a gnuplot that wrote nothing made a plot"
+grep -q "gnuplot wrote nothing" "$scratch/err" || fail "silent gnuplot: $(cat "$scratch/err")"
+[ ! -e "$scratch/silent.png" ] || fail "a silent gnuplot left an empty $scratch/silent.png"
+echo "errors: heap of a CPU trace, unknown type and kind, gnuplot missing, gnuplot writing nothing: said"
+
+# The program's command line reaches the scripts as strings: quotes,
+# backslashes and backquotes in it are text (no gnuplot syntax error, no
+# command run), and the title shows them as collect quoted them.
+"$bin/collect" -q -o "$scratch/q.zst" "$workloads/report_split" 0.1 0.7 "it's" 'a\b' "\\'\\''" '`touch '"$scratch"'/ran`' \
+	2>"$scratch/err" || fail "collect report_split with quotes: $(cat "$scratch/err")"
+for kind in top timeline; do
+	plot "$kind" "$scratch/q-$kind.svg" "$scratch/q.zst"
+	grep -qF "0.7 'it'\\''s' 'a\\b'" "$scratch/q-$kind.svg" || fail "$kind: the quoted arguments are not in the title as collect quoted them"
+done
+[ ! -e "$scratch/ran" ] || fail "a backquoted argument ran as a command"
+echo "quotes, backslashes and backquotes in the command line: plotted as text"

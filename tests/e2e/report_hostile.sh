@@ -37,6 +37,12 @@ for cmd in info tree flat "tree --threads"; do
 	done
 	grep -q "$csi" "$scratch/out" && fail "analyze $cmd printed a raw C1 CSI"
 done
+# archive warns about each module it cannot archive: the trace's paths, escaped.
+"$a" archive -o "$scratch/escapes.tar" "$scratch/escapes.zst" >/dev/null 2>"$scratch/err"
+grep -q "not archived" "$scratch/err" || fail "archive of escapes.zst warned about nothing: $(cat "$scratch/err")"
+for c in "$esc" "$bel" "$cr" "$csi"; do
+	grep -q "$c" "$scratch/err" && fail "analyze archive printed a raw control character: $(od -c "$scratch/err" | head -5)"
+done
 "$a" info "$scratch/escapes.zst" 2>/dev/null >"$scratch/out"
 grep -qF './app \e]0;pwned\x07 \e[2J' "$scratch/out" || fail "command line not escaped as expected: $(grep Command "$scratch/out")"
 grep -qF 'th\e[2Jread\r\x9b' "$scratch/out" || fail "thread name not escaped: $(cat "$scratch/out")"
@@ -44,6 +50,16 @@ grep -qF 'th\e[2Jread\r\x9b' "$scratch/out" || fail "thread name not escaped: $(
 "$a" info --format json "$scratch/escapes.zst" 2>/dev/null | jq -e '.command == "./app \u001b]0;pwned\u0007 \u001b[2J"' >/dev/null ||
 	fail "info --format json lost the command's bytes"
 "$a" flat --format tsv "$scratch/escapes.zst" 2>/dev/null | grep -q "$esc" && fail "flat --format tsv printed a raw ESC"
+
+# The agent's own figures (a thread's CPU clock, the handler's cost): past
+# what the run allows, dropped and said, never printed.
+"$a" info "$scratch/agent.zst" >"$scratch/out" 2>"$scratch/err" || fail "info failed on agent.zst"
+grep -q "1 thread's measured CPU time cannot be true" "$scratch/err" || fail "agent.zst: CPU clock not flagged: $(cat "$scratch/err")"
+grep -q "the agent's cost .* cannot be true" "$scratch/err" || fail "agent.zst: agent cost not flagged: $(cat "$scratch/err")"
+grep -q "18446744073\|6190182575" "$scratch/out" && fail "agent.zst: an impossible figure printed: $(cat "$scratch/out")"
+"$a" info --format json "$scratch/agent.zst" 2>/dev/null | grep -q "18446744073\|9223372036854775807\|61901825750703200" &&
+	fail "agent.zst: an impossible figure in the JSON"
+echo "agent figures: flagged, not printed"
 
 # Garbage loss counters: clamped, one line per bad thread, not 1000.
 "$a" info "$scratch/lost.zst" >"$scratch/out" 2>"$scratch/err" || fail "info failed on lost.zst"

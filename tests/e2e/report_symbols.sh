@@ -64,6 +64,17 @@ grep -q "^  symbols only .*100.0%  $scratch/symtab/app\$" "$scratch/info" ||
 	fail "symtab: info does not show app with symbols only at 100%: $(cat "$scratch/info")"
 grep -q "^  Without debug info .*: app 100.0%" "$scratch/info" || fail "symtab: info gives no hint"
 
+# 3b. No symbol table either (strip --strip-all): frames are module+offset,
+# and the footer says so instead of promising names from a symbol table.
+mkdir -p "$scratch/nosyms"
+cxx 0 "$scratch/nosyms/app"
+strip --strip-all "$scratch/nosyms/app"
+profile "$scratch/nosyms/app" "$scratch/nosyms.zst"
+"$bin/analyze" flat "$scratch/nosyms.zst" >"$scratch/flat" 2>/dev/null || fail "analyze flat failed"
+grep -q "add_many" "$scratch/flat" && fail "nosyms: a name from a binary without symbols"
+grep -q "^Without debug info .*: app (no symbols: module+offset) 100.0% of samples" "$scratch/flat" ||
+	fail "nosyms: the footer does not say app has no symbols: $(tail -3 "$scratch/flat")"
+
 # 4. Rebuilt after collection: a warning, and module+offset instead of names.
 mkdir -p "$scratch/rebuilt"
 cxx 0 "$scratch/rebuilt/app"

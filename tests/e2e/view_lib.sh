@@ -50,23 +50,31 @@ row() { printf '%s\t' "$@" | sed 's/\t$//'; }
 keys() { T send-keys -t v "$@"; }
 # run CMD: CMD in the pane through run.sh, which records the terminal before
 # and after it and its exit status; it traps SIGINT, so a ^C ends CMD (the
-# foreground process group gets it) but not the recording.
+# foreground process group gets it) but not the recording. The pane is
+# reset first (tmux does it at once, where the shell's "clear" comes when
+# the shell gets to it), so no wait sees the last run's screen; runs are
+# numbered, so restored waits for this run's end.
 cat >"$scratch/run.sh" <<'END'
 trap : INT
-stty -a >before
+stty -a >"before.$2"
 sh -c "$1"
 echo "rc=$?"
-stty -a >after
-printf 'alt=%s\n' done
+stty -a >"after.$2"
+printf 'alt=%s %s\n' done "$2"
 END
+runs=0
 run() {
-	keys "clear; sh run.sh \"$*\"" Enter
+	runs=$((runs + 1))
+	T send-keys -t v -R
+	T clear-history -t v
+	keys "clear; sh run.sh \"$*\" $runs" Enter
 }
 # restored RC: the command ended with RC, the terminal as before it, the main screen back.
 restored() {
-	wait_for "alt=done"
+	wait_for "alt=done $runs"
 	expect_row "rc=$1"
-	cmp -s "$scratch/before" "$scratch/after" || fail "stty -a changed: $(diff "$scratch/before" "$scratch/after")"
+	cmp -s "$scratch/before.$runs" "$scratch/after.$runs" ||
+		fail "stty -a changed: $(diff "$scratch/before.$runs" "$scratch/after.$runs")"
 	[ "$(T display -p -t v '#{alternate_on}')" = 0 ] || fail "still on the alternate screen"
 }
 

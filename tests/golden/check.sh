@@ -20,7 +20,7 @@ while IFS='|' read -r name trace args; do
 	out=$scratch/$name
 	case $name in
 	*.pprof-top)
-		command -v go >/dev/null || { echo "skip $name: go not installed"; continue; }
+		command -v go >/dev/null || { echo "FAIL $name: go not installed (scripts/debian-packages.txt has golang-go)"; failed=1; continue; }
 		# shellcheck disable=SC2086
 		"$analyze" $args -o "$scratch/p.pb.gz" "$trace.trace.zst" 2>/dev/null
 		# the default sample type, then each type by name
