@@ -251,7 +251,8 @@ static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t f
 	free(raw.e);
 	free(threads);
 	profile_remap_free(m);
-	qsort(out->e, out->n, sizeof(*out->e), entry_order);
+	if (out->n) /* an empty run has no array: qsort(NULL, 0) is undefined */
+		qsort(out->e, out->n, sizeof(*out->e), entry_order);
 }
 
 static int64_t clamp_i64(long double x)
@@ -428,7 +429,8 @@ static int by_p(const void *a, const void *b)
 void diff_adjust(const struct diff *d, struct diff_row *const *rows, size_t n)
 {
 	struct diff_row **sorted = calloc_or_abort(n ? n : 1, sizeof(*sorted));
-	memcpy(sorted, rows, n * sizeof(*sorted));
+	if (n) /* rows may be NULL when there are none */
+		memcpy(sorted, rows, n * sizeof(*sorted));
 	/* Ties keep no particular order, but adjusted values of tied p's are
 	 * equal whatever their order (the running maximum). */
 	qsort(sorted, n, sizeof(*sorted), by_p);

@@ -10,6 +10,8 @@ target_link_libraries(alloc_cases PRIVATE pthread)
 # The same program linked statically, where LD_PRELOAD cannot reach its allocator.
 ipscope_workload(alloc_static e2e/workloads/alloc_cases.c)
 target_link_options(alloc_static PRIVATE -static -pthread)
+# A program whose malloc is its own (as one with jemalloc linked in): unreachable too.
+ipscope_workload(alloc_own e2e/workloads/alloc_own.c)
 foreach(test cases)
   add_test(NAME e2e_alloc_${test} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/alloc_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_alloc_${test} PROPERTIES LABELS e2e TIMEOUT 300)

@@ -30,7 +30,10 @@
  *
  * Stacks. capture_stack (libunwind's unw_backtrace, its per-thread fast
  * trace cache) from the hook, without the agent's frames; --max-frames
- * applies. Inside dl_iterate_phdr (a program's callback holding the loader's
+ * applies. Measured (bench/alloc-overhead, one thread, CPU time of the
+ * program and collect): 0.56 us per allocation and its free at 9 frames,
+ * 0.73 at 21, 1.29 at 69, about a third of it unwinding. There is no cache
+ * of whole stacks by return-address chain: it is the next thing to try. Inside dl_iterate_phdr (a program's callback holding the loader's
  * lock) there is no unwinding at all: the stack is the caller of
  * dl_iterate_phdr alone (unwinder.c says why).
  *

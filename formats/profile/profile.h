@@ -51,7 +51,7 @@ struct profile_module {
 #define PROFILE_FUNCTION_SYSTEM 0x1u  /* hidden unless -C (see PROFILE_MODULE_SYSTEM) */
 #define PROFILE_FUNCTION_UNKNOWN 0x2u /* name is "module+0xoffset" */
 /* What was allocated ("malloc 32 B"): a leaf below an allocating frame, not
- * code; flat charges it to the frame above (analyze/load_allocs.c). */
+ * code; flat charges it to the frame above (analyze/load_alloc_leaves.c). */
 #define PROFILE_FUNCTION_ALLOC_LEAF 0x4u
 
 struct profile_function {

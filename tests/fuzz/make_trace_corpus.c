@@ -120,6 +120,43 @@ static void every_record_type(struct trace_writer *w)
 	trace_writer_jit_map(w, &j);
 }
 
+/* An allocation trace (1.3): META of its scheme, then ALLOCS of every kind and flag. */
+static void allocations(struct trace_writer *w, const char *scheme)
+{
+	static const uint64_t ips[3] = { 0x555555555129, 0x55555555514a, 0x7ffff7dd2d8a };
+	trace_writer_meta(w, TRACE_META_COMMAND, "./alloc_sites");
+	trace_writer_meta(w, TRACE_META_MODE, "cpu,allocs");
+	trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, scheme);
+	if (!strcmp(scheme, "rate"))
+		trace_writer_meta(w, TRACE_META_ALLOC_RATE, "0.1");
+	if (!strcmp(scheme, "bytes"))
+		trace_writer_meta(w, TRACE_META_ALLOC_MEAN_BYTES, "524288");
+	struct trace_thread t = { 100, 100, 7, TRACE_THREAD_START | TRACE_THREAD_NAME, "alloc", 5000000 };
+	trace_writer_thread(w, &t);
+	struct trace_stack s0 = { 1, 0, 3, ips };
+	trace_writer_stack(w, &s0);
+	enum { N = 40 };
+	struct trace_heap_event e[N];
+	uint64_t seq = 1, time = 1000000000ull;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t kind = i % 4 == 3 ? TRACE_HEAP_FREE : 1 + i % TRACE_HEAP_PVALLOC;
+		uint32_t flags = kind == TRACE_HEAP_FREE ? (i % 8 == 3 ? TRACE_HEAP_TEMPORARY : TRACE_HEAP_BY_REALLOC)
+						 : kind == TRACE_HEAP_REALLOC ? TRACE_HEAP_MOVED : 0;
+		if (i == 17)
+			flags |= TRACE_HEAP_RESTORED | TRACE_HEAP_NESTED;
+		e[i] = (struct trace_heap_event){ seq, time, 0x5555555a0000ull + (i / 4) * 64 + (i % 4 == 3 ? 0 : 64 * (i % 4)),
+						  kind == TRACE_HEAP_FREE ? 0 : 16 + i * 100, 100 + i % 2,
+						  kind == TRACE_HEAP_FREE ? 0 : 1, kind, flags };
+		seq += 1 + (i == 20 ? 100000 : 0);
+		time += i % 5 == 0 ? 4000000 : 0;
+	}
+	e[9].kind = TRACE_HEAP_NONE;
+	trace_writer_allocs(w, 100, e, N / 2);
+	trace_writer_flush(w);
+	trace_writer_allocs(w, 100, e + N / 2, N / 2);
+	samples(w, 5, 2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -154,5 +191,23 @@ int main(int argc, char **argv)
 	end.samples = 120;
 	trace_writer_close(w, &end);
 	save_trace(dir, "batches", fd, 0);
+
+	/* Allocations (1.3): every kind, each scheme, one cut inside an ALLOCS record. */
+	end.samples = 5;
+	const char *const schemes[] = { "all", "rate", "bytes" };
+	for (int i = 0; i < 3; i++) {
+		char name[32];
+		w = start(&fd);
+		allocations(w, schemes[i]);
+		trace_writer_close(w, &end);
+		snprintf(name, sizeof name, "allocs_%s", schemes[i]);
+		save_trace(dir, name, fd, 0);
+	}
+	w = start(&fd);
+	allocations(w, "all");
+	trace_writer_flush(w);
+	at_flush = lseek(fd, 0, SEEK_END);
+	trace_writer_close(w, &end);
+	save_trace(dir, "allocs_cut", fd, (size_t)at_flush - 12);
 	return 0;
 }
