@@ -41,10 +41,17 @@ wait_line() {
 	cat "$scratch/screen" >&2
 	fail "line $1 never showed '$2'"
 }
-# expect_row TEXT... : some row of the last wait's screen holds every TEXT.
+# expect_row TEXT... : some row of the screen holds every TEXT (tab-separated),
+# polled like wait_for: a wait may have seen the header of a screen whose
+# rows the terminal is still painting, or a flame box before the row.
 expect_row() {
-	awk -v want="$*" 'BEGIN { n = split(want, w, "\t") } { ok = 1; for (i = 1; i <= n; i++) if (!index($0, w[i])) ok = 0; if (ok) found = 1 } END { exit !found }' "$scratch/screen" ||
-		{ cat "$scratch/screen" >&2; fail "no row with: $*"; }
+	i=0
+	while ! awk -v want="$*" 'BEGIN { n = split(want, w, "\t") } { ok = 1; for (i = 1; i <= n; i++) if (!index($0, w[i])) ok = 0; if (ok) found = 1 } END { exit !found }' "$scratch/screen"; do
+		[ "$i" -lt 100 ] || { cat "$scratch/screen" >&2; fail "no row with: $*"; }
+		sleep 0.1
+		screen >"$scratch/screen"
+		i=$((i + 1))
+	done
 }
 row() { printf '%s\t' "$@" | sed 's/\t$//'; }
 keys() { T send-keys -t v "$@"; }
