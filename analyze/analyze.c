@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{"info", cmd_info, "what is in a trace: run, totals, threads, modules, file"},
 	{"tree", cmd_tree, "call tree with counts, as Julia's Profile.print"},
 	{"flat", cmd_flat, "one row per function (or line): inclusive and self counts"},
+	{"source", cmd_source, "a source file with the cost of each line beside the code"},
+	{"view", cmd_view, "full-screen viewer: call tree, flat, source and flame graph"},
 	{"export", cmd_export, "write folded stacks, speedscope JSON or pprof"},
 	{"archive", cmd_archive, "pack the modules and debug files a trace needs, by build-id"},
 	{"diff", cmd_diff, "compare two traces: changes by function, beyond noise or not"},

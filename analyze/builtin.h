@@ -44,5 +44,7 @@ int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_archive(int argc, char **argv); /* builtin-archive.c */
+int cmd_source(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

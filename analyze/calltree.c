@@ -167,6 +167,9 @@ static void build_nodes(struct calltree *t, const uint8_t *include, uint32_t max
 	}
 	free(frames);
 	hashmap_free(&edges);
+	t->parents = calloc_or_abort(t->nnodes, sizeof(*t->parents));
+	for (uint32_t n = 0; n < t->nnodes; n++)
+		t->parents[n] = t->nodes[n].parent;
 }
 
 void calltree_build_nodes(struct calltree *t)
@@ -223,11 +226,14 @@ void calltree_node_sums(const struct calltree *t, const int64_t *stack_values, i
 			continue;
 		if (self)
 			self[node] = sat_add_i64(self[node], stack_values[s], NULL);
-		/* Every node of a path is its own (a prefix tree), so adding
-		 * along the parents counts a recursive frame once per level. */
-		for (; node != CALLTREE_NONE; node = t->nodes[node].parent)
-			inclusive[node] = sat_add_i64(inclusive[node], stack_values[s], NULL);
+		inclusive[node] = sat_add_i64(inclusive[node], stack_values[s], NULL);
 	}
+	/* Every node of a path is its own (a prefix tree), so a recursive
+	 * frame counts once per level; children come after their parents
+	 * (calltree.h), so one backward pass adds each node into its parent:
+	 * sequential, where walking every stack's parents chased pointers. */
+	for (uint32_t n = t->nnodes; n-- > 1;)
+		inclusive[t->parents[n]] = sat_add_i64(inclusive[t->parents[n]], inclusive[n], NULL);
 }
 
 void calltree_free(struct calltree *t)
@@ -238,6 +244,7 @@ void calltree_free(struct calltree *t)
 	free(t->line_frame);
 	free(t->stack_value);
 	free(t->nodes);
+	free(t->parents);
 	free(t->stack_node);
 	free(t);
 }

@@ -57,10 +57,12 @@ struct calltree {
 	int64_t totals[PROFILE_MAX_VALUE_TYPES]; /* every type's total of the selected samples */
 	int saturated;             /* some sum reached the int64 limit */
 	uint64_t total_samples;    /* selected sample rows */
-	struct calltree_node *nodes; /* after calltree_build_nodes; nodes[0] is the root */
+	struct calltree_node *nodes; /* after calltree_build_nodes; nodes[0] is the root,
+					and a node's parent has a smaller index */
 	uint32_t nnodes;
 	uint32_t *stack_node;      /* per profile stack: its innermost node, CALLTREE_NONE
 				      when it has none (after calltree_build_nodes) */
+	uint32_t *parents;         /* per node: nodes[n].parent, packed for passes over every node */
 	uint32_t thread;           /* the thread selected, or CALLTREE_ALL_THREADS */
 };
 

@@ -68,32 +68,6 @@ static uint32_t same_type(const struct profile *p, uint32_t v, const struct prof
 	return u != PROFILE_NO_VALUE && !strcmp(unit_name(p, v), unit_name(other, u)) ? u : PROFILE_NO_VALUE;
 }
 
-/*
- * The count type behind type v: v itself when it is a stored count; a
- * stored count read from the same column (cpu is samples x interval); the
- * objects of a type of space (alloc_space: alloc_objects); else none.
- */
-static uint32_t count_type(const struct profile *p, uint32_t v)
-{
-	const struct profile_value_type *t = &p->value_types[v];
-	if (t->scale == 1 && !strcmp(unit_name(p, v), "count"))
-		return v;
-	for (uint32_t u = 0; u < p->nvalue_types; u++)
-		if (p->value_types[u].column == t->column && p->value_types[u].scale == 1 &&
-		    !strcmp(unit_name(p, u), "count"))
-			return u;
-	const char *name = type_name(p, v);
-	size_t n = strlen(name);
-	if (n > 6 && !strcmp(name + n - 6, "_space") && n < 64) {
-		char objects[80];
-		snprintf(objects, sizeof(objects), "%.*s_objects", (int)(n - 6), name);
-		uint32_t u = profile_find_value_type(p, objects);
-		if (u != PROFILE_NO_VALUE && !strcmp(unit_name(p, u), "count"))
-			return u;
-	}
-	return PROFILE_NO_VALUE;
-}
-
 static int64_t sample_count(const struct diff_run *r, uint64_t i)
 {
 	return r->count == PROFILE_NO_VALUE ? 1 : profile_sample_value(r->p, i, r->count);
@@ -340,8 +314,8 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 	d->normalized = o->normalize;
 	if (choose_value(d, o, err, errlen))
 		return -1;
-	d->base.count = count_type(base, d->base.value);
-	d->new.count = count_type(new, d->new.value);
+	d->base.count = profile_count_type(base, d->base.value);
+	d->new.count = profile_count_type(new, d->new.value);
 	run_totals(&d->base);
 	run_totals(&d->new);
 	/* Exact traces are exact in their allocation types; their CPU samples are samples. */

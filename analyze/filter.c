@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "arith.h"
 #include "hashmap.h"
 #include "remap.h"
 
@@ -354,4 +355,37 @@ struct profile *filter_profile_consume(struct profile *p, const struct filter_op
 	p->nsamples = 0;
 	profile_free(p);
 	return out;
+}
+
+struct profile *filter_sum_samples(struct profile *p)
+{
+	uint32_t ncol = p->ncolumns;
+	int64_t *values = p->values;
+	struct hashmap index; /* stack << 32 | thread -> pair */
+	hashmap_init(&index, 1024);
+	uint64_t n = 0, last = 0, last_key = UINT64_MAX;
+	/* Pair n is written at row n, which is never past the row being read. */
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample s = p->samples[i];
+		uint64_t key = (uint64_t)s.stack << 32 | s.thread;
+		if (key != last_key) {
+			uint32_t *slot = hashmap_slot(&index, key);
+			last_key = key;
+			if (*slot == HASHMAP_NONE) {
+				if (n >= UINT32_MAX - 1)
+					abort_with_message("too many (stack, thread) pairs");
+				*slot = (uint32_t)n;
+				p->samples[n] = (struct profile_sample){.stack = s.stack, .thread = s.thread};
+				memmove(values + n * ncol, values + i * ncol, ncol * sizeof(*values));
+				last = n++;
+				continue;
+			}
+			last = *slot;
+		}
+		for (uint32_t c = 0; c < ncol; c++)
+			values[last * ncol + c] = sat_add_i64(values[last * ncol + c], values[i * ncol + c], NULL);
+	}
+	hashmap_free(&index);
+	p->nsamples = n;
+	return p;
 }

@@ -80,4 +80,11 @@ struct profile *filter_profile_consume(struct profile *p, const struct filter_op
 /* 1 when the filters would change nothing (-C, no --tid, --pid or --state, no --no-inline, no view). */
 int filter_is_identity(const struct filter_options *f);
 
+/*
+ * p with one sample per (stack, thread), its values summed (saturating) and
+ * time 0 (it stands for the whole run), in the order each pair first came:
+ * what a viewer ranks, in place (p itself is returned). Every total stays.
+ */
+struct profile *filter_sum_samples(struct profile *p);
+
 #endif

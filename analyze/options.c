@@ -29,7 +29,10 @@ static const struct shared_option shared_options[] = {
 	 "                          build, look for it in DIR by build-id (DIR/.build-id/\n"
 	 "                          xx/yyyy, as analyze archive packs it), by its path\n"
 	 "                          under DIR and by name; its debug files too\n"
-	 "                          (repeatable). A file with another build-id is never used"},
+	 "                          (repeatable). A file with another build-id is never\n"
+	 "                          used. Source files (analyze source, view) moved since\n"
+	 "                          the build: DIR/PATH for the recorded path and each of\n"
+	 "                          its tails (DIR/src/a.c, DIR/a.c for /home/x/src/a.c)"},
 	{OPTGROUP_LOAD, {"no-demangle", no_argument, NULL, OPTION_NO_DEMANGLE},
 	 "      --no-demangle       show C++/Rust names as in the binary"},
 	{OPTGROUP_LOAD, {"keep-clones", no_argument, NULL, OPTION_KEEP_CLONES},
@@ -89,12 +92,12 @@ static const struct shared_option shared_options[] = {
 	 "      --combine           merge addresses of the same source line (default)"},
 	{OPTGROUP_COMBINE, {"no-combine", no_argument, NULL, OPTION_NO_COMBINE},
 	 "      --no-combine        one entry per instruction address, address shown"},
-	{OPTGROUP_DISPLAY, {"width", required_argument, NULL, OPTION_WIDTH},
+	{OPTGROUP_WIDTH, {"width", required_argument, NULL, OPTION_WIDTH},
 	 "      --width N           fit lines in N columns (default: the terminal's,\n"
 	 "                          unlimited when not a terminal)"},
-	{OPTGROUP_DISPLAY, {"full-paths", no_argument, NULL, OPTION_FULL_PATHS},
+	{OPTGROUP_LOOK, {"full-paths", no_argument, NULL, OPTION_FULL_PATHS},
 	 "      --full-paths        show full source paths, never shortened"},
-	{OPTGROUP_DISPLAY, {"color", required_argument, NULL, OPTION_COLOR},
+	{OPTGROUP_LOOK, {"color", required_argument, NULL, OPTION_COLOR},
 	 "      --color WHEN        auto (default: on a terminal unless NO_COLOR is\n"
 	 "                          set), always or never"},
 	{0, {"value", required_argument, NULL, OPTION_VALUE},

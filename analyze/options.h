@@ -44,8 +44,10 @@
 #define OPTGROUP_MINCOUNT 0x04u /* --mincount N */
 #define OPTGROUP_LINES 0x08u    /* --lines */
 #define OPTGROUP_COMBINE 0x10u  /* --combine / --no-combine */
-#define OPTGROUP_DISPLAY 0x20u  /* --width N, --full-paths, --color auto|always|never */
-#define OPTGROUP_SELECT 0x40u   /* --pid N (repeatable), --state on-cpu|off-cpu: which samples */
+#define OPTGROUP_WIDTH 0x20u    /* --width N */
+#define OPTGROUP_LOOK 0x40u     /* --full-paths, --color auto|always|never */
+#define OPTGROUP_DISPLAY (OPTGROUP_WIDTH | OPTGROUP_LOOK) /* what the text reports take */
+#define OPTGROUP_SELECT 0x80u   /* --pid N (repeatable), --state on-cpu|off-cpu: which samples */
 /* Every command takes --value TYPE (the value type shown: samples, cpu...). */
 
 /*

@@ -22,7 +22,7 @@
  *   TYPE TYPE_self    then these two for every value type of the trace
  *                     (samples, samples_self, cpu, cpu_self...)
  * In fields, '\' '\t' '\n' '\r' are written \\ \t \n \r and other control
- * bytes \xHH.
+ * bytes \xHH (report_tsv_field).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -57,13 +57,12 @@ static uint32_t row_of(struct flat_table *ft, const struct calltree_frame *key)
 	return ft->nrows++;
 }
 
-void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values)
+/* The rows, for every frame of t whatever the values (counts still 0). */
+static void make_rows(struct flat_table *ft, const struct calltree *t, int by_line)
 {
 	const struct profile *p = t->profile;
 	memset(ft, 0, sizeof(*ft));
 	ft->t = t;
-	if (!stack_values)
-		stack_values = t->stack_value;
 	hashmap_init(&ft->index, 1024);
 	ft->frame_row = calloc_or_abort(t->nframes, sizeof(*ft->frame_row));
 	for (uint32_t i = 0; i < t->nframes; i++) {
@@ -81,6 +80,15 @@ void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_li
 		ft->frame_row[i] = row_of(ft, &key);
 		ft->rows[ft->frame_row[i]].seen_outlined |= !t->frames[i].inlined;
 	}
+	hashmap_free(&ft->index);
+}
+
+void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values)
+{
+	const struct profile *p = t->profile;
+	make_rows(ft, t, by_line);
+	if (!stack_values)
+		stack_values = t->stack_value;
 	/* The tree's deepest stack of nonzero value bounds its own values'
 	 * stacks only. */
 	uint32_t max_frames = stack_values == t->stack_value ? t->max_frames : profile_max_stack_frames(p);
@@ -108,7 +116,71 @@ void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_li
 		}
 	}
 	free(frames);
-	hashmap_free(&ft->index);
+}
+
+uint8_t *flat_table_topmost(const struct flat_table *ft)
+{
+	const struct calltree *t = ft->t;
+	uint8_t *topmost = calloc_or_abort(t->nnodes ? t->nnodes : 1, 1);
+	/* Depth first, with a count per row of its nodes on the current path. */
+	uint32_t *on_path = calloc_or_abort(ft->nrows ? ft->nrows : 1, sizeof(*on_path));
+	uint32_t *stack = NULL, top = 0, cap = 0;
+	ALLOC_GROW(stack, 1, cap);
+	stack[top++] = 0;
+	while (top) {
+		uint32_t x = stack[--top];
+		if (x & 0x80000000u) { /* leaving a node */
+			on_path[ft->frame_row[t->nodes[x & 0x7fffffffu].frame]]--;
+			continue;
+		}
+		/* Allocation leaves have no row (make_rows): never topmost. */
+		if (x && ft->frame_row[t->nodes[x].frame] != UINT32_MAX) {
+			topmost[x] = on_path[ft->frame_row[t->nodes[x].frame]]++ == 0;
+			ALLOC_GROW(stack, (uint64_t)top + 1, cap);
+			stack[top++] = x | 0x80000000u;
+		}
+		for (uint32_t c = t->nodes[x].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling) {
+			ALLOC_GROW(stack, (uint64_t)top + 1, cap);
+			stack[top++] = c;
+		}
+	}
+	free(stack);
+	free(on_path);
+	return topmost;
+}
+
+void flat_table_build_nodes(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values,
+			    const int64_t *node_inclusive, const uint8_t *topmost)
+{
+	const struct profile *p = t->profile;
+	if (t->nnodes >= 0x80000000u) { /* node ids need their top bit in flat_table_topmost */
+		flat_table_build(ft, t, by_line, stack_values);
+		return;
+	}
+	make_rows(ft, t, by_line);
+	/* Self: each stack's value at its innermost node above any leaves. */
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t node = t->stack_node[s];
+		if (node == CALLTREE_NONE || !stack_values[s])
+			continue;
+		while (t->nodes[node].parent && ft->frame_row[t->nodes[node].frame] == UINT32_MAX)
+			node = t->nodes[node].parent;
+		if (ft->frame_row[t->nodes[node].frame] == UINT32_MAX)
+			continue; /* a stack of nothing but a leaf */
+		struct flat_row *r = &ft->rows[ft->frame_row[t->nodes[node].frame]];
+		r->self = sat_add_i64(r->self, stack_values[s], NULL);
+	}
+	/* Count: a row's topmost nodes on each path, whose inclusive sums
+	 * count every stack below them once. */
+	uint8_t *own = topmost ? NULL : flat_table_topmost(ft);
+	const uint8_t *first = topmost ? topmost : own;
+	for (uint32_t n = 1; n < t->nnodes; n++) {
+		if (!first[n] || !node_inclusive[n])
+			continue;
+		struct flat_row *r = &ft->rows[ft->frame_row[t->nodes[n].frame]];
+		r->count = sat_add_i64(r->count, node_inclusive[n], NULL);
+	}
+	free(own);
 }
 
 void flat_table_free(struct flat_table *ft)
@@ -232,8 +304,7 @@ static void print_rows(const struct report *r, const struct flat_table *ft, cons
 	free(order);
 }
 
-/* A TSV field: the escapes listed at the top of this file. */
-static void put_tsv_field(FILE *out, const char *s)
+void report_tsv_field(FILE *out, const char *s)
 {
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
 		if (*c == '\\')
@@ -275,9 +346,9 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flat_row *row = &ft->rows[order[i]];
 		fprintf(out, "%" PRId64 "\t%" PRId64 "\t", row->count, row->self);
-		put_tsv_field(out, profile_string(p, row->key.file));
+		report_tsv_field(out, profile_string(p, row->key.file));
 		fprintf(out, "\t%u\t", row->key.line);
-		put_tsv_field(out, profile_string(p, p->functions[row->key.function].name));
+		report_tsv_field(out, profile_string(p, p->functions[row->key.function].name));
 		if (!t->combine)
 			fprintf(out, "\t0x%llx", (unsigned long long)row->key.address);
 		else

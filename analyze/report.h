@@ -11,6 +11,7 @@
  *                  as text or as TSV for scripts
  *   render_diff.c  diff_report: tree or flat rows of a diff (diff.h) with
  *                  both runs' values, the change and its significance
+ *   render_source.c source_report: per-line costs beside the code (source.h)
  *
  * Every report is told which value type it shows (struct report's value);
  * headers and footers format totals by unit (durations, bytes, counts).
@@ -100,8 +101,22 @@ struct flat_table {
 	uint32_t *frame_row; /* calltree frame -> row */
 };
 
-/* The rows of t counting per-stack stack_values (NULL: t's own values). */
+/* The rows of t counting per-stack stack_values (NULL: t's own values). A
+ * stack ending in allocation leaves (PROFILE_FUNCTION_ALLOC_LEAF) is self
+ * of its innermost frame above them, the allocating one. */
 void flat_table_build(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values);
+/*
+ * The same rows and figures from t's nodes (holding every stack with a
+ * value) and node_inclusive, calltree_node_sums of stack_values: O(nodes),
+ * where flat_table_build walks every frame of every stack; a viewer's.
+ * topmost: flat_table_topmost of a table of t with the same by_line (the
+ * same for every value, so a viewer makes it once), or NULL to make it.
+ */
+void flat_table_build_nodes(struct flat_table *ft, const struct calltree *t, int by_line, const int64_t *stack_values,
+			    const int64_t *node_inclusive, const uint8_t *topmost);
+/* Per node of ft's tree: 1 when no ancestor has the same row (the one of
+ * its row that counts a stack through it); caller frees. */
+uint8_t *flat_table_topmost(const struct flat_table *ft);
 void flat_table_free(struct flat_table *ft);
 /* flat's listing order (file, function, line, address; unknown files last). */
 int flat_row_compare(const struct profile *p, const struct flat_row *x, const struct flat_row *y);
@@ -177,5 +192,28 @@ double report_percent(int64_t part, uint64_t whole);
 
 /* Digits (and sign) v takes in decimal. */
 int report_digits(int64_t v);
+
+/* A TSV field: backslash, tab, newline and CR written as \\, \t, \n, \r, other control bytes \xHH. */
+void report_tsv_field(FILE *out, const char *s);
+
+enum source_format { SOURCE_FORMAT_TEXT, SOURCE_FORMAT_TSV };
+
+struct source_options {
+	const char *file;  /* the FILE operand: that file whole; NULL: the costliest files */
+	uint32_t files;    /* without file: how many files */
+	uint32_t top;      /* without file: the top lines of each */
+	uint32_t context;  /* lines of code shown around each top line */
+	enum source_format format;
+};
+
+/*
+ * analyze source (render_source.c): header, then the file named by
+ * so->file (matched by suffix, source.h) with a cost column per line, or
+ * the costliest files and their top lines with context; TSV: a header line,
+ * then file, line and every value type per charged line. -1 without
+ * printing when so->file names no file of the trace or several (err says
+ * which), else 0.
+ */
+int source_report(const struct report *r, const struct source_options *so, char *err, size_t errlen);
 
 #endif

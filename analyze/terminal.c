@@ -49,7 +49,7 @@ int terminal_height(int fd)
 void palette_init(struct palette *pal, int color)
 {
 	if (!color) {
-		*pal = (struct palette){"", "", "", "", "", "", ""};
+		*pal = (struct palette){"", "", "", "", "", "", "", {"", "", "", "", ""}};
 		return;
 	}
 	*pal = (struct palette){
@@ -60,7 +60,16 @@ void palette_init(struct palette *pal, int color)
 		.self = "\033[33m",    /* yellow */
 		.inlined = "\033[35m", /* magenta */
 		.extra = "\033[31m",   /* red: the +n of cut indentation */
+		.heat = {"", "\033[36m", "\033[33m", "\033[31m", "\033[1;37;41m"}, /* cyan, yellow, red, white on red */
 	};
+}
+
+int heat_level(uint64_t v, uint64_t hottest)
+{
+	if (v == 0 || hottest == 0)
+		return 0;
+	double f = (double)v / (double)hottest;
+	return f >= 0.5 ? 4 : f >= 0.2 ? 3 : f >= 0.05 ? 2 : 1;
 }
 
 const char *display_path(const char *path, int full_paths)

@@ -24,8 +24,16 @@ int terminal_height(int fd);
 /* ANSI sequences, or "" when color is off. */
 struct palette {
 	const char *reset, *bold, *dim, *count, *self, *inlined, *extra;
+	const char *heat[5]; /* by heat_level: none, low, warm, hot, hottest */
 };
 void palette_init(struct palette *pal, int color);
+
+/*
+ * How hot a cost is beside the hottest one (both as magnitudes), the one
+ * scale of the source heat column and the viewer: 0 for none, 1 below 5%,
+ * 2 below 20%, 3 below 50%, 4 from 50%.
+ */
+int heat_level(uint64_t v, uint64_t hottest);
 
 /* Path as reports show it: the last component unless full_paths. */
 const char *display_path(const char *path, int full_paths);

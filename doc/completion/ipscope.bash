@@ -18,6 +18,7 @@ _ipscope_option_values()
 	analyze:diff:--format | analyze:diff:-f) echo text tsv folded pprof speedscope ;;
 	analyze:diff:--confidence | analyze:plot:--confidence) echo 0.9 0.95 0.99 0.999 ;;
 	analyze:plot:--top) echo 5 10 20 40 ;;
+	analyze:source:--format) echo text tsv ;;
 	analyze:*:--format | analyze:*:-f) echo text tsv json ;;
 	analyze:*:--value) echo samples cpu wall alloc_space alloc_objects inuse_space inuse_objects peak_space \
 		peak_objects temporary_space temporary_objects ;;

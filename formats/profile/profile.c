@@ -345,6 +345,27 @@ uint32_t profile_period_count(const struct profile *p)
 	return PROFILE_NO_VALUE;
 }
 
+uint32_t profile_count_type(const struct profile *p, uint32_t v)
+{
+	const struct profile_value_type *t = &p->value_types[v];
+	if (t->scale == 1 && !strcmp(profile_string(p, t->unit), "count"))
+		return v;
+	for (uint32_t u = 0; u < p->nvalue_types; u++)
+		if (p->value_types[u].column == t->column && p->value_types[u].scale == 1 &&
+		    !strcmp(profile_string(p, p->value_types[u].unit), "count"))
+			return u;
+	const char *name = profile_string(p, t->type);
+	size_t n = strlen(name);
+	if (n > 6 && !strcmp(name + n - 6, "_space") && n < 64) {
+		char objects[80];
+		snprintf(objects, sizeof(objects), "%.*s_objects", (int)(n - 6), name);
+		uint32_t u = profile_find_value_type(p, objects);
+		if (u != PROFILE_NO_VALUE && !strcmp(profile_string(p, p->value_types[u].unit), "count"))
+			return u;
+	}
+	return PROFILE_NO_VALUE;
+}
+
 void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, uint64_t *rows)
 {
 	memset(out, 0, p->nthreads * sizeof(*out));

@@ -318,6 +318,13 @@ void profile_totals(const struct profile *p, int64_t *totals, int *saturated);
  * profile as "weight W = T of CPU".
  */
 uint32_t profile_period_count(const struct profile *p);
+/*
+ * The count type behind type v (what sampling noise is judged on): v itself
+ * when it is a stored count; a stored count read from the same column (cpu
+ * is samples x interval); the objects of a type of space (alloc_space:
+ * alloc_objects); else PROFILE_NO_VALUE.
+ */
+uint32_t profile_count_type(const struct profile *p, uint32_t v);
 /* Per thread (out has nthreads entries): summed value of type v and, if
  * rows is not NULL, the number of sample rows. */
 void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, uint64_t *rows);

@@ -32,6 +32,11 @@ expect "folded speedscope pprof" _ipscope_analyze analyze export --format ""
 expect "count" _ipscope_analyze analyze flat --sortedby c
 expect "text tsv" _ipscope_analyze analyze diff --format t
 expect "diff" _ipscope_analyze analyze d
+expect "source" _ipscope_analyze analyze so
+expect "text tsv" _ipscope_analyze analyze source --format ""
+expect "--noisefloor" _ipscope_analyze analyze view --noi
+expect "--leaks" _ipscope_analyze analyze view --le
+expect "peak_space peak_objects" _ipscope_analyze analyze view --value p
 expect "timeline top" _ipscope_analyze analyze plot t
 expect "timeline top" _ipscope_analyze analyze plot -o x.png t
 expect "--source" _ipscope_collect collect --sou

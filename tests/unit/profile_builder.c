@@ -74,3 +74,41 @@ void build_weighted_sample(struct profile *p, uint32_t stack, uint32_t thread, u
 {
 	build_sample(p, stack, thread, time_ns, &weight);
 }
+
+struct profile *build_alloc_workload(void)
+{
+	struct profile *p = profile_new();
+	static const char *const types[] = {"alloc_objects",	 "alloc_space",	    "inuse_objects",
+					    "inuse_space",	 "peak_objects",    "peak_space",
+					    "temporary_objects", "temporary_space"};
+	for (int i = 0; i < 8; i++)
+		profile_add_value_type(p, types[i], i % 2 ? "bytes" : "count");
+	p->default_value = 1;
+	p->exact = 1;
+	p->ended = 1;
+	p->alloc_scheme = PROFILE_ALLOCS_ALL;
+	p->alloc_parameter = 1.0;
+	p->alloc_peak_ns = 202;
+	p->command = profile_intern(p, "./allocs");
+	struct profile_module m = {.path = profile_intern(p, "/nonexistent/allocs")};
+	profile_add_module(p, &m);
+	struct profile_thread t = {.pid = 9, .tid = 9, .name = profile_intern(p, "allocs")};
+	profile_add_thread(p, &t);
+	uint32_t f_main = build_function(p, "main", "app.c", 4, 0, 0);
+	uint32_t f_small = build_function(p, "make_small", "app.c", 10, 0, 0);
+	uint32_t f_big = build_function(p, "make_big", "app.c", 20, 0, 0);
+	uint32_t f_malloc = build_function(p, "malloc 32 B", "", 0, 0, PROFILE_FUNCTION_ALLOC_LEAF);
+	uint32_t f_calloc = build_function(p, "calloc 1.0 MiB", "", 0, 0, PROFILE_FUNCTION_ALLOC_LEAF);
+	uint32_t l5 = 5, l6 = 6, l11 = 11, l21 = 21, l0 = 0;
+	int m5 = (int)build_location(p, 0x5, 0, &f_main, &l5, 1), m6 = (int)build_location(p, 0x6, 0, &f_main, &l6, 1);
+	int small = (int)build_location(p, 0x11, 0, &f_small, &l11, 1);
+	int big = (int)build_location(p, 0x21, 0, &f_big, &l21, 1);
+	int leaf_small = (int)build_location(p, 0, UINT32_MAX, &f_malloc, &l0, 1);
+	int leaf_big = (int)build_location(p, 0, UINT32_MAX, &f_calloc, &l0, 1);
+	uint32_t s_small = build_stack(p, (int[]){m5, small, leaf_small, -1});
+	uint32_t s_big = build_stack(p, (int[]){m6, big, leaf_big, -1});
+	/* One row per (stack, thread, what), as load_allocs.c makes them. */
+	build_sample(p, s_small, 0, 0, (int64_t[]){100, 3200, 40, 1280, 100, 3200, 0, 0});
+	build_sample(p, s_big, 0, 0, (int64_t[]){3, 3 << 20, 1, 1 << 20, 3, 3 << 20, 0, 0});
+	return p;
+}

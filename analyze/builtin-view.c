@@ -1,0 +1,149 @@
+/*
+ * builtin-view.c - "analyze view": parse the options, check the terminal,
+ * load the trace (progress and errors on stderr, before the screen is taken
+ * over; warnings kept for the viewer's w key), build the view (view.h) and
+ * run it on the terminal (view_tui.h).
+ */
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "diagnostics.h"
+#include "filter.h"
+#include "load.h"
+#include "options.h"
+#include "view.h"
+#include "view_tui.h"
+
+enum { OPT_NOISEFLOOR = OPTION_COMMAND_FIRST };
+
+static const struct option view_long_options[] = {
+	{"noisefloor", required_argument, NULL, OPT_NOISEFLOOR},
+	{NULL, 0, NULL, 0},
+};
+
+struct view_args {
+	const struct analyze_command *cmd;
+	double noisefloor;
+};
+
+static int view_handle(int opt, const char *arg, void *ctx)
+{
+	struct view_args *a = ctx;
+	if (opt == OPT_NOISEFLOOR && (parse_double(arg, &a->noisefloor) || a->noisefloor < 0)) {
+		usage_error(a->cmd, "--noisefloor wants a number >= 0, not '%s'", arg);
+		return -1;
+	}
+	return opt == OPT_NOISEFLOOR ? 0 : -1;
+}
+
+/* Loading's messages: errors said on stderr now, warnings kept for the viewer. */
+struct view_sink {
+	struct diag_list warnings;
+	struct diag_sink list;
+};
+
+static void view_message(void *ctx, enum diag_level level, const char *text)
+{
+	struct view_sink *vs = ctx;
+	if (level == DIAG_ERROR)
+		diag(diag_stderr_sink(), level, "%s", text);
+	else
+		vs->list.message(vs->list.ctx, level, text);
+}
+
+static void view_progress(void *ctx, const char *text)
+{
+	(void)ctx;
+	diag_progress(diag_stderr_sink(), "%s", text);
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct view_args a = {0};
+	const struct analyze_command cmd = {
+		.name = "view",
+		.synopsis = "analyze view [options] TRACE",
+		.summary = "Explore a trace full-screen: the call tree ranked by the chosen value (time for\n"
+			   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
+			   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
+			   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
+			   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
+			   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
+			   "? lists the keys, q quits. Needs a terminal.",
+		.help = "      --noisefloor X      start with tree's noisefloor X (f changes it)\n",
+		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE | OPTGROUP_LOOK,
+		.options = view_long_options,
+		.handle = view_handle,
+		.ctx = &a,
+	};
+	a.cmd = &cmd;
+	struct analyze_options o;
+	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	if (rc >= 0)
+		return rc;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "analyze view: standard %s is not a terminal (analyze tree, flat and source "
+				"print reports anywhere)\n",
+			isatty(STDIN_FILENO) ? "output" : "input");
+		analyze_options_free(&o);
+		return 1;
+	}
+	struct view_sink vs = {{0}, {0}};
+	vs.list = diag_list_sink(&vs.warnings);
+	struct diag_sink sink = {view_message, view_progress, &vs};
+	o.load.diag = &sink;
+	struct profile *p = load_trace(o.trace, &o.load, NULL);
+	uint32_t value = PROFILE_NO_VALUE;
+	rc = 1;
+	if (!p)
+		goto out; /* said on stderr */
+	/* --leaks, --peak, --temporary: the viewer makes every view (L) and starts on that one. */
+	enum filter_view start = o.filter.view;
+	o.filter.view = FILTER_VIEW_NONE;
+	p = filter_profile_consume(p, &o.filter);
+	o.filter.view = start;
+	if ((rc = options_resolve_value(&cmd, &o, p, &value)) != 0)
+		goto out;
+	if (!o.value_name)
+		value = PROFILE_NO_VALUE; /* what a viewer shows of the default */
+	struct view_options vo = {
+		.trace = o.trace,
+		.value = value,
+		.combine = o.combine,
+		.full_paths = o.full_paths,
+		.noisefloor = a.noisefloor,
+		.mincount = o.mincount,
+		.view = start,
+		.search_dirs = o.load.search_dirs,
+		.nsearch_dirs = o.load.nsearch_dirs,
+		.diag = &sink,
+	};
+	struct view *v = view_new(p, &vo);
+	p = NULL; /* the view's */
+	view_add_messages(v, vs.warnings.texts, vs.warnings.n);
+	setlocale(LC_CTYPE, ""); /* UTF-8 when the terminal's locale says so; numbers stay C */
+	char err[512];
+	int sig = view_tui_run(v, o.color, err, sizeof(err));
+	view_free(v);
+	if (sig < 0) {
+		fprintf(stderr, "analyze view: %s\n", err);
+		rc = 1;
+	} else if (sig > 0) {
+		diag_list_free(&vs.warnings);
+		analyze_options_free(&o);
+		signal(sig, SIG_DFL); /* die of it, as without the viewer */
+		raise(sig);
+		return 128 + sig;
+	} else {
+		rc = 0;
+	}
+out:
+	profile_free(p);
+	diag_list_free(&vs.warnings);
+	analyze_options_free(&o);
+	return rc;
+}
