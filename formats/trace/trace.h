@@ -29,6 +29,7 @@ enum trace_type {
 	TRACE_ALLOCS = 9,        /* 1.3: a batch of allocations and frees of one process, in seq order */
 	/* reserved, not written: 10 (FREES: frees travel in ALLOCS), 11 PROCESS (fork/exec) */
 	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
+	TRACE_ALLOCS_PACKED = 13, /* 1.3, later writers: ALLOCS column by column; read as TRACE_ALLOCS */
 };
 
 /* Well-known META keys (values are text). Unknown keys are kept and shown. */

@@ -64,6 +64,7 @@ struct trace_reader {
 	size_t samples_cap;
 	struct trace_heap_event *heap;
 	size_t heap_cap;
+	struct trace_heap_procs heap_procs; /* ALLOCS_PACKED: each process's live blocks by ordinal */
 	uint64_t *ips;
 	size_t ips_cap;
 	struct trace_segment *segments;
@@ -530,11 +531,104 @@ static int parse_allocs(struct cursor *c, struct trace_allocs *a)
 	return 0;
 }
 
+static int is_allocation(uint32_t kind)
+{
+	return kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
+}
+
+/* ALLOCS_PACKED: the ALLOCS fields column by column, and each free as a
+ * reference to its allocation, resolved through the process's live blocks
+ * (trace_heap_refs.c). Handed out as an ALLOCS record. */
+static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
+{
+	struct trace_reader *r = c->r;
+	uint32_t count;
+	uint64_t seq, time_ns, v = 0;
+	if (take_u32(c, &a->pid, "pid") < 0 || take_u32(c, &count, "count") < 0 ||
+	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
+		return -1;
+	if (count > (c->size - c->at) / TRACE_ALLOCS_PACKED_MIN_ENTRY)
+		return corrupt(r, c->offset, "ALLOCS_PACKED record (%zu bytes): %" PRIu32 " entries do not fit",
+			       c->size, count);
+	if (reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0)
+		return -1;
+	struct trace_heap_proc *proc = trace_heap_proc_get(&r->heap_procs, a->pid);
+	if (!proc)
+		return corrupt(r, c->offset, "out of memory");
+	struct trace_heap_event *ev = r->heap;
+	memset(ev, 0, count * sizeof *ev);
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		ev[i].kind = (uint32_t)(v & 15);
+		ev[i].flags = (uint32_t)((v >> 4) & 31);
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		ev[i].seq = seq += unzigzag(v);
+	}
+	uint64_t tid = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		tid += unzigzag(v);
+		ev[i].tid = (uint32_t)tid;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		ev[i].time_ns = time_ns += unzigzag(v);
+	}
+	for (uint32_t i = 0; i < count; i++)
+		if (is_allocation(ev[i].kind) && take_varint(c, &ev[i].size) < 0)
+			return -1;
+	for (uint32_t i = 0; i < count; i++)
+		if (is_allocation(ev[i].kind)) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			ev[i].stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+		}
+	uint64_t address = 0, previous = proc->next_ordinal;
+	for (uint32_t i = 0; i < count; i++)
+		if (is_allocation(ev[i].kind)) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			ev[i].address = address += unzigzag(v);
+			uint64_t ordinal = proc->next_ordinal++;
+			if (address && trace_heap_table_put(&proc->live, ordinal + 1, address) < 0)
+				return corrupt(r, c->offset, "out of memory");
+		}
+	/* Frees by reference; the ones with none get their address next (0 marks them meanwhile). */
+	for (uint32_t i = 0; i < count; i++)
+		if (ev[i].kind == TRACE_HEAP_FREE) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			if (!v)
+				continue;
+			uint64_t ordinal = previous + unzigzag(v - 1);
+			if (!trace_heap_table_take(&proc->live, ordinal + 1, &ev[i].address))
+				return corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
+					       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
+			previous = ordinal;
+		}
+	address = 0;
+	for (uint32_t i = 0; i < count; i++)
+		if (ev[i].kind == TRACE_HEAP_FREE && !ev[i].address) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			ev[i].address = address += unzigzag(v);
+		}
+	a->count = count;
+	a->events = ev;
+	return 0;
+}
+
 static const char *const record_names[] = {
 	[TRACE_META] = "META",         [TRACE_MODULE] = "MODULE", [TRACE_MODULE_UNLOAD] = "MODULE_UNLOAD",
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
 	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
-	[TRACE_ALLOCS] = "ALLOCS",
+	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED",
 };
 
 static int parse_record(struct cursor *c, enum trace_type type, struct trace_record *rec)
@@ -560,6 +654,11 @@ static int parse_record(struct cursor *c, enum trace_type type, struct trace_rec
 		return parse_jit_map(c, &rec->u.jit_map);
 	case TRACE_ALLOCS:
 		return parse_allocs(c, &rec->u.allocs);
+	case TRACE_ALLOCS_PACKED:
+		if (parse_allocs_packed(c, &rec->u.allocs) < 0)
+			return -1;
+		rec->type = TRACE_ALLOCS; /* the same events, however encoded */
+		return 0;
 	}
 	return -1;
 }
@@ -733,6 +832,7 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->strings);
 	free(r->samples);
 	free(r->heap);
+	trace_heap_procs_free(&r->heap_procs);
 	free(r->ips);
 	free(r->segments);
 	free(r->name);
