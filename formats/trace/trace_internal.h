@@ -44,11 +44,30 @@ struct trace_heap_table {
 	uint64_t count;
 	unsigned bits; /* 1 << bits slots */
 };
+#define TRACE_HEAP_FREED 64u /* an allocation's address may name one of the last this many frees' */
 struct trace_heap_proc {
 	uint32_t pid;
 	uint64_t next_ordinal; /* allocation entries of the process so far */
 	struct trace_heap_table live;
+	uint64_t freed[TRACE_HEAP_FREED]; /* the latest frees' addresses, slot nfreed % 64 next; 0: used */
+	uint64_t nfreed;
 };
+/* An allocation's reference to a recent free of the same address: j (1: the
+ * latest free) or 0 (none: its address is written); the slot is used up. */
+static inline unsigned trace_heap_freed_take(struct trace_heap_proc *p, uint64_t address)
+{
+	for (unsigned j = 1; address && j <= TRACE_HEAP_FREED && j <= p->nfreed; j++)
+		if (p->freed[(p->nfreed - j) % TRACE_HEAP_FREED] == address) {
+			p->freed[(p->nfreed - j) % TRACE_HEAP_FREED] = 0;
+			return j;
+		}
+	return 0;
+}
+static inline void trace_heap_freed_push(struct trace_heap_proc *p, uint64_t address)
+{
+	if (address)
+		p->freed[p->nfreed++ % TRACE_HEAP_FREED] = address;
+}
 struct trace_heap_procs {
 	struct trace_heap_proc *procs;
 	uint32_t count, cap;

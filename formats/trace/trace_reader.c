@@ -589,36 +589,66 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 				return -1;
 			ev[i].stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 		}
-	uint64_t address = 0, previous = proc->next_ordinal;
+	/* The reference columns resolve in entry order (an allocation may name a
+	 * free before it, a free an allocation before it): find where each of
+	 * the four starts, then read them side by side. */
+	struct cursor alloc_ref = *c, alloc_addr, free_ref, free_addr;
+	uint64_t n_alloc_addr = 0, n_free_addr = 0;
 	for (uint32_t i = 0; i < count; i++)
 		if (is_allocation(ev[i].kind)) {
 			if (take_varint(c, &v) < 0)
 				return -1;
-			ev[i].address = address += unzigzag(v);
-			uint64_t ordinal = proc->next_ordinal++;
-			if (address && trace_heap_table_put(&proc->live, ordinal + 1, address) < 0)
-				return corrupt(r, c->offset, "out of memory");
+			n_alloc_addr += !v;
 		}
-	/* Frees by reference; the ones with none get their address next (0 marks them meanwhile). */
+	alloc_addr = *c;
+	for (uint64_t i = 0; i < n_alloc_addr; i++)
+		if (take_varint(c, &v) < 0)
+			return -1;
+	free_ref = *c;
 	for (uint32_t i = 0; i < count; i++)
 		if (ev[i].kind == TRACE_HEAP_FREE) {
 			if (take_varint(c, &v) < 0)
 				return -1;
-			if (!v)
-				continue;
-			uint64_t ordinal = previous + unzigzag(v - 1);
-			if (!trace_heap_table_take(&proc->live, ordinal + 1, &ev[i].address))
-				return corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
-					       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
-			previous = ordinal;
+			n_free_addr += !v;
 		}
-	address = 0;
-	for (uint32_t i = 0; i < count; i++)
-		if (ev[i].kind == TRACE_HEAP_FREE && !ev[i].address) {
-			if (take_varint(c, &v) < 0)
-				return -1;
-			ev[i].address = address += unzigzag(v);
+	free_addr = *c;
+	for (uint64_t i = 0; i < n_free_addr; i++)
+		if (take_varint(c, &v) < 0)
+			return -1;
+	uint64_t alloc_address = 0, free_address = 0, previous = proc->next_ordinal;
+	for (uint32_t i = 0; i < count; i++) {
+		struct trace_heap_event *e = &ev[i];
+		if (is_allocation(e->kind)) {
+			take_varint(&alloc_ref, &v); /* these were all read once above: they are there */
+			if (v) {
+				uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
+				if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
+					return corrupt(r, c->offset, "ALLOCS_PACKED record: an allocation names free %" PRIu64
+						       " back, which is not there", v);
+				e->address = *slot;
+				*slot = 0;
+			} else {
+				take_varint(&alloc_addr, &v);
+				e->address = alloc_address += unzigzag(v);
+			}
+			uint64_t ordinal = proc->next_ordinal++;
+			if (e->address && trace_heap_table_put(&proc->live, ordinal + 1, e->address) < 0)
+				return corrupt(r, c->offset, "out of memory");
+		} else if (e->kind == TRACE_HEAP_FREE) {
+			take_varint(&free_ref, &v);
+			if (v) {
+				uint64_t ordinal = previous + unzigzag(v - 1);
+				if (!trace_heap_table_take(&proc->live, ordinal + 1, &e->address))
+					return corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
+						       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
+				previous = ordinal;
+			} else {
+				take_varint(&free_addr, &v);
+				e->address = free_address += unzigzag(v);
+			}
+			trace_heap_freed_push(proc, e->address);
 		}
+	}
 	a->count = count;
 	a->events = ev;
 	return 0;

@@ -372,10 +372,12 @@ static int is_allocation(uint32_t kind)
 	return kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
 }
 
-/* Each free's reference (TRACE_FORMAT.md, ALLOCS_PACKED): 1 + the zigzag
- * delta of its allocation's ordinal from the previous reference's, or 0 when
- * its block is not live in this process's stream (its address is written). */
-static int free_refs(struct trace_writer *w, struct trace_heap_proc *proc, const struct trace_heap_event *events,
+/* Each entry's reference (TRACE_FORMAT.md, ALLOCS_PACKED), in entry order:
+ * a free's is 1 + the zigzag delta of its allocation's ordinal from the
+ * previous reference's, or 0 when its block is not live in this process's
+ * stream (its address is written); an allocation's is j when its address is
+ * that of the j-th latest free (1..64), or 0 (its address is written). */
+static int heap_refs(struct trace_writer *w, struct trace_heap_proc *proc, const struct trace_heap_event *events,
 		     uint32_t n)
 {
 	if (w->refs_cap < n) {
@@ -391,20 +393,24 @@ static int free_refs(struct trace_writer *w, struct trace_heap_proc *proc, const
 		uint64_t ordinal;
 		w->refs[i] = 0;
 		if (is_allocation(e->kind)) {
+			w->refs[i] = trace_heap_freed_take(proc, e->address);
 			ordinal = proc->next_ordinal++;
 			if (e->address && trace_heap_table_put(&proc->live, e->address, ordinal) < 0)
 				return fail(w, ENOMEM);
-		} else if (e->kind == TRACE_HEAP_FREE && trace_heap_table_take(&proc->live, e->address, &ordinal)) {
-			w->refs[i] = zigzag(ordinal - previous) + 1;
-			previous = ordinal;
+		} else if (e->kind == TRACE_HEAP_FREE) {
+			if (trace_heap_table_take(&proc->live, e->address, &ordinal)) {
+				w->refs[i] = zigzag(ordinal - previous) + 1;
+				previous = ordinal;
+			}
+			trace_heap_freed_push(proc, e->address);
 		}
 	}
 	return 0;
 }
 
 /* Column by column (all ops, then all seq deltas, ...): zstd then sees
- * homogeneous runs, and a free costs a reference to its allocation, not an
- * address. That keeps an allocation with its free near 4-5 bytes after zstd
+ * homogeneous runs; a free costs a reference to its allocation and an
+ * allocation often one to a recent free, instead of addresses. That keeps an allocation with its free near 4-5 bytes after zstd
  * (TRACE_FORMAT.md, ALLOCS_PACKED). */
 int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace_heap_event *events, uint32_t n)
 {
@@ -417,7 +423,7 @@ int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace
 	struct trace_heap_proc *proc = trace_heap_proc_get(&w->heap, pid);
 	if (!proc)
 		return fail(w, ENOMEM);
-	if (free_refs(w, proc, events, n) < 0)
+	if (heap_refs(w, proc, events, n) < 0)
 		return -1;
 	uint8_t *p = begin_record(w, TRACE_ALLOCS_PACKED, 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY);
 	if (!p)
@@ -443,9 +449,12 @@ int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace
 	for (uint32_t i = 0; i < n; i++)
 		if (is_allocation(events[i].kind))
 			p = put_varint(p, events[i].stack_id);
+	for (uint32_t i = 0; i < n; i++)
+		if (is_allocation(events[i].kind))
+			p = put_varint(p, w->refs[i]);
 	uint64_t address = 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (is_allocation(events[i].kind)) {
+		if (is_allocation(events[i].kind) && !w->refs[i]) {
 			p = put_varint(p, zigzag(events[i].address - address));
 			address = events[i].address;
 		}
