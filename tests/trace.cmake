@@ -36,7 +36,7 @@ if(IPSCOPE_FUZZ)
   target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
 
   add_executable(make_trace_corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/make_trace_corpus.c
-    ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c)
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_heap_refs.c)
   target_include_directories(make_trace_corpus PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_link_libraries(make_trace_corpus PRIVATE PkgConfig::ZSTD)
 

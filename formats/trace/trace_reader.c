@@ -471,7 +471,8 @@ static inline int take_varint(struct cursor *c, uint64_t *out)
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
 		if (c->at >= c->size)
-			return corrupt(c->r, c->offset, "ALLOCS record (%zu bytes): an entry is cut short", c->size);
+			return corrupt(c->r, c->offset, "%s record (%zu bytes): an entry is cut short", c->record,
+				       c->size);
 		uint8_t b = c->p[c->at++];
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
@@ -479,7 +480,7 @@ static inline int take_varint(struct cursor *c, uint64_t *out)
 			return 0;
 		}
 	}
-	return corrupt(c->r, c->offset, "ALLOCS record: a number longer than 64 bits");
+	return corrupt(c->r, c->offset, "%s record: a number longer than 64 bits", c->record);
 }
 
 static uint64_t unzigzag(uint64_t v)
