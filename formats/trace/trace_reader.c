@@ -557,7 +557,8 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 	if (!proc)
 		return corrupt(r, c->offset, "out of memory");
 	struct trace_heap_event *ev = r->heap;
-	memset(ev, 0, count * sizeof *ev);
+	if (count)
+		memset(ev, 0, count * sizeof *ev);
 	for (uint32_t i = 0; i < count; i++) {
 		if (take_varint(c, &v) < 0)
 			return -1;
