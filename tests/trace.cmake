@@ -1,10 +1,11 @@
 # Tests of the trace format (formats/trace/trace_*.c): the unit tests and, with
 # IPSCOPE_FUZZ, the libFuzzer target of the reader run for a bounded time.
 #
-# They compile the two trace sources themselves rather than link
+# They compile the trace sources themselves rather than link
 # ipscope_trace: the trace format is tested on its own, and the fuzzer
 # needs those sources instrumented with -fsanitize=fuzzer.
-set(TRACE_SOURCES ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c)
+set(TRACE_SOURCES ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c
+  ${CMAKE_SOURCE_DIR}/formats/trace/trace_heap_refs.c)
 
 # unit_trace goes through the writer; unit_trace_layout reads hand-built streams.
 foreach(test unit_trace unit_trace_layout)
@@ -26,7 +27,7 @@ if(IPSCOPE_FUZZ)
   endif()
   set(FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   add_executable(fuzz_trace_reader ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c
-    ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c)
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_heap_refs.c)
   target_include_directories(fuzz_trace_reader PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_compile_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS} -g)
   # A 256-byte initial window makes the reader's window handling reachable.
@@ -35,7 +36,7 @@ if(IPSCOPE_FUZZ)
   target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
 
   add_executable(make_trace_corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/make_trace_corpus.c
-    ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c)
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_heap_refs.c)
   target_include_directories(make_trace_corpus PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_link_libraries(make_trace_corpus PRIVATE PkgConfig::ZSTD)
 

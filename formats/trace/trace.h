@@ -32,6 +32,7 @@ enum trace_type {
 	/* reserved, not written: 10 (FREES: frees travel in ALLOCS) */
 	TRACE_PROCESS = 11,      /* 1.4: a process of the tree forked, exec'd or exited */
 	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
+	TRACE_ALLOCS_PACKED = 13, /* 1.3, later writers: ALLOCS column by column; read as TRACE_ALLOCS */
 };
 
 /* Well-known META keys (values are text). Unknown keys are kept and shown. */

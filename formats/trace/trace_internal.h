@@ -33,6 +33,54 @@
 /* An ALLOCS entry: at most 7 varints of up to 10 bytes (1.3). */
 #define TRACE_ALLOCS_MAX_ENTRY 70u
 #define TRACE_ALLOCS_MIN_ENTRY 5u
+/* An ALLOCS_PACKED entry's fewest bytes (a NONE entry: op, seq, tid and
+ * time, one byte each). */
+#define TRACE_ALLOCS_PACKED_MIN_ENTRY 4u
+
+/* A process's live blocks for ALLOCS_PACKED's free references
+ * (trace_heap_refs.c): writer address -> ordinal, reader ordinal + 1 -> address. */
+struct trace_heap_table {
+	uint64_t *keys; /* 0: empty slot */
+	uint64_t *vals;
+	uint64_t count;
+	unsigned bits; /* 1 << bits slots */
+};
+#define TRACE_HEAP_FREED 64u /* an allocation's address may name one of the last this many frees' */
+struct trace_heap_proc {
+	uint32_t pid;
+	uint64_t next_ordinal; /* allocation entries of the process so far */
+	struct trace_heap_table live;
+	uint64_t freed[TRACE_HEAP_FREED]; /* the latest frees' addresses, slot nfreed % 64 next; 0: used */
+	uint64_t nfreed;
+};
+/* An allocation's reference to a recent free of the same address: j (1: the
+ * latest free) or 0 (none: its address is written); the slot is used up. */
+static inline unsigned trace_heap_freed_take(struct trace_heap_proc *p, uint64_t address)
+{
+	for (unsigned j = 1; address && j <= TRACE_HEAP_FREED && j <= p->nfreed; j++)
+		if (p->freed[(p->nfreed - j) % TRACE_HEAP_FREED] == address) {
+			p->freed[(p->nfreed - j) % TRACE_HEAP_FREED] = 0;
+			return j;
+		}
+	return 0;
+}
+static inline void trace_heap_freed_push(struct trace_heap_proc *p, uint64_t address)
+{
+	if (address)
+		p->freed[p->nfreed++ % TRACE_HEAP_FREED] = address;
+}
+struct trace_heap_procs {
+	struct trace_heap_proc *procs;
+	uint32_t count, cap;
+};
+/* Set key (nonzero) to val; 0, or -1 with errno ENOMEM. */
+int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val);
+/* 1 and *val if key was there (and is now removed), else 0. */
+int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val);
+/* The state of process pid, made empty the first time; NULL with ENOMEM. */
+struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid);
+/* Free every table; ps is empty afterwards. */
+void trace_heap_procs_free(struct trace_heap_procs *ps);
 
 /* Samples per SAMPLES record at most; a batch is also cut by every flush. */
 #define TRACE_SAMPLES_PER_BATCH 4096u

@@ -64,6 +64,7 @@ struct trace_reader {
 	size_t samples_cap;
 	struct trace_heap_event *heap;
 	size_t heap_cap;
+	struct trace_heap_procs heap_procs; /* ALLOCS_PACKED: each process's live blocks by ordinal */
 	uint64_t *ips;
 	size_t ips_cap;
 	struct trace_segment *segments;
@@ -488,7 +489,8 @@ static inline int take_varint(struct cursor *c, uint64_t *out)
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
 		if (c->at >= c->size)
-			return corrupt(c->r, c->offset, "ALLOCS record (%zu bytes): an entry is cut short", c->size);
+			return corrupt(c->r, c->offset, "%s record (%zu bytes): an entry is cut short", c->record,
+				       c->size);
 		uint8_t b = c->p[c->at++];
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
@@ -496,7 +498,7 @@ static inline int take_varint(struct cursor *c, uint64_t *out)
 			return 0;
 		}
 	}
-	return corrupt(c->r, c->offset, "ALLOCS record: a number longer than 64 bits");
+	return corrupt(c->r, c->offset, "%s record: a number longer than 64 bits", c->record);
 }
 
 static uint64_t unzigzag(uint64_t v)
@@ -548,12 +550,136 @@ static int parse_allocs(struct cursor *c, struct trace_allocs *a)
 	return 0;
 }
 
+static int is_allocation(uint32_t kind)
+{
+	return kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
+}
+
+/* ALLOCS_PACKED: the ALLOCS fields column by column, and each free as a
+ * reference to its allocation, resolved through the process's live blocks
+ * (trace_heap_refs.c). Handed out as an ALLOCS record. */
+static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
+{
+	struct trace_reader *r = c->r;
+	uint32_t count;
+	uint64_t seq, time_ns, v = 0;
+	if (take_u32(c, &a->pid, "pid") < 0 || take_u32(c, &count, "count") < 0 ||
+	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
+		return -1;
+	if (count > (c->size - c->at) / TRACE_ALLOCS_PACKED_MIN_ENTRY)
+		return corrupt(r, c->offset, "ALLOCS_PACKED record (%zu bytes): %" PRIu32 " entries do not fit",
+			       c->size, count);
+	if (reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0)
+		return -1;
+	struct trace_heap_proc *proc = trace_heap_proc_get(&r->heap_procs, a->pid);
+	if (!proc)
+		return corrupt(r, c->offset, "out of memory");
+	struct trace_heap_event *ev = r->heap;
+	if (count)
+		memset(ev, 0, count * sizeof *ev);
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		ev[i].kind = (uint32_t)(v & 15);
+		ev[i].flags = (uint32_t)((v >> 4) & 31);
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		ev[i].seq = seq += unzigzag(v);
+	}
+	uint64_t tid = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		tid += unzigzag(v);
+		ev[i].tid = (uint32_t)tid;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (take_varint(c, &v) < 0)
+			return -1;
+		ev[i].time_ns = time_ns += unzigzag(v);
+	}
+	for (uint32_t i = 0; i < count; i++)
+		if (is_allocation(ev[i].kind) && take_varint(c, &ev[i].size) < 0)
+			return -1;
+	for (uint32_t i = 0; i < count; i++)
+		if (is_allocation(ev[i].kind)) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			ev[i].stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+		}
+	/* The reference columns resolve in entry order (an allocation may name a
+	 * free before it, a free an allocation before it): find where each of
+	 * the four starts, then read them side by side. */
+	struct cursor alloc_ref = *c, alloc_addr, free_ref, free_addr;
+	uint64_t n_alloc_addr = 0, n_free_addr = 0;
+	for (uint32_t i = 0; i < count; i++)
+		if (is_allocation(ev[i].kind)) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			n_alloc_addr += !v;
+		}
+	alloc_addr = *c;
+	for (uint64_t i = 0; i < n_alloc_addr; i++)
+		if (take_varint(c, &v) < 0)
+			return -1;
+	free_ref = *c;
+	for (uint32_t i = 0; i < count; i++)
+		if (ev[i].kind == TRACE_HEAP_FREE) {
+			if (take_varint(c, &v) < 0)
+				return -1;
+			n_free_addr += !v;
+		}
+	free_addr = *c;
+	for (uint64_t i = 0; i < n_free_addr; i++)
+		if (take_varint(c, &v) < 0)
+			return -1;
+	uint64_t alloc_address = 0, free_address = 0, previous = proc->next_ordinal;
+	for (uint32_t i = 0; i < count; i++) {
+		struct trace_heap_event *e = &ev[i];
+		if (is_allocation(e->kind)) {
+			take_varint(&alloc_ref, &v); /* these were all read once above: they are there */
+			if (v) {
+				uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
+				if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
+					return corrupt(r, c->offset, "ALLOCS_PACKED record: an allocation names free %" PRIu64
+						       " back, which is not there", v);
+				e->address = *slot;
+				*slot = 0;
+			} else {
+				take_varint(&alloc_addr, &v);
+				e->address = alloc_address += unzigzag(v);
+			}
+			uint64_t ordinal = proc->next_ordinal++;
+			if (e->address && trace_heap_table_put(&proc->live, ordinal + 1, e->address) < 0)
+				return corrupt(r, c->offset, "out of memory");
+		} else if (e->kind == TRACE_HEAP_FREE) {
+			take_varint(&free_ref, &v);
+			if (v) {
+				uint64_t ordinal = previous + unzigzag(v - 1);
+				if (!trace_heap_table_take(&proc->live, ordinal + 1, &e->address))
+					return corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
+						       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
+				previous = ordinal;
+			} else {
+				take_varint(&free_addr, &v);
+				e->address = free_address += unzigzag(v);
+			}
+			trace_heap_freed_push(proc, e->address);
+		}
+	}
+	a->count = count;
+	a->events = ev;
+	return 0;
+}
+
 static const char *const record_names[] = {
 	[TRACE_META] = "META",         [TRACE_MODULE] = "MODULE", [TRACE_MODULE_UNLOAD] = "MODULE_UNLOAD",
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
 	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
 	[TRACE_PROCESS] = "PROCESS",
-	[TRACE_ALLOCS] = "ALLOCS",
+	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED",
 };
 
 static int parse_record(struct cursor *c, enum trace_type type, struct trace_record *rec)
@@ -581,6 +707,11 @@ static int parse_record(struct cursor *c, enum trace_type type, struct trace_rec
 		return parse_process(c, &rec->u.process);
 	case TRACE_ALLOCS:
 		return parse_allocs(c, &rec->u.allocs);
+	case TRACE_ALLOCS_PACKED:
+		if (parse_allocs_packed(c, &rec->u.allocs) < 0)
+			return -1;
+		rec->type = TRACE_ALLOCS; /* the same events, however encoded */
+		return 0;
 	}
 	return -1;
 }
@@ -754,6 +885,7 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->strings);
 	free(r->samples);
 	free(r->heap);
+	trace_heap_procs_free(&r->heap_procs);
 	free(r->ips);
 	free(r->segments);
 	free(r->name);

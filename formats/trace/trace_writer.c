@@ -39,6 +39,10 @@ struct trace_writer {
 	uint32_t batch_count;
 	uint64_t batch_time_ns; /* time of the batch's last sample: times are deltas */
 
+	struct trace_heap_procs heap; /* live blocks per process: ALLOCS_PACKED's free references */
+	uint64_t *refs; /* scratch: each free's reference in the batch being written */
+	uint32_t refs_cap;
+
 	uint64_t compressed_bytes;
 	uint64_t raw_bytes_compressed; /* raw bytes already handed to zstd */
 };
@@ -383,40 +387,106 @@ static uint64_t zigzag(uint64_t delta)
 	return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 }
 
-/* Varints of deltas from the previous entry: most are a byte or two, which
- * is what keeps an allocation near 3 bytes after zstd (TRACE_FORMAT.md). */
+static int is_allocation(uint32_t kind)
+{
+	return kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
+}
+
+/* Each entry's reference (TRACE_FORMAT.md, ALLOCS_PACKED), in entry order:
+ * a free's is 1 + the zigzag delta of its allocation's ordinal from the
+ * previous reference's, or 0 when its block is not live in this process's
+ * stream (its address is written); an allocation's is j when its address is
+ * that of the j-th latest free (1..64), or 0 (its address is written). */
+static int heap_refs(struct trace_writer *w, struct trace_heap_proc *proc, const struct trace_heap_event *events,
+		     uint32_t n)
+{
+	if (w->refs_cap < n) {
+		uint64_t *refs = realloc(w->refs, n * sizeof *refs);
+		if (!refs)
+			return fail(w, ENOMEM);
+		w->refs = refs;
+		w->refs_cap = n;
+	}
+	uint64_t previous = proc->next_ordinal;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_heap_event *e = &events[i];
+		uint64_t ordinal;
+		w->refs[i] = 0;
+		if (is_allocation(e->kind)) {
+			w->refs[i] = trace_heap_freed_take(proc, e->address);
+			ordinal = proc->next_ordinal++;
+			if (e->address && trace_heap_table_put(&proc->live, e->address, ordinal) < 0)
+				return fail(w, ENOMEM);
+		} else if (e->kind == TRACE_HEAP_FREE) {
+			if (trace_heap_table_take(&proc->live, e->address, &ordinal)) {
+				w->refs[i] = zigzag(ordinal - previous) + 1;
+				previous = ordinal;
+			}
+			trace_heap_freed_push(proc, e->address);
+		}
+	}
+	return 0;
+}
+
+/* Column by column (all ops, then all seq deltas, ...): zstd then sees
+ * homogeneous runs; a free costs a reference to its allocation and an
+ * allocation often one to a recent free, instead of addresses. That keeps an allocation with its free near 4-5 bytes after zstd
+ * (TRACE_FORMAT.md, ALLOCS_PACKED). */
 int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace_heap_event *events, uint32_t n)
 {
 	if (n > TRACE_ALLOCS_MAX_EVENTS)
 		return fail(w, EINVAL);
 	if (!n)
 		return 0;
-	uint8_t *p = begin_record(w, TRACE_ALLOCS, 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY);
+	if (w->error)
+		return fail(w, w->error);
+	struct trace_heap_proc *proc = trace_heap_proc_get(&w->heap, pid);
+	if (!proc)
+		return fail(w, ENOMEM);
+	if (heap_refs(w, proc, events, n) < 0)
+		return -1;
+	uint8_t *p = begin_record(w, TRACE_ALLOCS_PACKED, 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY);
 	if (!p)
 		return -1;
 	uint8_t *start = p;
+	trace_put_u16(start - TRACE_RECORD_HEADER_SIZE + 2, TRACE_RECORD_FLAG_REQUIRED);
 	trace_put_u32(p, pid);
 	trace_put_u32(p + 4, n);
 	trace_put_u64(p + 8, events[0].seq);
 	trace_put_u64(p + 16, events[0].time_ns);
 	p += 24;
-	uint64_t seq = events[0].seq, time_ns = events[0].time_ns, address = 0, tid = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct trace_heap_event *e = &events[i];
-		p = put_varint(p, (e->kind & 15u) | (uint64_t)(e->flags & 31u) << 4);
-		p = put_varint(p, zigzag(e->seq - seq));
-		p = put_varint(p, zigzag(e->tid - tid));
-		p = put_varint(p, zigzag(e->time_ns - time_ns));
-		p = put_varint(p, zigzag(e->address - address));
-		if (e->kind != TRACE_HEAP_FREE && e->kind != TRACE_HEAP_NONE) {
-			p = put_varint(p, e->size);
-			p = put_varint(p, e->stack_id);
+	for (uint32_t i = 0; i < n; i++)
+		p = put_varint(p, (events[i].kind & 15u) | (uint64_t)(events[i].flags & 31u) << 4);
+	for (uint64_t i = 0, prev = events[0].seq; i < n; prev = events[i++].seq)
+		p = put_varint(p, zigzag(events[i].seq - prev));
+	for (uint64_t i = 0, prev = 0; i < n; prev = events[i++].tid)
+		p = put_varint(p, zigzag(events[i].tid - prev));
+	for (uint64_t i = 0, prev = events[0].time_ns; i < n; prev = events[i++].time_ns)
+		p = put_varint(p, zigzag(events[i].time_ns - prev));
+	for (uint32_t i = 0; i < n; i++)
+		if (is_allocation(events[i].kind))
+			p = put_varint(p, events[i].size);
+	for (uint32_t i = 0; i < n; i++)
+		if (is_allocation(events[i].kind))
+			p = put_varint(p, events[i].stack_id);
+	for (uint32_t i = 0; i < n; i++)
+		if (is_allocation(events[i].kind))
+			p = put_varint(p, w->refs[i]);
+	uint64_t address = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (is_allocation(events[i].kind) && !w->refs[i]) {
+			p = put_varint(p, zigzag(events[i].address - address));
+			address = events[i].address;
 		}
-		seq = e->seq;
-		tid = e->tid;
-		time_ns = e->time_ns;
-		address = e->address;
-	}
+	for (uint32_t i = 0; i < n; i++)
+		if (events[i].kind == TRACE_HEAP_FREE)
+			p = put_varint(p, w->refs[i]);
+	address = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (events[i].kind == TRACE_HEAP_FREE && !w->refs[i]) {
+			p = put_varint(p, zigzag(events[i].address - address));
+			address = events[i].address;
+		}
 	/* Give back what the varints did not use, and set the real length. */
 	size_t payload = (size_t)(p - start);
 	w->raw_len -= 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY - payload;
@@ -479,6 +549,8 @@ int trace_writer_close(struct trace_writer *w, const struct trace_end *end)
 		ret = compress_raw(w, ZSTD_e_end);
 	}
 	int err = errno;
+	trace_heap_procs_free(&w->heap);
+	free(w->refs);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->out);
 	free(w->raw);

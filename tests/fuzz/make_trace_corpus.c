@@ -6,6 +6,8 @@
  *
  * Regenerate after a format change (commit the result, a few KiB in all):
  *   build-fuzz/bin/make_trace_corpus tests/fuzz/corpus
+ * The allocs9_* seeds are 1.3 ALLOCS (record 9) traces an earlier writer made
+ * this way: the writer now writes ALLOCS_PACKED, and readers still read them.
  */
 #include "trace.h"
 
@@ -149,7 +151,9 @@ static void wall_tree(struct trace_writer *w)
 	trace_writer_process(w, &exit2);
 }
 
-/* An allocation trace (1.3): META of its scheme, then ALLOCS of every kind and flag. */
+/* An allocation trace (1.3): META of its scheme, then ALLOCS_PACKED of every kind
+ * and flag, with frees of live blocks and of unknown ones, and an allocation
+ * that reuses a freed block. */
 static void allocations(struct trace_writer *w, const char *scheme)
 {
 	static const uint64_t ips[3] = { 0x555555555129, 0x55555555514a, 0x7ffff7dd2d8a };
@@ -180,6 +184,7 @@ static void allocations(struct trace_writer *w, const char *scheme)
 		time += i % 5 == 0 ? 4000000 : 0;
 	}
 	e[9].kind = TRACE_HEAP_NONE;
+	e[12].address = e[11].address;
 	trace_writer_allocs(w, 100, e, N / 2);
 	trace_writer_flush(w);
 	trace_writer_allocs(w, 100, e + N / 2, N / 2);
@@ -229,7 +234,7 @@ int main(int argc, char **argv)
 	trace_writer_close(w, &end);
 	save_trace(dir, "batches", fd, 0);
 
-	/* Allocations (1.3): every kind, each scheme, one cut inside an ALLOCS record. */
+	/* Allocations (1.3): every kind, each scheme, one cut inside an ALLOCS_PACKED record. */
 	end.samples = 5;
 	const char *const schemes[] = { "all", "rate", "bytes" };
 	for (int i = 0; i < 3; i++) {

@@ -278,10 +278,63 @@ static void test_writer_nonblocking_pipe(void)
 	free(z.p);
 }
 
+/* Allocation events through the writer and back, field for field: frees of
+ * live blocks (referenced), of blocks never allocated (written), allocations
+ * that reuse a freed block or a block still live, three processes interleaved
+ * and every kind, over many records. */
+static void test_allocs_round_trip(void)
+{
+	enum { N = 200000, BATCH = 3000, NPIDS = 3 };
+	struct trace_heap_event *ev = calloc(N, sizeof *ev);
+	uint64_t seq[NPIDS] = { 1, 1, 1 };
+	uint32_t pid_of[N / BATCH + 1];
+	rng_seed(777);
+	uint64_t t = 5000000000ull;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t b = i / BATCH, pid = (uint32_t)(b % NPIDS);
+		pid_of[b] = 100 + pid;
+		uint64_t x = rng();
+		uint32_t kind = x % 2 ? TRACE_HEAP_FREE : (x % 13 == 0 ? TRACE_HEAP_NONE : 1 + (uint32_t)(x >> 8) % 14);
+		t += (x >> 20) % 64 == 0 ? 4000000 : 0;
+		/* A small pool of addresses: reuse, double frees and blocks allocated twice happen. */
+		uint64_t address = (x >> 40) % 100 == 0 ? 0 : 0x7f0000000000ull + ((x >> 24) % 300) * 48;
+		ev[i] = (struct trace_heap_event){ seq[pid]++, t, address, kind == TRACE_HEAP_FREE ? 0 : (x >> 30) % 5000,
+						   1000 + (uint32_t)(x >> 50) % 3, kind == TRACE_HEAP_FREE ? 0 : (uint32_t)(x >> 34) % 50,
+						   kind, (uint32_t)(x >> 58) % 32 };
+		if (kind == TRACE_HEAP_NONE)
+			ev[i].address = ev[i].size = ev[i].stack_id = 0;
+	}
+	int fd = new_memfd();
+	struct trace_writer *w = trace_writer_open(fd, 1);
+	CHECK(w != NULL);
+	for (uint32_t i = 0; w && i < N; i += BATCH)
+		CHECK(trace_writer_allocs(w, pid_of[i / BATCH], ev + i, N - i < BATCH ? N - i : BATCH) == 0);
+	struct trace_end e = { t, 0, TRACE_END_EXITED, 0, 0, 0, 0, 0 };
+	CHECK(w && trace_writer_close(w, &e) == 0);
+	struct bytes z = fd_contents(fd);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "allocs", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	uint32_t at = 0, bad = 0;
+	int got;
+	while (r && (got = trace_reader_next(r, &rec)) == 1 && rec.type == TRACE_ALLOCS) {
+		CHECK(rec.u.allocs.pid == pid_of[at / BATCH]);
+		for (uint32_t k = 0; k < rec.u.allocs.count && at < N; k++, at++)
+			bad += memcmp(&rec.u.allocs.events[k], &ev[at], sizeof ev[at]) != 0;
+	}
+	CHECKF(r && got == 1 && rec.type == TRACE_END, "%s", r ? trace_reader_error(r) : err);
+	CHECKF(at == N && bad == 0, "%u of %u events read, %u differ", at, N, bad);
+	trace_reader_close(r);
+	free(z.p);
+	free(ev);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
 	test_round_trip();
+	test_allocs_round_trip();
 	test_writer_errors();
 	test_writer_nonblocking_pipe();
 	test_cuts();

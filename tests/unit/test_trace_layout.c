@@ -434,10 +434,106 @@ static void test_allocs(void)
 	/* A 1.2 reader skips ALLOCS by its length: the writer never sets REQUIRED on it. */
 }
 
+/* Bytes, one per argument: the columns of ALLOCS_PACKED below are easier to check so. */
+static void put_bytes(struct bytes *raw, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put_le(raw, b[i], 1);
+}
+#define PUT(raw, ...) put_bytes(raw, (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }))
+
+/* ALLOCS_PACKED (13), byte by byte from TRACE_FORMAT.md: columns, and references
+ * resolved across records of the process. */
+static void test_allocs_packed(void)
+{
+	struct bytes raw = { 0 };
+	put_file_header(&raw, 1, 3, 16);
+	size_t at = begin_record(&raw, 13, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 5, 4), put_le(&raw, 100, 8), put_le(&raw, 5000000, 8);
+	/* malloc 0x1000 (ordinal 0), malloc 0x2000 (1), free 0x1000 by reference, malloc 0x1000
+	 * by the latest free (2), free 0x5000 (not live: its address written) */
+	PUT(&raw, 1, 1, 15, 1, 15);            /* op */
+	PUT(&raw, 0, 2, 2, 2, 2);              /* seq 100..104 */
+	PUT(&raw, 0x9a, 0x01, 0, 2, 0, 0);     /* tid 77 77 78 78 78 */
+	PUT(&raw, 0, 0, 6, 0, 0);              /* time +0 +0 +3 +0 +0 */
+	PUT(&raw, 32, 48, 32);                 /* size of the allocations */
+	PUT(&raw, 5, 6, 5);                    /* stack_id */
+	PUT(&raw, 0, 0, 1);                    /* alloc_ref: the third reuses the latest free */
+	PUT(&raw, 0x80, 0x40, 0x80, 0x40);     /* alloc_address: 0x1000, +0x1000 */
+	PUT(&raw, 1, 0);                       /* free_ref: ordinal 0 (delta 0 from 0), none */
+	PUT(&raw, 0x80, 0xc0, 0x02);           /* free_address 0x5000 */
+	end_record(&raw, at);
+	at = begin_record(&raw, 13, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 2, 4), put_le(&raw, 105, 8), put_le(&raw, 5000010, 8);
+	/* free of ordinal 1 (0x2000: delta -2 from the 3 before), then of ordinal 2 (0x1000: +1) */
+	PUT(&raw, 15, 15), PUT(&raw, 0, 2), PUT(&raw, 0x9a, 0x01, 0), PUT(&raw, 0, 0), PUT(&raw, 4, 3);
+	end_record(&raw, at);
+	put_end_v12(&raw);
+	struct bytes z = zstd_compress(&raw);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		CHECK(rec.u.allocs.pid == 77 && rec.u.allocs.count == 5);
+		CHECK(e[0].kind == TRACE_HEAP_MALLOC && e[0].seq == 100 && e[0].tid == 77 && e[0].time_ns == 5000000 &&
+		      e[0].address == 0x1000 && e[0].size == 32 && e[0].stack_id == 5);
+		CHECK(e[1].kind == TRACE_HEAP_MALLOC && e[1].seq == 101 && e[1].address == 0x2000 && e[1].size == 48 &&
+		      e[1].stack_id == 6);
+		CHECK(e[2].kind == TRACE_HEAP_FREE && e[2].seq == 102 && e[2].tid == 78 && e[2].time_ns == 5000003 &&
+		      e[2].address == 0x1000);
+		CHECK(e[3].kind == TRACE_HEAP_MALLOC && e[3].seq == 103 && e[3].address == 0x1000 && e[3].size == 32);
+		CHECK(e[4].kind == TRACE_HEAP_FREE && e[4].seq == 104 && e[4].address == 0x5000);
+	}
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		CHECK(rec.u.allocs.count == 2 && e[0].seq == 105 && e[0].address == 0x2000 && e[1].seq == 106 &&
+		      e[1].address == 0x1000 && e[1].tid == 77 && e[1].time_ns == 5000010);
+	}
+	{ int got = r ? trace_reader_next(r, &rec) : -1; CHECKF(got == 1 && rec.type == TRACE_END, "%d", got); }
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	/* A free of an allocation that is not live, and an allocation naming a free that is not
+	 * there, are corrupt. */
+	memset(&raw, 0, sizeof raw);
+	put_file_header(&raw, 1, 3, 16);
+	at = begin_record(&raw, 13, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 1, 8);
+	PUT(&raw, 15, 0, 0, 0, 5);
+	end_record(&raw, at);
+	put_end_v12(&raw);
+	expect_corrupt(&raw, "which is not live");
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	put_file_header(&raw, 1, 3, 16);
+	at = begin_record(&raw, 13, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 1, 8);
+	PUT(&raw, 1, 0, 0, 0, 16, 1, 1);
+	end_record(&raw, at);
+	put_end_v12(&raw);
+	expect_corrupt(&raw, "which is not there");
+	free(raw.p);
+	/* A column cut short is corrupt too. */
+	memset(&raw, 0, sizeof raw);
+	put_file_header(&raw, 1, 3, 16);
+	at = begin_record(&raw, 13, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 1, 8);
+	PUT(&raw, 1, 0, 0, 0, 16, 1);
+	end_record(&raw, at);
+	put_end_v12(&raw);
+	expect_corrupt(&raw, "ALLOCS_PACKED record");
+	free(raw.p);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
 	test_allocs();
+	test_allocs_packed();
 	test_jit_map();
 	test_versions_and_unknown_records();
 	test_corrupt_records();

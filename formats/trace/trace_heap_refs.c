@@ -1,0 +1,125 @@
+/*
+ * trace_heap_refs.c - the live-block tables behind ALLOCS_PACKED's free
+ * references (TRACE_FORMAT.md, record 13). The writer maps each live block's
+ * address to its allocation's ordinal (the process's count of allocation
+ * entries before it) and writes a free as a small delta of ordinals instead
+ * of an address; the reader keeps the inverse map, ordinal to address, and
+ * hands out the address again. Both sides see the same entries in the same
+ * order, so their tables agree without anything else in the trace.
+ *
+ * One open-addressing table per process (backward-shift deletion, keys never
+ * 0), so memory goes with live blocks, never with the number of events.
+ */
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static uint64_t home(const struct trace_heap_table *t, uint64_t key)
+{
+	return (key * 0x9e3779b97f4a7c15ull) >> (64 - t->bits);
+}
+
+static uint64_t find(const struct trace_heap_table *t, uint64_t key)
+{
+	uint64_t mask = ((uint64_t)1 << t->bits) - 1;
+	uint64_t i = home(t, key);
+	while (t->keys[i] && t->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int grow(struct trace_heap_table *t)
+{
+	unsigned bits = t->keys ? t->bits + 1 : 10;
+	if (bits > 40)
+		return -1;
+	uint64_t cap = (uint64_t)1 << bits;
+	uint64_t *keys = calloc(cap, sizeof *keys), *vals = malloc(cap * sizeof *vals);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -1;
+	}
+	struct trace_heap_table n = { keys, vals, 0, bits };
+	for (uint64_t i = 0; t->keys && i < ((uint64_t)1 << t->bits); i++)
+		if (t->keys[i]) {
+			uint64_t j = find(&n, t->keys[i]);
+			n.keys[j] = t->keys[i];
+			n.vals[j] = t->vals[i];
+			n.count++;
+		}
+	free(t->keys);
+	free(t->vals);
+	*t = n;
+	return 0;
+}
+
+int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val)
+{
+	if ((!t->keys || (t->count + 1) * 4 > ((uint64_t)3 << t->bits)) && grow(t) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	uint64_t i = find(t, key);
+	if (!t->keys[i]) {
+		t->keys[i] = key;
+		t->count++;
+	}
+	t->vals[i] = val;
+	return 0;
+}
+
+int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val)
+{
+	if (!t->keys || !key)
+		return 0;
+	uint64_t mask = ((uint64_t)1 << t->bits) - 1;
+	uint64_t i = find(t, key);
+	if (!t->keys[i])
+		return 0;
+	*val = t->vals[i];
+	/* Backward shift: move later entries of the cluster into the hole when
+	 * their home slot does not lie between the hole and them. */
+	for (uint64_t j = (i + 1) & mask; t->keys[j]; j = (j + 1) & mask) {
+		uint64_t h = home(t, t->keys[j]);
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			t->keys[i] = t->keys[j];
+			t->vals[i] = t->vals[j];
+			i = j;
+		}
+	}
+	t->keys[i] = 0;
+	t->count--;
+	return 1;
+}
+
+struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid)
+{
+	for (uint32_t i = 0; i < ps->count; i++)
+		if (ps->procs[i].pid == pid)
+			return &ps->procs[i];
+	if (ps->count == ps->cap) {
+		uint32_t cap = ps->cap ? ps->cap * 2 : 4;
+		struct trace_heap_proc *p = realloc(ps->procs, cap * sizeof *p);
+		if (!p) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		ps->procs = p;
+		ps->cap = cap;
+	}
+	struct trace_heap_proc *p = &ps->procs[ps->count++];
+	*p = (struct trace_heap_proc){ .pid = pid };
+	return p;
+}
+
+void trace_heap_procs_free(struct trace_heap_procs *ps)
+{
+	for (uint32_t i = 0; i < ps->count; i++) {
+		free(ps->procs[i].live.keys);
+		free(ps->procs[i].live.vals);
+	}
+	free(ps->procs);
+	*ps = (struct trace_heap_procs){ 0 };
+}
