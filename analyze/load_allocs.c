@@ -49,6 +49,7 @@
 #define FIRST_BIN_NS 1000000ull
 #define CLASS_BIT ALLOC_SIZE_CLASS
 #define HOT_BITS 10
+#define DENSE_SITE_IDS (1u << 20) /* a site by stack id in an array below this */
 #define LIVE_BIG UINT32_MAX
 #define HOT_SLOTS (1u << HOT_BITS)
 
@@ -121,7 +122,7 @@ struct allocs_state {
 	uint64_t *big;
 	uint32_t nbig, big_cap;
 	struct hot hot[HOT_SLOTS];
-	struct stack_site *stack_site; /* by profile stack index */
+	struct stack_site *stack_site; /* by trace stack id */
 	uint32_t stack_site_cap;
 	struct row *rows;
 	uint32_t nrows, rows_cap;
@@ -277,16 +278,20 @@ static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, 
 static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
 			     const struct trace_heap_event *e)
 {
-	uint32_t stack = loader_stack_index(L, e->stack_id);
-	if (stack >= st->stack_site_cap) {
-		uint32_t old = st->stack_site_cap;
-		ALLOC_GROW(st->stack_site, (uint64_t)stack + 1, st->stack_site_cap);
-		memset(st->stack_site + old, 0xff, (st->stack_site_cap - old) * sizeof(*st->stack_site));
+	uint32_t id = e->stack_id, site;
+	if (id < DENSE_SITE_IDS) { /* collect numbers stacks densely from 1 */
+		if (id >= st->stack_site_cap) {
+			uint32_t old = st->stack_site_cap;
+			ALLOC_GROW(st->stack_site, (uint64_t)id + 1, st->stack_site_cap);
+			memset(st->stack_site + old, 0xff, (st->stack_site_cap - old) * sizeof(*st->stack_site));
+		}
+		struct stack_site *ss = &st->stack_site[id];
+		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
+			*ss = (struct stack_site){ e->kind, site_of(st, loader_stack_index(L, id), e->kind) };
+		site = ss->site;
+	} else {
+		site = site_of(st, loader_stack_index(L, id), e->kind);
 	}
-	struct stack_site *ss = &st->stack_site[stack];
-	if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
-		*ss = (struct stack_site){ e->kind, site_of(st, stack, e->kind) };
-	uint32_t site = ss->site;
 	uint64_t sk = size_key(&st->sites[site], e->size);
 	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
 	struct hot *c = &st->hot[(h * 0x94d049bb133111ebull) >> (64 - HOT_BITS)];
