@@ -214,7 +214,10 @@ static void print_text(const struct info *in)
 	printf("\n");
 	uint32_t count = profile_period_count(p);
 	if (count != PROFILE_NO_VALUE)
-		printf("Samples:       %" PRIu64 ", summed weight %" PRId64 " = %s of CPU%s\n", p->nsamples,
+		/* An allocation profile's rows are mostly allocation rows: the CPU
+		 * samples are what the count type adds up to. */
+		printf("Samples:       %" PRIu64 ", summed weight %" PRId64 " = %s of CPU%s\n",
+		       p->alloc_scheme ? (uint64_t)in->totals[count] : p->nsamples,
 		       in->totals[count], format_value(cpu_ns(in), "nanoseconds", a, sizeof(a)),
 		       in->saturated ? " (saturated: the true total is larger)" : "");
 	else

@@ -145,9 +145,18 @@ void report_samples_line(const struct report *r, const char *indent, const struc
 		uint32_t count = profile_period_count(p);
 		if (count == PROFILE_NO_VALUE || !totals[count])
 			return;
+		/* The profile's rows are mostly allocation rows: say what the CPU
+		 * samples alone add up to. */
+		char cpu[32];
+		fprintf(r->out, "%s%sCPU samples:%s %" PRId64, indent, pal->bold, pal->reset, totals[count]);
+		if (p->period_type != PROFILE_NO_VALUE)
+			fprintf(r->out, ", %s of %s", format_value(totals[p->period_type],
+				profile_string(p, p->value_types[p->period_type].unit), cpu, sizeof(cpu)),
+				profile_string(p, p->value_types[p->period_type].type));
+	} else {
+		fprintf(r->out, "%s%sSamples:%s %" PRIu64 ", %s", indent, pal->bold, pal->reset, p->nsamples,
+			report_totals(p, totals, saturated, totals_text, sizeof(totals_text)));
 	}
-	fprintf(r->out, "%s%sSamples:%s %" PRIu64 ", %s", indent, pal->bold, pal->reset, p->nsamples,
-		report_totals(p, totals, saturated, totals_text, sizeof(totals_text)));
 	if (p->period_type != PROFILE_NO_VALUE)
 		fprintf(r->out, " (interval %s)",
 			format_value(p->period, profile_string(p, p->value_types[p->period_type].unit), interval,
