@@ -9,6 +9,11 @@
  * never with the number of events. A free of a block the trace never saw
  * allocated (allocated before the agent started, or not chosen) is ignored.
  *
+ * Speed: every event costs a live-table probe (16-byte slots, Fibonacci
+ * hashing, prefetched a few events ahead); an allocation's key comes from a
+ * site array by stack id and a direct-mapped cache of recent keys, the hash
+ * tables only on a miss.
+ *
  * Per key (allocation stack, thread, function and size): allocations and
  * their bytes, what is live at the end (inuse = leaks), what was live at the
  * moment of the highest live heap (peak), and temporaries (freed by the
@@ -48,6 +53,10 @@
 #define LIVE_PREFETCH 16
 #define FIRST_BIN_NS 1000000ull
 #define CLASS_BIT ALLOC_SIZE_CLASS
+#define HOT_BITS 10
+#define DENSE_SITE_IDS (1u << 20) /* a site by stack id in an array below this */
+#define LIVE_BIG UINT32_MAX
+#define HOT_SLOTS (1u << HOT_BITS)
 
 enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
 static const char *const value_names[NV][2] = {
@@ -70,10 +79,22 @@ struct key {
 	double v[NV];
 };
 
+/* 16 bytes, four to a cache line: the table is the one big random-access structure. */
 struct live {
 	uint64_t address; /* 0: empty */
-	uint64_t size;
 	uint32_t key;
+	uint32_t size; /* LIVE_BIG: at least that, the size is in big (by address) */
+};
+
+/* A recent key by its site, thread and size key (see key_of_event). */
+struct hot {
+	uint64_t size_key;
+	uint32_t site, thread, key; /* key HASHMAP_NONE: empty */
+};
+
+/* The site of a stack for the kind seen last with it. */
+struct stack_site {
+	uint32_t kind, site; /* site HASHMAP_NONE: none yet */
 };
 
 struct row {
@@ -101,6 +122,13 @@ struct allocs_state {
 	struct hashmap key_index;
 	struct live *live;
 	uint64_t live_cap, nlive;
+	int live_shift; /* 64 - log2(live_cap) */
+	struct hashmap big_index; /* address -> its size in big, for sizes of LIVE_BIG and more */
+	uint64_t *big;
+	uint32_t nbig, big_cap;
+	struct hot hot[HOT_SLOTS];
+	struct stack_site *stack_site; /* by trace stack id */
+	uint32_t stack_site_cap;
 	struct row *rows;
 	uint32_t nrows, rows_cap;
 	struct hashmap row_index;
@@ -120,6 +148,8 @@ static void *allocs_start(struct loader *L)
 	hashmap_init(&st->site_index, 256);
 	hashmap_init(&st->key_index, 256);
 	hashmap_init(&st->row_index, 256);
+	hashmap_init(&st->big_index, 16);
+	memset(st->hot, 0xff, sizeof(st->hot));
 	return st;
 }
 
@@ -129,11 +159,14 @@ static void allocs_free(void *state)
 	hashmap_free(&st->site_index);
 	hashmap_free(&st->key_index);
 	hashmap_free(&st->row_index);
+	hashmap_free(&st->big_index);
+	free(st->big);
 	free(st->sites);
 	free(st->keys);
 	free(st->live);
 	free(st->rows);
 	free(st->undo);
+	free(st->stack_site);
 	free(st);
 }
 
@@ -242,11 +275,42 @@ static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, 
 	return st->nkeys++;
 }
 
+/*
+ * The key of an allocation event. Most events repeat a recent site (stack
+ * and what) and key: a dense array by stack and a direct-mapped cache of
+ * keys skip the site and key tables (two hash lookups) on the hot path.
+ */
+static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
+			     const struct trace_heap_event *e)
+{
+	uint32_t id = e->stack_id, site;
+	if (id < DENSE_SITE_IDS) { /* collect numbers stacks densely from 1 */
+		if (id >= st->stack_site_cap) {
+			uint32_t old = st->stack_site_cap;
+			ALLOC_GROW(st->stack_site, (uint64_t)id + 1, st->stack_site_cap);
+			memset(st->stack_site + old, 0xff, (st->stack_site_cap - old) * sizeof(*st->stack_site));
+		}
+		struct stack_site *ss = &st->stack_site[id];
+		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
+			*ss = (struct stack_site){ e->kind, site_of(st, loader_stack_index(L, id), e->kind) };
+		site = ss->site;
+	} else {
+		site = site_of(st, loader_stack_index(L, id), e->kind);
+	}
+	uint64_t sk = size_key(&st->sites[site], e->size);
+	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
+	struct hot *c = &st->hot[(h * 0x94d049bb133111ebull) >> (64 - HOT_BITS)];
+	if (c->key == HASHMAP_NONE || c->site != site || c->thread != thread || c->size_key != sk)
+		*c = (struct hot){ sk, site, thread, key_of(st, site, thread, sk) };
+	return c->key;
+}
+
 /* ---- live blocks: open addressing, backward-shift deletion ---- */
 
-static uint64_t live_home(const struct allocs_state *st, uint64_t address)
+/* Fibonacci hashing: one multiply, the top bits (blocks are 16-byte aligned). */
+static inline uint64_t live_home(const struct allocs_state *st, uint64_t address)
 {
-	return hash_u64(address) & (st->live_cap - 1);
+	return (address * 0x9e3779b97f4a7c15ull) >> st->live_shift;
 }
 
 static struct live *live_find(struct allocs_state *st, uint64_t address)
@@ -260,16 +324,45 @@ static struct live *live_find(struct allocs_state *st, uint64_t address)
 	}
 }
 
+/* Store a live block in slot (its size beside it, or in big when that is too large). */
+static void live_set(struct allocs_state *st, struct live *slot, uint64_t address, uint64_t size, uint32_t key)
+{
+	*slot = (struct live){ address, key, size < LIVE_BIG ? (uint32_t)size : LIVE_BIG };
+	if (size >= LIVE_BIG) {
+		uint32_t *id = hashmap_slot(&st->big_index, address);
+		if (*id == HASHMAP_NONE) {
+			ALLOC_GROW(st->big, (uint64_t)st->nbig + 1, st->big_cap);
+			*id = st->nbig++;
+		}
+		st->big[*id] = size;
+	}
+}
+
+static uint64_t live_size(const struct allocs_state *st, const struct live *e)
+{
+	if (e->size != LIVE_BIG)
+		return e->size;
+	uint32_t id = hashmap_get(&st->big_index, e->address);
+	return id == HASHMAP_NONE ? LIVE_BIG : st->big[id];
+}
+
 static void live_grow(struct allocs_state *st)
 {
 	struct live *old = st->live;
 	uint64_t old_cap = st->live_cap;
 	st->live_cap = old_cap ? 2 * old_cap : 4096;
+	st->live_shift = 64 - floor_log2(st->live_cap);
 	st->live = calloc_or_abort(st->live_cap, sizeof(*st->live));
 	for (uint64_t i = 0; i < old_cap; i++)
 		if (old[i].address)
 			*live_find(st, old[i].address) = old[i];
 	free(old);
+}
+
+/* At most three quarters full: linear probing stays short with 16-byte slots. */
+static int live_full(const struct allocs_state *st)
+{
+	return (st->nlive + 1) * 4 > st->live_cap * 3;
 }
 
 static void live_remove(struct allocs_state *st, struct live *e)
@@ -334,16 +427,21 @@ static void add_row(struct allocs_state *st, uint32_t key, uint64_t time_ns, int
 
 /* ---- events ---- */
 
-static void add_value(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t time_ns, int v, double x)
+static inline void add_value(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t time_ns, int v,
+			     double x)
 {
 	st->keys[key].v[v] += x;
 	if (L->o->alloc_bins) /* a row holds alloc, inuse and temporary: no peak */
 		add_row(st, key, time_ns, v < V_PEAK_O ? v : v - 2, x);
 }
 
-/* A live change of key at seq: first keep what it held at the latest peak (see the top). */
-static void live_change(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t seq, uint64_t time_ns,
-			double objects, double bytes)
+/*
+ * A live change of key at seq: first keep what it held at the latest peak
+ * (see the top). Inlined into every caller: it runs once or twice an event.
+ */
+static inline __attribute__((always_inline)) void live_change(struct loader *L, struct allocs_state *st,
+							      uint32_t key, uint64_t seq, uint64_t time_ns,
+							      double objects, double bytes)
 {
 	struct key *k = &st->keys[key];
 	if (k->changed_seq <= st->peak_seq) {
@@ -384,9 +482,9 @@ static void on_alloc(struct loader *L, struct allocs_state *st, uint32_t thread,
 		struct live *slot = live_find(st, e->address);
 		if (slot && slot->address)
 			return;
-		if ((st->nlive + 1) * 2 > st->live_cap)
+		if (live_full(st))
 			live_grow(st);
-		*live_find(st, e->address) = (struct live){ e->address, u->size, u->key };
+		live_set(st, live_find(st, e->address), e->address, u->size, u->key);
 		st->nlive++;
 		double w = weight(st, u->size);
 		st->frees -= w;
@@ -394,21 +492,20 @@ static void on_alloc(struct loader *L, struct allocs_state *st, uint32_t thread,
 		live_change(L, st, u->key, e->seq, e->time_ns, w, w * (double)u->size);
 		return;
 	}
-	uint32_t stack = loader_stack_index(L, e->stack_id);
-	uint32_t site = site_of(st, stack, e->kind);
-	uint32_t key = key_of(st, site, thread, size_key(&st->sites[site], e->size));
-	if ((st->nlive + 1) * 2 > st->live_cap)
+	uint32_t key = key_of_event(L, st, thread, e);
+	if (live_full(st))
 		live_grow(st);
 	struct live *slot = live_find(st, e->address);
 	double w = weight(st, e->size);
 	if (slot->address) {
 		/* Allocated twice without a free between: the free was not recorded. */
 		st->repeated++;
-		double ow = weight(st, slot->size);
-		live_change(L, st, slot->key, e->seq, e->time_ns, -ow, -ow * (double)slot->size);
+		uint64_t osize = live_size(st, slot);
+		double ow = weight(st, osize);
+		live_change(L, st, slot->key, e->seq, e->time_ns, -ow, -ow * (double)osize);
 		st->nlive--;
 	}
-	*slot = (struct live){ e->address, e->size, key };
+	live_set(st, slot, e->address, e->size, key);
 	st->nlive++;
 	st->allocs += w;
 	st->alloc_bytes += w * (double)e->size;
@@ -425,8 +522,9 @@ static void on_free(struct loader *L, struct allocs_state *st, uint32_t thread, 
 		return;
 	}
 	struct live b = *slot;
+	uint64_t size = live_size(st, slot);
 	live_remove(st, slot);
-	double w = weight(st, b.size), bytes = w * (double)b.size;
+	double w = weight(st, size), bytes = w * (double)size;
 	st->frees += w;
 	st->freed_bytes += bytes;
 	if (e->flags & TRACE_HEAP_TEMPORARY) {
@@ -437,7 +535,7 @@ static void on_free(struct loader *L, struct allocs_state *st, uint32_t thread, 
 	}
 	live_change(L, st, b.key, e->seq, e->time_ns, -w, -bytes);
 	if (e->flags & TRACE_HEAP_BY_REALLOC)
-		*undo_of(st, thread) = (struct undo){ b.address, b.size, b.key, 1 };
+		*undo_of(st, thread) = (struct undo){ b.address, size, b.key, 1 };
 }
 
 static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
@@ -448,13 +546,17 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		st->seen = 1;
 		read_scheme(L, st);
 	}
+	uint32_t tid = 0, thread = HASHMAP_NONE;
 	for (uint32_t i = 0; i < a->count; i++) {
 		const struct trace_heap_event *e = &a->events[i];
 		/* A big live table misses the cache on every event: ask for the
 		 * slot of an event a few ahead (a hint only; the table may grow). */
-		if (i + LIVE_PREFETCH < a->count && st->live_cap)
+		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count && st->live_cap)
 			__builtin_prefetch(&st->live[live_home(st, a->events[i + LIVE_PREFETCH].address)]);
-		uint32_t thread = loader_thread_index(L, a->pid, e->tid);
+		if (thread == HASHMAP_NONE || e->tid != tid) {
+			tid = e->tid;
+			thread = loader_thread_index(L, a->pid, tid);
+		}
 		if (e->time_ns > L->last_time_ns)
 			L->last_time_ns = e->time_ns;
 		if (e->kind == TRACE_HEAP_FREE)

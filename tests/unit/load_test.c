@@ -5,8 +5,9 @@
  * addresses), undefined and empty stacks, unknown record types, truncation,
  * an empty file; and what a trace cannot truthfully say (issue 13): lost
  * counters, weights and totals past any bound, times outside the run, a
- * module path that is a FIFO. Every message must come through the
- * diagnostics sink, one per thread at most, never on stderr.
+ * module path that is a FIFO. Also allocation blocks of 4 GiB and more.
+ * Every message must come through the diagnostics sink, one per thread at
+ * most, never on stderr.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -343,6 +344,42 @@ static void test_fifo_module(void)
 	profile_free(p);
 }
 
+/* Blocks of 4 GiB and more (their sizes kept beside the live table) and an
+ * address reused for a small block after a huge one was freed. */
+static void test_huge_blocks(void)
+{
+	int fd;
+	struct trace_writer *w = start("huge.zst", &fd, 1);
+	trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, "all");
+	module(w, 1, "/nonexistent/liba.so", START_NS);
+	stack(w, 1, BIAS + 0x1000);
+	const uint64_t G = 1ull << 30, a = 0x10000, b = 0x20000, c = 0x30000;
+	struct trace_heap_event e[6] = {
+		{ 1, START_NS + 1, a, 5 * G, 1, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 2, START_NS + 2, b, 100, 1, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 3, START_NS + 3, c, 6 * G, 1, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 4, START_NS + 4, a, 0, 1, 0, TRACE_HEAP_FREE, 0 },
+		{ 5, START_NS + 5, a, 10, 1, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 6, START_NS + 6, a, 0, 1, 0, TRACE_HEAP_FREE, 0 },
+	};
+	CHECK(trace_writer_allocs(w, 1, e, 6) == 0);
+	finish(w, fd, START_NS + 100000000, 0);
+
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("huge.zst", &list, &st);
+	CHECK(p != NULL);
+	CHECK(st.has_allocs && st.allocs == 4 && st.frees == 2);
+	CHECKF(st.alloc_bytes == (int64_t)(11 * G + 110), "%lld", (long long)st.alloc_bytes);
+	CHECKF(st.freed_bytes == (int64_t)(5 * G + 10), "%lld", (long long)st.freed_bytes);
+	CHECKF(st.peak_bytes == (int64_t)(11 * G + 100) && st.peak_objects == 3, "%lld", (long long)st.peak_bytes);
+	CHECKF(st.leaked_bytes == (int64_t)(6 * G + 100) && st.leaked_objects == 2, "%lld",
+	       (long long)st.leaked_bytes);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -352,6 +389,7 @@ int main(void)
 	test_implausible_losses();
 	test_implausible_samples();
 	test_fifo_module();
+	test_huge_blocks();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
