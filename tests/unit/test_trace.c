@@ -309,7 +309,7 @@ static void test_allocs_round_trip(void)
 	CHECK(w != NULL);
 	for (uint32_t i = 0; w && i < N; i += BATCH)
 		CHECK(trace_writer_allocs(w, pid_of[i / BATCH], ev + i, N - i < BATCH ? N - i : BATCH) == 0);
-	struct trace_end e = { t, 0, TRACE_END_EXITED, 0, 0, 0, 0, 0 };
+	struct trace_end e = { t, 0, TRACE_END_EXITED, 0, 0, 0, 0, 0, 0 };
 	CHECK(w && trace_writer_close(w, &e) == 0);
 	struct bytes z = fd_contents(fd);
 	char err[256];

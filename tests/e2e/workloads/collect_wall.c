@@ -12,7 +12,6 @@
  *   idle N SECONDS N threads blocked in pthread_cond_wait for SECONDS while
  *                  main sleeps (bench/wall-overhead: the agent's cost)
  */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
