@@ -27,6 +27,7 @@
 #include "builtin.h"
 #include "debug_hint.h"
 #include "filter.h"
+#include "info.h"
 #include "load.h"
 #include "options.h"
 #include "report.h"
@@ -34,25 +35,9 @@
 #include "trace.h"
 
 /* Everything both formats print, gathered once. */
-struct info {
-	const char *trace;
-	const struct profile *p;
-	const struct load_stats *st;
-	uint32_t value;  /* the threads table's value (--value; default: the displayed one) */
-	int64_t totals[PROFILE_MAX_VALUE_TYPES];
-	int saturated;
-	int64_t *thread_values; /* per thread, of value */
-	uint64_t *thread_rows;
-	int64_t *thread_cpu; /* per thread, the CPU time its samples stand for (0 without a period type) */
-	int64_t *thread_off; /* per thread, its value off CPU (wall mode) */
-	const uint64_t *measured; /* per thread, its measured CPU time (NULL: none) */
-	uint32_t nmeasured;
-	int wall;        /* a wall-mode trace: samples stand for wall time, on or off CPU */
-	const struct filter_options *select; /* --pid, --state */
-};
 
 /* Whether --pid lets process pid be shown. */
-static int pid_shown(const struct info *in, uint32_t pid)
+int info_pid_shown(const struct info *in, uint32_t pid)
 {
 	if (!in->select->npids)
 		return 1;
@@ -63,20 +48,20 @@ static int pid_shown(const struct info *in, uint32_t pid)
 }
 
 /* A thread's CPU time as the agent measured it at its end (1.2 traces), 0 when unknown. */
-static uint64_t measured_ns(const struct info *in, uint32_t thread)
+uint64_t info_measured_ns(const struct info *in, uint32_t thread)
 {
 	return thread < in->nmeasured ? in->measured[thread] : 0;
 }
 
 /* Over the threads whose CPU time was measured: how many, that time, and what their samples cover. */
-static uint32_t measured_totals(const struct info *in, uint64_t *measured, uint64_t *sampled)
+uint32_t info_measured_totals(const struct info *in, uint64_t *measured, uint64_t *sampled)
 {
 	uint32_t threads = 0;
 	*measured = *sampled = 0;
 	for (uint32_t i = 0; i < in->p->nthreads; i++)
-		if (measured_ns(in, i)) {
+		if (info_measured_ns(in, i)) {
 			threads++;
-			*measured += measured_ns(in, i);
+			*measured += info_measured_ns(in, i);
 			*sampled += in->thread_cpu[i] > 0 ? (uint64_t)in->thread_cpu[i] : 0;
 		}
 	return threads;
@@ -87,7 +72,7 @@ static const char *text(const struct profile *p, uint32_t id, char *buf, size_t 
 	return escape_text(profile_string(p, id), buf, len);
 }
 
-static const char *exit_text(const struct profile *p, char *buf, size_t len)
+const char *info_exit_text(const struct profile *p, char *buf, size_t len)
 {
 	int st = p->wait_status;
 	if (!p->ended)
@@ -113,7 +98,7 @@ static const char *start_text(const struct profile *p, char *buf, size_t len)
 	return buf;
 }
 
-static const char *debug_info_text(const char *path, uint32_t flags)
+const char *info_debug_info_text(const char *path, uint32_t flags)
 {
 	/* The vdso is the kernel's: it has no file to read. */
 	if ((flags & PROFILE_MODULE_MISSING) && (path[0] == '[' || strstr(path, "linux-vdso")))
@@ -144,7 +129,7 @@ static int64_t cpu_ns(const struct info *in)
 /* Samples per CPU second (wall mode: per second of a thread's wall time): under
  * the tick-bound timer fallback this is well below the requested rate, and
  * weights make up the difference. */
-static double effective_rate(const struct info *in)
+double info_effective_rate(const struct info *in)
 {
 	int64_t ns = cpu_ns(in);
 	return ns > 0 && in->p->period > 0 ? (double)in->p->nsamples * 1e9 / (double)ns : 0.0;
@@ -180,7 +165,7 @@ static int collector_is_newer(const char *collector)
 }
 
 /* The META collector value when it is newer than this analyze, else NULL. */
-static const char *newer_collector(const struct profile *p, const struct load_stats *st)
+const char *info_newer_collector(const struct profile *p, const struct load_stats *st)
 {
 	for (uint32_t i = 0; i < st->nmeta; i++) {
 		const char *value = profile_string(p, st->meta[i].value);
@@ -229,7 +214,7 @@ static const char *process_exit_text(const struct load_process *pr, char *buf, s
 }
 
 /* Samples and value (of the threads table's type) of process pid. */
-static int64_t process_value(const struct info *in, uint32_t pid, uint64_t *rows)
+int64_t info_process_value(const struct info *in, uint32_t pid, uint64_t *rows)
 {
 	int64_t v = 0;
 	*rows = 0;
@@ -261,8 +246,8 @@ static void print_processes(const struct info *in)
 	for (uint32_t i = 0; i < st->nprocesses; i++) {
 		const struct load_process *pr = &st->processes[i];
 		uint64_t rows;
-		int64_t v = process_value(in, pr->pid, &rows);
-		if (!pid_shown(in, pr->pid))
+		int64_t v = info_process_value(in, pr->pid, &rows);
+		if (!info_pid_shown(in, pr->pid))
 			continue;
 		printf("  %8u %8u %10" PRIu64 " %12s %14s  %s", pr->pid, pr->parent, rows, format_value(v, unit, b, sizeof(b)),
 		       process_exit_text(pr, c, sizeof(c)), pr->command ? text(p, pr->command, a, sizeof(a)) : "?");
@@ -284,7 +269,7 @@ static const char *meta_value(const struct info *in, const char *key)
 }
 
 /* Wall mode: the agents' sampler threads' CPU time (their main cost), 0 when not said. */
-static uint64_t sampler_cpu_ns(const struct info *in)
+uint64_t info_sampler_cpu_ns(const struct info *in)
 {
 	const char *v = meta_value(in, TRACE_META_SAMPLER_CPU_NS);
 	uint64_t ns = v ? strtoull(v, NULL, 10) : 0;
@@ -306,10 +291,10 @@ static void print_wall(const struct info *in)
 	       in->st->off_cpu_samples, all > 0 ? 100.0 * (double)off / (double)all : 0.0,
 	       profile_string(in->p, in->p->value_types[in->value].type), in->st->exited_unsampled);
 	char a[64];
-	if (sampler_cpu_ns(in) && in->p->duration_ns)
+	if (info_sampler_cpu_ns(in) && in->p->duration_ns)
 		printf("Sampler:       the agent's wall-mode sampler threads used %s of CPU, %.2f%% of one core\n",
-		       format_duration(sampler_cpu_ns(in), a, sizeof(a)),
-		       100.0 * (double)sampler_cpu_ns(in) / (double)in->p->duration_ns);
+		       format_duration(info_sampler_cpu_ns(in), a, sizeof(a)),
+		       100.0 * (double)info_sampler_cpu_ns(in) / (double)in->p->duration_ns);
 }
 
 static void print_text(const struct info *in)
@@ -320,18 +305,18 @@ static void print_text(const struct info *in)
 	printf("Trace:         %s\n", escape_text(in->trace, a, sizeof(a)));
 	if (st->truncated)
 		printf("Warning:       truncated trace: read up to its last complete record\n");
-	if (newer_collector(p, st))
+	if (info_newer_collector(p, st))
 		printf("Warning:       written by %s, newer than this analyze (ipscope %s): "
 		       "records it added are skipped\n",
-		       escape_text(newer_collector(p, st), a, sizeof(a)), IPSCOPE_VERSION);
+		       escape_text(info_newer_collector(p, st), a, sizeof(a)), IPSCOPE_VERSION);
 	printf("Command:       %s\n", p->command ? text(p, p->command, a, sizeof(a)) : "(unknown)");
 	printf("Started:       %s\n", start_text(p, a, sizeof(a)));
 	printf("Duration:      %s\n", format_duration(p->duration_ns, a, sizeof(a)));
 	printf("Mode:          %s, interval %s\n", p->mode ? text(p, p->mode, a, sizeof(a)) : "?",
 	       format_duration(p->period > 0 ? (uint64_t)p->period : 0, b, sizeof(b)));
 	printf("Source:        %s", p->source ? text(p, p->source, a, sizeof(a)) : "?");
-	if (effective_rate(in) > 0)
-		printf(", effective rate %.0f samples per %s second (requested %.0f)", effective_rate(in),
+	if (info_effective_rate(in) > 0)
+		printf(", effective rate %.0f samples per %s second (requested %.0f)", info_effective_rate(in),
 		       in->wall ? "thread" : "CPU", 1e9 / (double)p->period);
 	printf("\n");
 	uint32_t count = profile_period_count(p);
@@ -371,11 +356,11 @@ static void print_text(const struct info *in)
 		printf("Recording:     %.2f%% of the CPU samples in [ipscope: recording allocations] (weight %" PRIu64
 		       " of %" PRId64 ")\n",
 		       100.0 * (double)st->hook_samples / (double)in->totals[count], st->hook_samples, in->totals[count]);
-	printf("Exit:          %s\n", exit_text(p, a, sizeof(a)));
+	printf("Exit:          %s\n", info_exit_text(p, a, sizeof(a)));
 	if (in->wall)
 		print_wall(in);
 	uint64_t measured, sampled;
-	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
+	uint32_t measured_threads = info_measured_totals(in, &measured, &sampled);
 	if (measured_threads)
 		printf("Measured CPU:  %s by %u threads at their end; their %ssamples cover %s (%.1f%%), %s unsampled\n",
 		       format_duration(measured, a, sizeof(a)), measured_threads, in->wall ? "on-CPU " : "",
@@ -395,8 +380,8 @@ static void print_text(const struct info *in)
 		for (uint32_t i = 0; i < p->nthreads; i++) {
 			const struct profile_thread *t = &p->threads[i];
 			char m[64] = "-";
-			if (measured_ns(in, i))
-				format_duration(measured_ns(in, i), m, sizeof(m));
+			if (info_measured_ns(in, i))
+				format_duration(info_measured_ns(in, i), m, sizeof(m));
 			char shares[32] = "";
 			if (in->wall) {
 				double off = in->thread_values[i] > 0 ? (double)in->thread_off[i] / (double)in->thread_values[i] : 0;
@@ -418,7 +403,7 @@ static void print_text(const struct info *in)
 	for (uint32_t i = 0; i < p->nmodules; i++) {
 		const struct profile_module *m = &p->modules[i];
 		const char *id = profile_string(p, m->build_id);
-		printf("  %-18s %-8.8s %5.1f%%  %s%s\n", debug_info_text(profile_string(p, m->path), m->flags),
+		printf("  %-18s %-8.8s %5.1f%%  %s%s\n", info_debug_info_text(profile_string(p, m->path), m->flags),
 		       *id ? id : "-", 100.0 * share[i], text(p, m->path, a, sizeof(a)),
 		       m->flags & PROFILE_MODULE_SYSTEM ? " (system)" : "");
 	}
@@ -445,151 +430,6 @@ static void print_text(const struct info *in)
 }
 
 /* A JSON string of s: Jansson takes only UTF-8; other bytes become '?'. */
-static json_t *jstring(const char *s)
-{
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char *ascii = strdup_or_abort(s);
-	for (char *c = ascii; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(ascii);
-	free(ascii);
-	return j;
-}
-
-static json_t *jint(int64_t v)
-{
-	return json_integer((json_int_t)v);
-}
-
-/* Unsigned figures above INT64_MAX (none is plausible) are capped there. */
-static json_t *juint(uint64_t v)
-{
-	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
-static json_t *info_json(const struct info *in)
-{
-	const struct profile *p = in->p;
-	const struct load_stats *st = in->st;
-	char a[256];
-	json_t *root = json_object();
-	json_object_set_new(root, "trace", jstring(in->trace));
-	json_object_set_new(root, "truncated", json_boolean(st->truncated));
-	json_object_set_new(root, "newer_collector", json_boolean(newer_collector(p, st) != NULL));
-	json_object_set_new(root, "command", jstring(profile_string(p, p->command)));
-	json_object_set_new(root, "start_realtime_ns", juint(p->start_realtime_ns));
-	json_object_set_new(root, "duration_ns", juint(p->duration_ns));
-	json_object_set_new(root, "mode", jstring(profile_string(p, p->mode)));
-	json_object_set_new(root, "interval_ns", jint(p->period));
-	json_object_set_new(root, "source", jstring(profile_string(p, p->source)));
-	json_object_set_new(root, "effective_rate", json_real(effective_rate(in)));
-	json_object_set_new(root, "samples", juint(p->nsamples));
-	json_t *types = json_array();
-	for (uint32_t v = 0; v < p->nvalue_types; v++)
-		json_array_append_new(types, json_pack("{s:o,s:o,s:o}", "type",
-						       jstring(profile_string(p, p->value_types[v].type)), "unit",
-						       jstring(profile_string(p, p->value_types[v].unit)), "total",
-						       jint(in->totals[v])));
-	json_object_set_new(root, "value_types", types);
-	json_object_set_new(root, "default_value",
-			    jstring(profile_string(p, p->value_types[p->default_value].type)));
-	json_object_set_new(root, "saturated", json_boolean(in->saturated));
-	json_object_set_new(root, "lost_samples", juint(p->lost_samples));
-	json_object_set_new(root, "end", json_pack("{s:b,s:o,s:o}", "present", p->ended, "samples",
-						   juint(st->end_samples), "weight", juint(st->end_weight)));
-	json_object_set_new(root, "exit", json_pack("{s:o,s:i}", "text", jstring(exit_text(p, a, sizeof(a))),
-						    "wait_status", p->wait_status));
-	json_object_set_new(root, "agent", json_pack("{s:o,s:o,s:o}", "handler_ns", juint(st->agent_ns), "signals",
-						     juint(st->agent_signals), "sampler_cpu_ns", juint(sampler_cpu_ns(in))));
-	if (st->has_allocs)
-		/* CPU weight of [ipscope: recording allocations]: time in the hooks, the profiler's own */
-		json_object_set_new(root, "recording_allocations_weight", juint(st->hook_samples));
-	uint64_t measured, sampled;
-	uint32_t measured_threads = measured_totals(in, &measured, &sampled);
-	json_object_set_new(root, "measured_cpu",
-			    json_pack("{s:I,s:o,s:o}", "threads", (json_int_t)measured_threads, "measured_ns",
-				      juint(measured), "sampled_ns", juint(sampled)));
-	json_t *threads = json_array();
-	int64_t *values = calloc_or_abort(p->nthreads, sizeof(*values));
-	json_t *per_type[PROFILE_MAX_VALUE_TYPES] = { 0 };
-	for (uint32_t v = 0; v < p->nvalue_types; v++) {
-		profile_thread_totals(p, v, values, NULL);
-		per_type[v] = json_array();
-		for (uint32_t i = 0; i < p->nthreads; i++)
-			json_array_append_new(per_type[v], jint(values[i]));
-	}
-	free(values);
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		const struct profile_thread *t = &p->threads[i];
-		json_t *tv = json_object();
-		for (uint32_t v = 0; v < p->nvalue_types; v++)
-			json_object_set(tv, profile_string(p, p->value_types[v].type), json_array_get(per_type[v], i));
-		json_array_append_new(threads, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o}", "pid", (json_int_t)t->pid,
-							 "tid", (json_int_t)t->tid, "name", jstring(profile_string(p, t->name)),
-							 "samples", juint(in->thread_rows[i]), "values", tv,
-							 "measured_cpu_ns", juint(measured_ns(in, i)), "off_cpu",
-							 jint(in->thread_off[i])));
-	}
-	for (uint32_t v = 0; v < p->nvalue_types; v++)
-		json_decref(per_type[v]);
-	json_object_set_new(root, "threads", threads);
-	json_t *procs = json_array();
-	for (uint32_t i = 0; i < st->nprocesses; i++) {
-		const struct load_process *pr = &st->processes[i];
-		uint64_t rows;
-		int64_t v = process_value(in, pr->pid, &rows);
-		if (!pid_shown(in, pr->pid))
-			continue;
-		json_array_append_new(
-			procs, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:b,s:b,s:i,s:b,s:b,s:o}", "pid", (json_int_t)pr->pid,
-					 "parent", (json_int_t)pr->parent, "command", jstring(profile_string(p, pr->command)),
-					 "path", jstring(profile_string(p, pr->path)), "samples", juint(rows), "value",
-					 jint(v), "forked", (pr->flags & LOAD_PROCESS_FORKED) != 0, "exited",
-					 (pr->flags & LOAD_PROCESS_EXITED) != 0, "wait_status", pr->wait_status,
-					 "status_unknown", (pr->flags & LOAD_PROCESS_STATUS_UNKNOWN) != 0, "profiled",
-					 !(pr->flags & LOAD_PROCESS_NOT_PROFILED), "not_profiled_reason",
-					 jstring(profile_string(p, pr->reason))));
-	}
-	json_object_set_new(root, "processes", procs);
-	json_object_set_new(root, "wall", json_pack("{s:o,s:o}", "off_cpu_samples", juint(st->off_cpu_samples),
-						    "exited_unsampled", juint(st->exited_unsampled)));
-	json_t *modules = json_array();
-	double *share = debug_hint_module_shares(p, in->value);
-	for (uint32_t i = 0; i < p->nmodules; i++) {
-		const struct profile_module *m = &p->modules[i];
-		const char *path = profile_string(p, m->path);
-		json_array_append_new(modules, json_pack("{s:o,s:o,s:s,s:b,s:f}", "path", jstring(path), "build_id",
-							 jstring(profile_string(p, m->build_id)), "debug_info",
-							 debug_info_text(path, m->flags), "system",
-							 (m->flags & PROFILE_MODULE_SYSTEM) != 0, "share", share[i]));
-	}
-	free(share);
-	json_object_set_new(root, "modules", modules);
-	json_object_set_new(root, "file", json_pack("{s:o,s:o,s:s#}", "compressed_bytes", juint(st->compressed_bytes),
-						    "raw_bytes", juint(st->raw_bytes), "format", a,
-						    snprintf(a, sizeof(a), "%u.%u", st->version_major, st->version_minor)));
-	json_object_set_new(root, "stacks", json_pack("{s:o,s:o,s:o,s:o,s:o}", "distinct", juint(st->stack_records),
-						      "truncated", juint(st->truncated_stacks), "truncated_samples",
-						      juint(st->truncated_samples), "distinct_addresses",
-						      juint(st->distinct_addresses), "undefined_stack_samples",
-						      juint(st->undefined_stack_samples)));
-	json_object_set_new(root, "corrected",
-			    json_pack("{s:I,s:I,s:o,s:o,s:o,s:I}", "loss_threads", (json_int_t)st->implausible_loss_threads,
-				      "weight_threads", (json_int_t)st->implausible_weight_threads, "clamped_weights",
-				      juint(st->clamped_weights), "samples_outside_run", juint(st->samples_outside_run),
-				      "samples_backwards", juint(st->samples_backwards), "overbusy_threads",
-				      (json_int_t)st->overbusy_threads));
-	json_t *meta = json_object();
-	for (uint32_t i = 0; i < st->nmeta; i++)
-		json_object_set_new(meta, profile_string(p, st->meta[i].key),
-				    jstring(profile_string(p, st->meta[i].value)));
-	json_object_set_new(root, "metadata", meta);
-	return root;
-}
-
 enum { OPT_FORMAT = OPTION_COMMAND_FIRST };
 
 struct info_args {
