@@ -64,6 +64,8 @@ struct launch {
 	sigset_t original_mask; /* what the program gets back */
 	struct sigaction original_sigchld;
 };
+/* Parse the command line into o (defaults first): -1 to go on, else the exit status (0 after --help or --version, 2 after a usage error, printed). */
+int collect_parse_options(int argc, char **argv, struct collect_options *o);
 /* Create the shared memory for the agent and take over SIGCHLD; 0 or -1 with a message printed. */
 int launch_prepare(struct launch *l, const struct collect_options *o);
 /* Add a chunk of rings when few are free (called from the drain loop). */
