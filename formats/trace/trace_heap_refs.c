@@ -24,72 +24,66 @@ static uint64_t find(const struct trace_heap_table *t, uint64_t key)
 {
 	uint64_t mask = ((uint64_t)1 << t->bits) - 1;
 	uint64_t i = home(t, key);
-	while (t->keys[i] && t->keys[i] != key)
+	while (t->slots[i].key && t->slots[i].key != key)
 		i = (i + 1) & mask;
 	return i;
 }
 
 static int grow(struct trace_heap_table *t)
 {
-	unsigned bits = t->keys ? t->bits + 1 : 10;
+	unsigned bits = t->slots ? t->bits + 1 : 10;
 	if (bits > 40)
 		return -1;
 	uint64_t cap = (uint64_t)1 << bits;
-	uint64_t *keys = calloc(cap, sizeof *keys), *vals = malloc(cap * sizeof *vals);
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	struct trace_heap_slot *slots = calloc(cap, sizeof *slots);
+	if (!slots)
 		return -1;
-	}
-	struct trace_heap_table n = { keys, vals, 0, bits };
-	for (uint64_t i = 0; t->keys && i < ((uint64_t)1 << t->bits); i++)
-		if (t->keys[i]) {
-			uint64_t j = find(&n, t->keys[i]);
-			n.keys[j] = t->keys[i];
-			n.vals[j] = t->vals[i];
+	struct trace_heap_table n = { slots, 0, bits };
+	for (uint64_t i = 0; t->slots && i < ((uint64_t)1 << t->bits); i++)
+		if (t->slots[i].key) {
+			uint64_t j = find(&n, t->slots[i].key);
+			n.slots[j] = t->slots[i];
 			n.count++;
 		}
-	free(t->keys);
-	free(t->vals);
+	free(t->slots);
 	*t = n;
 	return 0;
 }
 
 int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val)
 {
-	if ((!t->keys || (t->count + 1) * 4 > ((uint64_t)3 << t->bits)) && grow(t) < 0) {
+	if ((!t->slots || (t->count + 1) * 4 > ((uint64_t)3 << t->bits)) && grow(t) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
 	uint64_t i = find(t, key);
-	if (!t->keys[i]) {
-		t->keys[i] = key;
+	if (!t->slots[i].key) {
+		t->slots[i].key = key;
 		t->count++;
 	}
-	t->vals[i] = val;
+	t->slots[i].val = val;
 	return 0;
 }
 
 int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val)
 {
-	if (!t->keys || !key)
+	if (!t->slots || !key)
 		return 0;
 	uint64_t mask = ((uint64_t)1 << t->bits) - 1;
 	uint64_t i = find(t, key);
-	if (!t->keys[i])
+	if (!t->slots[i].key)
 		return 0;
-	*val = t->vals[i];
+	*val = t->slots[i].val;
 	/* Backward shift: move later entries of the cluster into the hole when
 	 * their home slot does not lie between the hole and them. */
-	for (uint64_t j = (i + 1) & mask; t->keys[j]; j = (j + 1) & mask) {
-		uint64_t h = home(t, t->keys[j]);
+	for (uint64_t j = (i + 1) & mask; t->slots[j].key; j = (j + 1) & mask) {
+		uint64_t h = home(t, t->slots[j].key);
 		if (((j - h) & mask) >= ((j - i) & mask)) {
-			t->keys[i] = t->keys[j];
-			t->vals[i] = t->vals[j];
+			t->slots[i] = t->slots[j];
 			i = j;
 		}
 	}
-	t->keys[i] = 0;
+	t->slots[i].key = 0;
 	t->count--;
 	return 1;
 }
@@ -117,8 +111,7 @@ struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_
 void trace_heap_procs_free(struct trace_heap_procs *ps)
 {
 	for (uint32_t i = 0; i < ps->count; i++) {
-		free(ps->procs[i].live.keys);
-		free(ps->procs[i].live.vals);
+		free(ps->procs[i].live.slots);
 	}
 	free(ps->procs);
 	*ps = (struct trace_heap_procs){ 0 };

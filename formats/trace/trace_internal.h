@@ -39,9 +39,12 @@
 
 /* A process's live blocks for ALLOCS_PACKED's free references
  * (trace_heap_refs.c): writer address -> ordinal, reader ordinal + 1 -> address. */
+struct trace_heap_slot {
+	uint64_t key; /* 0: empty */
+	uint64_t val;
+};
 struct trace_heap_table {
-	uint64_t *keys; /* 0: empty slot */
-	uint64_t *vals;
+	struct trace_heap_slot *slots; /* key and value side by side: one cache line per look-up */
 	uint64_t count;
 	unsigned bits; /* 1 << bits slots */
 };
