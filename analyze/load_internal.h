@@ -7,8 +7,8 @@
  * stacks through the resolver).
  *
  * Dispatch: load.c keeps a table from record type to consumer, each with
- * callbacks and a state of its own. Adding a record type (issue 8's ALLOCS
- * and FREES, say) is one more consumer in that table: a start that makes its
+ * callbacks and a state of its own. Adding a record type (as ALLOCS and
+ * PROCESS were) is one more consumer in that table: a start that makes its
  * state, a record callback for its types, and a finish that runs after the
  * last record (when the run's duration is known) and before stacks are
  * resolved. Consumers share the stack table (raw stacks by trace id) through

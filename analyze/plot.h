@@ -22,10 +22,11 @@
  *             order), the peak marked, what is still live at the end;
  *   rate      allocations (alloc_objects) or bytes (alloc_space) per
  *             second, and frees per second when inuse_objects says them.
- * heap and rate read an allocation profile's model as issue 8 plans it:
- * value types alloc_objects/alloc_space/inuse_objects/inuse_space, one
- * sample per event with its time, an allocation adding its size to
- * inuse_space and its free (a sample of the same stack) subtracting it.
+ * heap and rate read an allocation profile (load_allocs.c): value types
+ * alloc_objects/alloc_space/inuse_objects/inuse_space, with rows per time
+ * bin when loaded for plots (load option alloc_bins), so inuse summed in
+ * time order is the live heap over time and the peak's rows mark the peak.
+ * Profiles with one sample per event (the unit tests') read the same way.
  */
 #ifndef IPSCOPE_PLOT_H
 #define IPSCOPE_PLOT_H

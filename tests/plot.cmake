@@ -2,7 +2,7 @@
 # unit_plot draws every kind from hand-built profiles with gnuplot (PNGs
 # read back by png_check.c, SVGs by xmllint) and checks the data files
 # against known answers (heap and rate on an allocation profile built by
-# hand: allocation traces have not landed); e2e_plot draws real traces and
+# hand; e2e_alloc_sampled plots real ones); e2e_plot draws real CPU traces and
 # checks the data against flat and diff.
 add_executable(unit_plot ${CMAKE_CURRENT_SOURCE_DIR}/unit/plot_test.c
   ${CMAKE_CURRENT_SOURCE_DIR}/unit/png_check.c ${CMAKE_CURRENT_SOURCE_DIR}/unit/profile_builder.c)

@@ -12,8 +12,8 @@
  *    Holm keeps the share of pairs with ANY significant row below
  *    1 - confidence; a real change of a few points is found;
  *  - exact allocation profiles (bytes): the diff equals the known
- *    difference exactly and every change is significant (the allocation
- *    trace of issue 8 has not landed: these stand for it);
+ *    difference exactly and every change is significant (built by hand;
+ *    e2e_alloc_sampled does it on real traces);
  *  - value types: which one is compared, none in common is refused;
  *  - the exports of a diff profile: folded "stack base new", pprof's
  *    pprof::base labels and negated values, speedscope's two runs.

@@ -8,9 +8,9 @@
  *    where the workload changes; top's rows are flat's; heap's highest
  *    point is the peak the plot marks, its last value what stays live;
  *    rate's columns add up to the allocations and frees;
- *  - heap and rate on an allocation profile as issue 8 plans it (alloc_*
- *    and inuse_* value types, one sample per event with its time; the
- *    allocation trace itself has not landed), refused on a CPU profile;
+ *  - heap and rate on an allocation profile built by hand (alloc_* and
+ *    inuse_* value types, one sample per event with its time; real traces
+ *    in e2e_alloc_sampled), refused on a CPU profile;
  *  - gnuplot missing or failing: the error says so, with its message.
  * usage: unit_plot BUILD_DIR (templates in BUILD_DIR/share/ipscope/plots,
  * outputs left in BUILD_DIR/tests/plot-unit to look at).
@@ -67,7 +67,7 @@ static struct profile *cpu_profile(void)
 }
 
 /*
- * An allocation run as issue 8 plans its profile: each event a sample at
+ * An allocation run built by hand: each event a sample at
  * its time, allocations adding to alloc_* and inuse_*, frees subtracting
  * from inuse_* on the allocation's stack. Over 100 ms:
  *   10 ms alloc 1000 (a)  20 ms alloc 5000 (b)  30 ms free the 1000

@@ -8,7 +8,7 @@
  * values: negative counts print with a sign and sort by absolute size.
  *
  * Samples here are aggregated, one per (stack, thread) with summed values,
- * as issue 8's allocation profiles will be: nothing may assume a sample is
+ * as allocation profiles are (load_allocs.c): nothing may assume a sample is
  * one timer tick.
  */
 #include <jansson.h>
