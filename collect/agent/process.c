@@ -294,20 +294,36 @@ AGENT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char 
 	EXEC_WRAPPED(next.execveat(dirfd, path, argv, envp, flags), path);
 }
 
-/* execl, execle, execlp: their arguments as an argv on the stack, then the v variant. */
+/* execl, execle, execlp: how many arguments the list holds, arg included
+ * (ap points after arg; the caller's ap is left as it was). */
+static size_t list_args(va_list ap)
+{
+	va_list count;
+	va_copy(count, ap);
+	size_t n = 1;
+	while (va_arg(count, char *))
+		n++;
+	va_end(count);
+	return n;
+}
+
+/* The list as argv[0..n] (argv[n] NULL), reading its terminating NULL too,
+ * so that execle's envp comes next in ap. */
+static void take_args(char **argv, size_t n, const char *arg, va_list *ap)
+{
+	argv[0] = (char *)arg;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(*ap, char *);
+}
+
+/* execl, execle, execlp: their arguments (list_args, take_args) as an argv on the stack, then the v variant. */
 AGENT_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	size_t n = 1;
 	va_list ap;
 	va_start(ap, arg);
-	while (va_arg(ap, char *))
-		n++;
-	va_end(ap);
+	size_t n = list_args(ap);
 	char *argv[n + 1];
-	argv[0] = (char *)arg;
-	va_start(ap, arg);
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = i < n ? va_arg(ap, char *) : NULL;
+	take_args(argv, n, arg, &ap);
 	va_end(ap);
 	NEED(execv);
 	EXEC_WRAPPED(next.execv(path, argv), path);
@@ -316,17 +332,11 @@ AGENT_EXPORT int execl(const char *path, const char *arg, ...)
 AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	char buf[PATH_MAX];
-	size_t n = 1;
 	va_list ap;
 	va_start(ap, arg);
-	while (va_arg(ap, char *))
-		n++;
-	va_end(ap);
+	size_t n = list_args(ap);
 	char *argv[n + 1];
-	argv[0] = (char *)arg;
-	va_start(ap, arg);
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = i < n ? va_arg(ap, char *) : NULL;
+	take_args(argv, n, arg, &ap);
 	va_end(ap);
 	NEED(execvp);
 	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
@@ -334,17 +344,11 @@ AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
 
 AGENT_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	size_t n = 1;
 	va_list ap;
 	va_start(ap, arg);
-	while (va_arg(ap, char *))
-		n++;
-	va_end(ap);
+	size_t n = list_args(ap);
 	char *argv[n + 1];
-	argv[0] = (char *)arg;
-	va_start(ap, arg);
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = i < n ? va_arg(ap, char *) : NULL;
+	take_args(argv, n, arg, &ap);
 	char **envp = va_arg(ap, char **);
 	va_end(ap);
 	NEED(execve);

@@ -3,7 +3,8 @@
 # the wrapper's modules are unloaded in the trace. An unwritable output fails
 # before the program runs; an existing trace file is left alone when the
 # program cannot be started; a collect started with SIGCHLD ignored still
-# returns the program's status; a thread that exec'd is counted once.
+# returns the program's status; a thread that exec'd is counted once; execle passes
+# its own environment.
 . "$(dirname "$0")/lib.sh"
 check_wrapped() {
 	name=$1
@@ -17,6 +18,11 @@ check_wrapped() {
 	"$bin/analyze" flat "$scratch/t.zst" >"$scratch/flat" || fail "$name: analyze flat failed"
 	grep -q 'busy_loop' "$scratch/flat" || fail "$name: samples not attributed to the exec'd program"
 }
+# execl's list variants: execle's environment is the one after the list's NULL.
+out=$("$bin/collect" -q -o "$scratch/execle.zst" "$workloads/collect_execle" 2>"$scratch/err") ||
+	fail "execle: collect failed: $(cat "$scratch/err")"
+[ "$out" = "IPSCOPE_EXECLE=ok" ] || fail "execle: the exec'd program saw '$out', not its envp's IPSCOPE_EXECLE=ok"
+echo "execle: the program's envp reached the exec'd shell"
 check_wrapped env env FOO=1
 check_wrapped nice nice -n 1
 check_wrapped "shell exec" sh -c 'exec "$0" "$@"'
