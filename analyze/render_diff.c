@@ -351,23 +351,6 @@ static int flat_order(const void *a, const void *b, void *ctx)
 	return flat_row_compare(fs->d->p, &fs->ft->rows[i], &fs->ft->rows[j]);
 }
 
-/* TSV fields: as flat's (no tab, newline or backslash inside a field). */
-static void put_field(FILE *out, const char *s)
-{
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '\\')
-			fputs("\\\\", out);
-		else if (*c == '\t')
-			fputs("\\t", out);
-		else if (*c == '\n')
-			fputs("\\n", out);
-		else if (*c < 0x20 || *c == 0x7f)
-			fprintf(out, "\\x%02x", *c);
-		else
-			fputc(*c, out);
-	}
-}
-
 static void print_tsv_row(FILE *out, const struct diff *d, const struct flat_row *fr, const struct diff_row *row,
 			  int combine)
 {
@@ -375,9 +358,9 @@ static void print_tsv_row(FILE *out, const struct diff *d, const struct flat_row
 	fprintf(out, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%.4f\t%.6g\t%.6g\t%d\t%" PRId64 "\t%" PRId64 "\t",
 		row->base, row->new, diff_row_delta(row), diff_row_percent(d, row), row->p, row->p_adjusted,
 		row->significant, row->base_count, row->new_count);
-	put_field(out, profile_string(p, fr->key.file));
+	report_tsv_field(out, profile_string(p, fr->key.file));
 	fprintf(out, "\t%u\t", fr->key.line);
-	put_field(out, profile_string(p, p->functions[fr->key.function].name));
+	report_tsv_field(out, profile_string(p, p->functions[fr->key.function].name));
 	if (combine)
 		fputc('\t', out);
 	else
