@@ -104,11 +104,7 @@ static int diff_handle(int opt, const char *arg, void *ctx)
 		a->normalize = 0;
 		return 0;
 	case OPT_CONFIDENCE:
-		if (parse_double(arg, &a->confidence) || !(a->confidence > 0 && a->confidence < 1)) {
-			usage_error(a->cmd, "--confidence wants a number between 0 and 1 (0.99 is 99%%), not '%s'", arg);
-			return -1;
-		}
-		return 0;
+		return parse_confidence(a->cmd, arg, &a->confidence);
 	case OPT_SIGNIFICANT:
 		a->view.significant_only = 1;
 		return 0;

@@ -78,11 +78,7 @@ static int plot_handle(int opt, const char *arg, void *ctx)
 		a->normalize = 0;
 		return 0;
 	case OPT_CONFIDENCE:
-		if (parse_double(arg, &a->confidence) || !(a->confidence > 0 && a->confidence < 1)) {
-			usage_error(a->cmd, "--confidence wants a number between 0 and 1, not '%s'", arg);
-			return -1;
-		}
-		return 0;
+		return parse_confidence(a->cmd, arg, &a->confidence);
 	}
 	usage_error(a->cmd, "unknown option");
 	return -1;

@@ -146,6 +146,15 @@ int parse_double(const char *s, double *out)
 	return 0;
 }
 
+int parse_confidence(const struct analyze_command *cmd, const char *arg, double *out)
+{
+	if (parse_double(arg, out) || !(*out > 0 && *out < 1)) {
+		usage_error(cmd, "--confidence wants a number between 0 and 1 (0.99 is 99%%), not '%s'", arg);
+		return -1;
+	}
+	return 0;
+}
+
 void analyze_options_help(FILE *out, const struct analyze_command *cmd)
 {
 	fprintf(out, "usage: %s\n\n%s\n\n", cmd->synopsis, cmd->summary);

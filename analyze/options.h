@@ -145,6 +145,8 @@ void analyze_options_help(FILE *out, const struct analyze_command *cmd);
 /* Strict number parsing for option values: 0 on success, -1 when not a number. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double *out);
+/* --confidence of diff's noise test (diff and plot diff): in (0, 1); -1 after a usage error. */
+int parse_confidence(const struct analyze_command *cmd, const char *arg, double *out);
 
 /* One-line usage error "analyze CMD: message" on stderr; returns 2. */
 int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
