@@ -392,7 +392,26 @@ static void draw_status(struct view *v, struct view_screen *s, int y)
 		return;
 	}
 	if (v->status[0]) {
-		view_put(s, y, 0, -1, v->status, v->status_error ? VA_ERROR : VA_STATUS);
+		/* Too wide: the message's end stays (the keys it names come last,
+		 * after a path as long as where the sources live), its start goes. */
+		const char *text = v->status;
+		int over = view_text_width(s, text) - s->cols;
+		int x = 0;
+		if (over > 0 && s->cols > 3) {
+			over += 3;
+			while (*text && over > 0) {
+				char one[8];
+				size_t n = 1;
+				while (text[n] && ((unsigned char)text[n] & 0xc0) == 0x80 && n < sizeof(one) - 1)
+					n++;
+				memcpy(one, text, n);
+				one[n] = '\0';
+				over -= view_text_width(s, one);
+				text += n;
+			}
+			x = view_put(s, y, 0, 3, "...", v->status_error ? VA_ERROR : VA_STATUS);
+		}
+		view_put(s, y, x, -1, text, v->status_error ? VA_ERROR : VA_STATUS);
 		return;
 	}
 	const struct view_data *d = view_cur(v);
