@@ -130,6 +130,7 @@ struct heap {
 	uint32_t nbig, big_cap;
 	double live_o, live_b, peak_o, peak_b;
 	uint64_t peak_seq, peak_time; /* the event count and time of its highest live heap */
+	uint32_t pid;
 };
 
 struct allocs_state {
@@ -244,13 +245,22 @@ static int site_eq(const void *ctx, uint32_t id)
 	return w->sites[id].stack == w->stack && w->sites[id].kind == w->kind;
 }
 
-static uint32_t site_of(struct allocs_state *st, uint32_t stack, uint32_t kind)
+static uint32_t site_of(struct loader *L, struct allocs_state *st, uint32_t stack, uint32_t kind)
 {
 	struct site_want want = { st->sites, stack, kind };
 	uint64_t h = hash_combine(hash_u64(stack), kind);
 	uint32_t id = hashmap_find(&st->site_index, h, site_eq, &want);
 	if (id != HASHMAP_NONE)
 		return id;
+	/* The stack's addresses are its process's (as a sample's are: load_samples.c). */
+	struct raw_stack *rs = &L->raw[stack];
+	uint32_t pid = st->heaps[st->cur].pid;
+	if (!rs->used) {
+		rs->used = 1;
+		rs->pid = pid;
+	} else if (rs->pid != pid) {
+		L->many_pid_stacks = 1;
+	}
 	ALLOC_GROW(st->sites, (uint64_t)st->nsites + 1, st->sites_cap);
 	st->sites[st->nsites] = (struct site){ .stack = stack, .kind = kind };
 	hashmap_insert(&st->site_index, h, st->nsites);
@@ -316,10 +326,10 @@ static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t
 		}
 		struct stack_site *ss = &st->stack_site[id];
 		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
-			*ss = (struct stack_site){ e->kind, site_of(st, loader_stack_index(L, id), e->kind) };
+			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind) };
 		site = ss->site;
 	} else {
-		site = site_of(st, loader_stack_index(L, id), e->kind);
+		site = site_of(L, st, loader_stack_index(L, id), e->kind);
 	}
 	uint64_t sk = size_key(&st->sites[site], e->size);
 	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
@@ -574,6 +584,7 @@ static struct heap *heap_of(struct loader *L, struct allocs_state *st, uint32_t 
 		ALLOC_GROW(st->heaps, (uint64_t)st->nheaps + 1, st->heaps_cap);
 		memset(&st->heaps[st->nheaps], 0, sizeof(st->heaps[0]));
 		hashmap_init(&st->heaps[st->nheaps].big_index, 16);
+		st->heaps[st->nheaps].pid = pid;
 		*slot = st->nheaps++;
 	}
 	st->cur = *slot;

@@ -173,6 +173,8 @@ void process_fork_parent(void);
 void process_fork_child(void);
 /* Around an unwind: 0 to go ahead (then call process_unwind_end), -1 while a fork is in progress. */
 int process_unwind_begin(void);
+/* The same outside signal handlers: waits for a fork in progress to end (a second at most; -1 then). */
+int process_unwind_wait(void);
 void process_unwind_end(void);
 
 /* interpose.c */

@@ -24,7 +24,11 @@
  * Fork and libunwind: libunwind's caches are guarded by a lock; a fork
  * while another thread is inside an unwind would leave that lock held in
  * the child forever. The fork-prepare handler therefore stops new unwinds
- * and waits (a few milliseconds at most) for those in flight.
+ * and waits (a few milliseconds at most) for those in flight. An
+ * allocation hook of another thread that meets the gate waits for the fork
+ * to end instead of losing its stack (process_unwind_wait): between our
+ * prepare and parent handlers only libc's own fork work runs (ours run last
+ * before it and first after it), which needs nothing such a thread holds.
  */
 #include "agent.h"
 
@@ -46,6 +50,10 @@
 #include "trace.h"
 
 #define FORK_WAIT_NS 50000000ull
+/* How long a hook waits for a fork to end (process_unwind_wait): forks took 1-10 ms on a loaded
+ * 2-core machine, sometimes over 50; one that needs a lock the waiting thread holds (a program's
+ * allocation inside a libc lock the fork takes, such as NSS's) costs this once, then the stack is lost. */
+#define FORK_HOOK_WAIT_NS 1000000000ull
 #define MAX_COMMAND 4096
 
 extern char **environ;
@@ -101,6 +109,22 @@ int process_unwind_begin(void)
 	if (!atomic_load(&forking))
 		return 0;
 	atomic_fetch_sub(&unwinding, 1);
+	return -1;
+}
+
+int process_unwind_wait(void)
+{
+	uint64_t give_up = agent_now_ns() + FORK_HOOK_WAIT_NS;
+	for (unsigned spins = 0; agent_now_ns() < give_up; spins++) {
+		if (process_unwind_begin() == 0)
+			return 0;
+		if (spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
 	return -1;
 }
 
