@@ -17,10 +17,10 @@
  * pid and samples on (process.c records the fork), and records its own
  * allocations from then on, numbered from 1 in a stream of its own (its
  * parent's live blocks are the parent's: freeing one is a free of nothing
- * the child allocated); otherwise it forgets everything and stays inert. An image that attaches in a process where an
- * earlier image had rings (an exec in place) closes them: their threads are
- * gone, and collect is told that every module of that process went with
- * them.
+ * the child allocated); otherwise it forgets everything and stays inert.
+ * An image that attaches in a process where an earlier image had rings (an
+ * exec in place) closes them: their threads are gone, and collect is told
+ * that every module of that process went with them.
  */
 #include "agent.h"
 

@@ -9,9 +9,9 @@
  * seq is below its free's, which is below the next allocation's, whatever
  * threads they ran on: collect puts every thread's events in seq order
  * (drain_heap.c). The numbers are the image's own (a forked child and an
- * exec'd program count from 1 again, in a stream of their own: agent.c). realloc is a free of the old block (flag BY_REALLOC, its
- * seq taken before the real realloc) and an allocation of the new one (MOVED
- * when it moved), as valgrind's memcheck counts them; realloc(NULL, n) is an
+ * exec'd program count from 1 again, in a stream of their own: agent.c).
+ * realloc is a free of the old block (flag BY_REALLOC, its seq taken before
+ * the real realloc) and an allocation of the new one (MOVED when it moved), as valgrind's memcheck counts them; realloc(NULL, n) is an
  * allocation, realloc(p, 0) (glibc frees p) a free. A failed call records
  * nothing, except a failed realloc whose free was recorded: it records the
  * old block allocated again by realloc (RESTORED), so what is live stays

@@ -27,8 +27,11 @@
  * and waits (a few milliseconds at most) for those in flight. An
  * allocation hook of another thread that meets the gate waits for the fork
  * to end instead of losing its stack (process_unwind_wait): between our
- * prepare and parent handlers only libc's own fork work runs (ours run last
- * before it and first after it), which needs nothing such a thread holds.
+ * prepare and parent handlers runs libc's own fork work, which takes no lock
+ * a thread inside a malloc hook holds (it has left the real malloc), and the
+ * handlers of libraries that registered theirs before the agent did; one of
+ * those that waited for a lock such a thread holds would hold the fork up
+ * until the hook gives up waiting (FORK_HOOK_WAIT_NS).
  */
 #include "agent.h"
 
@@ -50,9 +53,9 @@
 #include "trace.h"
 
 #define FORK_WAIT_NS 50000000ull
-/* How long a hook waits for a fork to end (process_unwind_wait): forks took 1-10 ms on a loaded
- * 2-core machine, sometimes over 50; one that needs a lock the waiting thread holds (a program's
- * allocation inside a libc lock the fork takes, such as NSS's) costs this once, then the stack is lost. */
+/* How long a hook waits for a fork to end (process_unwind_wait): a hook waited 2-12 ms a fork on a
+ * loaded 2-core machine, sometimes over 50; a fork that needs a lock the waiting thread holds costs
+ * this once, and that allocation's stack is lost. */
 #define FORK_HOOK_WAIT_NS 1000000000ull
 #define MAX_COMMAND 4096
 

@@ -11,6 +11,7 @@ w=$workloads/alloc_tree
 run() {
 	"$bin/collect" -q --no-cpu --allocs -o "$t" "$@" 2>"$scratch/err" || fail "collect $*: $(cat "$scratch/err")"
 	"$a" info --format json "$t" >"$scratch/all.json" 2>"$scratch/err" || fail "info: $(cat "$scratch/err")"
+	rm -f "$scratch"/flat.*
 }
 is() { [ "$1" = "$2" ] || fail "$3: $1, expected $2"; }
 # pid_of JQ-CONDITION: the pid of the one process of analyze info's JSON that matches.
@@ -21,11 +22,13 @@ pid_of() {
 total() { jq -r --arg type "$1" '.value_types[] | select(.type == $type) | .total' "${2:-$scratch/all.json}"; }
 # listed PID TYPE: what analyze info's processes list says of PID.
 listed() { jq -r --argjson pid "$1" --arg type "$2" '.processes[] | select(.pid == $pid) | .values[$type]' "$scratch/all.json"; }
-# fig PID FUNCTION TYPE: inclusive value of FUNCTION's row in flat's TSV of process PID (0 when absent).
+# fig PID FUNCTION TYPE: inclusive value of FUNCTION's row in flat's TSV of process PID (0 when absent;
+# one flat per process of each run).
 fig() {
-	"$a" flat --pid "$1" --format tsv "$t" 2>/dev/null | awk -F'\t' -v fn="$2" -v type="$3" '
+	[ -s "$scratch/flat.$1" ] || "$a" flat --pid "$1" --format tsv "$t" >"$scratch/flat.$1" 2>/dev/null
+	awk -F'\t' -v fn="$2" -v type="$3" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-		$5 == fn { print $col[type]; found = 1 } END { if (!found) print 0 }'
+		$5 == fn { print $col[type]; found = 1 } END { if (!found) print 0 }' "$scratch/flat.$1"
 }
 # expect PID ALLOCS BYTES LEAKED_BLOCKS LEAKED_BYTES TEMPORARIES WHAT: the process's totals, by --pid
 # and in info's processes list.
