@@ -103,7 +103,8 @@ struct agent_thread {
 	uint64_t hook_time_ns;
 	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
 	uint64_t prng; /* per-thread xorshift state; 0: not seeded */
-	int64_t byte_countdown; /* bytes until the next chosen one (TRANSPORT_ALLOC_BYTES) */
+	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; 0: not drawn. */
+	int64_t countdown;
 	int allocs_noted; /* header.allocs_seen was set for this thread */
 	struct agent_nested_event nested[AGENT_NESTED_EVENTS];
 };
@@ -255,7 +256,9 @@ int wall_is_sampler(void);
 struct alloc_state {
 	volatile int on;
 	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
-	uint64_t threshold;  /* RATE: a draw below it is chosen */
+	int sampled;         /* scheme is not TRANSPORT_ALLOC_ALL: frees are looked up in the live set */
+	int by_bytes;        /* scheme is TRANSPORT_ALLOC_BYTES: the countdown counts bytes */
+	double log_keep;     /* RATE: log(1 - RATE), for geometric skips */
 	double mean_bytes;   /* BYTES: the mean N */
 };
 extern struct alloc_state alloc_state;
@@ -278,10 +281,12 @@ void agent_enter(void);
 void agent_leave(void);
 /* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
 uint64_t alloc_marker_pc(void);
-/* An allocation returned p (not NULL); caller: the hook's return address. */
+/* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path); caller: the hook's return address. */
 void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller);
-/* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0). */
-void record_free(void *p, uint16_t flags);
+/* A failed realloc left p live whose free record_free recorded: p allocated again (RESTORED). */
+void record_restored(void *p, uint16_t kind, uint64_t caller);
+/* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0); whether it was recorded. */
+int record_free(void *p, uint16_t flags);
 
 /* alloc_live.c */
 /* Note a chosen live block; 0, or -1 when out of memory (then its free goes unrecorded). */
@@ -290,6 +295,47 @@ int live_insert(uint64_t address);
 int live_remove(uint64_t address);
 /* A forked child: the set is the parent's (its locks may be held); forget it. */
 void live_forget(void);
+/* The live set's filter (alloc_live.c says how it is kept): one bit per 16-byte slot of
+ * address, modulo LIVE_FILTER_BITS slots; clear: no chosen live block there. */
+#define LIVE_FILTER_BITS (1u << 19)
+extern _Atomic uint64_t live_filter[LIVE_FILTER_BITS / 64];
+/* 0 when address is surely not a chosen live block: one load, no lock. */
+static inline int live_may_hold(uint64_t address)
+{
+	uint64_t slot = (address >> 4) & (LIVE_FILTER_BITS - 1);
+	return (int)((atomic_load_explicit(&live_filter[slot >> 6], memory_order_relaxed) >> (slot & 63)) & 1);
+}
+
+/*
+ * The hooks' fast paths (alloc_hooks.c), inline so that at RATE < 1 an
+ * unchosen allocation costs a compare and a decrement and a free of an
+ * unchosen block a filter load; anything else goes to alloc_record.c.
+ */
+/* The allocation of size bytes that returned p (not NULL), while alloc_recording. */
+static inline void alloc_seen(struct agent_thread *self, void *p, size_t size, uint16_t kind, uint16_t flags,
+			      uint64_t caller)
+{
+	self->last_alloc = (uint64_t)(uintptr_t)p;
+	int64_t step = 1;
+	if (__builtin_expect(alloc_state.by_bytes, 0))
+		step = size < INT64_MAX ? (int64_t)size : INT64_MAX;
+	if (__builtin_expect(self->countdown > step, 1)) {
+		self->countdown -= step; /* not chosen (a thread's first allocation never ends here: 0) */
+		return;
+	}
+	record_alloc(p, size, kind, flags, caller);
+}
+/* p (not NULL) is about to be freed, while alloc_recording; whether it was recorded. */
+static inline int free_seen(struct agent_thread *self, void *p, uint16_t flags)
+{
+	uint64_t address = (uint64_t)(uintptr_t)p;
+	if (alloc_state.sampled && !self->depth && !live_may_hold(address)) {
+		if (address == self->last_alloc)
+			self->last_alloc = 0; /* as record_free would: later frees of it are not temporary */
+		return 0;
+	}
+	return record_free(p, flags);
+}
 
 /* capture.c */
 /* Unwind once outside a signal handler so libunwind sets up its per-thread cache. */

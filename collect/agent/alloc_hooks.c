@@ -4,9 +4,11 @@
  * pvalloc (glibc's valloc and pvalloc do not go through the others; C++
  * new/delete, strdup, getline... reach these through libc's PLT).
  *
- * Each hook calls the real function and hands what it did to
- * alloc_record.c (record_alloc, record_free), which says what an event is,
- * what is chosen, how stacks are taken and how nested writers are handled.
+ * Each hook calls the real function and hands what it did to the fast
+ * paths in agent.h (alloc_seen, free_seen: at RATE < 1 most calls end there,
+ * a decrement or a filter load) and from them to alloc_record.c
+ * (record_alloc, record_free), which says what an event is, what is chosen,
+ * how stacks are taken and how nested writers are handled.
  * realloc is a free of the old block (its seq taken before the real realloc)
  * and an allocation of the new one, as memcheck counts them.
  *
@@ -17,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -111,7 +114,7 @@ AGENT_EXPORT void *malloc(size_t size)
 		return arena_alloc(size, 16);
 	void *p = real.malloc(size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, size, TR_HEAP_MALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, size, TR_HEAP_MALLOC, 0, CALLER);
 	return p;
 }
 
@@ -125,7 +128,7 @@ AGENT_EXPORT void *calloc(size_t n, size_t size)
 	}
 	void *p = real.calloc(n, size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, n * size, TR_HEAP_CALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, n * size, TR_HEAP_CALLOC, 0, CALLER);
 	return p;
 }
 
@@ -135,8 +138,9 @@ AGENT_EXPORT void free(void *p)
 		return;
 	if (UNLIKELY(!ready()))
 		return; /* cannot happen: p came from somewhere */
-	if (alloc_recording(&agent_self))
-		record_free(p, 0);
+	struct agent_thread *self = &agent_self;
+	if (alloc_recording(self))
+		free_seen(self, p, 0);
 	real.free(p);
 }
 
@@ -153,13 +157,12 @@ AGENT_EXPORT void *realloc(void *p, size_t size)
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
 		return real.realloc(p, size);
-	if (p)
-		record_free(p, TR_HEAP_BY_REALLOC);
+	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
 	void *q = real.realloc(p, size);
 	if (q)
-		record_alloc(q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
-	else if (p && size)
-		record_alloc(p, 0, TR_HEAP_REALLOC, TR_HEAP_RESTORED, CALLER); /* failed: p lives on */
+		alloc_seen(self, q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
+	else if (freed && size)
+		record_restored(p, TR_HEAP_REALLOC, CALLER); /* failed: p lives on */
 	return q;
 }
 
@@ -177,13 +180,12 @@ AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
 		return real.realloc(p, bytes);
-	if (p)
-		record_free(p, TR_HEAP_BY_REALLOC);
+	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
 	void *q = real.realloc(p, bytes);
 	if (q)
-		record_alloc(q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
-	else if (p && bytes)
-		record_alloc(p, 0, TR_HEAP_REALLOCARRAY, TR_HEAP_RESTORED, CALLER);
+		alloc_seen(self, q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
+	else if (freed && bytes)
+		record_restored(p, TR_HEAP_REALLOCARRAY, CALLER);
 	return q;
 }
 
@@ -195,7 +197,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	}
 	int rc = real.posix_memalign(out, align, size);
 	if (rc == 0 && *out && alloc_recording(&agent_self))
-		record_alloc(*out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
+		alloc_seen(&agent_self, *out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
 	return rc;
 }
 
@@ -205,8 +207,8 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		if (UNLIKELY(!ready()))                                         \
 			return arena_alloc(size, align);                        \
 		void *p = real.name(align, size);                               \
-		if (p && alloc_recording(&agent_self))                                \
-			record_alloc(p, size, KIND, 0, CALLER);                 \
+		if (p && alloc_recording(&agent_self))                          \
+			alloc_seen(&agent_self, p, size, KIND, 0, CALLER);      \
 		return p;                                                       \
 	}
 ALIGNED_HOOK(aligned_alloc, TR_HEAP_ALIGNED_ALLOC)
@@ -218,7 +220,7 @@ AGENT_EXPORT void *valloc(size_t size)
 		return arena_alloc(size, 4096);
 	void *p = real.valloc(size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, size, TR_HEAP_VALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, size, TR_HEAP_VALLOC, 0, CALLER);
 	return p;
 }
 
@@ -228,7 +230,7 @@ AGENT_EXPORT void *pvalloc(size_t size)
 		return arena_alloc(size, 4096);
 	void *p = real.pvalloc(size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, size, TR_HEAP_PVALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, size, TR_HEAP_PVALLOC, 0, CALLER);
 	return p;
 }
 
@@ -268,7 +270,10 @@ int alloc_init(void)
 		atomic_store(&h->allocator_elsewhere, 1);
 	}
 	alloc_state.scheme = h->alloc_scheme;
-	alloc_state.threshold = h->alloc_threshold;
+	alloc_state.sampled = h->alloc_scheme != TRANSPORT_ALLOC_ALL;
+	alloc_state.by_bytes = h->alloc_scheme == TRANSPORT_ALLOC_BYTES;
+	/* RATE = threshold / 2^64, what a 64-bit draw below the threshold used to choose with */
+	alloc_state.log_keep = log1p(-(double)h->alloc_threshold * (1.0 / 18446744073709551616.0));
 	alloc_state.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
 	pthread_atfork(fork_prepare, fork_parent, NULL);
 	alloc_state.on = 1;
