@@ -12,7 +12,11 @@
  * lasts as long as a thread takes between its seq and its ring write
  * (nanoseconds, or a preemption): the window grows as far as it must, up to
  * WINDOW_MAX events, past which the oldest gap is given up on (an event
- * that arrives after its turn is written late and counted).
+ * that arrives after its turn is written late and counted). An event whose
+ * turn it is skips the window (with one thread, every event), and takes out
+ * the run that waited behind it: the events of one ring drained after
+ * another's mostly fill the gaps the other left, so half of two threads'
+ * events never touch the window.
  *
  * So the trace's ALLOCS records are in seq order, and analyze matches frees
  * to allocations with one pass and a table of live blocks: memory goes with
@@ -121,6 +125,17 @@ int heap_order_add(struct heap_order *h, const struct trace_heap_event *e, struc
 		return emit(h, e, w, pid);
 	}
 	int rc = 0;
+	if (e->seq == h->next && h->highest < h->next) {
+		/* Its turn and nothing waits: straight to the batch (one thread's events all come so). */
+		h->next++;
+		return emit(h, e, w, pid);
+	}
+	if (e->seq == h->next && h->window[e->seq & (h->cap - 1)].seq != e->seq) {
+		/* Its turn: written now, then whatever waited behind it. */
+		h->next++;
+		rc = emit(h, e, w, pid);
+		return advance(h, w, pid, 0) < 0 ? -1 : rc;
+	}
 	while (e->seq - h->next >= h->cap) {
 		if (h->cap < WINDOW_MAX) {
 			grow(h);

@@ -312,6 +312,25 @@ void agent_leave(void)
 	}
 }
 
+/* agent_leave for a hook's writer: nothing nested left behind (nearly always) costs no call. */
+static inline void leave_hook(void)
+{
+	struct agent_thread *self = &agent_self;
+	if (self->depth == 1 && !atomic_load_explicit(&self->nested_count, memory_order_relaxed) &&
+	    !atomic_load_explicit(&self->hook_weight, memory_order_relaxed)) {
+		atomic_signal_fence(memory_order_seq_cst);
+		self->depth = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		/* A handler between the check and depth = 0 left something: agent_leave writes it. */
+		if (LIKELY(!atomic_load_explicit(&self->nested_count, memory_order_relaxed) &&
+			   !atomic_load_explicit(&self->hook_weight, memory_order_relaxed)))
+			return;
+		self->depth = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	agent_leave();
+}
+
 /* Inside another writer on this thread: leave the event for it. */
 static void push_nested(uint64_t seq, uint64_t address, uint64_t size, uint64_t caller, uint16_t kind,
 			uint16_t flags, uint32_t decide)
@@ -339,6 +358,8 @@ static void push_nested(uint64_t seq, uint64_t address, uint64_t size, uint64_t 
 /* The thread's ring, waiting for one if all are taken (never in a handler: hooks only). */
 static uint32_t heap_ring(void)
 {
+	if (LIKELY(agent_self.ring != AGENT_NO_RING && !agent_self.start_pending))
+		return agent_self.ring; /* what agent_thread_ring would say, without the call */
 	uint32_t ring = agent_thread_ring();
 	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
 		if (agent_now_ns() - atomic_load(&agent_transport.header->consumer_heartbeat_ns) > 2000000000ull)
@@ -391,7 +412,7 @@ static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_
 	uint32_t ring = heap_ring();
 	if (ring == AGENT_NO_RING) {
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
-		agent_leave();
+		leave_hook();
 		return;
 	}
 	if (decide)
@@ -407,7 +428,7 @@ static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_
 	self->capturing = 0;
 	write_event(ring, take_seq(), coarse_now(), (uint64_t)(uintptr_t)p, size, stack == UINT32_MAX ? 0 : stack,
 		    kind, flags);
-	agent_leave();
+	leave_hook();
 }
 
 /* p (not NULL) is about to be freed (flags: BY_REALLOC); whether its free was recorded (or left
@@ -433,6 +454,6 @@ NOINLINE int record_free(void *p, uint16_t flags)
 		write_event(ring, take_seq(), coarse_now(), address, 0, 0, TR_HEAP_FREE, flags);
 	else
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
-	agent_leave();
+	leave_hook();
 	return 1;
 }
