@@ -71,6 +71,12 @@ struct agent_nested_event {
 
 /* Per-thread state, in initial-exec TLS so the signal handler can reach it. */
 struct agent_thread {
+	/* What every hook reads (alloc_seen, free_seen): together in the first cache line. */
+	_Alignas(64) volatile sig_atomic_t depth; /* below */
+	volatile sig_atomic_t internal; /* the agent itself is allocating, or forking: not recorded */
+	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
+	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; 0: not drawn. */
+	int64_t countdown;
 	uint32_t tid;
 	uint32_t ring; /* AGENT_NO_RING until claimed */
 	int slot; /* index of this thread's sampling resources in sampler.c, -1: none */
@@ -86,13 +92,11 @@ struct agent_thread {
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	struct stack_table *stacks;
 	/*
-	 * Ring writers outside the sampling handler (alloc_hooks.c): depth is 1
-	 * while one writes, and whatever interrupts it on this thread (the
+	 * Ring writers outside the sampling handler (alloc_hooks.c): depth (at the
+	 * top) is 1 while one writes, and whatever interrupts it on this thread (the
 	 * sampling handler, a program's signal handler that allocates) leaves
 	 * its record in nested[] or hook_weight for the outer writer to write.
 	 */
-	volatile sig_atomic_t depth;
-	volatile sig_atomic_t internal; /* the agent itself is allocating: not recorded */
 	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
 	volatile sig_atomic_t forking; /* between fork's prepare and parent/child handlers */
 	volatile sig_atomic_t in_loader; /* inside dlopen/dlclose/dl_iterate_phdr: no unwinding */
@@ -101,10 +105,7 @@ struct agent_thread {
 	uint32_t nested_done; /* of which the outer writer wrote this many */
 	_Atomic uint32_t hook_weight; /* sampling periods that fell inside a hook */
 	uint64_t hook_time_ns;
-	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
 	uint64_t prng; /* per-thread xorshift state; 0: not seeded */
-	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; 0: not drawn. */
-	int64_t countdown;
 	int allocs_noted; /* header.allocs_seen was set for this thread */
 	struct agent_nested_event nested[AGENT_NESTED_EVENTS];
 };
@@ -254,10 +255,23 @@ int wall_is_sampler(void);
 /* alloc_hooks.c */
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
 struct alloc_state {
-	volatile int on;
-	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
+	/* What every hook reads, in one cache line with the real functions. */
+	_Alignas(64) volatile int on;
 	int sampled;         /* scheme is not TRANSPORT_ALLOC_ALL: frees are looked up in the live set */
 	int by_bytes;        /* scheme is TRANSPORT_ALLOC_BYTES: the countdown counts bytes */
+	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
+	struct {             /* the functions the hooks stand for (dlsym(RTLD_NEXT)): alloc_hooks.c */
+		void *(*malloc)(size_t);
+		void *(*realloc)(void *, size_t);
+		void (*free)(void *);
+		void *(*calloc)(size_t, size_t);
+		void *(*reallocarray)(void *, size_t, size_t);
+		int (*posix_memalign)(void **, size_t, size_t);
+		void *(*aligned_alloc)(size_t, size_t);
+		void *(*memalign)(size_t, size_t);
+		void *(*valloc)(size_t);
+		void *(*pvalloc)(size_t);
+	} real;
 	double log_keep;     /* RATE: log(1 - RATE), for geometric skips */
 	double mean_bytes;   /* BYTES: the mean N */
 };
@@ -265,7 +279,7 @@ extern struct alloc_state alloc_state;
 /* Whether this thread's allocations are being recorded now. */
 static inline int alloc_recording(const struct agent_thread *self)
 {
-	return alloc_state.on && !self->internal && !self->forking;
+	return alloc_state.on && !self->internal; /* internal counts forking too (alloc_hooks.c) */
 }
 /* Set up allocation recording from the header (after attach); 0, or -1 with agent_error set. */
 int alloc_init(void);

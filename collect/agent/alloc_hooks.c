@@ -28,18 +28,6 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-static struct {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void *(*reallocarray)(void *, size_t, size_t);
-	void (*free)(void *);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-} real;
 
 
 /* ---- bootstrap ---- */
@@ -80,7 +68,8 @@ static void resolve_real(void)
 {
 	if (atomic_exchange(&resolving, 1))
 		return;
-#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+/* Into alloc_state.real (agent.h): in the cache line the hooks read anyway. */
+#define RESOLVE(name) alloc_state.real.name = (__typeof__(alloc_state.real.name))dlsym(RTLD_NEXT, #name)
 	RESOLVE(calloc);
 	RESOLVE(realloc);
 	RESOLVE(reallocarray);
@@ -98,10 +87,10 @@ static void resolve_real(void)
 /* The real functions, or NULL while dlsym runs (then the arena serves). */
 static int ready(void)
 {
-	if (LIKELY(real.malloc != NULL))
+	if (LIKELY(alloc_state.real.malloc != NULL))
 		return 1;
 	resolve_real();
-	return real.malloc != NULL;
+	return alloc_state.real.malloc != NULL;
 }
 
 #define CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -112,7 +101,7 @@ AGENT_EXPORT void *malloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 16);
-	void *p = real.malloc(size);
+	void *p = alloc_state.real.malloc(size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, size, TR_HEAP_MALLOC, 0, CALLER);
 	return p;
@@ -126,7 +115,7 @@ AGENT_EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return arena_alloc(bytes, 16); /* static memory is zeroed */
 	}
-	void *p = real.calloc(n, size);
+	void *p = alloc_state.real.calloc(n, size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, n * size, TR_HEAP_CALLOC, 0, CALLER);
 	return p;
@@ -141,7 +130,7 @@ AGENT_EXPORT void free(void *p)
 	struct agent_thread *self = &agent_self;
 	if (alloc_recording(self))
 		free_seen(self, p, 0);
-	real.free(p);
+	alloc_state.real.free(p);
 }
 
 AGENT_EXPORT void *realloc(void *p, size_t size)
@@ -156,9 +145,9 @@ AGENT_EXPORT void *realloc(void *p, size_t size)
 	}
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
-		return real.realloc(p, size);
+		return alloc_state.real.realloc(p, size);
 	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
-	void *q = real.realloc(p, size);
+	void *q = alloc_state.real.realloc(p, size);
 	if (q)
 		alloc_seen(self, q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
 	else if (freed && size)
@@ -179,9 +168,9 @@ AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	 * agent's realloc: the real realloc instead, so the call counts once. */
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
-		return real.realloc(p, bytes);
+		return alloc_state.real.realloc(p, bytes);
 	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
-	void *q = real.realloc(p, bytes);
+	void *q = alloc_state.real.realloc(p, bytes);
 	if (q)
 		alloc_seen(self, q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
 	else if (freed && bytes)
@@ -195,7 +184,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = arena_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
-	int rc = real.posix_memalign(out, align, size);
+	int rc = alloc_state.real.posix_memalign(out, align, size);
 	if (rc == 0 && *out && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, *out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
 	return rc;
@@ -206,7 +195,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	{                                                                       \
 		if (UNLIKELY(!ready()))                                         \
 			return arena_alloc(size, align);                        \
-		void *p = real.name(align, size);                               \
+		void *p = alloc_state.real.name(align, size);                               \
 		if (p && alloc_recording(&agent_self))                          \
 			alloc_seen(&agent_self, p, size, KIND, 0, CALLER);      \
 		return p;                                                       \
@@ -218,7 +207,7 @@ AGENT_EXPORT void *valloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
-	void *p = real.valloc(size);
+	void *p = alloc_state.real.valloc(size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, size, TR_HEAP_VALLOC, 0, CALLER);
 	return p;
@@ -228,7 +217,7 @@ AGENT_EXPORT void *pvalloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
-	void *p = real.pvalloc(size);
+	void *p = alloc_state.real.pvalloc(size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, size, TR_HEAP_PVALLOC, 0, CALLER);
 	return p;
@@ -239,14 +228,20 @@ AGENT_EXPORT void *pvalloc(size_t size)
 /* Our own malloc, not the one the program's symbol resolves to. */
 extern __typeof__(malloc) agent_own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
 
+/* Between fork's prepare and parent/child handlers the forking thread records nothing: counted
+ * in internal, so a hook tests one flag for both. */
 static void fork_prepare(void)
 {
 	agent_self.forking = 1;
+	agent_self.internal++;
 }
 
 static void fork_parent(void)
 {
-	agent_self.forking = 0;
+	if (agent_self.forking) {
+		agent_self.forking = 0;
+		agent_self.internal--;
+	}
 }
 
 int alloc_init(void)
@@ -288,7 +283,7 @@ int alloc_enabled(void)
 void alloc_forget(void)
 {
 	alloc_state.on = 0;
-	agent_self.forking = 0;
+	fork_parent(); /* the child's copy of the forking state, undone as in the parent */
 	agent_self.depth = 0;
 	atomic_store(&agent_self.nested_count, 0);
 	agent_self.nested_done = 0;
