@@ -22,10 +22,13 @@
  * is chosen with probability 1 - exp(-s/N), which analyze turns into its
  * weight. Both are a per-thread countdown drawn from a xorshift generator
  * once per chosen allocation: of allocations, geometric (the number of
- * Bernoulli(RATE) trials to the first success: the same choice as a draw per
- * allocation, which cost lua 5% of its time at 1%), or of exponentially
- * distributed bytes; so an unchosen allocation costs the hook a compare and
- * a decrement (alloc_seen in agent.h). When not every allocation is chosen,
+ * Bernoulli(RATE) trials to the first success: the same choice as a draw
+ * per allocation, which with its call was 3% of lua's time at 1%), or of
+ * exponentially distributed bytes; so an unchosen allocation costs the hook
+ * a compare and a decrement (alloc_seen in agent.h). A signal handler's
+ * allocation between a hook's read and write of the countdown can make two
+ * allocations share one step (their choices alike, each still at RATE): a
+ * window of two instructions. When not every allocation is chosen,
  * the chosen live blocks are kept in a set (alloc_live.c), so only their
  * frees are recorded: an unchosen block's free costs a lookup and never
  * shows in leaks, peak or temporaries. A free is TEMPORARY when its block is
