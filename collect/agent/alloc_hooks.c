@@ -28,8 +28,6 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-
-
 /* ---- bootstrap ---- */
 
 static _Alignas(64) unsigned char arena[64 << 10];
