@@ -13,11 +13,12 @@
  * it reads are near the ones it read last and stay in the cache (a hashed
  * 64 KiB filter missed it: 3.5% of lua's time at 1% went to that one load).
  * Otherwise the address is looked up in one of 64 shards, each an
- * open-addressing table under a spin lock of its own, static at first, grown by mmap (never
- * malloc: this runs inside malloc). A slot's shard is its number modulo 64,
- * so one shard's lock guards the count of blocks in each of its slots (a
- * 16-bit counter that sticks at its maximum) and the setting and clearing of
- * their bits (atomic: the other 63 bits of a word are other shards').
+ * open-addressing table under a spin lock of its own, static at first,
+ * grown by mmap (never malloc: this runs inside malloc). A slot's shard is
+ * its number modulo 64, so one shard's lock guards the count of blocks in
+ * each of its slots (a 16-bit counter that sticks at its maximum) and the
+ * setting and clearing of their bits (atomic: the other 63 bits of a word
+ * are other shards').
  *
  * Why a reader may go by the bit without the lock: a block is inserted
  * before its allocation returns, and the program's own synchronisation
