@@ -71,6 +71,12 @@ struct agent_nested_event {
 
 /* Per-thread state, in initial-exec TLS so the signal handler can reach it. */
 struct agent_thread {
+	/* What every hook reads (alloc_seen, free_seen): together in the first cache line. */
+	_Alignas(64) volatile sig_atomic_t depth; /* below */
+	volatile sig_atomic_t internal; /* the agent itself is allocating, or forking: not recorded */
+	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
+	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; 0: not drawn. */
+	int64_t countdown;
 	uint32_t tid;
 	uint32_t ring; /* AGENT_NO_RING until claimed */
 	int slot; /* index of this thread's sampling resources in sampler.c, -1: none */
@@ -86,13 +92,11 @@ struct agent_thread {
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	struct stack_table *stacks;
 	/*
-	 * Ring writers outside the sampling handler (alloc_hooks.c): depth is 1
-	 * while one writes, and whatever interrupts it on this thread (the
+	 * Ring writers outside the sampling handler (alloc_hooks.c): depth (at the
+	 * top) is 1 while one writes, and whatever interrupts it on this thread (the
 	 * sampling handler, a program's signal handler that allocates) leaves
 	 * its record in nested[] or hook_weight for the outer writer to write.
 	 */
-	volatile sig_atomic_t depth;
-	volatile sig_atomic_t internal; /* the agent itself is allocating: not recorded */
 	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
 	volatile sig_atomic_t forking; /* between fork's prepare and parent/child handlers */
 	volatile sig_atomic_t in_loader; /* inside dlopen/dlclose/dl_iterate_phdr: no unwinding */
@@ -101,9 +105,7 @@ struct agent_thread {
 	uint32_t nested_done; /* of which the outer writer wrote this many */
 	_Atomic uint32_t hook_weight; /* sampling periods that fell inside a hook */
 	uint64_t hook_time_ns;
-	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
 	uint64_t prng; /* per-thread xorshift state; 0: not seeded */
-	int64_t byte_countdown; /* bytes until the next chosen one (TRANSPORT_ALLOC_BYTES) */
 	int allocs_noted; /* header.allocs_seen was set for this thread */
 	struct agent_nested_event nested[AGENT_NESTED_EVENTS];
 };
@@ -257,17 +259,32 @@ int wall_is_sampler(void);
 /* alloc_hooks.c */
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
 struct alloc_state {
-	volatile int on;
+	/* What every hook reads, in one cache line with the real functions. */
+	_Alignas(64) volatile int on;
 	int wanted;          /* allocations are recorded in this image once alloc_start runs */
+	int sampled;         /* scheme is not TRANSPORT_ALLOC_ALL: frees are looked up in the live set */
+	int by_bytes;        /* scheme is TRANSPORT_ALLOC_BYTES: the countdown counts bytes */
 	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
-	uint64_t threshold;  /* RATE: a draw below it is chosen */
+	struct {             /* the functions the hooks stand for (dlsym(RTLD_NEXT)): alloc_hooks.c */
+		void *(*malloc)(size_t);
+		void *(*realloc)(void *, size_t);
+		void (*free)(void *);
+		void *(*calloc)(size_t, size_t);
+		void *(*reallocarray)(void *, size_t, size_t);
+		int (*posix_memalign)(void **, size_t, size_t);
+		void *(*aligned_alloc)(size_t, size_t);
+		void *(*memalign)(size_t, size_t);
+		void *(*valloc)(size_t);
+		void *(*pvalloc)(size_t);
+	} real;
+	double log_keep;     /* RATE: log(1 - RATE), for geometric skips */
 	double mean_bytes;   /* BYTES: the mean N */
 };
 extern struct alloc_state alloc_state;
 /* Whether this thread's allocations are being recorded now. */
 static inline int alloc_recording(const struct agent_thread *self)
 {
-	return alloc_state.on && !self->internal && !self->forking;
+	return alloc_state.on && !self->internal; /* internal counts forking too (alloc_hooks.c) */
 }
 /* Set up allocation recording from the header (after attach), not started yet; 0, or -1 with agent_error set. */
 int alloc_init(void);
@@ -291,10 +308,12 @@ void agent_enter(void);
 void agent_leave(void);
 /* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
 uint64_t alloc_marker_pc(void);
-/* An allocation returned p (not NULL); caller: the hook's return address. */
+/* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path); caller: the hook's return address. */
 void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller);
-/* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0). */
-void record_free(void *p, uint16_t flags);
+/* A failed realloc left p live whose free record_free recorded: p allocated again (RESTORED). */
+void record_restored(void *p, uint16_t kind, uint64_t caller);
+/* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0); whether it was recorded. */
+int record_free(void *p, uint16_t flags);
 
 /* alloc_live.c */
 /* Note a chosen live block; 0, or -1 when out of memory (then its free goes unrecorded). */
@@ -303,6 +322,47 @@ int live_insert(uint64_t address);
 int live_remove(uint64_t address);
 /* A forked child: the set is the parent's (its locks may be held); forget it. */
 void live_forget(void);
+/* The live set's filter (alloc_live.c says how it is kept): one bit per 16-byte slot of
+ * address, modulo LIVE_FILTER_BITS slots; clear: no chosen live block there. */
+#define LIVE_FILTER_BITS (1u << 19)
+extern _Atomic uint64_t live_filter[LIVE_FILTER_BITS / 64];
+/* 0 when address is surely not a chosen live block: one load, no lock. */
+static inline int live_may_hold(uint64_t address)
+{
+	uint64_t slot = (address >> 4) & (LIVE_FILTER_BITS - 1);
+	return (int)((atomic_load_explicit(&live_filter[slot >> 6], memory_order_relaxed) >> (slot & 63)) & 1);
+}
+
+/*
+ * The hooks' fast paths (alloc_hooks.c), inline so that at RATE < 1 an
+ * unchosen allocation costs a compare and a decrement and a free of an
+ * unchosen block a filter load; anything else goes to alloc_record.c.
+ */
+/* The allocation of size bytes that returned p (not NULL), while alloc_recording. */
+static inline void alloc_seen(struct agent_thread *self, void *p, size_t size, uint16_t kind, uint16_t flags,
+			      uint64_t caller)
+{
+	self->last_alloc = (uint64_t)(uintptr_t)p;
+	int64_t step = 1;
+	if (__builtin_expect(alloc_state.by_bytes, 0))
+		step = size < INT64_MAX ? (int64_t)size : INT64_MAX;
+	if (__builtin_expect(self->countdown > step, 1)) {
+		self->countdown -= step; /* not chosen (a thread's first allocation never ends here: 0) */
+		return;
+	}
+	record_alloc(p, size, kind, flags, caller);
+}
+/* p (not NULL) is about to be freed, while alloc_recording; whether it was recorded. */
+static inline int free_seen(struct agent_thread *self, void *p, uint16_t flags)
+{
+	uint64_t address = (uint64_t)(uintptr_t)p;
+	if (alloc_state.sampled && !self->depth && !live_may_hold(address)) {
+		if (address == self->last_alloc)
+			self->last_alloc = 0; /* as record_free would: later frees of it are not temporary */
+		return 0;
+	}
+	return record_free(p, flags);
+}
 
 /* capture.c */
 /* Unwind once outside a signal handler so libunwind sets up its per-thread cache. */

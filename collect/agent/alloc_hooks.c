@@ -4,9 +4,11 @@
  * pvalloc (glibc's valloc and pvalloc do not go through the others; C++
  * new/delete, strdup, getline... reach these through libc's PLT).
  *
- * Each hook calls the real function and hands what it did to
- * alloc_record.c (record_alloc, record_free), which says what an event is,
- * what is chosen, how stacks are taken and how nested writers are handled.
+ * Each hook calls the real function and hands what it did to the fast
+ * paths in agent.h (alloc_seen, free_seen: at RATE < 1 most calls end there,
+ * a decrement or a filter load) and from them to alloc_record.c
+ * (record_alloc, record_free), which says what an event is, what is chosen,
+ * how stacks are taken and how nested writers are handled.
  * realloc is a free of the old block (its seq taken before the real realloc)
  * and an allocation of the new one, as memcheck counts them.
  *
@@ -17,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -24,20 +27,6 @@
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-static struct {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void *(*reallocarray)(void *, size_t, size_t);
-	void (*free)(void *);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-} real;
-
 
 /* ---- bootstrap ---- */
 
@@ -77,7 +66,8 @@ static void resolve_real(void)
 {
 	if (atomic_exchange(&resolving, 1))
 		return;
-#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+/* Into alloc_state.real (agent.h): in the cache line the hooks read anyway. */
+#define RESOLVE(name) alloc_state.real.name = (__typeof__(alloc_state.real.name))dlsym(RTLD_NEXT, #name)
 	RESOLVE(calloc);
 	RESOLVE(realloc);
 	RESOLVE(reallocarray);
@@ -95,10 +85,10 @@ static void resolve_real(void)
 /* The real functions, or NULL while dlsym runs (then the arena serves). */
 static int ready(void)
 {
-	if (LIKELY(real.malloc != NULL))
+	if (LIKELY(alloc_state.real.malloc != NULL))
 		return 1;
 	resolve_real();
-	return real.malloc != NULL;
+	return alloc_state.real.malloc != NULL;
 }
 
 #define CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -109,9 +99,9 @@ AGENT_EXPORT void *malloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 16);
-	void *p = real.malloc(size);
+	void *p = alloc_state.real.malloc(size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, size, TR_HEAP_MALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, size, TR_HEAP_MALLOC, 0, CALLER);
 	return p;
 }
 
@@ -123,9 +113,9 @@ AGENT_EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return arena_alloc(bytes, 16); /* static memory is zeroed */
 	}
-	void *p = real.calloc(n, size);
+	void *p = alloc_state.real.calloc(n, size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, n * size, TR_HEAP_CALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, n * size, TR_HEAP_CALLOC, 0, CALLER);
 	return p;
 }
 
@@ -135,9 +125,10 @@ AGENT_EXPORT void free(void *p)
 		return;
 	if (UNLIKELY(!ready()))
 		return; /* cannot happen: p came from somewhere */
-	if (alloc_recording(&agent_self))
-		record_free(p, 0);
-	real.free(p);
+	struct agent_thread *self = &agent_self;
+	if (alloc_recording(self))
+		free_seen(self, p, 0);
+	alloc_state.real.free(p);
 }
 
 AGENT_EXPORT void *realloc(void *p, size_t size)
@@ -152,14 +143,13 @@ AGENT_EXPORT void *realloc(void *p, size_t size)
 	}
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
-		return real.realloc(p, size);
-	if (p)
-		record_free(p, TR_HEAP_BY_REALLOC);
-	void *q = real.realloc(p, size);
+		return alloc_state.real.realloc(p, size);
+	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
+	void *q = alloc_state.real.realloc(p, size);
 	if (q)
-		record_alloc(q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
-	else if (p && size)
-		record_alloc(p, 0, TR_HEAP_REALLOC, TR_HEAP_RESTORED, CALLER); /* failed: p lives on */
+		alloc_seen(self, q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
+	else if (freed && size)
+		record_restored(p, TR_HEAP_REALLOC, CALLER); /* failed: p lives on */
 	return q;
 }
 
@@ -176,14 +166,13 @@ AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	 * agent's realloc: the real realloc instead, so the call counts once. */
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
-		return real.realloc(p, bytes);
-	if (p)
-		record_free(p, TR_HEAP_BY_REALLOC);
-	void *q = real.realloc(p, bytes);
+		return alloc_state.real.realloc(p, bytes);
+	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
+	void *q = alloc_state.real.realloc(p, bytes);
 	if (q)
-		record_alloc(q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
-	else if (p && bytes)
-		record_alloc(p, 0, TR_HEAP_REALLOCARRAY, TR_HEAP_RESTORED, CALLER);
+		alloc_seen(self, q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
+	else if (freed && bytes)
+		record_restored(p, TR_HEAP_REALLOCARRAY, CALLER);
 	return q;
 }
 
@@ -193,9 +182,9 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = arena_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
-	int rc = real.posix_memalign(out, align, size);
+	int rc = alloc_state.real.posix_memalign(out, align, size);
 	if (rc == 0 && *out && alloc_recording(&agent_self))
-		record_alloc(*out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
+		alloc_seen(&agent_self, *out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
 	return rc;
 }
 
@@ -204,9 +193,9 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	{                                                                       \
 		if (UNLIKELY(!ready()))                                         \
 			return arena_alloc(size, align);                        \
-		void *p = real.name(align, size);                               \
-		if (p && alloc_recording(&agent_self))                                \
-			record_alloc(p, size, KIND, 0, CALLER);                 \
+		void *p = alloc_state.real.name(align, size);                               \
+		if (p && alloc_recording(&agent_self))                          \
+			alloc_seen(&agent_self, p, size, KIND, 0, CALLER);      \
 		return p;                                                       \
 	}
 ALIGNED_HOOK(aligned_alloc, TR_HEAP_ALIGNED_ALLOC)
@@ -216,9 +205,9 @@ AGENT_EXPORT void *valloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
-	void *p = real.valloc(size);
+	void *p = alloc_state.real.valloc(size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, size, TR_HEAP_VALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, size, TR_HEAP_VALLOC, 0, CALLER);
 	return p;
 }
 
@@ -226,9 +215,9 @@ AGENT_EXPORT void *pvalloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
-	void *p = real.pvalloc(size);
+	void *p = alloc_state.real.pvalloc(size);
 	if (p && alloc_recording(&agent_self))
-		record_alloc(p, size, TR_HEAP_PVALLOC, 0, CALLER);
+		alloc_seen(&agent_self, p, size, TR_HEAP_PVALLOC, 0, CALLER);
 	return p;
 }
 
@@ -237,14 +226,20 @@ AGENT_EXPORT void *pvalloc(size_t size)
 /* Our own malloc, not the one the program's symbol resolves to. */
 extern __typeof__(malloc) agent_own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
 
+/* Between fork's prepare and parent/child handlers the forking thread records nothing: counted
+ * in internal, so a hook tests one flag for both. */
 static void fork_prepare(void)
 {
 	agent_self.forking = 1;
+	agent_self.internal++;
 }
 
 static void fork_parent(void)
 {
-	agent_self.forking = 0;
+	if (agent_self.forking) {
+		agent_self.forking = 0;
+		agent_self.internal--;
+	}
 }
 
 int alloc_init(void)
@@ -269,7 +264,10 @@ int alloc_init(void)
 		atomic_store(&h->allocator_elsewhere, 1);
 	}
 	alloc_state.scheme = h->alloc_scheme;
-	alloc_state.threshold = h->alloc_threshold;
+	alloc_state.sampled = h->alloc_scheme != TRANSPORT_ALLOC_ALL;
+	alloc_state.by_bytes = h->alloc_scheme == TRANSPORT_ALLOC_BYTES;
+	/* RATE = threshold / 2^64, what a 64-bit draw below the threshold used to choose with */
+	alloc_state.log_keep = log1p(-(double)h->alloc_threshold * (1.0 / 18446744073709551616.0));
 	alloc_state.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
 	pthread_atfork(fork_prepare, fork_parent, NULL);
 	alloc_state.wanted = 1;
@@ -290,12 +288,12 @@ int alloc_enabled(void)
 void alloc_forget(void)
 {
 	alloc_state.on = 0;
+	fork_parent(); /* the child's copy of the forking state, undone as in the parent */
 	atomic_store(&agent_alloc_seq.n, 0);
 	agent_self.last_alloc = 0;
 	agent_self.prng = 0;
-	agent_self.byte_countdown = 0;
+	agent_self.countdown = 0;
 	agent_self.allocs_noted = 0;
-	agent_self.forking = 0;
 	agent_self.depth = 0;
 	atomic_store(&agent_self.nested_count, 0);
 	agent_self.nested_done = 0;

@@ -18,11 +18,18 @@
  * right (memcheck counts neither).
  *
  * What is chosen (transport_header.alloc_scheme): every allocation; or each
- * with probability RATE from a per-thread xorshift generator (Julia's
- * Profile.Allocs: uniform over allocations); or each byte with probability
- * 1/N, a per-thread countdown of exponentially distributed bytes (tcmalloc,
- * Go): an allocation of s bytes is chosen with probability 1 - exp(-s/N),
- * which analyze turns into its weight. When not every allocation is chosen,
+ * with probability RATE (Julia's Profile.Allocs: uniform over allocations);
+ * or each byte with probability 1/N (tcmalloc, Go): an allocation of s bytes
+ * is chosen with probability 1 - exp(-s/N), which analyze turns into its
+ * weight. Both are a per-thread countdown drawn from a xorshift generator
+ * once per chosen allocation: of allocations, geometric (the number of
+ * Bernoulli(RATE) trials to the first success: the same choice as a draw
+ * per allocation, which with its call was 3% of lua's time at 1%), or of
+ * exponentially distributed bytes; so an unchosen allocation costs the hook
+ * a compare and a decrement (alloc_seen in agent.h). A signal handler's
+ * allocation between a hook's read and write of the countdown can make two
+ * allocations share one step (their choices alike, each still at RATE): a
+ * window of two instructions. When not every allocation is chosen,
  * the chosen live blocks are kept in a set (alloc_live.c), so only their
  * frees are recorded: an unchosen block's free costs a lookup and never
  * shows in leaks, peak or temporaries. A free is TEMPORARY when its block is
@@ -103,30 +110,36 @@ static uint64_t next_random(struct agent_thread *self)
 	return x;
 }
 
-/* Bytes until the next chosen byte: exponential with mean N (at least 1). */
+/*
+ * What is left until the next chosen allocation, counting it: allocations,
+ * geometric with parameter RATE (P(n > k) = (1 - RATE)^k: each allocation
+ * chosen independently with probability RATE, as one draw per allocation
+ * would, at one draw per chosen one); or bytes, exponential with mean N; or
+ * 1 (every allocation chosen).
+ */
 static int64_t draw_countdown(struct agent_thread *self)
 {
+	if (alloc_state.scheme != TRANSPORT_ALLOC_RATE && alloc_state.scheme != TRANSPORT_ALLOC_BYTES)
+		return 1;
 	double u = ((double)(next_random(self) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-	double bytes = -log(u) * alloc_state.mean_bytes;
-	return bytes < 1 ? 1 : bytes > 9e18 ? (int64_t)9e18 : (int64_t)bytes;
+	double n = alloc_state.scheme == TRANSPORT_ALLOC_RATE ? ceil(log(u) / alloc_state.log_keep)
+							       : -log(u) * alloc_state.mean_bytes;
+	return n < 1 ? 1 : n > 9e18 ? (int64_t)9e18 : (int64_t)n;
 }
 
+/* Whether the allocation of size bytes is chosen (alloc_seen in agent.h skips most of them). */
 static int chosen(struct agent_thread *self, size_t size)
 {
-	switch (alloc_state.scheme) {
-	case TRANSPORT_ALLOC_RATE:
-		return next_random(self) < alloc_state.threshold;
-	case TRANSPORT_ALLOC_BYTES:
-		if (UNLIKELY(self->byte_countdown == 0))
-			self->byte_countdown = draw_countdown(self);
-		self->byte_countdown -= (int64_t)(size < INT64_MAX ? size : INT64_MAX);
-		if (self->byte_countdown > 0)
-			return 0;
-		self->byte_countdown = draw_countdown(self);
-		return 1;
-	default:
-		return 1;
-	}
+	int64_t step = 1;
+	if (alloc_state.by_bytes)
+		step = size < INT64_MAX ? (int64_t)size : INT64_MAX;
+	if (UNLIKELY(self->countdown == 0))
+		self->countdown = draw_countdown(self);
+	self->countdown -= step;
+	if (self->countdown > 0)
+		return 0;
+	self->countdown = draw_countdown(self);
+	return 1;
 }
 
 static uint64_t coarse_now(void)
@@ -237,6 +250,7 @@ static int unwinder_own(uint64_t caller)
 static void write_nested(uint32_t ring)
 {
 	struct agent_thread *self = &agent_self;
+	uint64_t restorable = 0; /* the block of the latest recorded free by a realloc */
 	for (;;) {
 		uint32_t n = atomic_load_explicit(&self->nested_count, memory_order_relaxed);
 		atomic_signal_fence(memory_order_acquire);
@@ -252,8 +266,14 @@ static void write_nested(uint32_t ring)
 		uint16_t kind = e->kind;
 		if ((e->decide & 2) && kind != TR_HEAP_FREE && unwinder_own(e->caller))
 			kind = TR_HEAP_NONE; /* libunwind's (or liblzma's, for its minidebuginfo) */
-		if (e->decide && kind == TR_HEAP_FREE && !live_remove(e->address))
-			kind = TR_HEAP_NONE; /* its seq must still reach collect */
+		if (e->decide && kind == TR_HEAP_FREE) {
+			if (!live_remove(e->address))
+				kind = TR_HEAP_NONE; /* its seq must still reach collect */
+			else if (e->flags & TR_HEAP_BY_REALLOC)
+				restorable = e->address;
+		}
+		if (e->decide && (e->flags & TR_HEAP_RESTORED) && e->address != restorable)
+			kind = TR_HEAP_NONE; /* its realloc's free was not of a chosen block */
 		if (e->decide && kind != TR_HEAP_FREE && kind != TR_HEAP_NONE)
 			live_insert(e->address);
 		uint32_t stack = 0;
@@ -299,6 +319,25 @@ void agent_leave(void)
 	}
 }
 
+/* agent_leave for a hook's writer: nothing nested left behind (nearly always) costs no call. */
+static inline void leave_hook(void)
+{
+	struct agent_thread *self = &agent_self;
+	if (self->depth == 1 && !atomic_load_explicit(&self->nested_count, memory_order_relaxed) &&
+	    !atomic_load_explicit(&self->hook_weight, memory_order_relaxed)) {
+		atomic_signal_fence(memory_order_seq_cst);
+		self->depth = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		/* A handler between the check and depth = 0 left something: agent_leave writes it. */
+		if (LIKELY(!atomic_load_explicit(&self->nested_count, memory_order_relaxed) &&
+			   !atomic_load_explicit(&self->hook_weight, memory_order_relaxed)))
+			return;
+		self->depth = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	agent_leave();
+}
+
 /* Inside another writer on this thread: leave the event for it. */
 static void push_nested(uint64_t seq, uint64_t address, uint64_t size, uint64_t caller, uint16_t kind,
 			uint16_t flags, uint32_t decide)
@@ -326,6 +365,8 @@ static void push_nested(uint64_t seq, uint64_t address, uint64_t size, uint64_t 
 /* The thread's ring, waiting for one if all are taken (never in a handler: hooks only). */
 static uint32_t heap_ring(void)
 {
+	if (LIKELY(agent_self.ring != AGENT_NO_RING && !agent_self.start_pending))
+		return agent_self.ring; /* what agent_thread_ring would say, without the call */
 	uint32_t ring = agent_thread_ring();
 	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
 		if (agent_now_ns() - atomic_load(&agent_transport.header->consumer_heartbeat_ns) > 2000000000ull)
@@ -345,6 +386,9 @@ static void note_seen(struct agent_thread *self)
 	}
 }
 
+static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_t kind, uint16_t flags,
+			uint64_t caller);
+
 /* An allocation returned p (not NULL); caller: the hook's return address. */
 NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller)
 {
@@ -353,7 +397,19 @@ NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, 
 	self->last_alloc = (uint64_t)(uintptr_t)p;
 	if (!chosen(self, size))
 		return;
-	int decide = alloc_state.scheme != TRANSPORT_ALLOC_ALL;
+	write_alloc(self, p, size, kind, flags, caller);
+}
+
+/* A failed realloc left p live, its free recorded: allocated again, chosen as its free was. */
+NOINLINE void record_restored(void *p, uint16_t kind, uint64_t caller)
+{
+	write_alloc(&agent_self, p, 0, kind, TR_HEAP_RESTORED, caller);
+}
+
+static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_t kind, uint16_t flags,
+			uint64_t caller)
+{
+	int decide = alloc_state.sampled;
 	if (self->depth) {
 		push_nested(take_seq(), (uint64_t)(uintptr_t)p, size, caller, kind, flags,
 			    (uint32_t)decide | (self->capturing ? 2u : 0u));
@@ -363,7 +419,7 @@ NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, 
 	uint32_t ring = heap_ring();
 	if (ring == AGENT_NO_RING) {
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
-		agent_leave();
+		leave_hook();
 		return;
 	}
 	if (decide)
@@ -379,11 +435,12 @@ NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, 
 	self->capturing = 0;
 	write_event(ring, take_seq(), coarse_now(), (uint64_t)(uintptr_t)p, size, stack == UINT32_MAX ? 0 : stack,
 		    kind, flags);
-	agent_leave();
+	leave_hook();
 }
 
-/* p (not NULL) is about to be freed (flags: BY_REALLOC). */
-NOINLINE void record_free(void *p, uint16_t flags)
+/* p (not NULL) is about to be freed (flags: BY_REALLOC); whether its free was recorded (or left
+ * for the outer writer, which decides). */
+NOINLINE int record_free(void *p, uint16_t flags)
 {
 	struct agent_thread *self = &agent_self;
 	uint64_t address = (uint64_t)(uintptr_t)p;
@@ -391,19 +448,19 @@ NOINLINE void record_free(void *p, uint16_t flags)
 		flags |= TR_HEAP_TEMPORARY;
 		self->last_alloc = 0;
 	}
-	int decide = alloc_state.scheme != TRANSPORT_ALLOC_ALL;
+	int decide = alloc_state.sampled;
 	if (self->depth) {
 		push_nested(take_seq(), address, 0, 0, TR_HEAP_FREE, flags, (uint32_t)decide);
-		return;
+		return 1;
 	}
 	if (decide && !live_remove(address))
-		return; /* not a chosen block: nothing to say */
+		return 0; /* not a chosen block: nothing to say */
 	agent_enter();
 	uint32_t ring = heap_ring();
 	if (ring != AGENT_NO_RING)
 		write_event(ring, take_seq(), coarse_now(), address, 0, 0, TR_HEAP_FREE, flags);
 	else
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
-	agent_leave();
+	leave_hook();
+	return 1;
 }
-
