@@ -400,6 +400,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t start_real = clock_ns(CLOCK_REALTIME), start_mono = clock_ns(CLOCK_MONOTONIC);
 	atomic_store(&l.transport.header->consumer_heartbeat_ns, start_mono);
+	forward_hold();
 	rc = launch_start(&l, &o, out.is_stdout);
 	if (rc) {
 		output_abandon(&out);

@@ -85,7 +85,10 @@ int launch_children_left(void);
 /* forward.c */
 /* Start the witness process that tells group signals apart (call early: collect is small then). */
 void forward_prepare(void);
-/* Pass termination signals sent to collect on to pid, unless pid got them too (a group kill). */
+/* Hold termination signals (blocked) until forward_start: call before the program is started. */
+void forward_hold(void);
+/* Pass termination signals sent to collect on to pid, unless pid got them too (a group kill);
+ * the held ones arrive now. */
 void forward_start(pid_t pid);
 /* The program is gone: collect is interruptible again, the helper process ends. */
 void forward_stop(void);

@@ -48,6 +48,8 @@ static volatile sig_atomic_t detached, terminated; /* the program ended; a signa
 static pid_t witness_pid;
 static int ask_fd = -1, answer_fd = -1; /* to and from the witness */
 static unsigned handled; /* bit i: forwarded[i] has collect's handler */
+static sigset_t unheld; /* the mask before forward_hold */
+static int holding;
 
 static void forwarded_set(sigset_t *set)
 {
@@ -158,6 +160,18 @@ void forward_prepare(void)
 	start_witness();
 }
 
+/* A signal that comes while the program is being started would otherwise
+ * kill collect (default disposition) or reach a handler that knows no pid
+ * yet: it waits, blocked, and forward_start's unblocking delivers it. The
+ * program itself starts with the mask collect was given (launch.c saved it
+ * before this). */
+void forward_hold(void)
+{
+	sigset_t set;
+	forwarded_set(&set);
+	holding = sigprocmask(SIG_BLOCK, &set, &unheld) == 0;
+}
+
 void forward_start(pid_t pid)
 {
 	program_pid = pid;
@@ -179,7 +193,8 @@ void forward_start(pid_t pid)
 	sa.sa_handler = SIG_IGN;
 	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_SETMASK, holding ? &unheld : &old, NULL);
+	holding = 0;
 }
 
 void forward_detach(void)
