@@ -65,7 +65,7 @@ static void after_fork_child(void)
 	modules_rescan();
 	agent_thread_begin();
 	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
-	if (agent_config.wall)
+	if (agent_config.signal)
 		wall_start();
 	agent_restore_signal(&old);
 }
@@ -191,15 +191,15 @@ __attribute__((constructor)) static void agent_start(void)
 	process_attached();
 	modules_rescan();
 	agent_thread_begin();
-	if (agent_config.wall && wall_start() < 0) {
+	/* The agent's thread: wall mode's sampler; in both modes it finds the threads the agent did not
+	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign. */
+	if (agent_config.signal && wall_start() < 0 && agent_config.wall) {
 		agent_enabled = 0;
 		if (first_process())
 			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		agent_restore_signal(&old);
 		return;
 	}
-	if (agent_transport.header->mode & TRANSPORT_MODE_CPU)
-		sampler_adopt_existing();
 	if (first_process()) {
 		if (!(agent_transport.header->mode & (TRANSPORT_MODE_CPU | TRANSPORT_MODE_WALL)))
 			agent_transport.header->source = TRANSPORT_SOURCE_NONE;

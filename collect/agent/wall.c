@@ -437,15 +437,25 @@ static void *sampler_main(void *unused)
 	sampler_tid = agent_gettid();
 	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
 	uint32_t ring = AGENT_NO_RING;
-	uint64_t deadline = agent_now_ns() + agent_config.interval_ns, last_scan = 0, cpu_seen = 0;
+	uint64_t deadline = agent_now_ns() + (agent_config.wall ? agent_config.interval_ns : 0), last_scan = 0;
+	uint64_t cpu_seen = 0;
 	uint32_t ticks = 0, was_on = 0;
 	while (!atomic_load(&stopping)) {
-		struct timespec ts = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
-		agent_libc.syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		foreign_wait(deadline); /* or until a foreign thread waits for its sample */
+		foreign_service(&ring);
 		uint64_t now = agent_now_ns();
 		if (now < deadline)
 			continue;
 		uint32_t weight;
+		if (!agent_config.wall) {
+			/* cpu mode: the thread only finds threads, and unwinds foreign ones */
+			deadline = now + SCAN_INTERVAL_NS;
+			if (agent_enabled && !agent_signal_taken()) {
+				scan_threads();
+				sampler_reap_adopted();
+			}
+			continue;
+		}
 		deadline = next_after(deadline, now, &weight);
 		if (!agent_enabled || agent_signal_taken())
 			continue;
@@ -508,7 +518,7 @@ int wall_start(void)
 	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	if (rc) {
 		atomic_store(&running, 0);
-		if (agent_transport.header->pid == (uint32_t)getpid())
+		if (agent_config.wall && agent_transport.header->pid == (uint32_t)getpid())
 			strcpy(agent_transport.header->agent_error, "cannot start the wall-mode sampler thread");
 		return -1;
 	}
