@@ -193,6 +193,8 @@ __attribute__((constructor)) static void agent_start(void)
 	agent_thread_begin();
 	/* The agent's thread: wall mode's sampler; in both modes it finds the threads the agent did not
 	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign. */
+	if (agent_config.signal)
+		wall_scan_threads(); /* before the program runs: its descriptors are not in use yet */
 	if (agent_config.signal && wall_start() < 0 && agent_config.wall) {
 		agent_enabled = 0;
 		if (first_process())

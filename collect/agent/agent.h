@@ -229,6 +229,9 @@ uint32_t sampler_slot_tid(uint32_t i);
 void sampler_release_adopted(uint32_t i);
 /* Release every adopted slot whose thread is gone or has started a slot of its own (cpu mode's scan). */
 void sampler_reap_adopted(void);
+/* The CPU time of the threads with a slot, and of those that ended after having one (wall.c compares it
+ * with the process's: time no known thread used says an unknown thread runs). */
+uint64_t sampler_accounted_cpu_ns(void);
 /* Whether slot i was adopted for a thread that has since started its own slot (a scan raced its start). */
 int sampler_adopted_twice(uint32_t i);
 /* Whether thread tid has a slot (linear: for the sampler thread's scan). */
@@ -273,8 +276,11 @@ void foreign_wait(uint64_t deadline);
 void foreign_service(uint32_t *ring);
 
 /* wall.c */
-/* Start the sampler thread (wall mode): 0 or -1 (agent_error set). */
+/* Start the agent's thread (wall mode's sampler; in cpu mode it finds and unwinds foreign threads): 0 or -1
+ * (agent_error set in wall mode). */
 int wall_start(void);
+/* Adopt every thread of /proc/self/task the agent does not know (before wall_start, or on its thread). */
+void wall_scan_threads(void);
 /* Stop it and wait (up to 50 ms) for its last samples; at exit the thread is left to the process's end. */
 void wall_stop(void);
 /* A forked child has no sampler thread: start anew. */

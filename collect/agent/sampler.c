@@ -167,11 +167,15 @@ static void free_slot(uint32_t i)
 	atomic_store(&s->used, 0);
 }
 
+/* CPU time of the threads that stopped their own slot (sampler_accounted_cpu_ns). */
+static _Atomic uint64_t ended_cpu_ns;
+
 void sampler_thread_stop(void)
 {
 	if (agent_self.slot < 0)
 		return;
 	free_slot((uint32_t)agent_self.slot);
+	atomic_fetch_add(&ended_cpu_ns, agent_thread_cpu_ns(0));
 	agent_self.slot = -1;
 	agent_self.sources = 0;
 }
@@ -232,6 +236,18 @@ void sampler_release_adopted(uint32_t i)
 {
 	if (slots[i].adopted)
 		free_slot(i);
+}
+
+uint64_t sampler_accounted_cpu_ns(void)
+{
+	uint64_t sum = atomic_load(&ended_cpu_ns);
+	uint32_t high = (uint32_t)atomic_load(&slots_high);
+	for (uint32_t i = 0; i < high; i++) {
+		uint32_t tid = atomic_load(&slots[i].tid);
+		if (tid && atomic_load(&slots[i].used))
+			sum += agent_thread_cpu_ns(tid);
+	}
+	return sum;
 }
 
 void sampler_reap_adopted(void)
