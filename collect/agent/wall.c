@@ -438,9 +438,10 @@ static void cpu_mode_check(uint64_t *unknown_seen)
 	if (unknown > *unknown_seen + UNKNOWN_CPU_NS) {
 		wall_scan_threads();
 		known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
-		unknown = process > known ? process - known : 0;
+		*unknown_seen = process > known ? process - known : 0;
+	} else if (unknown < *unknown_seen) {
+		*unknown_seen = unknown; /* since the last scan: it only grows while a thread is unknown */
 	}
-	*unknown_seen = unknown;
 	sampler_reap_adopted();
 }
 
