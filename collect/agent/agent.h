@@ -12,7 +12,8 @@
  *   sampler.c   the sampling signal: per-thread sources and the handler
  *   sources.c   the sources set up for a thread by its kernel id: perf event, CPU-time timer
  *   foreign.c   threads whose thread-local storage is another's (raw clone()): state by tid
- *   wall.c      wall mode: the sampler thread, blocked threads unwound in place
+ *   wall.c      the agent's thread: wall mode's sampler (blocked threads unwound in place);
+ *               in both modes it adopts unknown threads and unwinds foreign ones
  *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects

@@ -41,6 +41,12 @@
  * thread shorter than the interval may have no sample at all. That is why
  * each thread's own CPU clock goes into its exit record: analyze shows what
  * the samples miss. The timer's first expiry is random within the interval.
+ *
+ * Threads the agent did not start are adopted by whoever finds them
+ * (sampler_adopt): their sources name them by tid. If such a thread's TLS is
+ * another thread's (a raw clone()), its handler must not touch agent_self:
+ * while any is known, the handler first asks foreign.c, which tells it by its
+ * kernel tid, and hands its sample over (foreign_signal).
  */
 #include "agent.h"
 

@@ -51,7 +51,12 @@
  *
  * Threads the agent did not start (made before it, by another library's
  * constructor, or with a raw clone()) are found by scanning /proc/self/task
- * every 100 ms. The sampler thread blocks every signal (a signal meant for
+ * every 100 ms; one whose TLS is its creator's is sampled through foreign.c,
+ * whose posted samples this thread unwinds between ticks (it waits on
+ * foreign.c's futex rather than sleeping). In cpu mode the same thread runs
+ * for that alone: it unwinds foreign threads, releases adopted threads that
+ * are gone, and scans only when the process used CPU time no known thread
+ * did (cpu_mode_check). The sampler thread blocks every signal (a signal meant for
  * the program must never run the program's handler on it), never samples
  * itself, writes the samples of blocked threads into its own ring
  * (RING_AGENT_SAMPLER) and adds its own CPU time to the header so the cost
