@@ -271,6 +271,10 @@ uint32_t foreign_slot(const struct foreign_thread *f);
 /* In its handler: hand the sample (interrupted context uc) to the agent's thread, which unwinds it, and wait. */
 void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int32_t syscall_nr,
 		  const ucontext_t *uc, uint64_t now);
+/* The agent's thread is there to take posts (1), or has stopped (0). */
+void foreign_serviced(int on);
+/* A forked child: forget the parent's threads. */
+void foreign_forget(void);
 /* The agent's thread: sleep until deadline (CLOCK_MONOTONIC ns) or a foreign thread's post. */
 void foreign_wait(uint64_t deadline);
 /* The agent's thread: unwind and record every posted sample into ring (AGENT_NO_RING: claims one). */

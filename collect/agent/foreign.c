@@ -67,6 +67,7 @@ static struct foreign_thread *_Atomic table[MAX_FOREIGN];
 static _Atomic uint32_t table_high; /* entries [0, table_high) have been allocated */
 static _Atomic uint32_t in_use;
 static _Atomic uint32_t posts; /* futex word the agent's thread waits on: bumped by every post */
+static _Atomic int serviced; /* the agent's thread is there to take posts */
 
 /* A system call without errno (which lives in the creator's TLS for a foreign thread). */
 static long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f)
@@ -91,6 +92,22 @@ static void futex_wait_until(_Atomic uint32_t *word, uint32_t value, uint64_t de
 	struct timespec ts = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
 	raw_syscall6(SYS_futex, (long)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, (long)value, (long)&ts, 0,
 		     (long)FUTEX_BITSET_MATCH_ANY);
+}
+
+void foreign_serviced(int on)
+{
+	atomic_store(&serviced, on);
+}
+
+void foreign_forget(void)
+{
+	/* A forked child: the threads were the parent's (the mappings are private copies, kept for reuse). */
+	uint32_t high = atomic_load(&table_high);
+	for (uint32_t i = 0; i < high; i++)
+		if (table[i])
+			atomic_store(&table[i]->tid, 0);
+	atomic_store(&in_use, 0);
+	atomic_store(&serviced, 0);
 }
 
 int foreign_active(void)
@@ -179,6 +196,10 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 		  const ucontext_t *uc, uint64_t now)
 {
 	uint32_t idle = POST_IDLE;
+	if (!atomic_load(&serviced)) {
+		atomic_fetch_add(&agent_transport.header->lost_no_ring, 1); /* at exit: nobody to unwind it */
+		return;
+	}
 	if (atomic_load(&f->post) != POST_IDLE)
 		return;
 	memcpy(f->regs, uc->uc_mcontext.gregs, sizeof f->regs);

@@ -299,6 +299,7 @@ void sampler_forget_all(void)
 	/* Not inherited: the pages are MADV_DONTFORK, timers are per process. Unmapping
 	 * or deleting by the stale handles could hit the child's own mappings or timers. */
 	int high = atomic_load(&slots_high);
+	foreign_forget();
 	memset(slots, 0, (size_t)high * sizeof *slots);
 	atomic_store(&slots_high, 0);
 	agent_self.slot = -1;

@@ -468,6 +468,7 @@ static void *sampler_main(void *unused)
 	agent_self.tid = 0;
 	sampler_tid = agent_gettid();
 	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
+	foreign_serviced(1);
 	uint32_t ring = AGENT_NO_RING;
 	/* The constructor scanned just before starting this thread (agent.c). */
 	uint64_t deadline = agent_now_ns() + (agent_config.wall ? agent_config.interval_ns : SCAN_INTERVAL_NS);
@@ -528,6 +529,8 @@ static void *sampler_main(void *unused)
 			atomic_fetch_add(&agent_transport.header->exited_unsampled, w->owed);
 		w->owed = 0;
 	}
+	foreign_serviced(0);
+	foreign_service(&ring); /* a post that came meanwhile */
 	uint64_t cpu = agent_thread_cpu_ns(0);
 	atomic_fetch_add(&agent_transport.header->sampler_cpu_ns, cpu - cpu_seen);
 	atomic_store(&running, 0);
