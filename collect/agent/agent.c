@@ -70,7 +70,7 @@ static void after_fork_child(void)
 	agent_thread_begin();
 	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
 	alloc_start(); /* its own allocations from here, after the record that says it forked */
-	if (agent_config.wall)
+	if (agent_config.signal)
 		wall_start();
 	agent_restore_signal(&old);
 }
@@ -225,15 +225,17 @@ __attribute__((constructor)) static void agent_start(void)
 	alloc_start(); /* after the record that says this image attached: its events follow it */
 	modules_rescan();
 	agent_thread_begin();
-	if (agent_config.wall && wall_start() < 0) {
+	/* The agent's thread: wall mode's sampler; in both modes it finds the threads the agent did not
+	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign. */
+	if (agent_config.signal)
+		wall_scan_threads(); /* before the program runs: its descriptors are not in use yet */
+	if (agent_config.signal && wall_start() < 0 && agent_config.wall) {
 		agent_enabled = 0;
 		if (first_process())
 			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		agent_restore_signal(&old);
 		return;
 	}
-	if (agent_transport.header->mode & TRANSPORT_MODE_CPU)
-		sampler_adopt_existing();
 	if (first_process()) {
 		if (!(agent_transport.header->mode & (TRANSPORT_MODE_CPU | TRANSPORT_MODE_WALL)))
 			agent_transport.header->source = TRANSPORT_SOURCE_NONE;

@@ -10,7 +10,10 @@
  *   blocking.c  blocking calls made transparent to a sampling signal (wall mode)
  *   unwinder.c  libunwind kept a guest too: no pipe, no masking in the handler
  *   sampler.c   the sampling signal: per-thread sources and the handler
- *   wall.c      wall mode: the sampler thread, blocked threads unwound in place
+ *   sources.c   the sources set up for a thread by its kernel id: perf event, CPU-time timer
+ *   foreign.c   threads whose thread-local storage is another's (raw clone()): state by tid
+ *   wall.c      the agent's thread: wall mode's sampler (blocked threads unwound in place);
+ *               in both modes it adopts unknown threads and unwinds foreign ones
  *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
@@ -229,10 +232,13 @@ int sampler_adopt(uint32_t tid);
 /* Slots in use are below this; slot i's thread id (0: free or not yet known). */
 uint32_t sampler_slots_high(void);
 uint32_t sampler_slot_tid(uint32_t i);
-/* Adopt every thread that exists when the agent starts (cpu mode; wall.c scans on its own). */
-void sampler_adopt_existing(void);
 /* Release an adopted thread's slot once it is gone. */
 void sampler_release_adopted(uint32_t i);
+/* Release every adopted slot whose thread is gone or has started a slot of its own (cpu mode's scan). */
+void sampler_reap_adopted(void);
+/* The CPU time of the threads with a slot, and of those that ended after having one (wall.c compares it
+ * with the process's: time no known thread used says an unknown thread runs). */
+uint64_t sampler_accounted_cpu_ns(void);
 /* Whether slot i was adopted for a thread that has since started its own slot (a scan raced its start). */
 int sampler_adopted_twice(uint32_t i);
 /* Whether thread tid has a slot (linear: for the sampler thread's scan). */
@@ -241,9 +247,51 @@ int sampler_knows(uint32_t tid);
 #define SAMPLER_WALL_COOKIE 0x49500000u
 #define SAMPLER_WALL_VALUE(i) ((int)(SAMPLER_WALL_COOKIE ^ (uint32_t)(i)))
 
+/* sources.c */
+#define AGENT_PERF_PAGE_BYTES 4096u
+/* sival_ptr of our CPU-time timers' signals: tells them from a timer of the program's. */
+extern int source_timer_cookie;
+/* A task-clock perf event of thread tid (0: the caller), disabled, close-on-exec: its fd or -1. */
+int source_perf_open(uint64_t period_ns, uint32_t tid);
+/* Close a perf event's descriptor if it still is ours (signal_set: F_SETSIG was done on it). */
+void source_perf_close(int fd, const struct stat *opened, int signal_set);
+/* A perf event signalling thread tid on every overflow, kept alive by its one-page mapping (returned); NULL. */
+void *source_perf_start(uint32_t tid);
+/* A CPU-time timer on thread tid's clock signalling tid every interval: 0 or -1. */
+int source_timer_start(timer_t *timer, uint32_t tid);
+
+/* foreign.c */
+struct foreign_thread;
+/* Whether any thread the agent did not start is known (then the handler asks the kernel who it runs on). */
+int foreign_active(void);
+/* For the discoverer, before tid's sources start: state for tid if its TLS turns out not to be its own;
+ * slot: its sampling slot. 0, or -1 when none is left. */
+int foreign_register(uint32_t tid, uint32_t slot);
+/* tid is gone (or sampled as a thread of its own): its state is free again. */
+void foreign_release(uint32_t tid);
+/* In the handler: the calling thread's state when its TLS is another thread's, else NULL. Touches no TLS
+ * but to read agent_self.tid (and to claim it when unclaimed). */
+struct foreign_thread *foreign_self(void);
+/* Its sampling slot. */
+uint32_t foreign_slot(const struct foreign_thread *f);
+/* In its handler: hand the sample (interrupted context uc) to the agent's thread, which unwinds it, and wait. */
+void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int32_t syscall_nr,
+		  const ucontext_t *uc, uint64_t now);
+/* The agent's thread is there to take posts (1), or has stopped (0). */
+void foreign_serviced(int on);
+/* A forked child: forget the parent's threads. */
+void foreign_forget(void);
+/* The agent's thread: sleep until deadline (CLOCK_MONOTONIC ns) or a foreign thread's post. */
+void foreign_wait(uint64_t deadline);
+/* The agent's thread: unwind and record every posted sample into ring (AGENT_NO_RING: claims one). */
+void foreign_service(uint32_t *ring);
+
 /* wall.c */
-/* Start the sampler thread (wall mode): 0 or -1 (agent_error set). */
+/* Start the agent's thread (wall mode's sampler; in cpu mode it finds and unwinds foreign threads): 0 or -1
+ * (agent_error set in wall mode). */
 int wall_start(void);
+/* Adopt every thread of /proc/self/task the agent does not know (before wall_start, or on its thread). */
+void wall_scan_threads(void);
 /* Stop it and wait (up to 50 ms) for its last samples; at exit the thread is left to the process's end. */
 void wall_stop(void);
 /* A forked child has no sampler thread: start anew. */

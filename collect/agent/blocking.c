@@ -110,9 +110,17 @@ static int guarded(void)
 	return agent_enabled && agent_config.wall;
 }
 
-/* Before a call: forget an earlier interruption. After an EINTR: was it the profiler's? */
+/*
+ * Before a call: forget an earlier interruption. After an EINTR: was it the profiler's?
+ * Not inside the sampling handler: libunwind read()s there (its memory validation,
+ * unwinder.c), and that read's arm() cleared the very eintr_ours and signals_armed the
+ * interrupted call was about to look at (the wall-mode EINTRs seen under load, mostly in
+ * the ASan build, where the agent's own -O0 frames send libunwind down its slow path).
+ */
 static void arm(void)
 {
+	if (agent_self.in_handler)
+		return;
 	agent_self.eintr_ours = 0;
 	agent_self.signals_armed = agent_self.signals_taken;
 }
@@ -124,7 +132,7 @@ static void arm(void)
  * and sigwaitinfo() use ours_strict: ending on a handler is what they are for. */
 static int ours_strict(long rc)
 {
-	if (!(rc == -1 && errno == EINTR && agent_self.eintr_ours))
+	if (agent_self.in_handler || !(rc == -1 && errno == EINTR && agent_self.eintr_ours))
 		return 0;
 	agent_self.eintr_ours = 0;
 	return 1;
@@ -132,7 +140,7 @@ static int ours_strict(long rc)
 
 static int ours(long rc)
 {
-	if (!(rc == -1 && errno == EINTR && (agent_self.eintr_ours || agent_self.signals_taken != agent_self.signals_armed)))
+	if (agent_self.in_handler || !(rc == -1 && errno == EINTR && (agent_self.eintr_ours || agent_self.signals_taken != agent_self.signals_armed)))
 		return 0;
 	agent_self.eintr_ours = 0;
 	return 1;
@@ -205,7 +213,7 @@ AGENT_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timesp
 	if (relative && clock_gettime(clock, &start) < 0)
 		return next.clock_nanosleep(clock, flags, req, rem);
 	for (;;) {
-		agent_self.eintr_ours = 0;
+		arm();
 		int rc = next.clock_nanosleep(clock, flags, &t, rem);
 		if (rc != EINTR || !agent_self.eintr_ours)
 			return rc;

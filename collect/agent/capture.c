@@ -13,7 +13,9 @@
  * many of its own frames to drop. The buffer is on the stack: capture never
  * allocates, so it is safe in a signal handler and inside malloc. No unwind
  * starts while a fork is under way (process.c): libunwind's lock, taken in
- * another thread at that moment, would stay taken in the child.
+ * another thread at that moment, would stay taken in the child. A thread
+ * whose TLS is another's (a raw clone()) never unwinds itself: its trace
+ * cache would be its creator's (foreign.c unwinds it from the agent's thread).
  */
 #include "agent.h"
 

@@ -1,6 +1,6 @@
 /*
  * interpose.c - the libc functions the agent wraps, other than those it
- * wraps for libunwind's sake (unwinder.c): pthread_create, so every thread is sampled from its start; the
+ * wraps for libunwind's sake (unwinder.c): pthread_create and clone, so every thread is sampled from its start; the
  * loader's dlopen/dlmopen/dlclose, so the module map follows them and no
  * thread unwinds while the loader's lock is held; and sigaction and the
  * signal() family, so the program never sees the agent's signal and the
@@ -18,6 +18,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@ static struct {
 	handler_fn (*sysv_signal)(int, handler_fn);
 	handler_fn (*sigset)(int, handler_fn);
 	int (*pthread_setname_np)(pthread_t, const char *);
+	int (*clone)(int (*)(void *), void *, int, void *, ...);
 } next;
 
 static _Atomic int signal_given_up;
@@ -54,6 +57,7 @@ void agent_resolve_libc(void)
 	RESOLVE(agent_libc, pthread_create);
 	RESOLVE(next, pthread_setname_np);
 	RESOLVE(next, pthread_create);
+	RESOLVE(next, clone);
 	RESOLVE(next, dlopen);
 	RESOLVE(next, dlmopen);
 	RESOLVE(next, dlclose);
@@ -127,6 +131,34 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 		agent_self.internal--;
 	}
 	return rc;
+}
+
+/*
+ * A thread made by clone() itself (not pthread_create, which glibc starts
+ * with its internal clone): adopted by its creator at once, before it can
+ * run long unsampled. Without CLONE_SETTLS it shares the creator's TLS and
+ * is sampled through foreign.c; a raw system call clone is found by the
+ * agent's thread's scan instead (wall.c), within 100 ms.
+ */
+AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	pid_t *parent_tid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *child_tid = va_arg(ap, pid_t *);
+	va_end(ap);
+	NEED(next, clone);
+	int tid = next.clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+	if (tid > 0 && (flags & CLONE_THREAD) && agent_enabled && agent_config.signal && agent_config.pid == getpid()) {
+		int saved_errno = errno;
+		sigset_t old;
+		agent_block_signal(&old);
+		sampler_adopt((uint32_t)tid);
+		agent_restore_signal(&old);
+		errno = saved_errno;
+	}
+	return tid;
 }
 
 /*

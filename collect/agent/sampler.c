@@ -41,6 +41,12 @@
  * thread shorter than the interval may have no sample at all. That is why
  * each thread's own CPU clock goes into its exit record: analyze shows what
  * the samples miss. The timer's first expiry is random within the interval.
+ *
+ * Threads the agent did not start are adopted by whoever finds them
+ * (sampler_adopt): their sources name them by tid. If such a thread's TLS is
+ * another thread's (a raw clone()), its handler must not touch agent_self:
+ * while any is known, the handler first asks foreign.c, which tells it by its
+ * kernel tid, and hands its sample over (foreign_signal).
  */
 #include "agent.h"
 
@@ -64,7 +70,6 @@
 #define SOURCE_PERF 1u /* agent_self.sources: this thread has a perf event */
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
 #define SOURCE_WALL 4u /* wall mode: the sampler thread signals it (wall.c) */
-#define PERF_PAGE_BYTES 4096u
 #define MAX_SLOTS 65536
 
 /*
@@ -83,9 +88,6 @@ struct sampling_slot {
 };
 static struct sampling_slot slots[MAX_SLOTS];
 static _Atomic int slots_high; /* slots[0 .. slots_high) have been used */
-
-/* Tells our CPU-time timers' signals from a timer of the program's. */
-static int timer_cookie;
 
 static int claim_slot(void)
 {
@@ -106,97 +108,9 @@ static void release_sources(struct sampling_slot *s)
 {
 	void *page = atomic_exchange(&s->perf_page, NULL);
 	if (page)
-		munmap(page, PERF_PAGE_BYTES);
+		munmap(page, AGENT_PERF_PAGE_BYTES);
 	if (atomic_exchange(&s->timer_armed, 0))
 		timer_delete(s->timer);
-}
-
-static int perf_event_open_thread(uint64_t period_ns, uint32_t tid)
-{
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof attr;
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = period_ns;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1; /* see the header: kernel-mode overflows would interrupt system calls */
-	attr.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &attr, tid ? (pid_t)tid : 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/*
- * Close a perf event's descriptor, if it still is ours: every perf event,
- * eventfd and timerfd shares one anonymous inode, so the check also asks
- * for the signal it was told to send (signal_set: it got that far).
- */
-static void close_perf(int fd, const struct stat *opened, int signal_set)
-{
-	if (signal_set && fcntl(fd, F_GETSIG) != agent_config.signal)
-		return;
-	agent_close_own(fd, opened);
-}
-
-/* A task-clock event signalling thread tid on every overflow (no event limit, so no REFRESH). */
-static void *start_perf(uint32_t tid)
-{
-	struct stat opened;
-	int fd = perf_event_open_thread(agent_config.interval_ns, tid == agent_gettid() ? 0 : tid);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &opened) < 0) {
-		syscall(SYS_close, fd);
-		return NULL;
-	}
-	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)tid };
-	void *page = MAP_FAILED;
-	int signal_set = fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, agent_config.signal) == 0;
-	if (signal_set && fcntl(fd, F_SETOWN_EX, &owner) == 0)
-		page = mmap(NULL, PERF_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
-	if (page != MAP_FAILED) {
-		madvise(page, PERF_PAGE_BYTES, MADV_DONTFORK);
-		if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-			munmap(page, PERF_PAGE_BYTES);
-			page = MAP_FAILED;
-		}
-	}
-	close_perf(fd, &opened, signal_set); /* the mapping keeps the event alive */
-	return page == MAP_FAILED ? NULL : page;
-}
-
-/* A pseudo-random first expiry in (0, interval], so short threads are not sampled late on average. */
-static long first_expiry_ns(uint32_t tid)
-{
-	uint64_t x = agent_now_ns() ^ ((uint64_t)tid << 32);
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (long)(1 + x % agent_config.interval_ns);
-}
-
-static int start_timer(timer_t *timer, uint32_t tid)
-{
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = agent_config.signal;
-	sev._sigev_un._tid = (pid_t)tid;
-	sev.sigev_value.sival_ptr = &timer_cookie;
-	/* Another thread's CPU clock: the kernel's id of it (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
-	clockid_t clock = tid == agent_gettid() ? CLOCK_THREAD_CPUTIME_ID : (clockid_t)((~tid << 3) | 6);
-	if (timer_create(clock, &sev, timer) < 0)
-		return -1;
-	struct itimerspec its;
-	long first = first_expiry_ns(tid);
-	its.it_interval.tv_sec = (time_t)(agent_config.interval_ns / 1000000000u);
-	its.it_interval.tv_nsec = (long)(agent_config.interval_ns % 1000000000u);
-	its.it_value.tv_sec = first / 1000000000;
-	its.it_value.tv_nsec = first % 1000000000;
-	if (timer_settime(*timer, 0, &its, NULL) < 0) {
-		timer_delete(*timer);
-		return -1;
-	}
-	return 0;
 }
 
 /* Start tid's sources in slot s (wall mode: the sampler thread is its source); what started. */
@@ -207,7 +121,7 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 		sources = SOURCE_WALL;
 	} else {
 		if (agent_config.source == TRANSPORT_SOURCE_PERF) {
-			void *page = start_perf(tid);
+			void *page = source_perf_start(tid);
 			if (page) {
 				atomic_store(&s->perf_page, page);
 				sources |= SOURCE_PERF;
@@ -215,7 +129,7 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 				atomic_fetch_add(&agent_transport.header->perf_fallback_threads, 1);
 			}
 		}
-		if (start_timer(&s->timer, tid) == 0) {
+		if (source_timer_start(&s->timer, tid) == 0) {
 			atomic_store(&s->timer_armed, 1);
 			sources |= SOURCE_TIMER;
 		}
@@ -227,6 +141,8 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 	return sources;
 }
 
+static void free_slot(uint32_t i);
+
 void sampler_thread_start(void)
 {
 	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || wall_is_sampler())
@@ -236,6 +152,12 @@ void sampler_thread_start(void)
 		return;
 	agent_self.slot = i;
 	agent_self.sources = start_sources(&slots[i], (uint32_t)i, agent_gettid());
+	/* A scan that adopted this thread before it got here: its own slot samples it (sampler_adopt
+	 * checks the other way round, so one of the two sees the other). */
+	uint32_t high = (uint32_t)atomic_load(&slots_high), tid = agent_gettid();
+	for (uint32_t j = 0; j < high; j++)
+		if (j != (uint32_t)i && atomic_load(&slots[j].used) && slots[j].adopted && atomic_load(&slots[j].tid) == tid)
+			free_slot(j);
 }
 
 static void free_slot(uint32_t i)
@@ -244,16 +166,22 @@ static void free_slot(uint32_t i)
 	if (agent_config.wall)
 		wall_slot_reset(i, 0);
 	release_sources(s);
+	if (s->adopted)
+		foreign_release(atomic_load(&s->tid));
 	atomic_store(&s->tid, 0);
 	s->adopted = 0;
 	atomic_store(&s->used, 0);
 }
+
+/* CPU time of the threads that stopped their own slot (sampler_accounted_cpu_ns). */
+static _Atomic uint64_t ended_cpu_ns;
 
 void sampler_thread_stop(void)
 {
 	if (agent_self.slot < 0)
 		return;
 	free_slot((uint32_t)agent_self.slot);
+	atomic_fetch_add(&ended_cpu_ns, agent_thread_cpu_ns(0));
 	agent_self.slot = -1;
 	agent_self.sources = 0;
 }
@@ -275,39 +203,18 @@ int sampler_adopt(uint32_t tid)
 	if (i < 0)
 		return -1;
 	slots[i].adopted = 1;
-	if (!start_sources(&slots[i], (uint32_t)i, tid)) {
+	/* Its TLS may be another thread's (a raw clone()): state by tid first, before any signal reaches it. */
+	if (foreign_register(tid, (uint32_t)i) < 0) {
+		slots[i].adopted = 0;
+		atomic_store(&slots[i].used, 0);
+		return -1;
+	}
+	atomic_store(&slots[i].tid, tid);
+	if (!start_sources(&slots[i], (uint32_t)i, tid) || sampler_adopted_twice((uint32_t)i)) {
 		free_slot((uint32_t)i);
 		return -1;
 	}
 	return 0;
-}
-
-/* Threads that exist before the agent starts (another library's constructor made them). */
-void sampler_adopt_existing(void)
-{
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct stat st;
-	char buf[4096];
-	long n;
-	uint32_t self = agent_gettid();
-	if (fstat(fd, &st) == 0)
-		while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
-			for (long at = 0; at < n;) {
-				struct linux_dirent64 {
-					uint64_t ino;
-					int64_t off;
-					unsigned short reclen;
-					unsigned char type;
-					char name[];
-				} *e = (void *)(buf + at);
-				uint32_t tid = (uint32_t)strtoul(e->name, NULL, 10);
-				if (tid && tid != self)
-					sampler_adopt(tid);
-				at += e->reclen;
-			}
-	agent_close_own(fd, &st);
 }
 
 uint32_t sampler_slots_high(void)
@@ -335,6 +242,29 @@ void sampler_release_adopted(uint32_t i)
 {
 	if (slots[i].adopted)
 		free_slot(i);
+}
+
+uint64_t sampler_accounted_cpu_ns(void)
+{
+	uint64_t sum = atomic_load(&ended_cpu_ns);
+	uint32_t high = (uint32_t)atomic_load(&slots_high);
+	for (uint32_t i = 0; i < high; i++) {
+		uint32_t tid = atomic_load(&slots[i].tid);
+		if (tid && atomic_load(&slots[i].used))
+			sum += agent_thread_cpu_ns(tid);
+	}
+	return sum;
+}
+
+void sampler_reap_adopted(void)
+{
+	uint32_t high = (uint32_t)atomic_load(&slots_high);
+	for (uint32_t i = 0; i < high; i++) {
+		uint32_t tid = atomic_load(&slots[i].tid);
+		if (atomic_load(&slots[i].used) && slots[i].adopted && tid &&
+		    (sampler_adopted_twice(i) || !agent_thread_cpu_ns(tid)))
+			free_slot(i);
+	}
 }
 
 /* The first signal to a thread the agent did not start: learn its slot (gettid once). */
@@ -369,6 +299,7 @@ void sampler_forget_all(void)
 	/* Not inherited: the pages are MADV_DONTFORK, timers are per process. Unmapping
 	 * or deleting by the stale handles could hit the child's own mappings or timers. */
 	int high = atomic_load(&slots_high);
+	foreign_forget();
 	memset(slots, 0, (size_t)high * sizeof *slots);
 	atomic_store(&slots_high, 0);
 	agent_self.slot = -1;
@@ -400,15 +331,16 @@ static int wall_signal_for(const siginfo_t *si, int i)
  * instruction: counting it as user time too would count that time twice
  * (measured on 1000-futex-wake loops: user time +30%).
  */
-static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc, int32_t *syscall_nr)
+static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc, uint32_t sources, int slot,
+			      int32_t *syscall_nr)
 {
 	*syscall_nr = -1;
-	if (agent_self.sources & SOURCE_WALL)
-		return wall_signal_for(si, agent_self.slot) ? wall_take_weight((uint32_t)agent_self.slot, syscall_nr) : 0;
-	int both = (agent_self.sources & (SOURCE_PERF | SOURCE_TIMER)) == (SOURCE_PERF | SOURCE_TIMER);
-	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (agent_self.sources & SOURCE_PERF))
+	if (sources & SOURCE_WALL)
+		return wall_signal_for(si, slot) ? wall_take_weight((uint32_t)slot, syscall_nr) : 0;
+	int both = (sources & (SOURCE_PERF | SOURCE_TIMER)) == (SOURCE_PERF | SOURCE_TIMER);
+	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (sources & SOURCE_PERF))
 		return both && at_syscall(uc) ? 0 : 1;
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &timer_cookie || !(agent_self.sources & SOURCE_TIMER))
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &source_timer_cookie || !(sources & SOURCE_TIMER))
 		return 0;
 	if (both && !at_syscall(uc))
 		return 0;
@@ -472,13 +404,13 @@ static int32_t syscall_before(const uint8_t *pc)
  * (pc at `syscall`) or made the call fail with EINTR, which the wrappers of
  * blocking.c retry. Either way the thread was off CPU in that call.
  */
-static uint32_t wall_state(const ucontext_t *uc, int32_t *syscall_nr)
+static uint32_t wall_state(const ucontext_t *uc, int32_t *syscall_nr, int *eintr_ours)
 {
 	const uint8_t *pc = (const uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t in_page = (uintptr_t)pc & 4095;
 	int after = in_page >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05;
 	if (after && uc->uc_mcontext.gregs[REG_RAX] == -EINTR) {
-		agent_self.eintr_ours = 1;
+		*eintr_ours = 1;
 		if (*syscall_nr < 0)
 			*syscall_nr = syscall_before(pc);
 		return TRACE_STATE_SLEEPING;
@@ -511,9 +443,31 @@ static void account_cost(uint64_t start)
 	add(&r->handler_calls, 1);
 }
 
+/*
+ * A thread whose TLS is another's (foreign.c): its sample goes to the agent's
+ * thread to unwind. Nothing here writes TLS, errno included.
+ */
+static int foreign_signal(const siginfo_t *si, const ucontext_t *uc)
+{
+	struct foreign_thread *f = foreign_self();
+	if (!f)
+		return 0;
+	uint32_t slot = foreign_slot(f), sources = slots[slot].sources;
+	int32_t syscall_nr;
+	int eintr = 0;
+	uint64_t now = agent_now_ns();
+	uint32_t weight = agent_enabled ? sample_weight(si, uc, sources, (int)slot, &syscall_nr) : 0;
+	uint32_t state = sources & SOURCE_WALL ? wall_state(uc, &syscall_nr, &eintr) : TRACE_STATE_ON_CPU;
+	if (weight && agent_sampling_on())
+		foreign_post(f, weight, state, syscall_nr, uc, now);
+	return 1;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *ucontext)
 {
 	(void)sig;
+	if (foreign_active() && foreign_signal(si, ucontext))
+		return;
 	int saved_errno = errno;
 	agent_self.signals_taken++;
 	if (agent_enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
@@ -524,8 +478,9 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
 		int32_t syscall_nr;
-		uint32_t weight = sample_weight(si, ucontext, &syscall_nr);
-		uint32_t state = agent_self.sources & SOURCE_WALL ? wall_state(ucontext, &syscall_nr) : TRACE_STATE_ON_CPU;
+		uint32_t weight = sample_weight(si, ucontext, agent_self.sources, agent_self.slot, &syscall_nr);
+		uint32_t state = agent_self.sources & SOURCE_WALL ?
+				 wall_state(ucontext, &syscall_nr, &agent_self.eintr_ours) : TRACE_STATE_ON_CPU;
 		if (weight && agent_sampling_on())
 			record_sample(weight, ucontext, start, state, syscall_nr);
 		agent_self.in_handler = 0;
@@ -578,7 +533,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	}
 	/* Probe the precise source once; every thread then uses the same one. */
 	int fd = requested_source == TRANSPORT_SOURCE_TIMER || agent_config.wall
-			 ? -1 : perf_event_open_thread(agent_config.interval_ns, 0);
+			 ? -1 : source_perf_open(agent_config.interval_ns, 0);
 	if (fd < 0 && requested_source == TRANSPORT_SOURCE_PERF && !agent_config.wall) {
 		strcpy(error, "perf_event_open refused a task-clock event "
 				       "(see /proc/sys/kernel/perf_event_paranoid)");
@@ -586,7 +541,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	}
 	struct stat opened;
 	if (fd >= 0 && fstat(fd, &opened) == 0)
-		close_perf(fd, &opened, 0);
+		source_perf_close(fd, &opened, 0);
 	agent_config.source = fd >= 0 ? TRANSPORT_SOURCE_PERF : TRANSPORT_SOURCE_TIMER;
 	if (h->pid == (uint32_t)getpid()) {
 		h->source = agent_config.source;

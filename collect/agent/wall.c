@@ -51,7 +51,12 @@
  *
  * Threads the agent did not start (made before it, by another library's
  * constructor, or with a raw clone()) are found by scanning /proc/self/task
- * every 100 ms. The sampler thread blocks every signal (a signal meant for
+ * every 100 ms; one whose TLS is its creator's is sampled through foreign.c,
+ * whose posted samples this thread unwinds between ticks (it waits on
+ * foreign.c's futex rather than sleeping). In cpu mode the same thread runs
+ * for that alone: it unwinds foreign threads, releases adopted threads that
+ * are gone, and scans only when the process used CPU time no known thread
+ * did (cpu_mode_check). The sampler thread blocks every signal (a signal meant for
  * the program must never run the program's handler on it), never samples
  * itself, writes the samples of blocked threads into its own ring
  * (RING_AGENT_SAMPLER) and adds its own CPU time to the header so the cost
@@ -78,6 +83,7 @@
 
 #define MAX_SLOTS 65536
 #define SCAN_INTERVAL_NS 100000000ull
+#define UNKNOWN_CPU_NS 10000000ull /* cpu mode: CPU time no known thread used, before a scan */
 #define RBP_GUESSES 4
 #define MAX_WALL_FRAMES 1024
 #define LONG_BLOCKED_TICKS 200 /* ticks in the same blocked call before it is looked at less often */
@@ -392,7 +398,7 @@ static void tick_slot(uint32_t ring, uint32_t i, uint64_t now, uint32_t weight)
 }
 
 /* Threads the agent did not start: adopt every tid of /proc/self/task it does not know. */
-static void scan_threads(void)
+void wall_scan_threads(void)
 {
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -418,6 +424,32 @@ static void scan_threads(void)
 	agent_close_own(fd, &st);
 }
 
+/*
+ * cpu mode: threads made since the start by a raw clone system call (the
+ * clone() wrapper adopts the others at once) are found by a scan, but only
+ * when the process used more CPU time than every known thread did: a scan
+ * opens a descriptor, which the program would see for a moment, and a
+ * thread that uses no CPU has nothing to sample in this mode. Adopted
+ * threads that are gone are released (their timers deleted).
+ */
+static void cpu_mode_check(uint64_t *unknown_seen)
+{
+	uint64_t process = 0;
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		process = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
+	uint64_t unknown = process > known ? process - known : 0;
+	if (unknown > *unknown_seen + UNKNOWN_CPU_NS) {
+		wall_scan_threads();
+		known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
+		*unknown_seen = process > known ? process - known : 0;
+	} else if (unknown < *unknown_seen) {
+		*unknown_seen = unknown; /* since the last scan: it only grows while a thread is unknown */
+	}
+	sampler_reap_adopted();
+}
+
 static uint64_t next_after(uint64_t deadline, uint64_t now, uint32_t *ticks)
 {
 	*ticks = 1;
@@ -436,16 +468,25 @@ static void *sampler_main(void *unused)
 	agent_self.tid = 0;
 	sampler_tid = agent_gettid();
 	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
+	foreign_serviced(1);
 	uint32_t ring = AGENT_NO_RING;
-	uint64_t deadline = agent_now_ns() + agent_config.interval_ns, last_scan = 0, cpu_seen = 0;
+	/* The constructor scanned just before starting this thread (agent.c). */
+	uint64_t deadline = agent_now_ns() + (agent_config.wall ? agent_config.interval_ns : SCAN_INTERVAL_NS);
+	uint64_t last_scan = agent_now_ns(), cpu_seen = 0, unknown_seen = 0;
 	uint32_t ticks = 0, was_on = 0;
 	while (!atomic_load(&stopping)) {
-		struct timespec ts = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
-		agent_libc.syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		foreign_wait(deadline); /* or until a foreign thread waits for its sample */
+		foreign_service(&ring);
 		uint64_t now = agent_now_ns();
 		if (now < deadline)
 			continue;
 		uint32_t weight;
+		if (!agent_config.wall) {
+			deadline = now + SCAN_INTERVAL_NS;
+			if (agent_enabled && !agent_signal_taken())
+				cpu_mode_check(&unknown_seen);
+			continue;
+		}
 		deadline = next_after(deadline, now, &weight);
 		if (!agent_enabled || agent_signal_taken())
 			continue;
@@ -462,7 +503,7 @@ static void *sampler_main(void *unused)
 			continue;
 		}
 		if (now - last_scan >= SCAN_INTERVAL_NS) {
-			scan_threads();
+			wall_scan_threads();
 			last_scan = now;
 		}
 		uint32_t high = sampler_slots_high();
@@ -488,6 +529,8 @@ static void *sampler_main(void *unused)
 			atomic_fetch_add(&agent_transport.header->exited_unsampled, w->owed);
 		w->owed = 0;
 	}
+	foreign_serviced(0);
+	foreign_service(&ring); /* a post that came meanwhile */
 	uint64_t cpu = agent_thread_cpu_ns(0);
 	atomic_fetch_add(&agent_transport.header->sampler_cpu_ns, cpu - cpu_seen);
 	atomic_store(&running, 0);
@@ -504,11 +547,13 @@ int wall_start(void)
 	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
 	atomic_store(&stopping, 0);
 	atomic_store(&running, 1);
+	agent_self.internal++; /* the loader's allocations for its TLS are not the program's */
 	int rc = agent_libc.pthread_create(&sampler, NULL, sampler_main, NULL);
+	agent_self.internal--;
 	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	if (rc) {
 		atomic_store(&running, 0);
-		if (agent_transport.header->pid == (uint32_t)getpid())
+		if (agent_config.wall && agent_transport.header->pid == (uint32_t)getpid())
 			strcpy(agent_transport.header->agent_error, "cannot start the wall-mode sampler thread");
 		return -1;
 	}

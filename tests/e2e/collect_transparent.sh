@@ -7,16 +7,8 @@
 # more than 2 ms (the median over the calls of each call's median lateness).
 . "$(dirname "$0")/lib.sh"
 "$workloads/collect_sleeps" >"$scratch/alone" || fail "the workload fails without collect: $(cat "$scratch/alone")"
-# Known bug, seen once in the ASan build on a loaded machine: pause() returned
-# EINTR at the moment the program's own SIGUSR1 was due, before its handler
-# ran (the agent's strict rule for pause found no sign of its own signal).
-# Until that is understood a failing run is repeated once, and said; a
-# failure that repeats fails the test.
-if ! "$bin/collect" -q -m wall -i 100us -o "$scratch/t.zst" "$workloads/collect_sleeps" >"$scratch/wall" 2>"$scratch/err"; then
-	echo "warning: first run under collect -m wall failed, repeated: $(grep -v late_ms "$scratch/wall")"
-	"$bin/collect" -q -m wall -i 100us -o "$scratch/t.zst" "$workloads/collect_sleeps" >"$scratch/wall" 2>"$scratch/err" ||
-		fail "under collect -m wall -i 100us: $(grep -v late_ms "$scratch/wall") $(cat "$scratch/err")"
-fi
+"$bin/collect" -q -m wall -i 100us -o "$scratch/t.zst" "$workloads/collect_sleeps" >"$scratch/wall" 2>"$scratch/err" ||
+	fail "under collect -m wall -i 100us: $(grep -v late_ms "$scratch/wall") $(cat "$scratch/err")"
 median_late() {
 	sed -n 's/.* late_ms=\([0-9.]*\) .*/\1/p' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
