@@ -4,8 +4,9 @@
 # workloads followed by a static program: each process's samples are
 # present, right (its own CPU time) and attributed (its own functions, from
 # its own module map, under its own pid in every report); the static one is
-# listed as not profiled; a child that outlives its parent loses nothing;
-# --no-follow profiles the first process only.
+# listed as not profiled, and so is a setuid one; `make -j2` running two
+# workloads at once profiles both; a child that outlives its parent loses
+# nothing; --no-follow profiles the first process only.
 . "$(dirname "$0")/lib.sh"
 busy=$workloads/collect_busy
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_procs" tree "$busy" >"$scratch/out" 2>"$scratch/err" ||
@@ -59,6 +60,35 @@ jq -e '.processes[] | select(.command | endswith("collect_busy_static")) | selec
 	"$scratch/p.json" >/dev/null || fail "pipeline: the static program is not listed as not profiled"
 "$bin/analyze" info "$scratch/p.zst" | grep -q "not profiled: statically linked" ||
 	fail "pipeline: analyze info does not say the static program was not profiled"
+
+# A setuid program (here setuid to nobody, run by root: the loader's secure mode ignores
+# LD_PRELOAD): still run, with its status, and reported as not profiled, with the reason.
+if [ "$(id -u)" -eq 0 ]; then
+	cp "$busy" "$scratch/suid_busy" && chown nobody "$scratch/suid_busy" && chmod 4755 "$scratch/suid_busy"
+	"$bin/collect" -q -o "$scratch/u.zst" sh -c "'$busy' 0.2; '$scratch/suid_busy' 0.1" 2>"$scratch/err" ||
+		fail "setuid: collect exited $?: $(cat "$scratch/err")"
+	grep -q "suid_busy, which is not profiled: setuid or setgid" "$scratch/err" ||
+		fail "setuid: collect did not say the setuid program is not profiled: $(cat "$scratch/err")"
+	"$bin/analyze" info "$scratch/u.zst" | grep -q "not profiled: setuid or setgid" ||
+		fail "setuid: analyze info does not say the setuid program was not profiled"
+	cpu=$(info_json "$scratch/u.zst" | jq -r '.processes[] | select(.command | endswith("collect_busy 0.2")) | .value / 1e9')
+	within "${cpu:-0}" 0.2 0.04 || fail "setuid: the profiled program has ${cpu:-no} s of its 0.2 s"
+	echo "setuid: not profiled, said; the other program's ${cpu}s of 0.2 s"
+else
+	echo "setuid case skipped: not root"
+fi
+
+# make -j2: the two recipes' workloads run at once under make's children (sh -c per recipe);
+# each is profiled under its own pid with its own CPU time.
+printf 'all: a b\na:\n\t%s 0.3\nb:\n\t%s 0.2\n.PHONY: all a b\n' "$busy" "$busy" >"$scratch/Makefile"
+"$bin/collect" -q -o "$scratch/m.zst" make -s -j2 -C "$scratch" >/dev/null 2>"$scratch/err" ||
+	fail "make -j2: collect exited $?: $(cat "$scratch/err")"
+info_json "$scratch/m.zst" >"$scratch/m.json"
+for want in 0.3 0.2; do
+	cpu=$(jq -r --arg c "collect_busy $want" '.processes[] | select(.command | endswith($c)) | .value / 1e9' "$scratch/m.json")
+	echo "make -j2: collect_busy $want: ${cpu:-no}s"
+	within "${cpu:-0}" "$want" 0.04 || fail "make -j2: 'collect_busy $want' has ${cpu:-no} s"
+done
 
 # The first process exits first (status 3) while its child still works: collect waits for the
 # child (it is the tree's subreaper), the child's 0.4 s is all there, and collect exits with 3.
