@@ -411,14 +411,13 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 				take_varint(&alloc_addr, &v);
 				e->address = alloc_address += unzigzag(v);
 			}
-			uint64_t ordinal = proc->next_ordinal++;
-			if (e->address && trace_heap_table_put(&proc->live, ordinal + 1, e->address) < 0)
+			if (trace_heap_ordinal_add(proc, e->address) < 0)
 				return trace_reader_corrupt(r, c->offset, "out of memory");
 		} else if (e->kind == TRACE_HEAP_FREE) {
 			take_varint(&free_ref, &v);
 			if (v) {
 				uint64_t ordinal = previous + unzigzag(v - 1);
-				if (!trace_heap_table_take(&proc->live, ordinal + 1, &e->address))
+				if (!trace_heap_ordinal_take(proc, ordinal, &e->address))
 					return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
 						       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
 				previous = ordinal;

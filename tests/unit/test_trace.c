@@ -330,11 +330,66 @@ static void test_allocs_round_trip(void)
 	free(ev);
 }
 
+/* Free references over a live set far larger than the reader's first window
+ * (trace_heap_refs.c): blocks freed soon, blocks that outlive many windows and
+ * are freed in an order of their own (so the window grows and takes them
+ * back from the table), and leaks; every address comes back. */
+static void test_allocs_long_lived(void)
+{
+	enum { N = 400000, BATCH = 4096 };
+	struct trace_heap_event *ev = calloc(N, sizeof *ev);
+	uint64_t *pending = calloc(N, sizeof *pending), npending = 0;
+	rng_seed(4242);
+	uint64_t seq = 1, next_address = 0x10000, t = 1000;
+	uint32_t n = 0;
+	while (n < N) {
+		uint64_t x = rng();
+		struct trace_heap_event *e = &ev[n++];
+		if (x % 3 == 0 && npending) { /* free a survivor: any of them */
+			uint64_t j = (x >> 8) % npending;
+			*e = (struct trace_heap_event){ seq++, t, pending[j], 0, 7, 0, TRACE_HEAP_FREE, 0 };
+			pending[j] = pending[--npending];
+		} else {
+			uint64_t address = next_address += 32;
+			*e = (struct trace_heap_event){ seq++, t, address, 32, 7, 1, TRACE_HEAP_MALLOC, 0 };
+			if (x % 5 == 0 && n < N) /* freed at once */
+				ev[n++] = (struct trace_heap_event){ seq++, t, address, 0, 7, 0, TRACE_HEAP_FREE, 0 };
+			else if (x % 7 != 0) /* else leaked */
+				pending[npending++] = address;
+		}
+	}
+	int fd = new_memfd();
+	struct trace_writer *w = trace_writer_open(fd, 1);
+	CHECK(w != NULL);
+	for (uint32_t i = 0; w && i < N; i += BATCH)
+		CHECK(trace_writer_allocs(w, 9, ev + i, N - i < BATCH ? N - i : BATCH) == 0);
+	struct trace_end end = { t, 0, TRACE_END_EXITED, 0, 0, 0, 0, 0, 0 };
+	CHECK(w && trace_writer_close(w, &end) == 0);
+	struct bytes z = fd_contents(fd);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "long-lived", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	uint32_t at = 0, bad = 0;
+	int got;
+	while (r && (got = trace_reader_next(r, &rec)) == 1 && rec.type == TRACE_ALLOCS)
+		for (uint32_t k = 0; k < rec.u.allocs.count && at < N; k++, at++)
+			bad += memcmp(&rec.u.allocs.events[k], &ev[at], sizeof ev[at]) != 0;
+	CHECKF(r && got == 1 && rec.type == TRACE_END, "%s", r ? trace_reader_error(r) : err);
+	CHECKF(at == N && bad == 0, "%u of %u events read, %u differ", at, N, bad);
+	CHECKF(npending > 30000, "%llu survivors: the test no longer outgrows the window", (unsigned long long)npending);
+	trace_reader_close(r);
+	free(z.p);
+	free(pending);
+	free(ev);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
 	test_round_trip();
 	test_allocs_round_trip();
+	test_allocs_long_lived();
 	test_writer_errors();
 	test_writer_nonblocking_pipe();
 	test_cuts();
