@@ -48,6 +48,9 @@ struct trace_heap_table {
 	uint64_t count;
 	unsigned bits; /* 1 << bits slots */
 };
+/* ALLOCS_IDS: a new block's identity is this bit and its allocation's ordinal
+ * (no user-space address has it, so identities and 1.3's addresses never meet). */
+#define TRACE_HEAP_NEW_BLOCK (1ull << 63)
 #define TRACE_HEAP_FREED 64u /* an allocation's address may name one of the last this many frees' */
 struct trace_heap_proc {
 	uint32_t pid;

@@ -344,8 +344,9 @@ static inline int vin_take(struct vin *in, uint64_t *out)
  * reference to its allocation, resolved through the process's live blocks
  * (trace_heap_refs.c). Handed out as an ALLOCS record. Every column is read
  * before any reference resolves, so a record cut short changes no state. */
-static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
+static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids)
 {
+	const char *name = ids ? "ALLOCS_IDS" : "ALLOCS_PACKED";
 	struct trace_reader *r = c->r;
 	uint32_t count;
 	uint64_t seq, time_ns, v = 0;
@@ -353,7 +354,7 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
 		return -1;
 	if (count > (c->size - c->at) / TRACE_ALLOCS_PACKED_MIN_ENTRY)
-		return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record (%zu bytes): %" PRIu32 " entries do not fit",
+		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): %" PRIu32 " entries do not fit", name,
 			       c->size, count);
 	if (trace_reader_reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0 ||
 	    trace_reader_reserve(r, (void **)&r->heap_order, &r->heap_order_cap, count, sizeof *r->heap_order) < 0)
@@ -404,7 +405,7 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 		e->flags |= e->address ? PACKED_REF : 0;
 	}
 	uint64_t address = 0;
-	for (uint32_t k = 0; k < nallocs && !bad; k++) {
+	for (uint32_t k = 0; k < nallocs && !bad && !ids; k++) {
 		struct trace_heap_event *e = &ev[allocs[k]];
 		if (!(e->flags & PACKED_REF)) {
 			bad = vin_take(&in, &v);
@@ -417,7 +418,7 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 		e->flags |= e->address ? PACKED_REF : 0;
 	}
 	address = 0;
-	for (uint32_t k = nfrees; k-- > 0 && !bad;) {
+	for (uint32_t k = nfrees; k-- > 0 && !bad && !ids;) {
 		struct trace_heap_event *e = &ev[frees[k]];
 		if (!(e->flags & PACKED_REF)) {
 			bad = vin_take(&in, &v);
@@ -425,9 +426,9 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 		}
 	}
 	if (bad == 1)
-		return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record (%zu bytes): an entry is cut short", c->size);
+		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): an entry is cut short", name, c->size);
 	if (bad)
-		return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record: a number longer than 64 bits");
+		return trace_reader_corrupt(r, c->offset, "%s record: a number longer than 64 bits", name);
 	c->at = (size_t)(in.p - c->p);
 	uint64_t previous = proc->next_ordinal;
 	for (uint32_t i = 0; i < count; i++) {
@@ -435,15 +436,25 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 		if (e->kind == TRACE_HEAP_NONE)
 			continue;
 		if (e->kind != TRACE_HEAP_FREE) {
-			if (e->flags & PACKED_REF) {
+			if (ids && !(e->flags & PACKED_REF)) {
+				e->address = TRACE_HEAP_NEW_BLOCK | proc->next_ordinal; /* a new block */
+			} else if (e->flags & PACKED_REF) {
 				v = e->address;
 				e->flags &= ~PACKED_REF;
-				uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
-				if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
-					return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record: an allocation names free %" PRIu64
-						       " back, which is not there", v);
-				e->address = *slot;
-				*slot = 0;
+				if (ids && v > TRACE_HEAP_FREED) { /* replaces a live block: takes its identity */
+					uint64_t back = v - TRACE_HEAP_FREED;
+					if (back > proc->next_ordinal ||
+					    !trace_heap_ordinal_take(proc, proc->next_ordinal - back, &e->address))
+						return trace_reader_corrupt(r, c->offset, "%s record: an allocation replaces allocation %" PRIu64
+							       " back, which is not live", name, back);
+				} else {
+					uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
+					if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
+						return trace_reader_corrupt(r, c->offset, "%s record: an allocation names free %" PRIu64
+							       " back, which is not there", name, v);
+					e->address = *slot;
+					*slot = 0;
+				}
 			}
 			if (trace_heap_ordinal_add(proc, e->address) < 0)
 				return trace_reader_corrupt(r, c->offset, "out of memory");
@@ -452,9 +463,11 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 				uint64_t ordinal = previous + ((e->address - 1) >> 1 ^ (uint64_t) - (int64_t)((e->address - 1) & 1));
 				e->flags &= ~PACKED_REF;
 				if (!trace_heap_ordinal_take(proc, ordinal, &e->address))
-					return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
-						       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
+					return trace_reader_corrupt(r, c->offset, "%s record: a free of allocation %" PRIu64
+						       " of process %" PRIu32 ", which is not live", name, ordinal, a->pid);
 				previous = ordinal;
+			} else if (ids) {
+				continue; /* a free of no recorded block: no identity, and not one of the latest frees */
 			}
 			trace_heap_freed_push(proc, e->address);
 		}
@@ -469,7 +482,7 @@ static const char *const record_names[] = {
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
 	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
 	[TRACE_PROCESS] = "PROCESS",
-	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED",
+	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED", [TRACE_ALLOCS_IDS] = "ALLOCS_IDS",
 };
 
 const char *trace_record_name(enum trace_type type)
@@ -503,7 +516,8 @@ int trace_parse_record(struct cursor *c, enum trace_type type, struct trace_reco
 	case TRACE_ALLOCS:
 		return parse_allocs(c, &rec->u.allocs);
 	case TRACE_ALLOCS_PACKED:
-		if (parse_allocs_packed(c, &rec->u.allocs) < 0)
+	case TRACE_ALLOCS_IDS:
+		if (parse_allocs_packed(c, &rec->u.allocs, type == TRACE_ALLOCS_IDS) < 0)
 			return -1;
 		rec->type = TRACE_ALLOCS; /* the same events, however encoded */
 		return 0;
