@@ -199,7 +199,7 @@ struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_
 		ps->cap = cap;
 	}
 	struct trace_heap_proc *p = &ps->procs[ps->count++];
-	*p = (struct trace_heap_proc){ .pid = pid };
+	*p = (struct trace_heap_proc){ .pid = pid, .index = ps->count - 1 };
 	return p;
 }
 

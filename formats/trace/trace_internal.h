@@ -48,12 +48,16 @@ struct trace_heap_table {
 	uint64_t count;
 	unsigned bits; /* 1 << bits slots */
 };
-/* ALLOCS_IDS: a new block's identity is this bit and its allocation's ordinal
- * (no user-space address has it, so identities and 1.3's addresses never meet). */
+/* ALLOCS_IDS: a new block's identity is this bit, the process's index in the
+ * trace (from 0, in the order of their first allocation record) above bit 40,
+ * and its allocation's ordinal below (no user-space address has bit 63, so
+ * identities and 1.3's addresses never meet, nor two processes' identities). */
 #define TRACE_HEAP_NEW_BLOCK (1ull << 63)
+#define TRACE_HEAP_ORDINAL_BITS 40
 #define TRACE_HEAP_FREED 64u /* an allocation's address may name one of the last this many frees' */
 struct trace_heap_proc {
 	uint32_t pid;
+	uint32_t index; /* in the trace's order of processes */
 	uint64_t next_ordinal; /* allocation entries of the process so far */
 	struct trace_heap_table live; /* writer: address -> ordinal; reader: ordinal + 1 -> address, past the window */
 	uint64_t *window; /* reader: the live address of ordinal o in [next - 2^window_bits, next) at o % 2^window_bits; 0: none */

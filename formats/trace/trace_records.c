@@ -437,7 +437,8 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids
 			continue;
 		if (e->kind != TRACE_HEAP_FREE) {
 			if (ids && !(e->flags & PACKED_REF)) {
-				e->address = TRACE_HEAP_NEW_BLOCK | proc->next_ordinal; /* a new block */
+				e->address = TRACE_HEAP_NEW_BLOCK | (uint64_t)proc->index << TRACE_HEAP_ORDINAL_BITS |
+					     (proc->next_ordinal & (((uint64_t)1 << TRACE_HEAP_ORDINAL_BITS) - 1)); /* a new block */
 			} else if (e->flags & PACKED_REF) {
 				v = e->address;
 				e->flags &= ~PACKED_REF;

@@ -555,6 +555,10 @@ static void test_allocs_ids(void)
 	/* free of ordinal 2 (delta +2 from the 4 before: 2 - 4 = -2), then of ordinal 3 (+1) */
 	PUT(&raw, 15, 15), PUT(&raw, 0, 2), PUT(&raw, 0x9a, 0x01, 0), PUT(&raw, 0, 0), PUT(&raw, 4, 3);
 	end_record(&raw, at);
+	at = begin_record(&raw, 14, 1); /* another process: its own ordinals, other identities */
+	put_le(&raw, 78, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 5000020, 8);
+	PUT(&raw, 1, 0, 0x9c, 0x01, 0, 32, 5, 0);
+	end_record(&raw, at);
 	put_end_1_4(&raw, 0);
 	struct bytes z = zstd_compress(&raw);
 	char err[256];
@@ -580,6 +584,10 @@ static void test_allocs_ids(void)
 		CHECK(rec.u.allocs.count == 2 && e[0].seq == 106 && e[0].address == (NEW | 1) && e[1].seq == 107 &&
 		      e[1].address == (NEW | 0) && e[1].time_ns == 5000010);
 	}
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS)
+		CHECK(rec.u.allocs.pid == 78 && rec.u.allocs.count == 1 && rec.u.allocs.events[0].tid == 78 &&
+		      rec.u.allocs.events[0].address == (NEW | 1ull << 40));
 	{ int got = r ? trace_reader_next(r, &rec) : -1; CHECKF(got == 1 && rec.type == TRACE_END, "%d %s", got, r ? trace_reader_error(r) : ""); }
 	trace_reader_close(r);
 	free(z.p);
