@@ -1,11 +1,12 @@
 /*
- * trace_heap_refs.c - the live-block tables behind ALLOCS_PACKED's free
- * references (TRACE_FORMAT.md, record 13). The writer maps each live block's
- * address to its allocation's ordinal (the process's count of allocation
- * entries before it) and writes a free as a small delta of ordinals instead
- * of an address; the reader keeps the inverse map, ordinal to address, and
- * hands out the address again. Both sides see the same entries in the same
- * order, so their tables agree without anything else in the trace.
+ * trace_heap_refs.c - the live-block tables behind the free references of
+ * ALLOCS_PACKED and ALLOCS_IDS (TRACE_FORMAT.md, records 13 and 14). The
+ * writer maps each live block's address to its allocation's ordinal (the
+ * process's count of allocation entries before it) and writes a free as a
+ * small delta of ordinals instead of an address; the reader keeps the inverse
+ * map, ordinal to address (ALLOCS_IDS: to the block's identity), and hands it
+ * out again. Both sides see the same entries in the same order, so their
+ * tables agree without anything else in the trace.
  *
  * One open-addressing table per process (backward-shift deletion, keys never
  * 0), so memory goes with live blocks, never with the number of events.

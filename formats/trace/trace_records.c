@@ -376,7 +376,7 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids
 		else if (kind != TRACE_HEAP_NONE)
 			allocs[nallocs++] = i;
 	}
-	const uint32_t *frees = allocs + count - nfrees; /* in reverse entry order */
+	const uint32_t *frees = count ? allocs + count - nfrees : allocs; /* in reverse entry order (no arithmetic on NULL) */
 	for (uint32_t i = 0; i < count && !bad; i++) {
 		bad = vin_take(&in, &v);
 		ev[i].seq = seq += (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
