@@ -233,30 +233,57 @@ static int show_processes(const struct info *in)
 	       (in->st->nprocesses == 1 && (in->st->processes[0].flags & LOAD_PROCESS_NOT_PROFILED));
 }
 
+/* Process pid's total of value type v, given every thread's (values, by thread index). */
+int64_t info_process_total(const struct info *in, uint32_t pid, const int64_t *values)
+{
+	int64_t sum = 0;
+	for (uint32_t i = 0; i < in->p->nthreads; i++)
+		if (in->p->threads[i].pid == pid && __builtin_add_overflow(sum, values[i], &sum))
+			return values[i] < 0 ? INT64_MIN : INT64_MAX;
+	return sum;
+}
+
 static void print_processes(const struct info *in)
 {
 	const struct profile *p = in->p;
 	const struct load_stats *st = in->st;
 	if (!show_processes(in))
 		return;
-	char a[4096], b[64], c[64];
+	char a[4096], b[64], c[64], d[64];
 	const char *unit = profile_string(p, p->value_types[in->value].unit);
+	/* An allocation trace: each process's allocations and leaks, whatever VALUE shows. */
+	uint32_t allocs = profile_find_value_type(p, "alloc_objects"), leaked = profile_find_value_type(p, "inuse_space");
+	int64_t *n_allocs = NULL, *n_leaked = NULL;
+	if (allocs != PROFILE_NO_VALUE && leaked != PROFILE_NO_VALUE && p->nthreads) {
+		n_allocs = calloc_or_abort(p->nthreads, sizeof(*n_allocs));
+		n_leaked = calloc_or_abort(p->nthreads, sizeof(*n_leaked));
+		profile_thread_totals(p, allocs, n_allocs, NULL);
+		profile_thread_totals(p, leaked, n_leaked, NULL);
+	}
 	printf("Processes:     %u\n", st->nprocesses);
-	printf("  %8s %8s %10s %12s %14s  %s\n", "PID", "PARENT", "SAMPLES", "VALUE", "EXIT", "COMMAND");
+	printf("  %8s %8s %10s %12s", "PID", "PARENT", "SAMPLES", "VALUE");
+	if (n_allocs)
+		printf(" %10s %12s", "ALLOCS", "LEAKED");
+	printf(" %14s  %s\n", "EXIT", "COMMAND");
 	for (uint32_t i = 0; i < st->nprocesses; i++) {
 		const struct load_process *pr = &st->processes[i];
 		uint64_t rows;
 		int64_t v = info_process_value(in, pr->pid, &rows);
 		if (!info_pid_shown(in, pr->pid))
 			continue;
-		printf("  %8u %8u %10" PRIu64 " %12s %14s  %s", pr->pid, pr->parent, rows, format_value(v, unit, b, sizeof(b)),
-		       process_exit_text(pr, c, sizeof(c)), pr->command ? text(p, pr->command, a, sizeof(a)) : "?");
+		printf("  %8u %8u %10" PRIu64 " %12s", pr->pid, pr->parent, rows, format_value(v, unit, b, sizeof(b)));
+		if (n_allocs)
+			printf(" %10" PRId64 " %12s", info_process_total(in, pr->pid, n_allocs),
+			       format_value(info_process_total(in, pr->pid, n_leaked), "bytes", d, sizeof(d)));
+		printf(" %14s  %s", process_exit_text(pr, c, sizeof(c)), pr->command ? text(p, pr->command, a, sizeof(a)) : "?");
 		if (pr->flags & LOAD_PROCESS_NOT_PROFILED)
 			printf(" (not profiled: %s)", text(p, pr->reason, a, sizeof(a)));
 		else if ((pr->flags & LOAD_PROCESS_FORKED) && pr->command)
 			printf(" (fork)");
 		printf("\n");
 	}
+	free(n_allocs);
+	free(n_leaked);
 }
 
 /* A META value of the trace, NULL when it has none. */

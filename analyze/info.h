@@ -30,6 +30,8 @@ struct info {
 	const struct filter_options *select; /* --pid, --state */
 };
 
+/* Process pid's total of a value type, given that type's total of every thread (by thread index). */
+int64_t info_process_total(const struct info *in, uint32_t pid, const int64_t *values);
 /* Whether --pid lets process pid be shown. */
 int info_pid_shown(const struct info *in, uint32_t pid);
 /* A thread's CPU time as the agent measured it at its end (1.2 traces), 0 when unknown. */

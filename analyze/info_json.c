@@ -82,15 +82,15 @@ json_t *info_json(const struct info *in)
 			    json_pack("{s:I,s:o,s:o}", "threads", (json_int_t)measured_threads, "measured_ns",
 				      juint(measured), "sampled_ns", juint(sampled)));
 	json_t *threads = json_array();
-	int64_t *values = calloc_or_abort(p->nthreads, sizeof(*values));
+	/* values[v * nthreads + i]: thread i's total of value type v. */
+	int64_t *values = calloc_or_abort((size_t)p->nvalue_types * p->nthreads + 1, sizeof(*values));
 	json_t *per_type[PROFILE_MAX_VALUE_TYPES] = { 0 };
 	for (uint32_t v = 0; v < p->nvalue_types; v++) {
-		profile_thread_totals(p, v, values, NULL);
+		profile_thread_totals(p, v, values + (size_t)v * p->nthreads, NULL);
 		per_type[v] = json_array();
 		for (uint32_t i = 0; i < p->nthreads; i++)
-			json_array_append_new(per_type[v], jint(values[i]));
+			json_array_append_new(per_type[v], jint(values[(size_t)v * p->nthreads + i]));
 	}
-	free(values);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		const struct profile_thread *t = &p->threads[i];
 		json_t *tv = json_object();
@@ -102,8 +102,6 @@ json_t *info_json(const struct info *in)
 							 "measured_cpu_ns", juint(info_measured_ns(in, i)), "off_cpu",
 							 jint(in->thread_off[i])));
 	}
-	for (uint32_t v = 0; v < p->nvalue_types; v++)
-		json_decref(per_type[v]);
 	json_object_set_new(root, "threads", threads);
 	json_t *procs = json_array();
 	for (uint32_t i = 0; i < st->nprocesses; i++) {
@@ -112,16 +110,24 @@ json_t *info_json(const struct info *in)
 		int64_t v = info_process_value(in, pr->pid, &rows);
 		if (!info_pid_shown(in, pr->pid))
 			continue;
+		/* Its threads' totals of every value type (an allocation trace: its allocations, leaks...). */
+		json_t *pv = json_object();
+		for (uint32_t t = 0; t < p->nvalue_types; t++)
+			json_object_set_new(pv, profile_string(p, p->value_types[t].type),
+					    jint(info_process_total(in, pr->pid, values + (size_t)t * p->nthreads)));
 		json_array_append_new(
-			procs, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:b,s:b,s:i,s:b,s:b,s:o}", "pid", (json_int_t)pr->pid,
+			procs, json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:i,s:b,s:b,s:o}", "pid", (json_int_t)pr->pid,
 					 "parent", (json_int_t)pr->parent, "command", jstring(profile_string(p, pr->command)),
 					 "path", jstring(profile_string(p, pr->path)), "samples", juint(rows), "value",
-					 jint(v), "forked", (pr->flags & LOAD_PROCESS_FORKED) != 0, "exited",
+					 jint(v), "values", pv, "forked", (pr->flags & LOAD_PROCESS_FORKED) != 0, "exited",
 					 (pr->flags & LOAD_PROCESS_EXITED) != 0, "wait_status", pr->wait_status,
 					 "status_unknown", (pr->flags & LOAD_PROCESS_STATUS_UNKNOWN) != 0, "profiled",
 					 !(pr->flags & LOAD_PROCESS_NOT_PROFILED), "not_profiled_reason",
 					 jstring(profile_string(p, pr->reason))));
 	}
+	for (uint32_t v = 0; v < p->nvalue_types; v++)
+		json_decref(per_type[v]);
+	free(values);
 	json_object_set_new(root, "processes", procs);
 	json_object_set_new(root, "wall", json_pack("{s:o,s:o}", "off_cpu_samples", juint(st->off_cpu_samples),
 						    "exited_unsampled", juint(st->exited_unsampled)));

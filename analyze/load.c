@@ -365,6 +365,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	L.resolver = resolver_new(L.p, o);
 	hashmap_init(&L.stack_ids, 1024);
 	hashmap_init(&L.threads, 64);
+	hashmap_init(&L.images, 16);
 
 	struct dispatch d;
 	dispatch_start(&L, &d);
@@ -379,6 +380,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	resolver_free(L.resolver);
 	hashmap_free(&L.stack_ids);
 	hashmap_free(&L.threads);
+	hashmap_free(&L.images);
 	free(L.raw);
 	free(L.ips);
 	free(L.stack_by_id);

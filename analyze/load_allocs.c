@@ -9,6 +9,15 @@
  * never with the number of events. A free of a block the trace never saw
  * allocated (allocated before the agent started, or not chosen) is ignored.
  *
+ * Processes. Each program image of the tree (the first process, a forked
+ * child, a program exec'd: PROCESS records, load_procs.c) has a heap of its
+ * own: its table of live blocks, its live and peak figures. A forked child
+ * starts with none of its parent's blocks (it frees its copies of them as
+ * frees of nothing it allocated), so leaks, peak and temporaries are each
+ * process's own, and the run's figures are their sums (the peak too: each
+ * process's live blocks at its own highest live heap). An image that exec'd
+ * another program in place leaves its live blocks as its leaks.
+ *
  * Speed: every event costs a live-table probe (16-byte slots, Fibonacci
  * hashing, prefetched a few events ahead); an allocation's key comes from a
  * site array by stack id and a direct-mapped cache of recent keys, the hash
@@ -76,7 +85,8 @@ struct site {
 struct key {
 	uint32_t site, thread;
 	uint64_t size_key; /* the exact size, or CLASS_BIT | k for [2^k, 2^(k+1)) */
-	uint64_t changed_seq; /* of its latest live change */
+	uint64_t changed_seq; /* the event count at its latest live change */
+	uint32_t heap; /* the program image it was allocated in */
 	double v[NV];
 };
 
@@ -91,6 +101,7 @@ struct live {
 struct hot {
 	uint64_t size_key;
 	uint32_t site, thread, key; /* key HASHMAP_NONE: empty */
+	uint32_t heap;
 };
 
 /* The site of a stack for the kind seen last with it. */
@@ -110,6 +121,19 @@ struct undo {
 	int valid;
 };
 
+/* One program image's heap: its live blocks and figures. */
+struct heap {
+	struct live *live;
+	uint64_t live_cap, nlive;
+	int live_shift; /* 64 - log2(live_cap) */
+	struct hashmap big_index; /* address -> its size in big, for sizes of LIVE_BIG and more */
+	uint64_t *big;
+	uint32_t nbig, big_cap;
+	double live_o, live_b, peak_o, peak_b;
+	uint64_t peak_seq, peak_time; /* the event count and time of its highest live heap */
+	uint32_t pid;
+};
+
 struct allocs_state {
 	int seen;
 	int scheme; /* 0 all, 1 rate, 2 bytes */
@@ -121,12 +145,11 @@ struct allocs_state {
 	struct key *keys;
 	uint32_t nkeys, keys_cap;
 	struct hashmap key_index;
-	struct live *live;
-	uint64_t live_cap, nlive;
-	int live_shift; /* 64 - log2(live_cap) */
-	struct hashmap big_index; /* address -> its size in big, for sizes of LIVE_BIG and more */
-	uint64_t *big;
-	uint32_t nbig, big_cap;
+	struct heap *heaps;
+	uint32_t nheaps, heaps_cap;
+	struct hashmap heap_index; /* pid << 32 | image -> heaps[] */
+	uint32_t cur; /* the heap of the record being read */
+	uint64_t events; /* events so far: the order live changes and peaks are compared in */
 	struct hot hot[HOT_SLOTS];
 	struct stack_site *stack_site; /* by trace stack id */
 	uint32_t stack_site_cap;
@@ -136,8 +159,6 @@ struct allocs_state {
 	uint64_t t0, bin_ns;
 	struct undo *undo;
 	uint32_t undo_cap;
-	double live_o, live_b, peak_o, peak_b;
-	uint64_t peak_seq, peak_time;
 	double allocs, alloc_bytes, frees, freed_bytes, temp, temp_bytes;
 	uint64_t unmatched, repeated;
 };
@@ -149,7 +170,7 @@ static void *allocs_start(struct loader *L)
 	hashmap_init(&st->site_index, 256);
 	hashmap_init(&st->key_index, 256);
 	hashmap_init(&st->row_index, 256);
-	hashmap_init(&st->big_index, 16);
+	hashmap_init(&st->heap_index, 16);
 	memset(st->hot, 0xff, sizeof(st->hot));
 	return st;
 }
@@ -160,11 +181,15 @@ static void allocs_free(void *state)
 	hashmap_free(&st->site_index);
 	hashmap_free(&st->key_index);
 	hashmap_free(&st->row_index);
-	hashmap_free(&st->big_index);
-	free(st->big);
+	for (uint32_t i = 0; i < st->nheaps; i++) {
+		hashmap_free(&st->heaps[i].big_index);
+		free(st->heaps[i].big);
+		free(st->heaps[i].live);
+	}
+	free(st->heaps);
+	hashmap_free(&st->heap_index);
 	free(st->sites);
 	free(st->keys);
-	free(st->live);
 	free(st->rows);
 	free(st->undo);
 	free(st->stack_site);
@@ -221,13 +246,22 @@ static int site_eq(const void *ctx, uint32_t id)
 	return w->sites[id].stack == w->stack && w->sites[id].kind == w->kind;
 }
 
-static uint32_t site_of(struct allocs_state *st, uint32_t stack, uint32_t kind)
+static uint32_t site_of(struct loader *L, struct allocs_state *st, uint32_t stack, uint32_t kind)
 {
 	struct site_want want = { st->sites, stack, kind };
 	uint64_t h = hash_combine(hash_u64(stack), kind);
 	uint32_t id = hashmap_find(&st->site_index, h, site_eq, &want);
 	if (id != HASHMAP_NONE)
 		return id;
+	/* The stack's addresses are its process's (as a sample's are: load_samples.c). */
+	struct raw_stack *rs = &L->raw[stack];
+	uint32_t pid = st->heaps[st->cur].pid;
+	if (!rs->used) {
+		rs->used = 1;
+		rs->pid = pid;
+	} else if (rs->pid != pid) {
+		L->many_pid_stacks = 1;
+	}
 	ALLOC_GROW(st->sites, (uint64_t)st->nsites + 1, st->sites_cap);
 	st->sites[st->nsites] = (struct site){ .stack = stack, .kind = kind };
 	hashmap_insert(&st->site_index, h, st->nsites);
@@ -252,7 +286,7 @@ static uint64_t size_key(struct site *s, uint64_t size)
 
 struct key_want {
 	const struct key *keys;
-	uint32_t site, thread;
+	uint32_t site, thread, heap;
 	uint64_t size_key;
 };
 
@@ -260,18 +294,18 @@ static int key_eq(const void *ctx, uint32_t id)
 {
 	const struct key_want *w = ctx;
 	const struct key *k = &w->keys[id];
-	return k->site == w->site && k->thread == w->thread && k->size_key == w->size_key;
+	return k->site == w->site && k->thread == w->thread && k->size_key == w->size_key && k->heap == w->heap;
 }
 
 static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, uint64_t size_key)
 {
-	struct key_want want = { st->keys, site, thread, size_key };
-	uint64_t h = hash_combine(hash_combine(hash_u64(site), thread), size_key);
+	struct key_want want = { st->keys, site, thread, st->cur, size_key };
+	uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64(site), thread), size_key), st->cur);
 	uint32_t id = hashmap_find(&st->key_index, h, key_eq, &want);
 	if (id != HASHMAP_NONE)
 		return id;
 	ALLOC_GROW(st->keys, (uint64_t)st->nkeys + 1, st->keys_cap);
-	st->keys[st->nkeys] = (struct key){ .site = site, .thread = thread, .size_key = size_key };
+	st->keys[st->nkeys] = (struct key){ .site = site, .thread = thread, .size_key = size_key, .heap = st->cur };
 	hashmap_insert(&st->key_index, h, st->nkeys);
 	return st->nkeys++;
 }
@@ -293,58 +327,59 @@ static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t
 		}
 		struct stack_site *ss = &st->stack_site[id];
 		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
-			*ss = (struct stack_site){ e->kind, site_of(st, loader_stack_index(L, id), e->kind) };
+			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind) };
 		site = ss->site;
 	} else {
-		site = site_of(st, loader_stack_index(L, id), e->kind);
+		site = site_of(L, st, loader_stack_index(L, id), e->kind);
 	}
 	uint64_t sk = size_key(&st->sites[site], e->size);
 	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
 	struct hot *c = &st->hot[(h * 0x94d049bb133111ebull) >> (64 - HOT_BITS)];
-	if (c->key == HASHMAP_NONE || c->site != site || c->thread != thread || c->size_key != sk)
-		*c = (struct hot){ sk, site, thread, key_of(st, site, thread, sk) };
+	if (c->key == HASHMAP_NONE || c->site != site || c->thread != thread || c->size_key != sk ||
+	    c->heap != st->cur)
+		*c = (struct hot){ sk, site, thread, key_of(st, site, thread, sk), st->cur };
 	return c->key;
 }
 
 /* ---- live blocks: open addressing, backward-shift deletion ---- */
 
 /* Fibonacci hashing: one multiply, the top bits (blocks are 16-byte aligned). */
-static inline uint64_t live_home(const struct allocs_state *st, uint64_t address)
+static inline uint64_t live_home(const struct heap *h, uint64_t address)
 {
-	return (address * 0x9e3779b97f4a7c15ull) >> st->live_shift;
+	return (address * 0x9e3779b97f4a7c15ull) >> h->live_shift;
 }
 
-static struct live *live_find(struct allocs_state *st, uint64_t address)
+static struct live *live_find(struct heap *h, uint64_t address)
 {
-	if (!st->live_cap)
+	if (!h->live_cap)
 		return NULL;
-	for (uint64_t i = live_home(st, address);; i = (i + 1) & (st->live_cap - 1)) {
-		struct live *e = &st->live[i];
+	for (uint64_t i = live_home(h, address);; i = (i + 1) & (h->live_cap - 1)) {
+		struct live *e = &h->live[i];
 		if (!e->address || e->address == address)
 			return e;
 	}
 }
 
 /* Store a live block in slot (its size beside it, or in big when that is too large). */
-static void live_set(struct allocs_state *st, struct live *slot, uint64_t address, uint64_t size, uint32_t key)
+static void live_set(struct heap *h, struct live *slot, uint64_t address, uint64_t size, uint32_t key)
 {
 	*slot = (struct live){ address, key, size < LIVE_BIG ? (uint32_t)size : LIVE_BIG };
 	if (size >= LIVE_BIG) {
-		uint32_t *id = hashmap_slot(&st->big_index, address);
+		uint32_t *id = hashmap_slot(&h->big_index, address);
 		if (*id == HASHMAP_NONE) {
-			ALLOC_GROW(st->big, (uint64_t)st->nbig + 1, st->big_cap);
-			*id = st->nbig++;
+			ALLOC_GROW(h->big, (uint64_t)h->nbig + 1, h->big_cap);
+			*id = h->nbig++;
 		}
-		st->big[*id] = size;
+		h->big[*id] = size;
 	}
 }
 
-static uint64_t live_size(const struct allocs_state *st, const struct live *e)
+static uint64_t live_size(const struct heap *h, const struct live *e)
 {
 	if (e->size != LIVE_BIG)
 		return e->size;
-	uint32_t id = hashmap_get(&st->big_index, e->address);
-	return id == HASHMAP_NONE ? LIVE_BIG : st->big[id];
+	uint32_t id = hashmap_get(&h->big_index, e->address);
+	return id == HASHMAP_NONE ? LIVE_BIG : h->big[id];
 }
 
 /* A zeroed table; from 2 MiB on in huge pages where the kernel has them
@@ -361,37 +396,37 @@ static void *table_alloc(size_t bytes)
 	return p;
 }
 
-static void live_grow(struct allocs_state *st)
+static void live_grow(struct heap *h)
 {
-	struct live *old = st->live;
-	uint64_t old_cap = st->live_cap;
-	st->live_cap = old_cap ? 2 * old_cap : 4096;
-	st->live_shift = 64 - floor_log2(st->live_cap);
-	st->live = table_alloc(st->live_cap * sizeof(*st->live));
+	struct live *old = h->live;
+	uint64_t old_cap = h->live_cap;
+	h->live_cap = old_cap ? 2 * old_cap : 4096;
+	h->live_shift = 64 - floor_log2(h->live_cap);
+	h->live = table_alloc(h->live_cap * sizeof(*h->live));
 	for (uint64_t i = 0; i < old_cap; i++)
 		if (old[i].address)
-			*live_find(st, old[i].address) = old[i];
+			*live_find(h, old[i].address) = old[i];
 	free(old);
 }
 
 /* At most three quarters full: linear probing stays short with 16-byte slots. */
-static int live_full(const struct allocs_state *st)
+static int live_full(const struct heap *h)
 {
-	return (st->nlive + 1) * 4 > st->live_cap * 3;
+	return (h->nlive + 1) * 4 > h->live_cap * 3;
 }
 
-static void live_remove(struct allocs_state *st, struct live *e)
+static void live_remove(struct heap *h, struct live *e)
 {
-	uint64_t mask = st->live_cap - 1, i = (uint64_t)(e - st->live);
-	for (uint64_t j = (i + 1) & mask; st->live[j].address; j = (j + 1) & mask) {
-		uint64_t home = live_home(st, st->live[j].address);
+	uint64_t mask = h->live_cap - 1, i = (uint64_t)(e - h->live);
+	for (uint64_t j = (i + 1) & mask; h->live[j].address; j = (j + 1) & mask) {
+		uint64_t home = live_home(h, h->live[j].address);
 		if (((j - home) & mask) >= ((j - i) & mask)) {
-			st->live[i] = st->live[j];
+			h->live[i] = h->live[j];
 			i = j;
 		}
 	}
-	st->live[i].address = 0;
-	st->nlive--;
+	h->live[i].address = 0;
+	h->nlive--;
 }
 
 /* ---- time bins ---- */
@@ -455,24 +490,24 @@ static inline void add_value(struct loader *L, struct allocs_state *st, uint32_t
  * (see the top). Inlined into every caller: it runs once or twice an event.
  */
 static inline __attribute__((always_inline)) void live_change(struct loader *L, struct allocs_state *st,
-							      uint32_t key, uint64_t seq, uint64_t time_ns,
-							      double objects, double bytes)
+							      struct heap *h, uint32_t key, uint64_t seq,
+							      uint64_t time_ns, double objects, double bytes)
 {
 	struct key *k = &st->keys[key];
-	if (k->changed_seq <= st->peak_seq) {
+	if (k->changed_seq <= h->peak_seq) {
 		k->v[V_PEAK_O] = k->v[V_INUSE_O];
 		k->v[V_PEAK_B] = k->v[V_INUSE_B];
 	}
 	k->changed_seq = seq;
 	add_value(L, st, key, time_ns, V_INUSE_O, objects);
 	add_value(L, st, key, time_ns, V_INUSE_B, bytes);
-	st->live_o += objects;
-	st->live_b += bytes;
-	if (st->live_b > st->peak_b) {
-		st->peak_b = st->live_b;
-		st->peak_o = st->live_o;
-		st->peak_seq = seq;
-		st->peak_time = time_ns;
+	h->live_o += objects;
+	h->live_b += bytes;
+	if (h->live_b > h->peak_b) {
+		h->peak_b = h->live_b;
+		h->peak_o = h->live_o;
+		h->peak_seq = seq;
+		h->peak_time = time_ns;
 	}
 }
 
@@ -486,59 +521,61 @@ static struct undo *undo_of(struct allocs_state *st, uint32_t thread)
 	return &st->undo[thread];
 }
 
-static void on_alloc(struct loader *L, struct allocs_state *st, uint32_t thread, const struct trace_heap_event *e)
+static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
+		     const struct trace_heap_event *e, uint64_t seq)
 {
 	if (e->flags & TRACE_HEAP_RESTORED) {
 		/* realloc failed after its free was recorded: the block lives on. */
 		struct undo *u = undo_of(st, thread);
-		if (!u->valid || u->address != e->address)
+		if (!u->valid || u->address != e->address || st->keys[u->key].heap != st->cur)
 			return;
 		u->valid = 0;
-		struct live *slot = live_find(st, e->address);
+		struct live *slot = live_find(h, e->address);
 		if (slot && slot->address)
 			return;
-		if (live_full(st))
-			live_grow(st);
-		live_set(st, live_find(st, e->address), e->address, u->size, u->key);
-		st->nlive++;
+		if (live_full(h))
+			live_grow(h);
+		live_set(h, live_find(h, e->address), e->address, u->size, u->key);
+		h->nlive++;
 		double w = weight(st, u->size);
 		st->frees -= w;
 		st->freed_bytes -= w * (double)u->size;
-		live_change(L, st, u->key, e->seq, e->time_ns, w, w * (double)u->size);
+		live_change(L, st, h, u->key, seq, e->time_ns, w, w * (double)u->size);
 		return;
 	}
 	uint32_t key = key_of_event(L, st, thread, e);
-	if (live_full(st))
-		live_grow(st);
-	struct live *slot = live_find(st, e->address);
+	if (live_full(h))
+		live_grow(h);
+	struct live *slot = live_find(h, e->address);
 	double w = weight(st, e->size);
 	if (slot->address) {
 		/* Allocated twice without a free between: the free was not recorded. */
 		st->repeated++;
-		uint64_t osize = live_size(st, slot);
+		uint64_t osize = live_size(h, slot);
 		double ow = weight(st, osize);
-		live_change(L, st, slot->key, e->seq, e->time_ns, -ow, -ow * (double)osize);
-		st->nlive--;
+		live_change(L, st, h, slot->key, seq, e->time_ns, -ow, -ow * (double)osize);
+		h->nlive--;
 	}
-	live_set(st, slot, e->address, e->size, key);
-	st->nlive++;
+	live_set(h, slot, e->address, e->size, key);
+	h->nlive++;
 	st->allocs += w;
 	st->alloc_bytes += w * (double)e->size;
 	add_value(L, st, key, e->time_ns, V_ALLOC_O, w);
 	add_value(L, st, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
-	live_change(L, st, key, e->seq, e->time_ns, w, w * (double)e->size);
+	live_change(L, st, h, key, seq, e->time_ns, w, w * (double)e->size);
 }
 
-static void on_free(struct loader *L, struct allocs_state *st, uint32_t thread, const struct trace_heap_event *e)
+static void on_free(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
+		    const struct trace_heap_event *e, uint64_t seq)
 {
-	struct live *slot = live_find(st, e->address);
+	struct live *slot = live_find(h, e->address);
 	if (!slot || !slot->address) {
 		st->unmatched++;
 		return;
 	}
 	struct live b = *slot;
-	uint64_t size = live_size(st, slot);
-	live_remove(st, slot);
+	uint64_t size = live_size(h, slot);
+	live_remove(h, slot);
 	double w = weight(st, size), bytes = w * (double)size;
 	st->frees += w;
 	st->freed_bytes += bytes;
@@ -548,9 +585,25 @@ static void on_free(struct loader *L, struct allocs_state *st, uint32_t thread, 
 		add_value(L, st, b.key, e->time_ns, V_TEMP_O, w);
 		add_value(L, st, b.key, e->time_ns, V_TEMP_B, bytes);
 	}
-	live_change(L, st, b.key, e->seq, e->time_ns, -w, -bytes);
+	live_change(L, st, h, b.key, seq, e->time_ns, -w, -bytes);
 	if (e->flags & TRACE_HEAP_BY_REALLOC)
 		*undo_of(st, thread) = (struct undo){ b.address, size, b.key, 1 };
+}
+
+/* The heap of pid's latest image, made when first seen. */
+static struct heap *heap_of(struct loader *L, struct allocs_state *st, uint32_t pid)
+{
+	uint32_t image = hashmap_get(&L->images, pid);
+	uint32_t *slot = hashmap_slot(&st->heap_index, (uint64_t)pid << 32 | (image == HASHMAP_NONE ? 0 : image));
+	if (*slot == HASHMAP_NONE) {
+		ALLOC_GROW(st->heaps, (uint64_t)st->nheaps + 1, st->heaps_cap);
+		memset(&st->heaps[st->nheaps], 0, sizeof(st->heaps[0]));
+		hashmap_init(&st->heaps[st->nheaps].big_index, 16);
+		st->heaps[st->nheaps].pid = pid;
+		*slot = st->nheaps++;
+	}
+	st->cur = *slot;
+	return &st->heaps[*slot];
 }
 
 static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
@@ -561,13 +614,14 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		st->seen = 1;
 		read_scheme(L, st);
 	}
+	struct heap *h = heap_of(L, st, a->pid);
 	uint32_t tid = 0, thread = HASHMAP_NONE;
 	for (uint32_t i = 0; i < a->count; i++) {
 		const struct trace_heap_event *e = &a->events[i];
 		/* A big live table misses the cache on every event: ask for the
 		 * slot of an event a few ahead (a hint only; the table may grow). */
-		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count && st->live_cap)
-			__builtin_prefetch(&st->live[live_home(st, a->events[i + LIVE_PREFETCH].address)]);
+		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count && h->live_cap)
+			__builtin_prefetch(&h->live[live_home(h, a->events[i + LIVE_PREFETCH].address)]);
 		if (thread == HASHMAP_NONE || e->tid != tid) {
 			tid = e->tid;
 			thread = loader_thread_index(L, a->pid, tid);
@@ -575,9 +629,9 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		if (e->time_ns > L->last_time_ns)
 			L->last_time_ns = e->time_ns;
 		if (e->kind == TRACE_HEAP_FREE)
-			on_free(L, st, thread, e);
+			on_free(L, st, h, thread, e, ++st->events);
 		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
-			on_alloc(L, st, thread, e);
+			on_alloc(L, st, h, thread, e, ++st->events);
 	}
 }
 
@@ -592,7 +646,7 @@ static void allocs_finish(struct loader *L, void *state)
 	/* Keys that did not change after the last peak hold at the end what they held then. */
 	for (uint32_t i = 0; i < st->nkeys; i++) {
 		struct key *k = &st->keys[i];
-		if (k->changed_seq <= st->peak_seq) {
+		if (k->changed_seq <= st->heaps[k->heap].peak_seq) {
 			k->v[V_PEAK_O] = k->v[V_INUSE_O];
 			k->v[V_PEAK_B] = k->v[V_INUSE_B];
 		}
@@ -621,11 +675,25 @@ static void allocs_resolved(struct loader *L, void *state)
 	s->alloc_bytes = rounded(st->alloc_bytes);
 	s->frees = rounded(st->frees);
 	s->freed_bytes = rounded(st->freed_bytes);
-	s->peak_bytes = rounded(st->peak_b);
-	s->peak_objects = rounded(st->peak_o);
-	s->peak_ns = st->peak_time > p->start_ns && p->start_ns ? st->peak_time - p->start_ns : 0;
-	s->leaked_bytes = rounded(st->live_b);
-	s->leaked_objects = rounded(st->live_o);
+	/* Each process's peak is its own: the run's is their sum, at the time of the highest. */
+	double peak_o = 0, peak_b = 0, live_o = 0, live_b = 0, highest = -1;
+	uint64_t peak_time = 0;
+	for (uint32_t i = 0; i < st->nheaps; i++) {
+		const struct heap *h = &st->heaps[i];
+		peak_o += h->peak_o;
+		peak_b += h->peak_b;
+		live_o += h->live_o;
+		live_b += h->live_b;
+		if (h->peak_b > highest) {
+			highest = h->peak_b;
+			peak_time = h->peak_time;
+		}
+	}
+	s->peak_bytes = rounded(peak_b);
+	s->peak_objects = rounded(peak_o);
+	s->peak_ns = peak_time > p->start_ns && p->start_ns ? peak_time - p->start_ns : 0;
+	s->leaked_bytes = rounded(live_b);
+	s->leaked_objects = rounded(live_o);
 	s->temporary = rounded(st->temp);
 	s->temporary_bytes = rounded(st->temp_bytes);
 	s->unmatched_frees = st->unmatched;
@@ -668,7 +736,6 @@ static void allocs_resolved(struct loader *L, void *state)
 			profile_add_sample(p, &sm, row);
 		}
 	} else {
-		uint32_t peak_bin = bin_of(st, st->peak_time ? st->peak_time : st->t0);
 		for (uint32_t i = 0; i < st->nrows; i++) {
 			const struct row *r = &st->rows[i];
 			memset(row, 0, sizeof(row));
@@ -687,6 +754,11 @@ static void allocs_resolved(struct loader *L, void *state)
 			memset(row, 0, sizeof(row));
 			row[col0 + V_PEAK_O] = rounded(k->v[V_PEAK_O]);
 			row[col0 + V_PEAK_B] = rounded(k->v[V_PEAK_B]);
+			/* At its process's peak: the bins stay as they are (the rows above made them). */
+			uint64_t at = st->heaps[k->heap].peak_time ? st->heaps[k->heap].peak_time : st->t0;
+			uint32_t peak_bin = (uint32_t)((at > st->t0 ? at - st->t0 : 0) / st->bin_ns);
+			if (peak_bin >= MAX_BINS)
+				peak_bin = MAX_BINS - 1;
 			struct profile_sample sm = { .stack = stacks[i], .thread = k->thread,
 						     .time_ns = st->t0 + (uint64_t)peak_bin * st->bin_ns + half };
 			profile_add_sample(p, &sm, row);

@@ -87,6 +87,10 @@ struct loader {
 	uint64_t *ips;
 	uint64_t nips, ips_cap;
 	struct hashmap threads; /* pid << 32 | tid -> thread index */
+	/* pid -> the number of its latest program image: a fork or an exec (PROCESS records,
+	 * load_procs.c) starts a new one, whose allocations are its own (load_allocs.c). */
+	struct hashmap images;
+	uint32_t nimages;
 	/* Samples of a few threads interleave: remember the last few. */
 	uint64_t recent_thread_key[4];
 	uint32_t recent_thread[4];

@@ -48,6 +48,8 @@ static void procs_record(struct loader *L, void *state, const struct trace_recor
 	if (!r->pid)
 		return;
 	struct load_process *p = process_of(L, state, r->pid);
+	if (r->kind == TRACE_PROCESS_FORKED || r->kind == TRACE_PROCESS_EXECED)
+		*hashmap_slot(&L->images, r->pid) = ++L->nimages;
 	if (r->parent_pid && (!p->parent || r->kind != TRACE_PROCESS_EXITED))
 		p->parent = r->parent_pid;
 	switch (r->kind) {

@@ -376,7 +376,7 @@ static int live_in_epoch(const struct resolver *R, const struct range *r, uint32
 }
 
 /* The process whose ranges an address of pid is looked up in (a one-process trace: its one; pid 0, a
- * stack no sample used, such as an allocation's: the first process, the one allocations come from). */
+ * stack no sample and no allocation used: the first process). */
 static uint32_t space_of(const struct resolver *R, uint32_t pid)
 {
 	return R->many_pids && pid ? pid : R->first_pid;

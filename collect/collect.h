@@ -123,10 +123,14 @@ struct heap_totals {
 };
 struct heap_order *heap_order_new(void);
 void heap_order_free(struct heap_order *h);
-/* Place one event (its stack id already the trace's); may write events whose turn came. 0 or -1. */
-int heap_order_add(struct heap_order *h, const struct trace_heap_event *e, struct trace_writer *w, uint32_t pid);
+/* Place one event of image stream in process pid (its stack id already the trace's); may write events
+ * whose turn came. 0 or -1. */
+int heap_order_add(struct heap_order *h, uint32_t stream, uint32_t pid, const struct trace_heap_event *e,
+		   struct trace_writer *w);
 /* Write every event whose turn came (final: all of them, skipping numbers that never came). 0 or -1. */
-int heap_order_write(struct heap_order *h, struct trace_writer *w, uint32_t pid, int final);
+int heap_order_write(struct heap_order *h, struct trace_writer *w, int final);
+/* A new image of pid (stream keep) starts: write all of the one before it now, and end it. 0 or -1. */
+int heap_order_end_pid(struct heap_order *h, uint32_t pid, uint32_t keep, struct trace_writer *w);
 void heap_order_totals(const struct heap_order *h, struct heap_totals *out);
 
 /* drain.c */

@@ -69,6 +69,7 @@ struct drain {
 	const struct transport *t;
 	struct procs *procs; /* told about TR_PROCESS records */
 	uint32_t pid; /* of the ring being drained */
+	uint32_t stream; /* its program image (transport_ring.stream) */
 	int error;
 	uint8_t *scratch; /* a private copy of the record being parsed */
 	struct ring_seen *rings;
@@ -306,16 +307,12 @@ static void on_heap(struct drain *d, uint32_t ring, const struct tr_heap *h)
 				      transport_ring(d->t, ring)->tid, 0, h->kind, h->flags };
 	if (e.kind > TRACE_HEAP_PVALLOC && e.kind != TRACE_HEAP_FREE)
 		e.kind = TRACE_HEAP_NONE; /* not a kind: keep its seq, drop the event */
-	/* Allocations are recorded in the first process only (the seq order is one process's): an event
-	 * of another keeps its seq and is dropped. */
-	if (d->pid != d->t->header->pid)
-		e.kind = TRACE_HEAP_NONE;
 	if (e.kind != TRACE_HEAP_FREE && e.kind != TRACE_HEAP_NONE) {
 		e.stack_id = h->stack_id < d->agent_ids_cap ? d->agent_to_trace[h->stack_id] : 0;
 		if (!e.stack_id)
 			d->heap_unknown_stack++; /* analyze shows it as [unknown] */
 	}
-	if (heap_order_add(d->heap, &e, d->error ? NULL : d->w, d->t->header->pid) < 0)
+	if (heap_order_add(d->heap, d->stream, d->pid, &e, d->error ? NULL : d->w) < 0)
 		d->error = 1;
 }
 
@@ -361,8 +358,13 @@ static void on_record(void *ctx, uint32_t ring, uint32_t type, const void *paylo
 		if (size >= sizeof(struct tr_process)) {
 			const struct tr_process *pr = payload;
 			uint64_t need = sizeof *pr + (uint64_t)pr->path_len + pr->command_len;
-			if (need <= size)
-				procs_record(d->procs, d->w && !d->error ? d->w : NULL, pr, (const char *)(pr + 1));
+			if (need > size)
+				break;
+			/* A new image of this pid: the one before it ends, its allocations written first. */
+			if ((pr->kind == TR_PROCESS_ATTACHED || pr->kind == TR_PROCESS_FORKED) &&
+			    heap_order_end_pid(d->heap, d->pid, d->stream, d->error ? NULL : d->w) < 0)
+				d->error = 1;
+			procs_record(d->procs, d->w && !d->error ? d->w : NULL, pr, (const char *)(pr + 1));
 		}
 		break;
 	default:
@@ -413,6 +415,7 @@ int drain_all(struct drain *d)
 		if (state == RING_FREE || state == RING_CLAIMING || seen->broken)
 			continue; /* (a ring being claimed is empty; its owner's ids are not written yet) */
 		d->pid = ring->pid;
+		d->stream = ring->stream;
 		/* The wall sampler's ring holds other threads' samples: its losses are theirs. */
 		uint32_t loss_tid = (ring->flags & RING_AGENT_SAMPLER) ? 0 : ring->tid;
 		uint64_t waiting = atomic_load(&ring->head) - atomic_load(&ring->tail);
@@ -443,7 +446,7 @@ int drain_all(struct drain *d)
 			d->freed++;
 		}
 	}
-	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->t->header->pid, 0) < 0)
+	if (heap_order_write(d->heap, d->error ? NULL : d->w, 0) < 0)
 		d->error = 1;
 	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);
 	if (no_ring != d->no_ring_lost_seen) {
@@ -476,7 +479,7 @@ void drain_close_dead(struct drain *d)
 int drain_finish(struct drain *d)
 {
 	int rc = drain_all(d);
-	if (heap_order_write(d->heap, d->error ? NULL : d->w, d->t->header->pid, 1) < 0)
+	if (heap_order_write(d->heap, d->error ? NULL : d->w, 1) < 0)
 		d->error = 1;
 	return rc < 0 || d->error ? -1 : 0;
 }

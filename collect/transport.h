@@ -113,12 +113,10 @@ struct transport_header {
 	_Atomic uint64_t alloc_events_lost; /* nested events that found the side buffer full */
 	_Atomic uint64_t alloc_nested; /* events recorded from inside another (signal handlers) */
 	_Atomic uint64_t alloc_unwind_skipped; /* allocations inside the loader: stack of their caller only */
-	char pad_seq[64];
-	/* The allocation events' order: taken after an allocation returns and
-	 * before a free is passed on, so events of one address order correctly
-	 * across threads. Its own cache line: every recorded event takes one. */
-	_Atomic uint64_t alloc_seq __attribute__((aligned(64)));
-	char pad_seq_end[56];
+	/* Each image that attaches (the first process, a fork child, an exec'd
+	 * program) takes the next number: its stream of allocation events, with
+	 * a seq of its own (transport_ring.stream). */
+	_Atomic uint32_t next_stream;
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
@@ -143,7 +141,10 @@ struct transport_ring {
 	_Atomic uint64_t handler_calls;
 	uint32_t pid; /* the process of the thread that owns it */
 	uint32_t flags; /* RING_AGENT_* */
-	char pad0[16];
+	/* The owner's image (header.next_stream): its TR_HEAP events are numbered by one seq of
+	 * that image, which collect orders them by. */
+	uint32_t stream;
+	char pad0[12];
 	_Atomic uint64_t head; /* bytes ever written (producer) */
 	uint64_t reserved_head; /* producer-private: head after the pending record */
 	char pad1[48];
@@ -186,7 +187,7 @@ enum tr_heap_kind {
 #define TR_HEAP_RESTORED 0x10u /* a realloc failed after its free was recorded: the block lives on */
 
 struct tr_heap {
-	uint64_t seq; /* header.alloc_seq */
+	uint64_t seq; /* the image's own (agent_alloc_seq), from 1: see transport_ring.stream */
 	uint64_t time_ns; /* CLOCK_MONOTONIC_COARSE */
 	uint64_t address;
 	uint64_t size; /* bytes asked for; 0 for a free */

@@ -13,7 +13,10 @@ ipscope_workload(alloc_static e2e/workloads/alloc_cases.c)
 target_link_options(alloc_static PRIVATE -static -pthread)
 # A program whose malloc is its own (as one with jemalloc linked in): unreachable too.
 ipscope_workload(alloc_own e2e/workloads/alloc_own.c)
-foreach(test cases)
+# A process tree, every process allocating a known set (fork, posix_spawn, fork+exec, a pipeline).
+ipscope_workload(alloc_tree e2e/workloads/alloc_tree.c)
+# (Under ASan on a machine at load 45-60: e2e_alloc_cases 141 s, e2e_alloc_tree 93 s.)
+foreach(test cases tree)
   add_test(NAME e2e_alloc_${test} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/alloc_${test}.sh ${CMAKE_BINARY_DIR})
-  set_tests_properties(e2e_alloc_${test} PROPERTIES LABELS e2e TIMEOUT 300)
+  set_tests_properties(e2e_alloc_${test} PROPERTIES LABELS e2e TIMEOUT 600)
 endforeach()

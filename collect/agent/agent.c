@@ -14,11 +14,13 @@
  * The mappings are MADV_DONTFORK: a forked child has none of the parent's
  * rings, so it cannot write into them by mistake. Following, it maps the
  * memory again, claims rings of its own, records its modules under its own
- * pid and samples on (process.c records the fork); otherwise it forgets
- * everything and stays inert. An image that attaches in a process where an
- * earlier image had rings (an exec in place) closes them: their threads are
- * gone, and collect is told that every module of that process went with
- * them.
+ * pid and samples on (process.c records the fork), and records its own
+ * allocations from then on, numbered from 1 in a stream of its own (its
+ * parent's live blocks are the parent's: freeing one is a free of nothing
+ * the child allocated); otherwise it forgets everything and stays inert.
+ * An image that attaches in a process where an earlier image had rings (an
+ * exec in place) closes them: their threads are gone, and collect is told
+ * that every module of that process went with them.
  */
 #include "agent.h"
 
@@ -30,12 +32,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace.h"
 
 struct transport agent_transport;
 struct agent_config agent_config;
+uint32_t agent_stream;
 volatile sig_atomic_t agent_enabled;
 AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .slot = -1 };
 
@@ -65,9 +69,35 @@ static void after_fork_child(void)
 	modules_rescan();
 	agent_thread_begin();
 	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
+	alloc_start(); /* its own allocations from here, after the record that says it forked */
 	if (agent_config.wall)
 		wall_start();
 	agent_restore_signal(&old);
+}
+
+/*
+ * Allocations: the earlier image's events must all be in collect's hands
+ * before this image says it attached, so that collect writes them before
+ * its PROCESS record and this image's events (whose seq starts again from
+ * 1) after it. collect frees a closed ring once it has drained it: wait for
+ * that (it is woken), while it lives, a second at most.
+ */
+static void wait_for_drain(uint32_t pid)
+{
+	struct transport_header *h = agent_transport.header;
+	for (unsigned spins = 0; spins < 5000; spins++) {
+		uint32_t n = transport_nrings(&agent_transport), waiting = 0;
+		for (uint32_t i = 0; i < n && !waiting; i++) {
+			struct transport_ring *r = transport_ring(&agent_transport, i);
+			waiting = r->pid == pid && atomic_load(&r->state) == RING_CLOSED;
+		}
+		if (!waiting || agent_now_ns() - atomic_load(&h->consumer_heartbeat_ns) > 2000000000ull)
+			return;
+		if (!atomic_exchange(&h->wake_pending, 1))
+			kill(agent_config.collect_pid, TRANSPORT_WAKE_SIGNAL);
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 /*
@@ -87,6 +117,8 @@ static void take_over_from_previous_image(void)
 	}
 	if (!closed)
 		return;
+	if (agent_transport.header->mode & TRANSPORT_MODE_ALLOCS)
+		wait_for_drain(pid);
 	agent_enter();
 	uint32_t ring = agent_thread_ring();
 	struct tr_exec *e = ring == AGENT_NO_RING ? NULL :
@@ -158,6 +190,7 @@ int agent_attach(void)
 	agent_config.shm_dev = (uint64_t)st.st_dev;
 	agent_config.shm_ino = (uint64_t)st.st_ino;
 	agent_config.pid = getpid();
+	agent_stream = atomic_fetch_add(&agent_transport.header->next_stream, 1) + 1;
 	agent_map_new_chunks();
 	return 0;
 }
@@ -189,6 +222,7 @@ __attribute__((constructor)) static void agent_start(void)
 	agent_enabled = 1;
 	take_over_from_previous_image();
 	process_attached();
+	alloc_start(); /* after the record that says this image attached: its events follow it */
 	modules_rescan();
 	agent_thread_begin();
 	if (agent_config.wall && wall_start() < 0) {

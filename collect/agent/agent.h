@@ -109,6 +109,8 @@ struct agent_thread {
 };
 
 extern struct agent_config agent_config;
+/* This image's number (header.next_stream), written into every ring it claims (agent.c). */
+extern uint32_t agent_stream;
 extern struct transport agent_transport;
 extern volatile sig_atomic_t agent_enabled;
 extern AGENT_TLS __thread struct agent_thread agent_self;
@@ -171,6 +173,8 @@ void process_fork_parent(void);
 void process_fork_child(void);
 /* Around an unwind: 0 to go ahead (then call process_unwind_end), -1 while a fork is in progress. */
 int process_unwind_begin(void);
+/* The same outside signal handlers: waits for a fork in progress to end (a second at most; -1 then). */
+int process_unwind_wait(void);
 void process_unwind_end(void);
 
 /* interpose.c */
@@ -254,6 +258,7 @@ int wall_is_sampler(void);
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
 struct alloc_state {
 	volatile int on;
+	int wanted;          /* allocations are recorded in this image once alloc_start runs */
 	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
 	uint64_t threshold;  /* RATE: a draw below it is chosen */
 	double mean_bytes;   /* BYTES: the mean N */
@@ -264,14 +269,22 @@ static inline int alloc_recording(const struct agent_thread *self)
 {
 	return alloc_state.on && !self->internal && !self->forking;
 }
-/* Set up allocation recording from the header (after attach); 0, or -1 with agent_error set. */
+/* Set up allocation recording from the header (after attach), not started yet; 0, or -1 with agent_error set. */
 int alloc_init(void);
+/* Start recording (this image's PROCESS record written first, so its events follow it). */
+void alloc_start(void);
 /* Whether allocations are being recorded in this process. */
 int alloc_enabled(void);
-/* A forked child: record nothing, touch no shared state. */
+/* A forked child: record nothing, touch no shared state (alloc_start, once attached, starts it anew). */
 void alloc_forget(void);
 
 /* alloc_record.c */
+/* The image's seq of allocation events (tr_heap.seq): a forked child's counts from 1 again. */
+struct agent_alloc_seq {
+	_Alignas(64) _Atomic uint64_t n;
+	char pad[56];
+};
+extern struct agent_alloc_seq agent_alloc_seq;
 /* Start and end a ring write outside the sampling handler (every such write), so that
  * nested writers on this thread leave their records for leave to write. */
 void agent_enter(void);

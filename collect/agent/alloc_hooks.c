@@ -250,13 +250,14 @@ static void fork_parent(void)
 int alloc_init(void)
 {
 	struct transport_header *h = agent_transport.header;
-	/* The first process only: its events are ordered by one seq (drain_heap.c); children and the
-	 * programs they exec run without allocation hooks. */
-	if (!(h->mode & TRANSPORT_MODE_ALLOCS) || h->pid != (uint32_t)getpid())
+	/* Every process of the tree that attached (a fork child starts anew in alloc_start): each
+	 * image numbers its own events (agent_alloc_seq), collect orders them per image. */
+	if (!(h->mode & TRANSPORT_MODE_ALLOCS))
 		return 0;
 	ready();
 	void *found = dlsym(RTLD_DEFAULT, "malloc");
-	if (found && found != (void *)&agent_own_malloc) {
+	/* The first process alone speaks for the run in the header (collect's message names it). */
+	if (found && found != (void *)&agent_own_malloc && h->pid == (uint32_t)getpid()) {
 		Dl_info info;
 		const char *where = dladdr(found, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname
 											     : "the program";
@@ -271,8 +272,13 @@ int alloc_init(void)
 	alloc_state.threshold = h->alloc_threshold;
 	alloc_state.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
 	pthread_atfork(fork_prepare, fork_parent, NULL);
-	alloc_state.on = 1;
+	alloc_state.wanted = 1;
 	return 0;
+}
+
+void alloc_start(void)
+{
+	alloc_state.on = alloc_state.wanted;
 }
 
 int alloc_enabled(void)
@@ -280,9 +286,15 @@ int alloc_enabled(void)
 	return alloc_state.on;
 }
 
+/* The child's copy of the parent's figures: its own events count from 1, its choices are its own. */
 void alloc_forget(void)
 {
 	alloc_state.on = 0;
+	atomic_store(&agent_alloc_seq.n, 0);
+	agent_self.last_alloc = 0;
+	agent_self.prng = 0;
+	agent_self.byte_countdown = 0;
+	agent_self.allocs_noted = 0;
 	agent_self.forking = 0;
 	agent_self.depth = 0;
 	atomic_store(&agent_self.nested_count, 0);

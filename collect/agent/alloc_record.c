@@ -5,12 +5,13 @@
  *
  * What an event is. An allocation that returned memory is recorded after it
  * returned, a free before it is passed on; each takes the next number of the
- * process-wide header.alloc_seq then, so for one address its allocation's
+ * process-wide agent_alloc_seq then, so for one address its allocation's
  * seq is below its free's, which is below the next allocation's, whatever
  * threads they ran on: collect puts every thread's events in seq order
- * (drain_heap.c). realloc is a free of the old block (flag BY_REALLOC, its
- * seq taken before the real realloc) and an allocation of the new one (MOVED
- * when it moved), as valgrind's memcheck counts them; realloc(NULL, n) is an
+ * (drain_heap.c). The numbers are the image's own (a forked child and an
+ * exec'd program count from 1 again, in a stream of their own: agent.c).
+ * realloc is a free of the old block (flag BY_REALLOC, its seq taken before
+ * the real realloc) and an allocation of the new one (MOVED when it moved), as valgrind's memcheck counts them; realloc(NULL, n) is an
  * allocation, realloc(p, 0) (glibc frees p) a free. A failed call records
  * nothing, except a failed realloc whose free was recorded: it records the
  * old block allocated again by realloc (RESTORED), so what is live stays
@@ -58,10 +59,11 @@
  * thread whose ring is full wakes collect and waits for room (while collect
  * lives). The agent's own allocations (agent_self.internal: module scans,
  * the thread trampoline, libunwind) are not recorded, nor anything before
- * the agent attached, in a process other than collect's, or in a forked
- * child (fork's prepare handler marks the forking thread, the child handler
- * turns recording off): a block allocated before and freed after is a free
- * of nothing analyze knows, and ignored there.
+ * the agent attached, nor in the forking thread between fork's prepare and
+ * child handlers (a followed child starts anew from there: alloc_hooks.c): a
+ * block allocated before and freed after (in a child: one inherited from its
+ * parent) is a free of nothing analyze knows in that process, and ignored
+ * there.
  */
 #include "agent.h"
 
@@ -79,6 +81,8 @@
 
 /* Per process: a forked child clears it (alloc_forget). */
 struct alloc_state alloc_state;
+/* The image's event numbers, on a cache line of its own: every recorded event takes one. */
+struct agent_alloc_seq agent_alloc_seq;
 
 /* ---- per-thread choices ---- */
 
@@ -134,7 +138,7 @@ static uint64_t coarse_now(void)
 
 static uint64_t take_seq(void)
 {
-	return atomic_fetch_add_explicit(&agent_transport.header->alloc_seq, 1, memory_order_relaxed) + 1;
+	return atomic_fetch_add_explicit(&agent_alloc_seq.n, 1, memory_order_relaxed) + 1;
 }
 
 /* ---- the ring ---- */

@@ -36,8 +36,10 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	/* frames of the agent (and caller) to find or drop */
 	uint32_t lead = uc ? HANDLER_FRAMES : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
 	void *ips[max + lead];
-	if (process_unwind_begin() < 0)
-		return UINT32_MAX; /* a fork is in progress: libunwind's lock must not be held across it */
+	/* A fork in progress: libunwind's lock must not be held across it. A hook (not a signal
+	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
+	if (process_unwind_begin() < 0 && (uc || process_unwind_wait() < 0))
+		return UINT32_MAX;
 	int n = unw_backtrace(ips, (int)(max + lead));
 	process_unwind_end();
 	uint64_t *frames = (uint64_t *)ips;

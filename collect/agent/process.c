@@ -24,7 +24,14 @@
  * Fork and libunwind: libunwind's caches are guarded by a lock; a fork
  * while another thread is inside an unwind would leave that lock held in
  * the child forever. The fork-prepare handler therefore stops new unwinds
- * and waits (a few milliseconds at most) for those in flight.
+ * and waits (a few milliseconds at most) for those in flight. An
+ * allocation hook of another thread that meets the gate waits for the fork
+ * to end instead of losing its stack (process_unwind_wait): between our
+ * prepare and parent handlers runs libc's own fork work, which takes no lock
+ * a thread inside a malloc hook holds (it has left the real malloc), and the
+ * handlers of libraries that registered theirs before the agent did; one of
+ * those that waited for a lock such a thread holds would hold the fork up
+ * until the hook gives up waiting (FORK_HOOK_WAIT_NS).
  */
 #include "agent.h"
 
@@ -46,6 +53,10 @@
 #include "trace.h"
 
 #define FORK_WAIT_NS 50000000ull
+/* How long a hook waits for a fork to end (process_unwind_wait): a hook waited 2-12 ms a fork on a
+ * loaded 2-core machine, sometimes over 50; a fork that needs a lock the waiting thread holds costs
+ * this once, and that allocation's stack is lost. */
+#define FORK_HOOK_WAIT_NS 1000000000ull
 #define MAX_COMMAND 4096
 
 extern char **environ;
@@ -101,6 +112,22 @@ int process_unwind_begin(void)
 	if (!atomic_load(&forking))
 		return 0;
 	atomic_fetch_sub(&unwinding, 1);
+	return -1;
+}
+
+int process_unwind_wait(void)
+{
+	uint64_t give_up = agent_now_ns() + FORK_HOOK_WAIT_NS;
+	for (unsigned spins = 0; agent_now_ns() < give_up; spins++) {
+		if (process_unwind_begin() == 0)
+			return 0;
+		if (spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
 	return -1;
 }
 

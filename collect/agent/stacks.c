@@ -94,10 +94,15 @@ static struct stack_table *table_grow(struct stack_table *old, uint32_t need_fra
 	return t;
 }
 
-/* Send the definition; on a full ring the id is not remembered, so it is sent again next time. */
+/* Send the definition; on a full ring the id is not remembered, so it is sent again next time.
+ * An allocation hook's (a writer outside the sampling handler: its event waits for room too)
+ * waits instead, so no allocation loses its stack. */
 static int write_definition(uint32_t ring, uint32_t id, const uint64_t *ips, uint32_t n, uint32_t flags)
 {
-	struct tr_stack *s = transport_reserve(&agent_transport, ring, TR_STACK, sizeof *s + n * sizeof(uint64_t));
+	uint32_t size = (uint32_t)(sizeof(struct tr_stack) + n * sizeof(uint64_t));
+	int may_wait = agent_self.depth && !agent_self.in_handler;
+	struct tr_stack *s = may_wait ? agent_reserve_waiting(ring, TR_STACK, size)
+				      : transport_reserve(&agent_transport, ring, TR_STACK, size);
 	if (!s)
 		return -1;
 	s->id = id;

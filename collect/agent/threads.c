@@ -127,6 +127,7 @@ static uint32_t claim_free_ring(void)
 			r->tid = agent_gettid();
 			r->pid = (uint32_t)agent_config.pid;
 			r->flags = wall_is_sampler() ? RING_AGENT_SAMPLER : 0;
+			r->stream = agent_stream;
 			atomic_store_explicit(&r->state, RING_OWNED, memory_order_release);
 			return i;
 		}

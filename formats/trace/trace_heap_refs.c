@@ -186,9 +186,13 @@ int trace_heap_ordinal_take(struct trace_heap_proc *p, uint64_t ordinal, uint64_
 
 struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid)
 {
+	if (ps->last < ps->count && ps->procs[ps->last].pid == pid)
+		return &ps->procs[ps->last];
 	for (uint32_t i = 0; i < ps->count; i++)
-		if (ps->procs[i].pid == pid)
+		if (ps->procs[i].pid == pid) {
+			ps->last = i;
 			return &ps->procs[i];
+		}
 	if (ps->count == ps->cap) {
 		uint32_t cap = ps->cap ? ps->cap * 2 : 4;
 		struct trace_heap_proc *p = realloc(ps->procs, cap * sizeof *p);
@@ -199,6 +203,7 @@ struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_
 		ps->procs = p;
 		ps->cap = cap;
 	}
+	ps->last = ps->count;
 	struct trace_heap_proc *p = &ps->procs[ps->count++];
 	*p = (struct trace_heap_proc){ .pid = pid, .index = ps->count - 1 };
 	return p;

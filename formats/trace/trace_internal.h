@@ -84,6 +84,7 @@ static inline void trace_heap_freed_push(struct trace_heap_proc *p, uint64_t add
 struct trace_heap_procs {
 	struct trace_heap_proc *procs;
 	uint32_t count, cap;
+	uint32_t last; /* procs[last] was asked for last (a process tree's records come in runs) */
 };
 /* Set key (nonzero) to val; 0, or -1 with errno ENOMEM. */
 int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val);

@@ -7,9 +7,11 @@ t=$scratch/t.zst
 w=$workloads/alloc_cases
 
 run() { "$bin/collect" -q --allocs -o "$t" "$w" "$@" 2>"$scratch/err" || fail "collect $*: $(cat "$scratch/err")"; }
-# fig FUNCTION TYPE: inclusive value of TYPE of FUNCTION's row in flat's TSV (0 when absent).
+# fig FUNCTION TYPE [OPTIONS]: inclusive value of TYPE of FUNCTION's row in flat's TSV (0 when absent).
 fig() {
-	"$a" flat --format tsv "$t" 2>/dev/null | awk -F'\t' -v fn="$1" -v type="$2" '
+	fn=$1 type=$2
+	shift 2
+	"$a" flat --format tsv "$@" "$t" 2>/dev/null | awk -F'\t' -v fn="$fn" -v type="$type" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		$5 == fn { print $col[type]; found = 1 } END { if (!found) print 0 }'
 }
@@ -56,13 +58,28 @@ is "$(fig handler_allocates alloc_space)" 10000 "signal: the handler's bytes"
 is "$(fig main inuse_space)" 0 "signal: leaked"
 grep -q "lost" "$scratch/err" && fail "signal: $(cat "$scratch/err")"
 
-# fork in the middle: the parent's figures exact, the child's never in them, the trace whole.
+# fork in the middle, ten times, while another thread allocates: the parent's figures exact, each
+# child's exact and its own (none of the thread's, which is not in it), the trace whole.
 run fork
-is "$(fig before_fork alloc_objects)" 50000 "fork: allocations before"
-is "$(fig after_fork alloc_objects)" 100 "fork: allocations after"
-is "$(fig main inuse_space)" 800 "fork: leaked"
-"$a" info "$t" >/dev/null 2>"$scratch/info" || fail "fork: the trace does not read: $(cat "$scratch/info")"
-grep -q "truncated\|corrupt" "$scratch/info" && fail "fork: $(cat "$scratch/info")"
+"$a" info --format json "$t" >"$scratch/info.json" 2>"$scratch/info" || fail "fork: the trace does not read: $(cat "$scratch/info")"
+grep -q "truncated\|corrupt\|never defines" "$scratch/info" && fail "fork: $(cat "$scratch/info")"
+parent=$(jq '.processes[] | select(.forked | not) | .pid' "$scratch/info.json")
+children=$(jq '.processes[] | select(.forked) | .pid' "$scratch/info.json")
+is "$(echo $children | wc -w)" 10 "fork: children"
+is "$(fig before_fork alloc_objects --pid "$parent")" 50000 "fork: parent's allocations before"
+is "$(fig fork_worker alloc_objects --pid "$parent")" 100000 "fork: the thread's allocations, all with their stacks"
+is "$(fig fork_worker inuse_objects --pid "$parent")" 0 "fork: the thread's leaks"
+is "$(fig after_fork alloc_objects --pid "$parent")" 100 "fork: parent's allocations after"
+is "$(fig before_fork inuse_space --pid "$parent")" 0 "fork: parent's leaks before"
+is "$(fig after_fork inuse_space --pid "$parent")" 800 "fork: parent's leaks after"
+for c in $children; do
+	is "$(jq --argjson c "$c" '.processes[] | select(.pid == $c) | .values | "\(.alloc_objects) \(.inuse_space)"' \
+		"$scratch/info.json")" '"1000 64000"' "fork: child $c's allocations and leaks"
+done
+c=$(echo $children | cut -d' ' -f1)
+is "$(fig before_fork inuse_space --pid "$c")" 64000 "fork: child $c's leaks"
+is "$(fig fork_worker alloc_objects --pid "$c")" 0 "fork: the thread's allocations in child $c"
+is "$(fig before_fork alloc_objects)" 60000 "fork: allocations before, every process"
 
 # A static binary: collect says why there are no allocations.
 "$bin/collect" --allocs -o "$t" "$workloads/alloc_static" family 1 2>"$scratch/err" >/dev/null || true

@@ -199,6 +199,35 @@ static void allocations(struct trace_writer *w, const char *scheme)
 	samples(w, 5, 2);
 }
 
+/* Allocations of a process tree: a parent, its fork child (freeing an inherited block), an exec in
+ * the child whose events number from 1 again, each process's own ALLOCS_PACKED state. */
+static void allocations_tree(struct trace_writer *w)
+{
+	static const uint64_t ips[2] = { 0x555555555129, 0x7ffff7dd2d8a };
+	trace_writer_meta(w, TRACE_META_MODE, "allocs");
+	trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, "all");
+	struct trace_process exec0 = { 100, 99, 5, TRACE_PROCESS_EXECED, 0, "/bin/t", "t", 0, "" };
+	struct trace_process fork1 = { 101, 100, 6, TRACE_PROCESS_FORKED, 0, "", "", 0, "" };
+	struct trace_process exec1 = { 101, 100, 9, TRACE_PROCESS_EXECED, 0, "/bin/leaf", "leaf 3", 0, "" };
+	struct trace_stack s0 = { 1, 0, 2, ips }, s1 = { 2, 0, 1, ips + 1 };
+	trace_writer_stack(w, &s0);
+	trace_writer_stack(w, &s1);
+	const uint64_t a = 0x5555555a0000ull, b = a + 64;
+	struct trace_heap_event parent[2] = { { 1, 5, a, 24, 100, 1, TRACE_HEAP_MALLOC, 0 },
+					       { 2, 5, b, 48, 100, 1, TRACE_HEAP_CALLOC, 0 } };
+	struct trace_heap_event child[3] = { { 1, 7, a, 0, 101, 0, TRACE_HEAP_FREE, 0 },
+					      { 2, 7, a, 16, 101, 2, TRACE_HEAP_MALLOC, 0 },
+					      { 3, 8, b, 0, 101, 0, TRACE_HEAP_FREE, TRACE_HEAP_TEMPORARY } };
+	struct trace_heap_event leaf[2] = { { 1, 10, a, 0, 101, 0, TRACE_HEAP_FREE, 0 },
+					     { 2, 10, a, 8, 101, 2, TRACE_HEAP_REALLOC, TRACE_HEAP_MOVED } };
+	trace_writer_process(w, &exec0);
+	trace_writer_allocs(w, 100, parent, 2);
+	trace_writer_process(w, &fork1);
+	trace_writer_allocs(w, 101, child, 3);
+	trace_writer_allocs(w, 100, parent, 1); /* the same seq again: a writer's bug, read as given */
+	trace_writer_process(w, &exec1);
+	trace_writer_allocs(w, 101, leaf, 2);
+}
 
 int main(int argc, char **argv)
 {
@@ -259,5 +288,9 @@ int main(int argc, char **argv)
 	at_flush = lseek(fd, 0, SEEK_END);
 	trace_writer_close(w, &end);
 	save_trace(dir, "allocs_cut", fd, (size_t)at_flush - 12);
+	w = start(&fd);
+	allocations_tree(w);
+	trace_writer_close(w, &end);
+	save_trace(dir, "allocs_tree", fd, 0);
 	return 0;
 }

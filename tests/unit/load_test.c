@@ -380,6 +380,71 @@ static void test_huge_blocks(void)
 	profile_free(p);
 }
 
+/*
+ * Allocations of a process tree: each program image its own live blocks. A
+ * fork child frees a block it inherited and allocates at the same address;
+ * after its exec the new image frees a block of the old one (a free of
+ * nothing) and numbers its events from 1 again.
+ */
+static void test_process_heaps(void)
+{
+	int fd;
+	struct trace_writer *w = start("tree.zst", &fd, 1);
+	trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, "all");
+	module(w, 1, "/nonexistent/liba.so", START_NS);
+	stack(w, 1, BIAS + 0x1000);
+	const uint64_t a = 0x10000, b = 0x20000, c = 0x30000, d = 0x40000;
+	struct trace_process forked = { 2, 1, START_NS + 10, TRACE_PROCESS_FORKED, 0, "", "", 0, "" };
+	struct trace_process execed = { 2, 1, START_NS + 20, TRACE_PROCESS_EXECED, 0, "/bin/x", "x", 0, "" };
+	struct trace_heap_event parent[2] = {
+		{ 1, START_NS + 1, a, 100, 1, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 2, START_NS + 2, b, 200, 1, 1, TRACE_HEAP_MALLOC, 0 },
+	};
+	struct trace_heap_event child[4] = {
+		{ 1, START_NS + 11, a, 0, 2, 0, TRACE_HEAP_FREE, 0 }, /* the parent's block: nothing of its own */
+		{ 2, START_NS + 12, a, 50, 2, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 3, START_NS + 13, c, 30, 2, 1, TRACE_HEAP_MALLOC, 0 },
+		{ 4, START_NS + 14, a, 0, 2, 0, TRACE_HEAP_FREE, 0 },
+	};
+	struct trace_heap_event parent_free[1] = { { 3, START_NS + 15, a, 0, 1, 0, TRACE_HEAP_FREE, 0 } };
+	struct trace_heap_event execd[2] = {
+		{ 1, START_NS + 21, c, 0, 2, 0, TRACE_HEAP_FREE, 0 }, /* the old image's: its leak */
+		{ 2, START_NS + 22, d, 7, 2, 1, TRACE_HEAP_MALLOC, 0 },
+	};
+	CHECK(trace_writer_allocs(w, 1, parent, 2) == 0);
+	CHECK(trace_writer_process(w, &forked) == 0);
+	CHECK(trace_writer_allocs(w, 2, child, 4) == 0);
+	CHECK(trace_writer_allocs(w, 1, parent_free, 1) == 0);
+	CHECK(trace_writer_process(w, &execed) == 0);
+	CHECK(trace_writer_allocs(w, 2, execd, 2) == 0);
+	finish(w, fd, START_NS + 100000000, 0);
+
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("tree.zst", &list, &st);
+	CHECK(p != NULL);
+	CHECKF(st.allocs == 5 && st.alloc_bytes == 387, "%lld %lld", (long long)st.allocs, (long long)st.alloc_bytes);
+	CHECKF(st.frees == 2 && st.freed_bytes == 150 && st.unmatched_frees == 2, "%lld %lld %llu",
+	       (long long)st.frees, (long long)st.freed_bytes, (unsigned long long)st.unmatched_frees);
+	CHECKF(st.leaked_objects == 3 && st.leaked_bytes == 237, "%lld %lld", (long long)st.leaked_objects,
+	       (long long)st.leaked_bytes);
+	/* Each image's own peak (300, 80, 7), summed. */
+	CHECKF(st.peak_objects == 5 && st.peak_bytes == 387, "%lld %lld", (long long)st.peak_objects,
+	       (long long)st.peak_bytes);
+	uint32_t inuse = profile_find_value_type(p, "inuse_space");
+	CHECK(inuse != PROFILE_NO_VALUE);
+	int64_t leaked[2] = { 0, 0 };
+	for (uint64_t i = 0; inuse != PROFILE_NO_VALUE && i < p->nsamples; i++) {
+		uint32_t pid = p->threads[p->samples[i].thread].pid;
+		if (pid == 1 || pid == 2)
+			leaked[pid - 1] += profile_sample_value(p, i, inuse);
+	}
+	CHECKF(leaked[0] == 200 && leaked[1] == 37, "%lld %lld", (long long)leaked[0], (long long)leaked[1]);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -390,6 +455,7 @@ int main(void)
 	test_implausible_samples();
 	test_fifo_module();
 	test_huge_blocks();
+	test_process_heaps();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -18,10 +18,14 @@
  *               (an interval timer) allocates malloc(200) and frees it
  *               (handler_allocates) 50 times: main's loop 200000 x 16 B,
  *               the handler's 50 x 200 B, nothing leaked.
- *   fork        50000 x malloc(64) freed, fork in the middle (the child
- *               allocates 1000 x malloc(64) and exits), 100 x malloc(8)
- *               leaked in the parent after the fork: parent 50100
- *               allocations, 800 B leaked.
+ *   fork        50000 x malloc(64) freed, forking 10 times in the middle
+ *               (each child allocates 1000 x malloc(64), leaked, and exits),
+ *               while another thread allocates and frees 100000 x
+ *               malloc(16) (fork_worker), then 100 x malloc(8) leaked in the
+ *               parent after the forks: parent 50000 + 100000 + 100
+ *               allocations (and the thread's own set-up), 800 B leaked;
+ *               each child 1000 allocations, 64000 B leaked, none of the
+ *               thread's (it is not in the child).
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -110,7 +114,7 @@ __attribute__((noinline)) static void before_fork(void)
 		void *p = malloc(64);
 		sink = p;
 		free(p);
-		if (i == 25000) {
+		if (i % 5000 == 2500) {
 			pid_t pid = fork();
 			if (pid == 0) {
 				for (int k = 0; k < 1000; k++)
@@ -120,6 +124,17 @@ __attribute__((noinline)) static void before_fork(void)
 			waitpid(pid, NULL, 0);
 		}
 	}
+}
+
+__attribute__((noinline)) static void *fork_worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100000; i++) {
+		void *p = malloc(16);
+		sink = p;
+		free(p);
+	}
+	return NULL;
 }
 
 __attribute__((noinline)) static void after_fork(void)
@@ -154,7 +169,10 @@ int main(int argc, char **argv)
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_REAL, &off, NULL);
 	} else if (!strcmp(mode, "fork")) {
+		pthread_t t;
+		pthread_create(&t, NULL, fork_worker, NULL);
 		before_fork();
+		pthread_join(t, NULL);
 		after_fork();
 	} else {
 		return 2;
