@@ -16,8 +16,9 @@
 
 #define TRACE_VERSION_MAJOR 1
 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost; 1.3: ALLOCS;
- * 1.4: PROCESS records, a sample's system call, END exited_unsampled */
-#define TRACE_VERSION_MINOR 4
+ * 1.4: PROCESS records, a sample's system call, END exited_unsampled;
+ * 1.5: ALLOCS_IDS (allocations without addresses) */
+#define TRACE_VERSION_MINOR 5
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -32,7 +33,8 @@ enum trace_type {
 	/* reserved, not written: 10 (FREES: frees travel in ALLOCS) */
 	TRACE_PROCESS = 11,      /* 1.4: a process of the tree forked, exec'd or exited */
 	TRACE_JIT_MAP = 12,      /* 1.1: a JIT's /tmp/perf-PID.map, copied at the end of the run */
-	TRACE_ALLOCS_PACKED = 13, /* 1.3, later writers: ALLOCS column by column; read as TRACE_ALLOCS */
+	TRACE_ALLOCS_PACKED = 13, /* 1.3, 1.4 writers: ALLOCS column by column; read as TRACE_ALLOCS */
+	TRACE_ALLOCS_IDS = 14,    /* 1.5: ALLOCS without addresses, blocks by reference; read as TRACE_ALLOCS */
 };
 
 /* Well-known META keys (values are text). Unknown keys are kept and shown. */
@@ -165,7 +167,8 @@ enum trace_heap_kind {
 struct trace_heap_event {
 	uint64_t seq;     /* the process's event order */
 	uint64_t time_ns; /* CLOCK_MONOTONIC_COARSE (a scheduler tick's resolution) */
-	uint64_t address;
+	uint64_t address; /* the block; read from ALLOCS_IDS (1.5) its identity instead: equal for an
+			   * allocation and its free, 0 for a free of no recorded block */
 	uint64_t size;    /* allocations: bytes asked for */
 	uint32_t tid;
 	uint32_t stack_id; /* allocations: a STACK id */

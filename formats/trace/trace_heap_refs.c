@@ -1,14 +1,24 @@
 /*
- * trace_heap_refs.c - the live-block tables behind ALLOCS_PACKED's free
- * references (TRACE_FORMAT.md, record 13). The writer maps each live block's
- * address to its allocation's ordinal (the process's count of allocation
- * entries before it) and writes a free as a small delta of ordinals instead
- * of an address; the reader keeps the inverse map, ordinal to address, and
- * hands out the address again. Both sides see the same entries in the same
- * order, so their tables agree without anything else in the trace.
+ * trace_heap_refs.c - the live-block tables behind the free references of
+ * ALLOCS_PACKED and ALLOCS_IDS (TRACE_FORMAT.md, records 13 and 14). The
+ * writer maps each live block's address to its allocation's ordinal (the
+ * process's count of allocation entries before it) and writes a free as a
+ * small delta of ordinals instead of an address; the reader keeps the inverse
+ * map, ordinal to address (ALLOCS_IDS: to the block's identity), and hands it
+ * out again. Both sides see the same entries in the same order, so their
+ * tables agree without anything else in the trace.
  *
  * One open-addressing table per process (backward-shift deletion, keys never
  * 0), so memory goes with live blocks, never with the number of events.
+ *
+ * The reader's side is mostly not a hash table: ordinals are consecutive and
+ * most blocks are freed soon, so the latest 2^window_bits ordinals' addresses
+ * sit in an array at ordinal % 2^window_bits (an allocation writes the next
+ * slot, a free reads one near it: cache lines are shared, where hashing the
+ * ordinals put every event in a random line). A block still live when its
+ * slot comes round again moves to the table (hashed by ordinal + 1). The
+ * window doubles while the table holds more than half as many blocks as the
+ * window has slots, so it stays within four slots per live block.
  */
 #include "trace_internal.h"
 
@@ -88,6 +98,92 @@ int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *va
 	return 1;
 }
 
+#define WINDOW_FIRST_BITS 12
+#define WINDOW_MAX_BITS 30
+
+/* Double the window: it then covers [next - 2w, next), from the old window and
+ * from the table's blocks in [next - 2w, next - w), which leave the table. */
+static int window_grow(struct trace_heap_proc *p)
+{
+	uint64_t w = (uint64_t)1 << p->window_bits, next = p->next_ordinal;
+	uint64_t *win = calloc(2 * w, sizeof *win);
+	if (!win)
+		return -1;
+	uint64_t lo = next > w ? next - w : 0, lo2 = next > 2 * w ? next - 2 * w : 0;
+	for (uint64_t o = lo; o < next; o++)
+		win[o & (2 * w - 1)] = p->window[o & (w - 1)];
+	/* As large as the table was: taken in slot order, keys come sorted by
+	 * hash, and in a smaller table they would all pile up at its start. */
+	struct trace_heap_table kept = { 0 };
+	if (p->live.slots) {
+		kept = (struct trace_heap_table){ calloc((size_t)1 << p->live.bits, sizeof *kept.slots), 0, p->live.bits };
+		if (!kept.slots) {
+			free(win);
+			return -1;
+		}
+	}
+	for (uint64_t i = 0; p->live.slots && i < ((uint64_t)1 << p->live.bits); i++) {
+		const struct trace_heap_slot *s = &p->live.slots[i];
+		if (!s->key)
+			continue;
+		if (s->key - 1 >= lo2 && s->key - 1 < lo)
+			win[(s->key - 1) & (2 * w - 1)] = s->val;
+		else if (trace_heap_table_put(&kept, s->key, s->val) < 0) {
+			free(kept.slots);
+			free(win);
+			return -1;
+		}
+	}
+	free(p->live.slots);
+	p->live = kept;
+	free(p->window);
+	p->window = win;
+	p->window_bits++;
+	return 0;
+}
+
+int trace_heap_ordinal_add(struct trace_heap_proc *p, uint64_t address)
+{
+	if (!p->window) {
+		p->window = calloc((size_t)1 << WINDOW_FIRST_BITS, sizeof *p->window);
+		if (!p->window) {
+			errno = ENOMEM;
+			return -1;
+		}
+		p->window_bits = WINDOW_FIRST_BITS;
+	}
+	uint64_t o = p->next_ordinal;
+	uint64_t *slot = &p->window[o & (((uint64_t)1 << p->window_bits) - 1)];
+	if (*slot && (p->live.count + 1) * 2 > ((uint64_t)1 << p->window_bits) && p->window_bits < WINDOW_MAX_BITS) {
+		if (window_grow(p) < 0) {
+			errno = ENOMEM;
+			return -1;
+		}
+		slot = &p->window[o & (((uint64_t)1 << p->window_bits) - 1)];
+	}
+	if (*slot && trace_heap_table_put(&p->live, o - ((uint64_t)1 << p->window_bits) + 1, *slot) < 0)
+		return -1;
+	*slot = address;
+	p->next_ordinal++;
+	return 0;
+}
+
+int trace_heap_ordinal_take(struct trace_heap_proc *p, uint64_t ordinal, uint64_t *address)
+{
+	uint64_t next = p->next_ordinal;
+	if (ordinal >= next)
+		return 0;
+	if (next - ordinal <= ((uint64_t)1 << p->window_bits)) {
+		uint64_t *slot = &p->window[ordinal & (((uint64_t)1 << p->window_bits) - 1)];
+		if (!*slot)
+			return 0;
+		*address = *slot;
+		*slot = 0;
+		return 1;
+	}
+	return trace_heap_table_take(&p->live, ordinal + 1, address);
+}
+
 struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid)
 {
 	if (ps->last < ps->count && ps->procs[ps->last].pid == pid)
@@ -109,7 +205,7 @@ struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_
 	}
 	ps->last = ps->count;
 	struct trace_heap_proc *p = &ps->procs[ps->count++];
-	*p = (struct trace_heap_proc){ .pid = pid };
+	*p = (struct trace_heap_proc){ .pid = pid, .index = ps->count - 1 };
 	return p;
 }
 
@@ -117,6 +213,7 @@ void trace_heap_procs_free(struct trace_heap_procs *ps)
 {
 	for (uint32_t i = 0; i < ps->count; i++) {
 		free(ps->procs[i].live.slots);
+		free(ps->procs[i].window);
 	}
 	free(ps->procs);
 	*ps = (struct trace_heap_procs){ 0 };

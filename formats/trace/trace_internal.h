@@ -48,11 +48,20 @@ struct trace_heap_table {
 	uint64_t count;
 	unsigned bits; /* 1 << bits slots */
 };
+/* ALLOCS_IDS: a new block's identity is this bit, the process's index in the
+ * trace (from 0, in the order of their first allocation record) above bit 40,
+ * and its allocation's ordinal below (no user-space address has bit 63, so
+ * identities and 1.3's addresses never meet, nor two processes' identities). */
+#define TRACE_HEAP_NEW_BLOCK (1ull << 63)
+#define TRACE_HEAP_ORDINAL_BITS 40
 #define TRACE_HEAP_FREED 64u /* an allocation's address may name one of the last this many frees' */
 struct trace_heap_proc {
 	uint32_t pid;
+	uint32_t index; /* in the trace's order of processes */
 	uint64_t next_ordinal; /* allocation entries of the process so far */
-	struct trace_heap_table live;
+	struct trace_heap_table live; /* writer: address -> ordinal; reader: ordinal + 1 -> address, past the window */
+	uint64_t *window; /* reader: the live address of ordinal o in [next - 2^window_bits, next) at o % 2^window_bits; 0: none */
+	unsigned window_bits;
 	uint64_t freed[TRACE_HEAP_FREED]; /* the latest frees' addresses, slot nfreed % 64 next; 0: used */
 	uint64_t nfreed;
 };
@@ -81,6 +90,11 @@ struct trace_heap_procs {
 int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val);
 /* 1 and *val if key was there (and is now removed), else 0. */
 int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val);
+/* Reader: the process's next allocation entry (ordinal next_ordinal, which is
+ * then counted) lives at address (0: it is not live); 0, or -1 with ENOMEM. */
+int trace_heap_ordinal_add(struct trace_heap_proc *p, uint64_t address);
+/* Reader: 1 and *address if ordinal is live (and is now freed), else 0. */
+int trace_heap_ordinal_take(struct trace_heap_proc *p, uint64_t ordinal, uint64_t *address);
 /* The state of process pid, made empty the first time; NULL with ENOMEM. */
 struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid);
 /* Free every table; ps is empty afterwards. */

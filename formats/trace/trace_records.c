@@ -310,16 +310,43 @@ static int parse_allocs(struct cursor *c, struct trace_allocs *a)
 	return 0;
 }
 
-static int is_allocation(uint32_t kind)
+/* The column loops' view of a payload: a pointer pair a compiler keeps in
+ * registers (a cursor in memory cost a store per varint). */
+struct vin {
+	const uint8_t *p, *end;
+};
+
+/* The next varint into *out: 0, else 1 (cut short) or 2 (longer than 64 bits). */
+static inline int vin_take(struct vin *in, uint64_t *out)
 {
-	return kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
+	if (__builtin_expect(in->p < in->end && !(*in->p & 0x80), 1)) {
+		*out = *in->p++;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (in->p >= in->end)
+			return 1;
+		uint8_t b = *in->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return 2;
 }
+
+/* An allocation or free whose address field holds its reference, not resolved yet. */
+#define PACKED_REF 0x80000000u
 
 /* ALLOCS_PACKED: the ALLOCS fields column by column, and each free as a
  * reference to its allocation, resolved through the process's live blocks
- * (trace_heap_refs.c). Handed out as an ALLOCS record. */
-static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
+ * (trace_heap_refs.c). Handed out as an ALLOCS record. Every column is read
+ * before any reference resolves, so a record cut short changes no state. */
+static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids)
 {
+	const char *name = ids ? "ALLOCS_IDS" : "ALLOCS_PACKED";
 	struct trace_reader *r = c->r;
 	uint32_t count;
 	uint64_t seq, time_ns, v = 0;
@@ -327,104 +354,121 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a)
 	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
 		return -1;
 	if (count > (c->size - c->at) / TRACE_ALLOCS_PACKED_MIN_ENTRY)
-		return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record (%zu bytes): %" PRIu32 " entries do not fit",
+		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): %" PRIu32 " entries do not fit", name,
 			       c->size, count);
-	if (trace_reader_reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0)
+	if (trace_reader_reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0 ||
+	    trace_reader_reserve(r, (void **)&r->heap_order, &r->heap_order_cap, count, sizeof *r->heap_order) < 0)
 		return -1;
 	struct trace_heap_proc *proc = trace_heap_proc_get(&r->heap_procs, a->pid);
 	if (!proc)
 		return trace_reader_corrupt(r, c->offset, "out of memory");
 	struct trace_heap_event *ev = r->heap;
-	if (count)
-		memset(ev, 0, count * sizeof *ev);
-	for (uint32_t i = 0; i < count; i++) {
-		if (take_varint(c, &v) < 0)
-			return -1;
-		ev[i].kind = (uint32_t)(v & 15);
-		ev[i].flags = (uint32_t)((v >> 4) & 31);
+	/* heap_order: the allocation entries' indices, then the free entries' from the end. */
+	uint32_t *allocs = r->heap_order, nallocs = 0, nfrees = 0;
+	struct vin in = { c->p + c->at, c->p + c->size };
+	int bad = 0;
+	for (uint32_t i = 0; i < count && !bad; i++) {
+		bad = vin_take(&in, &v);
+		uint32_t kind = (uint32_t)(v & 15);
+		ev[i] = (struct trace_heap_event){ .kind = kind, .flags = (uint32_t)((v >> 4) & 31) };
+		if (kind == TRACE_HEAP_FREE)
+			allocs[count - 1 - nfrees++] = i;
+		else if (kind != TRACE_HEAP_NONE)
+			allocs[nallocs++] = i;
 	}
-	for (uint32_t i = 0; i < count; i++) {
-		if (take_varint(c, &v) < 0)
-			return -1;
-		ev[i].seq = seq += unzigzag(v);
+	const uint32_t *frees = count ? allocs + count - nfrees : allocs; /* in reverse entry order (no arithmetic on NULL) */
+	for (uint32_t i = 0; i < count && !bad; i++) {
+		bad = vin_take(&in, &v);
+		ev[i].seq = seq += (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 	}
 	uint64_t tid = 0;
-	for (uint32_t i = 0; i < count; i++) {
-		if (take_varint(c, &v) < 0)
-			return -1;
-		tid += unzigzag(v);
+	for (uint32_t i = 0; i < count && !bad; i++) {
+		bad = vin_take(&in, &v);
+		tid += (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 		ev[i].tid = (uint32_t)tid;
 	}
-	for (uint32_t i = 0; i < count; i++) {
-		if (take_varint(c, &v) < 0)
-			return -1;
-		ev[i].time_ns = time_ns += unzigzag(v);
+	for (uint32_t i = 0; i < count && !bad; i++) {
+		bad = vin_take(&in, &v);
+		ev[i].time_ns = time_ns += (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 	}
-	for (uint32_t i = 0; i < count; i++)
-		if (is_allocation(ev[i].kind) && take_varint(c, &ev[i].size) < 0)
-			return -1;
-	for (uint32_t i = 0; i < count; i++)
-		if (is_allocation(ev[i].kind)) {
-			if (take_varint(c, &v) < 0)
-				return -1;
-			ev[i].stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	for (uint32_t k = 0; k < nallocs && !bad; k++)
+		bad = vin_take(&in, &ev[allocs[k]].size);
+	for (uint32_t k = 0; k < nallocs && !bad; k++) {
+		bad = vin_take(&in, &v);
+		ev[allocs[k]].stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	}
+	/* The reference columns: a reference stays in address (flagged) until
+	 * the pass below; a written address is resolved now. */
+	for (uint32_t k = 0; k < nallocs && !bad; k++) {
+		struct trace_heap_event *e = &ev[allocs[k]];
+		bad = vin_take(&in, &e->address);
+		e->flags |= e->address ? PACKED_REF : 0;
+	}
+	uint64_t address = 0;
+	for (uint32_t k = 0; k < nallocs && !bad && !ids; k++) {
+		struct trace_heap_event *e = &ev[allocs[k]];
+		if (!(e->flags & PACKED_REF)) {
+			bad = vin_take(&in, &v);
+			e->address = address += (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 		}
-	/* The reference columns resolve in entry order (an allocation may name a
-	 * free before it, a free an allocation before it): find where each of
-	 * the four starts, then read them side by side. */
-	struct cursor alloc_ref = *c, alloc_addr, free_ref, free_addr;
-	uint64_t n_alloc_addr = 0, n_free_addr = 0;
-	for (uint32_t i = 0; i < count; i++)
-		if (is_allocation(ev[i].kind)) {
-			if (take_varint(c, &v) < 0)
-				return -1;
-			n_alloc_addr += !v;
+	}
+	for (uint32_t k = nfrees; k-- > 0 && !bad;) {
+		struct trace_heap_event *e = &ev[frees[k]];
+		bad = vin_take(&in, &e->address);
+		e->flags |= e->address ? PACKED_REF : 0;
+	}
+	address = 0;
+	for (uint32_t k = nfrees; k-- > 0 && !bad && !ids;) {
+		struct trace_heap_event *e = &ev[frees[k]];
+		if (!(e->flags & PACKED_REF)) {
+			bad = vin_take(&in, &v);
+			e->address = address += (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 		}
-	alloc_addr = *c;
-	for (uint64_t i = 0; i < n_alloc_addr; i++)
-		if (take_varint(c, &v) < 0)
-			return -1;
-	free_ref = *c;
-	for (uint32_t i = 0; i < count; i++)
-		if (ev[i].kind == TRACE_HEAP_FREE) {
-			if (take_varint(c, &v) < 0)
-				return -1;
-			n_free_addr += !v;
-		}
-	free_addr = *c;
-	for (uint64_t i = 0; i < n_free_addr; i++)
-		if (take_varint(c, &v) < 0)
-			return -1;
-	uint64_t alloc_address = 0, free_address = 0, previous = proc->next_ordinal;
+	}
+	if (bad == 1)
+		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): an entry is cut short", name, c->size);
+	if (bad)
+		return trace_reader_corrupt(r, c->offset, "%s record: a number longer than 64 bits", name);
+	c->at = (size_t)(in.p - c->p);
+	uint64_t previous = proc->next_ordinal;
 	for (uint32_t i = 0; i < count; i++) {
 		struct trace_heap_event *e = &ev[i];
-		if (is_allocation(e->kind)) {
-			take_varint(&alloc_ref, &v); /* these were all read once above: they are there */
-			if (v) {
-				uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
-				if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
-					return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record: an allocation names free %" PRIu64
-						       " back, which is not there", v);
-				e->address = *slot;
-				*slot = 0;
-			} else {
-				take_varint(&alloc_addr, &v);
-				e->address = alloc_address += unzigzag(v);
+		if (e->kind == TRACE_HEAP_NONE)
+			continue;
+		if (e->kind != TRACE_HEAP_FREE) {
+			if (ids && !(e->flags & PACKED_REF)) {
+				e->address = TRACE_HEAP_NEW_BLOCK | (uint64_t)proc->index << TRACE_HEAP_ORDINAL_BITS |
+					     (proc->next_ordinal & (((uint64_t)1 << TRACE_HEAP_ORDINAL_BITS) - 1)); /* a new block */
+			} else if (e->flags & PACKED_REF) {
+				v = e->address;
+				e->flags &= ~PACKED_REF;
+				if (ids && v > TRACE_HEAP_FREED) { /* replaces a live block: takes its identity */
+					uint64_t back = v - TRACE_HEAP_FREED;
+					if (back > proc->next_ordinal ||
+					    !trace_heap_ordinal_take(proc, proc->next_ordinal - back, &e->address))
+						return trace_reader_corrupt(r, c->offset, "%s record: an allocation replaces allocation %" PRIu64
+							       " back, which is not live", name, back);
+				} else {
+					uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
+					if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
+						return trace_reader_corrupt(r, c->offset, "%s record: an allocation names free %" PRIu64
+							       " back, which is not there", name, v);
+					e->address = *slot;
+					*slot = 0;
+				}
 			}
-			uint64_t ordinal = proc->next_ordinal++;
-			if (e->address && trace_heap_table_put(&proc->live, ordinal + 1, e->address) < 0)
+			if (trace_heap_ordinal_add(proc, e->address) < 0)
 				return trace_reader_corrupt(r, c->offset, "out of memory");
-		} else if (e->kind == TRACE_HEAP_FREE) {
-			take_varint(&free_ref, &v);
-			if (v) {
-				uint64_t ordinal = previous + unzigzag(v - 1);
-				if (!trace_heap_table_take(&proc->live, ordinal + 1, &e->address))
-					return trace_reader_corrupt(r, c->offset, "ALLOCS_PACKED record: a free of allocation %" PRIu64
-						       " of process %" PRIu32 ", which is not live", ordinal, a->pid);
+		} else {
+			if (e->flags & PACKED_REF) {
+				uint64_t ordinal = previous + ((e->address - 1) >> 1 ^ (uint64_t) - (int64_t)((e->address - 1) & 1));
+				e->flags &= ~PACKED_REF;
+				if (!trace_heap_ordinal_take(proc, ordinal, &e->address))
+					return trace_reader_corrupt(r, c->offset, "%s record: a free of allocation %" PRIu64
+						       " of process %" PRIu32 ", which is not live", name, ordinal, a->pid);
 				previous = ordinal;
-			} else {
-				take_varint(&free_addr, &v);
-				e->address = free_address += unzigzag(v);
+			} else if (ids) {
+				continue; /* a free of no recorded block: no identity, and not one of the latest frees */
 			}
 			trace_heap_freed_push(proc, e->address);
 		}
@@ -439,7 +483,7 @@ static const char *const record_names[] = {
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
 	[TRACE_LOSS] = "LOSS",         [TRACE_END] = "END",       [TRACE_JIT_MAP] = "JIT_MAP",
 	[TRACE_PROCESS] = "PROCESS",
-	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED",
+	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED", [TRACE_ALLOCS_IDS] = "ALLOCS_IDS",
 };
 
 const char *trace_record_name(enum trace_type type)
@@ -473,7 +517,8 @@ int trace_parse_record(struct cursor *c, enum trace_type type, struct trace_reco
 	case TRACE_ALLOCS:
 		return parse_allocs(c, &rec->u.allocs);
 	case TRACE_ALLOCS_PACKED:
-		if (parse_allocs_packed(c, &rec->u.allocs) < 0)
+	case TRACE_ALLOCS_IDS:
+		if (parse_allocs_packed(c, &rec->u.allocs, type == TRACE_ALLOCS_IDS) < 0)
 			return -1;
 		rec->type = TRACE_ALLOCS; /* the same events, however encoded */
 		return 0;

@@ -39,7 +39,7 @@ struct trace_writer {
 	uint32_t batch_count;
 	uint64_t batch_time_ns; /* time of the batch's last sample: times are deltas */
 
-	struct trace_heap_procs heap; /* live blocks per process: ALLOCS_PACKED's free references */
+	struct trace_heap_procs heap; /* live blocks per process: ALLOCS_IDS's references */
 	uint64_t *refs; /* scratch: each free's reference in the batch being written */
 	uint32_t refs_cap;
 
@@ -392,11 +392,14 @@ static int is_allocation(uint32_t kind)
 	return kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
 }
 
-/* Each entry's reference (TRACE_FORMAT.md, ALLOCS_PACKED), in entry order:
- * a free's is 1 + the zigzag delta of its allocation's ordinal from the
+/* Each entry's reference (TRACE_FORMAT.md, ALLOCS_IDS), in entry order: a
+ * free's is 1 + the zigzag delta of its allocation's ordinal from the
  * previous reference's, or 0 when its block is not live in this process's
- * stream (its address is written); an allocation's is j when its address is
- * that of the j-th latest free (1..64), or 0 (its address is written). */
+ * stream; an allocation's is 64 + how many allocations back the live block
+ * of the same address was allocated (no free came between: it is replaced),
+ * else for a failed realloc's RESTORED entry j when its block is that of the
+ * j-th latest free (1..64), else 0 (a new block). The latest frees are those
+ * with a reference: the others name no block. */
 static int heap_refs(struct trace_writer *w, struct trace_heap_proc *proc, const struct trace_heap_event *events,
 		     uint32_t n)
 {
@@ -413,25 +416,30 @@ static int heap_refs(struct trace_writer *w, struct trace_heap_proc *proc, const
 		uint64_t ordinal;
 		w->refs[i] = 0;
 		if (is_allocation(e->kind)) {
-			w->refs[i] = trace_heap_freed_take(proc, e->address);
-			ordinal = proc->next_ordinal++;
-			if (e->address && trace_heap_table_put(&proc->live, e->address, ordinal) < 0)
+			uint64_t next = proc->next_ordinal++;
+			if (!e->address)
+				continue;
+			if (trace_heap_table_take(&proc->live, e->address, &ordinal))
+				w->refs[i] = TRACE_HEAP_FREED + (next - ordinal);
+			else if (e->flags & TRACE_HEAP_RESTORED)
+				w->refs[i] = trace_heap_freed_take(proc, e->address);
+			if (trace_heap_table_put(&proc->live, e->address, next) < 0)
 				return fail(w, ENOMEM);
 		} else if (e->kind == TRACE_HEAP_FREE) {
 			if (trace_heap_table_take(&proc->live, e->address, &ordinal)) {
 				w->refs[i] = zigzag(ordinal - previous) + 1;
 				previous = ordinal;
+				trace_heap_freed_push(proc, e->address);
 			}
-			trace_heap_freed_push(proc, e->address);
 		}
 	}
 	return 0;
 }
 
 /* Column by column (all ops, then all seq deltas, ...): zstd then sees
- * homogeneous runs; a free costs a reference to its allocation and an
- * allocation often one to a recent free, instead of addresses. That keeps an allocation with its free near 4-5 bytes after zstd
- * (TRACE_FORMAT.md, ALLOCS_PACKED). */
+ * homogeneous runs. No addresses: a free names its allocation, and an
+ * allocation nothing but its size and stack, which keeps an allocation with
+ * its free near heaptrack's bytes (TRACE_FORMAT.md, ALLOCS_IDS). */
 int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace_heap_event *events, uint32_t n)
 {
 	if (n > TRACE_ALLOCS_MAX_EVENTS)
@@ -445,7 +453,7 @@ int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace
 		return fail(w, ENOMEM);
 	if (heap_refs(w, proc, events, n) < 0)
 		return -1;
-	uint8_t *p = begin_record(w, TRACE_ALLOCS_PACKED, 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY);
+	uint8_t *p = begin_record(w, TRACE_ALLOCS_IDS, 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY);
 	if (!p)
 		return -1;
 	uint8_t *start = p;
@@ -472,21 +480,9 @@ int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace
 	for (uint32_t i = 0; i < n; i++)
 		if (is_allocation(events[i].kind))
 			p = put_varint(p, w->refs[i]);
-	uint64_t address = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (is_allocation(events[i].kind) && !w->refs[i]) {
-			p = put_varint(p, zigzag(events[i].address - address));
-			address = events[i].address;
-		}
 	for (uint32_t i = 0; i < n; i++)
 		if (events[i].kind == TRACE_HEAP_FREE)
 			p = put_varint(p, w->refs[i]);
-	address = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (events[i].kind == TRACE_HEAP_FREE && !w->refs[i]) {
-			p = put_varint(p, zigzag(events[i].address - address));
-			address = events[i].address;
-		}
 	/* Give back what the varints did not use, and set the real length. */
 	size_t payload = (size_t)(p - start);
 	w->raw_len -= 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY - payload;

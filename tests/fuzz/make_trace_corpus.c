@@ -7,7 +7,8 @@
  * Regenerate after a format change (commit the result, a few KiB in all):
  *   build-fuzz/bin/make_trace_corpus tests/fuzz/corpus
  * The allocs9_* seeds are 1.3 ALLOCS (record 9) traces an earlier writer made
- * this way: the writer now writes ALLOCS_PACKED, and readers still read them.
+ * this way, the allocs13_* ones 1.3-1.4 ALLOCS_PACKED (record 13): the writer
+ * now writes ALLOCS_IDS (record 14), and readers still read both.
  */
 #include "trace.h"
 
@@ -151,9 +152,10 @@ static void wall_tree(struct trace_writer *w)
 	trace_writer_process(w, &exit2);
 }
 
-/* An allocation trace (1.3): META of its scheme, then ALLOCS_PACKED of every kind
- * and flag, with frees of live blocks and of unknown ones, and an allocation
- * that reuses a freed block. */
+/* An allocation trace (1.3): META of its scheme, then ALLOCS_IDS (1.5) of every
+ * kind and flag, with frees of live blocks and of unknown ones, an allocation
+ * that reuses a freed block, one of a block still live (it replaces it) and a
+ * failed realloc's RESTORED block. */
 static void allocations(struct trace_writer *w, const char *scheme)
 {
 	static const uint64_t ips[3] = { 0x555555555129, 0x55555555514a, 0x7ffff7dd2d8a };
@@ -185,6 +187,12 @@ static void allocations(struct trace_writer *w, const char *scheme)
 	}
 	e[9].kind = TRACE_HEAP_NONE;
 	e[12].address = e[11].address;
+	e[14].address = e[13].address; /* allocated again, never freed: replaced */
+	e[18] = e[17]; /* a realloc's free, then its RESTORED block */
+	e[18].seq = e[17].seq + 1, e[18].flags = TRACE_HEAP_RESTORED, e[18].kind = TRACE_HEAP_REALLOC;
+	e[17].kind = TRACE_HEAP_FREE, e[17].flags = TRACE_HEAP_BY_REALLOC, e[17].size = 0, e[17].stack_id = 0;
+	e[17].address = e[16].address;
+	e[18].address = e[16].address;
 	trace_writer_allocs(w, 100, e, N / 2);
 	trace_writer_flush(w);
 	trace_writer_allocs(w, 100, e + N / 2, N / 2);
@@ -263,7 +271,7 @@ int main(int argc, char **argv)
 	trace_writer_close(w, &end);
 	save_trace(dir, "batches", fd, 0);
 
-	/* Allocations (1.3): every kind, each scheme, one cut inside an ALLOCS_PACKED record. */
+	/* Allocations (1.3): every kind, each scheme, one cut inside an ALLOCS_IDS record. */
 	end.samples = 5;
 	const char *const schemes[] = { "all", "rate", "bytes" };
 	for (int i = 0; i < 3; i++) {

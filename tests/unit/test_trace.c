@@ -278,6 +278,46 @@ static void test_writer_nonblocking_pipe(void)
 	free(z.p);
 }
 
+/* Events read back from ALLOCS_IDS against those written: every field but the
+ * address equal; the address an identity: a free's is that of the allocation
+ * it frees (the latest of its address, not freed since, of its process), or 0
+ * when there is none; an allocation of an address still live takes that
+ * block's identity; other allocations' identities are left to the reader.
+ * slot maps (pid, address) into 0..nslots; returns how many events differ. */
+static uint32_t check_identities(const struct trace_heap_event *wrote, const struct trace_heap_event *read,
+				 const uint32_t *pid_of, uint32_t batch, uint32_t n,
+				 uint64_t (*slot)(uint32_t pid, uint64_t address), uint64_t nslots)
+{
+	int64_t *live = malloc(nslots * sizeof *live); /* slot -> index of its live allocation, or -1 */
+	memset(live, 0xff, nslots * sizeof *live);
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct trace_heap_event a = wrote[i], b = read[i];
+		a.address = b.address = 0;
+		bad += memcmp(&a, &b, sizeof a) != 0;
+		if (wrote[i].kind == TRACE_HEAP_NONE || !wrote[i].address) {
+			bad += wrote[i].kind == TRACE_HEAP_FREE && read[i].address != 0;
+			continue;
+		}
+		int64_t *l = &live[slot(pid_of[i / batch], wrote[i].address)];
+		if (wrote[i].kind == TRACE_HEAP_FREE) {
+			bad += read[i].address != (*l < 0 ? 0 : read[*l].address);
+			*l = -1;
+		} else {
+			bad += *l >= 0 && read[i].address != read[*l].address;
+			bad += !read[i].address;
+			*l = i;
+		}
+	}
+	free(live);
+	return bad;
+}
+
+static uint64_t pool_slot(uint32_t pid, uint64_t address)
+{
+	return (pid - 100) * 300 + (address - 0x7f0000000000ull) / 48;
+}
+
 /* Allocation events through the writer and back, field for field: frees of
  * live blocks (referenced), of blocks never allocated (written), allocations
  * that reuse a freed block or a block still live, three processes interleaved
@@ -316,17 +356,87 @@ static void test_allocs_round_trip(void)
 	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "allocs", err, sizeof err);
 	CHECKF(r != NULL, "%s", err);
 	struct trace_record rec;
+	struct trace_heap_event *got_ev = calloc(N, sizeof *got_ev);
 	uint32_t at = 0, bad = 0;
 	int got;
 	while (r && (got = trace_reader_next(r, &rec)) == 1 && rec.type == TRACE_ALLOCS) {
 		CHECK(rec.u.allocs.pid == pid_of[at / BATCH]);
 		for (uint32_t k = 0; k < rec.u.allocs.count && at < N; k++, at++)
-			bad += memcmp(&rec.u.allocs.events[k], &ev[at], sizeof ev[at]) != 0;
+			got_ev[at] = rec.u.allocs.events[k];
 	}
 	CHECKF(r && got == 1 && rec.type == TRACE_END, "%s", r ? trace_reader_error(r) : err);
+	if (at == N)
+		bad = check_identities(ev, got_ev, pid_of, BATCH, N, pool_slot, NPIDS * 300);
 	CHECKF(at == N && bad == 0, "%u of %u events read, %u differ", at, N, bad);
 	trace_reader_close(r);
 	free(z.p);
+	free(got_ev);
+	free(ev);
+}
+
+/* Free references over a live set far larger than the reader's first window
+ * (trace_heap_refs.c): blocks freed soon, blocks that outlive many windows and
+ * are freed in an order of their own (so the window grows and takes them
+ * back from the table), and leaks; every address comes back. */
+static uint64_t unique_slot(uint32_t pid, uint64_t address)
+{
+	(void)pid;
+	return (address - 0x10000) / 32;
+}
+
+static void test_allocs_long_lived(void)
+{
+	enum { N = 400000, BATCH = 4096 };
+	struct trace_heap_event *ev = calloc(N, sizeof *ev);
+	uint64_t *pending = calloc(N, sizeof *pending), npending = 0;
+	rng_seed(4242);
+	uint64_t seq = 1, next_address = 0x10000, t = 1000;
+	uint32_t n = 0;
+	while (n < N) {
+		uint64_t x = rng();
+		struct trace_heap_event *e = &ev[n++];
+		if (x % 3 == 0 && npending) { /* free a survivor: any of them */
+			uint64_t j = (x >> 8) % npending;
+			*e = (struct trace_heap_event){ seq++, t, pending[j], 0, 7, 0, TRACE_HEAP_FREE, 0 };
+			pending[j] = pending[--npending];
+		} else {
+			uint64_t address = next_address += 32;
+			*e = (struct trace_heap_event){ seq++, t, address, 32, 7, 1, TRACE_HEAP_MALLOC, 0 };
+			if (x % 5 == 0 && n < N) /* freed at once */
+				ev[n++] = (struct trace_heap_event){ seq++, t, address, 0, 7, 0, TRACE_HEAP_FREE, 0 };
+			else if (x % 7 != 0) /* else leaked */
+				pending[npending++] = address;
+		}
+	}
+	int fd = new_memfd();
+	struct trace_writer *w = trace_writer_open(fd, 1);
+	CHECK(w != NULL);
+	for (uint32_t i = 0; w && i < N; i += BATCH)
+		CHECK(trace_writer_allocs(w, 9, ev + i, N - i < BATCH ? N - i : BATCH) == 0);
+	struct trace_end end = { t, 0, TRACE_END_EXITED, 0, 0, 0, 0, 0, 0 };
+	CHECK(w && trace_writer_close(w, &end) == 0);
+	struct bytes z = fd_contents(fd);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "long-lived", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	struct trace_heap_event *got_ev = calloc(N, sizeof *got_ev);
+	uint32_t at = 0, bad = 0, pid_of[N / BATCH + 1];
+	for (uint32_t b = 0; b <= N / BATCH; b++)
+		pid_of[b] = 9;
+	int got;
+	while (r && (got = trace_reader_next(r, &rec)) == 1 && rec.type == TRACE_ALLOCS)
+		for (uint32_t k = 0; k < rec.u.allocs.count && at < N; k++, at++)
+			got_ev[at] = rec.u.allocs.events[k];
+	CHECKF(r && got == 1 && rec.type == TRACE_END, "%s", r ? trace_reader_error(r) : err);
+	if (at == N)
+		bad = check_identities(ev, got_ev, pid_of, BATCH, N, unique_slot, N + 2);
+	free(got_ev);
+	CHECKF(at == N && bad == 0, "%u of %u events read, %u differ", at, N, bad);
+	CHECKF(npending > 30000, "%llu survivors: the test no longer outgrows the window", (unsigned long long)npending);
+	trace_reader_close(r);
+	free(z.p);
+	free(pending);
 	free(ev);
 }
 
@@ -335,6 +445,7 @@ int main(void)
 	alarm(600); /* a hang is a failure too */
 	test_round_trip();
 	test_allocs_round_trip();
+	test_allocs_long_lived();
 	test_writer_errors();
 	test_writer_nonblocking_pipe();
 	test_cuts();

@@ -62,7 +62,7 @@ static void test_versions_and_unknown_records(void)
 	o = read_raw(&raw);
 	CHECK(o.last == -2);
 	CHECKF(!strcmp(o.message, "t.zst: offset 8: trace format version 2.0 is newer than this reader "
-				  "(1.4): use a newer ipscope"), "%s", o.message);
+				  "(1.5): use a newer ipscope"), "%s", o.message);
 
 	/* A later minor version: longer header, extra fields at the end of
 	 * records and of array entries. All of it is read, the extra ignored. */
@@ -529,10 +529,107 @@ static void test_allocs_packed(void)
 	free(raw.p);
 }
 
+/* ALLOCS_IDS (14, 1.5), byte by byte from TRACE_FORMAT.md: no addresses; a
+ * block's identity is 2^63 | its allocation's ordinal, inherited by an
+ * allocation that replaces it or restores it. */
+static void test_allocs_ids(void)
+{
+	const uint64_t NEW = 1ull << 63;
+	struct bytes raw = { 0 };
+	put_file_header(&raw, 1, 5, 16);
+	size_t at = begin_record(&raw, 14, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 6, 4), put_le(&raw, 100, 8), put_le(&raw, 5000000, 8);
+	/* malloc (ordinal 0), malloc (1), free of ordinal 0, free of no recorded block, malloc
+	 * replacing ordinal 1 (2: one back), realloc RESTORED naming the latest free (3) */
+	PUT(&raw, 1, 1, 15, 15, 1, 0x83, 0x02);  /* op: realloc with flag 16 is 3 | 16 << 4 */
+	PUT(&raw, 0, 2, 2, 2, 2, 2);              /* seq 100..105 */
+	PUT(&raw, 0x9a, 0x01, 0, 0, 0, 0, 0);     /* tid 77 */
+	PUT(&raw, 0, 0, 6, 0, 0, 0);              /* time +0 +0 +3 +0 +0 +0 */
+	PUT(&raw, 32, 48, 64, 16);                /* size of the allocations */
+	PUT(&raw, 5, 6, 7, 8);                    /* stack_id */
+	PUT(&raw, 0, 0, 65, 1);                   /* alloc_ref: new, new, replaces 1 back, restores latest free */
+	PUT(&raw, 1, 0);                          /* free_ref: ordinal 0 (delta 0 from 0), none */
+	end_record(&raw, at);
+	at = begin_record(&raw, 14, 1);
+	put_le(&raw, 77, 4), put_le(&raw, 2, 4), put_le(&raw, 106, 8), put_le(&raw, 5000010, 8);
+	/* free of ordinal 2 (delta +2 from the 4 before: 2 - 4 = -2), then of ordinal 3 (+1) */
+	PUT(&raw, 15, 15), PUT(&raw, 0, 2), PUT(&raw, 0x9a, 0x01, 0), PUT(&raw, 0, 0), PUT(&raw, 4, 3);
+	end_record(&raw, at);
+	at = begin_record(&raw, 14, 1); /* another process: its own ordinals, other identities */
+	put_le(&raw, 78, 4), put_le(&raw, 1, 4), put_le(&raw, 1, 8), put_le(&raw, 5000020, 8);
+	PUT(&raw, 1, 0, 0x9c, 0x01, 0, 32, 5, 0);
+	end_record(&raw, at);
+	put_end_1_4(&raw, 0);
+	struct bytes z = zstd_compress(&raw);
+	char err[256];
+	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	struct trace_record rec;
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		CHECK(rec.u.allocs.pid == 77 && rec.u.allocs.count == 6);
+		CHECK(e[0].kind == TRACE_HEAP_MALLOC && e[0].seq == 100 && e[0].tid == 77 && e[0].time_ns == 5000000 &&
+		      e[0].address == (NEW | 0) && e[0].size == 32 && e[0].stack_id == 5);
+		CHECK(e[1].kind == TRACE_HEAP_MALLOC && e[1].address == (NEW | 1) && e[1].size == 48 && e[1].stack_id == 6);
+		CHECK(e[2].kind == TRACE_HEAP_FREE && e[2].seq == 102 && e[2].time_ns == 5000003 && e[2].address == (NEW | 0));
+		CHECK(e[3].kind == TRACE_HEAP_FREE && e[3].address == 0);
+		CHECK(e[4].kind == TRACE_HEAP_MALLOC && e[4].address == (NEW | 1) && e[4].size == 64);
+		CHECK(e[5].kind == TRACE_HEAP_REALLOC && e[5].flags == TRACE_HEAP_RESTORED && e[5].address == (NEW | 0) &&
+		      e[5].size == 16 && e[5].stack_id == 8);
+	}
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		CHECK(rec.u.allocs.count == 2 && e[0].seq == 106 && e[0].address == (NEW | 1) && e[1].seq == 107 &&
+		      e[1].address == (NEW | 0) && e[1].time_ns == 5000010);
+	}
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
+	if (r && rec.type == TRACE_ALLOCS)
+		CHECK(rec.u.allocs.pid == 78 && rec.u.allocs.count == 1 && rec.u.allocs.events[0].tid == 78 &&
+		      rec.u.allocs.events[0].address == (NEW | 1ull << 40));
+	{ int got = r ? trace_reader_next(r, &rec) : -1; CHECKF(got == 1 && rec.type == TRACE_END, "%d %s", got, r ? trace_reader_error(r) : ""); }
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	/* Replacing a block that is not live, naming a free that is not there (an
+	 * unmatched free is none), freeing what is not live: corrupt. */
+	static const uint8_t bad[][14] = {
+		{ 1, 0, 0, 0, 16, 1, 65 },                       /* malloc replacing 1 back: there is none */
+		{ 1, 1, 0, 0, 0, 0, 0, 0, 16, 16, 0, 0, 0, 65 }, /* the second replaces the first, live: fine */
+		{ 15, 1, 0, 1, 0, 0, 0, 0, 16, 0, 1, 0 },       /* unmatched free, malloc naming it: not there */
+		{ 15, 0, 0, 0, 5 },                              /* a free of ordinal 2, never allocated */
+	};
+	static const size_t bad_len[] = { 7, 14, 12, 5 };
+	static const uint32_t bad_count[] = { 1, 2, 2, 1 };
+	static const char *const bad_msg[] = { "which is not live", NULL, "which is not there", "which is not live" };
+	for (unsigned k = 0; k < sizeof bad_len / sizeof *bad_len; k++) {
+		memset(&raw, 0, sizeof raw);
+		put_file_header(&raw, 1, 5, 16);
+		at = begin_record(&raw, 14, 1);
+		put_le(&raw, 77, 4), put_le(&raw, bad_count[k], 4), put_le(&raw, 1, 8), put_le(&raw, 1, 8);
+		put_bytes(&raw, bad[k], bad_len[k]);
+		end_record(&raw, at);
+		put_end_1_4(&raw, 0);
+		if (bad_msg[k]) {
+			expect_corrupt(&raw, bad_msg[k]);
+		} else {
+			z = zstd_compress(&raw);
+			r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
+			CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS && rec.u.allocs.count == 2 &&
+			      rec.u.allocs.events[1].address == (NEW | 0));
+			trace_reader_close(r);
+			free(z.p);
+		}
+		free(raw.p);
+	}
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
 	test_allocs();
+	test_allocs_ids();
 	test_allocs_packed();
 	test_jit_map();
 	test_versions_and_unknown_records();
