@@ -35,7 +35,9 @@
  *
  * Leaves: a key's size is exact when its site (stack and function) had at
  * most SITE_SIZES of them, a power-of-two range otherwise; the leaf naming
- * it and the stripping of allocator frames are load_alloc_leaves.c's.
+ * it and the stripping of allocator frames are load_alloc_leaves.c's, the
+ * profile's rows made of the keys load_alloc_rows.c's (the structures both
+ * halves share: load_allocs_internal.h).
  *
  * Time: with alloc_bins (plots), each key has a row per time bin (the bins
  * double in width as the run goes on, at most MAX_BINS), so the rows' inuse
@@ -47,7 +49,7 @@
  * with --scale each allocation weighs 1/RATE, or 1/(1 - exp(-size/N)) when
  * bytes were sampled, so totals are unbiased estimates.
  */
-#include "load_internal.h"
+#include "load_allocs_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -57,111 +59,6 @@
 #include <sys/mman.h>
 
 #include "alloc.h"
-
-#define SITE_SIZES 4
-#define MAX_BINS 256u
-#define LIVE_PREFETCH 16
-#define FIRST_BIN_NS 1000000ull
-#define CLASS_BIT ALLOC_SIZE_CLASS
-#define HOT_BITS 10
-#define DENSE_SITE_IDS (1u << 20) /* a site by stack id in an array below this */
-#define LIVE_BIG UINT32_MAX
-#define HOT_SLOTS (1u << HOT_BITS)
-
-enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
-static const char *const value_names[NV][2] = {
-	{ "alloc_objects", "count" }, { "alloc_space", "bytes" },     { "inuse_objects", "count" },
-	{ "inuse_space", "bytes" },   { "peak_objects", "count" },    { "peak_space", "bytes" },
-	{ "temporary_objects", "count" }, { "temporary_space", "bytes" },
-};
-
-struct site {
-	uint32_t stack, kind;
-	uint64_t sizes[SITE_SIZES];
-	uint32_t nsizes;
-	int ranged;
-};
-
-struct key {
-	uint32_t site, thread;
-	uint64_t size_key; /* the exact size, or CLASS_BIT | k for [2^k, 2^(k+1)) */
-	uint64_t changed_seq; /* the event count at its latest live change */
-	uint32_t heap; /* the program image it was allocated in */
-	double v[NV];
-};
-
-/* 16 bytes, four to a cache line: the table is the one big random-access structure. */
-struct live {
-	uint64_t address; /* 0: empty */
-	uint32_t key;
-	uint32_t size; /* LIVE_BIG: at least that, the size is in big (by address) */
-};
-
-/* A recent key by its site, thread and size key (see key_of_event). */
-struct hot {
-	uint64_t size_key;
-	uint32_t site, thread, key; /* key HASHMAP_NONE: empty */
-	uint32_t heap;
-};
-
-/* The site of a stack for the kind seen last with it. */
-struct stack_site {
-	uint32_t kind, site; /* site HASHMAP_NONE: none yet */
-};
-
-struct row {
-	uint32_t key, bin;
-	double v[6]; /* alloc, inuse and temporary: the first six of V_* but peak's */
-};
-
-/* realloc's free of a block, kept per thread in case the realloc failed (RESTORED). */
-struct undo {
-	uint64_t address, size;
-	uint32_t key;
-	int valid;
-};
-
-/* One program image's heap: its live blocks and figures. */
-struct heap {
-	struct live *live;
-	uint64_t live_cap, nlive;
-	int live_shift; /* 64 - log2(live_cap) */
-	struct hashmap big_index; /* address -> its size in big, for sizes of LIVE_BIG and more */
-	uint64_t *big;
-	uint32_t nbig, big_cap;
-	double live_o, live_b, peak_o, peak_b;
-	uint64_t peak_seq, peak_time; /* the event count and time of its highest live heap */
-	uint32_t pid;
-};
-
-struct allocs_state {
-	int seen;
-	int scheme; /* 0 all, 1 rate, 2 bytes */
-	double rate, mean;
-	int scale;
-	struct site *sites;
-	uint32_t nsites, sites_cap;
-	struct hashmap site_index;
-	struct key *keys;
-	uint32_t nkeys, keys_cap;
-	struct hashmap key_index;
-	struct heap *heaps;
-	uint32_t nheaps, heaps_cap;
-	struct hashmap heap_index; /* pid << 32 | image -> heaps[] */
-	uint32_t cur; /* the heap of the record being read */
-	uint64_t events; /* events so far: the order live changes and peaks are compared in */
-	struct hot hot[HOT_SLOTS];
-	struct stack_site *stack_site; /* by trace stack id */
-	uint32_t stack_site_cap;
-	struct row *rows;
-	uint32_t nrows, rows_cap;
-	struct hashmap row_index;
-	uint64_t t0, bin_ns;
-	struct undo *undo;
-	uint32_t undo_cap;
-	double allocs, alloc_bytes, frees, freed_bytes, temp, temp_bytes;
-	uint64_t unmatched, repeated;
-};
 
 static void *allocs_start(struct loader *L)
 {
@@ -228,11 +125,6 @@ static double weight(const struct allocs_state *st, uint64_t size)
 		return 1 / st->rate;
 	double p = -expm1(-(double)size / st->mean);
 	return p > 0 ? 1 / p : 1;
-}
-
-static int floor_log2(uint64_t x)
-{
-	return x ? 63 - __builtin_clzll(x) : 0;
 }
 
 struct site_want {
@@ -633,141 +525,6 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
 			on_alloc(L, st, h, thread, e, ++st->events);
 	}
-}
-
-/* ---- after the stacks are built: the rows (leaves and stripping: load_alloc_leaves.c) ---- */
-
-static void allocs_finish(struct loader *L, void *state)
-{
-	struct allocs_state *st = state;
-	(void)L;
-	if (!st->seen)
-		return;
-	/* Keys that did not change after the last peak hold at the end what they held then. */
-	for (uint32_t i = 0; i < st->nkeys; i++) {
-		struct key *k = &st->keys[i];
-		if (k->changed_seq <= st->heaps[k->heap].peak_seq) {
-			k->v[V_PEAK_O] = k->v[V_INUSE_O];
-			k->v[V_PEAK_B] = k->v[V_INUSE_B];
-		}
-	}
-}
-
-static int64_t rounded(double x)
-{
-	return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)llround(x);
-}
-
-static void allocs_resolved(struct loader *L, void *state)
-{
-	struct allocs_state *st = state;
-	alloc_name_marker(L->p, L->stats);
-	if (!st->seen)
-		return;
-	struct profile *p = L->p;
-	struct load_stats *s = L->stats;
-	s->has_allocs = 1;
-	s->alloc_scheme = st->scheme;
-	s->alloc_rate = st->rate;
-	s->alloc_mean_bytes = (uint64_t)st->mean;
-	s->alloc_scaled = st->scale;
-	s->allocs = rounded(st->allocs);
-	s->alloc_bytes = rounded(st->alloc_bytes);
-	s->frees = rounded(st->frees);
-	s->freed_bytes = rounded(st->freed_bytes);
-	/* Each process's peak is its own: the run's is their sum, at the time of the highest. */
-	double peak_o = 0, peak_b = 0, live_o = 0, live_b = 0, highest = -1;
-	uint64_t peak_time = 0;
-	for (uint32_t i = 0; i < st->nheaps; i++) {
-		const struct heap *h = &st->heaps[i];
-		peak_o += h->peak_o;
-		peak_b += h->peak_b;
-		live_o += h->live_o;
-		live_b += h->live_b;
-		if (h->peak_b > highest) {
-			highest = h->peak_b;
-			peak_time = h->peak_time;
-		}
-	}
-	s->peak_bytes = rounded(peak_b);
-	s->peak_objects = rounded(peak_o);
-	s->peak_ns = peak_time > p->start_ns && p->start_ns ? peak_time - p->start_ns : 0;
-	s->leaked_bytes = rounded(live_b);
-	s->leaked_objects = rounded(live_o);
-	s->temporary = rounded(st->temp);
-	s->temporary_bytes = rounded(st->temp_bytes);
-	s->unmatched_frees = st->unmatched;
-	/* Exact counts: nothing was sampled (diff then has no noise to test). */
-	p->exact = st->scheme == 0;
-	p->alloc_scheme = st->scheme == 1 ? PROFILE_ALLOCS_RATE : st->scheme == 2 ? PROFILE_ALLOCS_BYTES : PROFILE_ALLOCS_ALL;
-	p->alloc_parameter = st->scheme == 1 ? st->rate : st->scheme == 2 ? st->mean : 1;
-	p->alloc_scaled = st->scale;
-	p->alloc_peak_ns = s->peak_ns;
-
-	uint32_t first = PROFILE_NO_VALUE;
-	for (int v = 0; v < NV; v++) {
-		uint32_t t = profile_add_value_type(p, value_names[v][0], value_names[v][1]);
-		if (first == PROFILE_NO_VALUE)
-			first = t;
-	}
-	uint32_t col0 = p->value_types[first].column;
-	p->default_value = first + V_ALLOC_B;
-	struct hashmap memo;
-	hashmap_init(&memo, st->nkeys);
-	uint32_t *locs = NULL, cap = 0;
-	uint32_t *stacks = realloc_or_abort(NULL, (st->nkeys ? st->nkeys : 1) * sizeof(*stacks));
-	for (uint32_t i = 0; i < st->nkeys; i++) {
-		const struct key *k = &st->keys[i];
-		const struct site *site = &st->sites[k->site];
-		uint64_t size_key = k->size_key;
-		if (site->ranged && !(size_key & CLASS_BIT))
-			size_key = CLASS_BIT | (uint64_t)floor_log2(size_key);
-		stacks[i] = alloc_leaf_stack(L->p, site->stack, site->kind, size_key, L->o->no_alloc_leaves, &memo,
-					     &locs, &cap);
-	}
-	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
-	uint64_t half = st->bin_ns / 2;
-	if (!L->o->alloc_bins) {
-		for (uint32_t i = 0; i < st->nkeys; i++) {
-			const struct key *k = &st->keys[i];
-			for (int v = 0; v < NV; v++)
-				row[col0 + v] = rounded(k->v[v]);
-			struct profile_sample sm = { .stack = stacks[i], .thread = k->thread, .time_ns = 0 };
-			profile_add_sample(p, &sm, row);
-		}
-	} else {
-		for (uint32_t i = 0; i < st->nrows; i++) {
-			const struct row *r = &st->rows[i];
-			memset(row, 0, sizeof(row));
-			for (int v = 0; v < 4; v++)
-				row[col0 + v] = rounded(r->v[v]);
-			row[col0 + V_TEMP_O] = rounded(r->v[4]);
-			row[col0 + V_TEMP_B] = rounded(r->v[5]);
-			struct profile_sample sm = { .stack = stacks[r->key], .thread = st->keys[r->key].thread,
-						     .time_ns = st->t0 + (uint64_t)r->bin * st->bin_ns + half };
-			profile_add_sample(p, &sm, row);
-		}
-		for (uint32_t i = 0; i < st->nkeys; i++) {
-			const struct key *k = &st->keys[i];
-			if (!k->v[V_PEAK_O] && !k->v[V_PEAK_B])
-				continue;
-			memset(row, 0, sizeof(row));
-			row[col0 + V_PEAK_O] = rounded(k->v[V_PEAK_O]);
-			row[col0 + V_PEAK_B] = rounded(k->v[V_PEAK_B]);
-			/* At its process's peak: the bins stay as they are (the rows above made them). */
-			uint64_t at = st->heaps[k->heap].peak_time ? st->heaps[k->heap].peak_time : st->t0;
-			uint32_t peak_bin = (uint32_t)((at > st->t0 ? at - st->t0 : 0) / st->bin_ns);
-			if (peak_bin >= MAX_BINS)
-				peak_bin = MAX_BINS - 1;
-			struct profile_sample sm = { .stack = stacks[i], .thread = k->thread,
-						     .time_ns = st->t0 + (uint64_t)peak_bin * st->bin_ns + half };
-			profile_add_sample(p, &sm, row);
-		}
-		p->time_resolution_ns = st->bin_ns;
-	}
-	free(stacks);
-	free(locs);
-	hashmap_free(&memo);
 }
 
 static const enum trace_type alloc_types[] = { TRACE_ALLOCS, 0 };
