@@ -19,8 +19,9 @@
  *    carrying v/c per count: z = (v_n - v_b) / sqrt(v_b^2/b + v_n^2/n)
  *    (for plain counts, (n - b) / sqrt(n + b));
  * two-sided p = erfc(|z| / sqrt 2). The counts are those of the count type
- * behind the compared values (cpu's are samples; alloc_space's would be
- * alloc_objects), or sample rows when a profile has none.
+ * behind the compared values (alloc_space's are alloc_objects), or sample
+ * rows when a profile has none; a trace's CPU and wall samples count their
+ * rows, one per signal, not the periods a row weighs (counts_signals).
  *
  * Many rows are tested at once, and at 99% confidence one row in a hundred
  * would look significant by chance: p-values are adjusted with Holm-
@@ -70,7 +71,23 @@ static uint32_t same_type(const struct profile *p, uint32_t v, const struct prof
 
 static int64_t sample_count(const struct diff_run *r, uint64_t i)
 {
-	return r->count == PROFILE_NO_VALUE ? 1 : profile_sample_value(r->p, i, r->count);
+	if (r->count == PROFILE_NO_VALUE)
+		return 1;
+	int64_t c = profile_sample_value(r->p, i, r->count);
+	return r->signals ? c > 0 : c;
+}
+
+/*
+ * Whether r's observations are its rows: a trace's CPU or wall samples, one
+ * signal each. Counting their periods instead would make a row of timer
+ * samples of kernel time (about 4 periods each at 1 ms and a 250 Hz tick,
+ * more when the signal waited) look several times surer than it is, and two
+ * runs of one program then "differ" in a system call's share.
+ */
+static int counts_signals(const struct profile *p, const struct diff_run *r)
+{
+	return p->rows_are_signals && r->count != PROFILE_NO_VALUE &&
+	       (r->value == p->period_type || r->value == profile_period_count(p));
 }
 
 static void run_totals(struct diff_run *r)
@@ -316,6 +333,8 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 		return -1;
 	d->base.count = profile_count_type(base, d->base.value);
 	d->new.count = profile_count_type(new, d->new.value);
+	d->base.signals = counts_signals(base, &d->base);
+	d->new.signals = counts_signals(new, &d->new);
 	run_totals(&d->base);
 	run_totals(&d->new);
 	/* Exact traces are exact in their allocation types; their CPU samples are samples. */

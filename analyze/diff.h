@@ -50,6 +50,8 @@ struct diff_run {
 	uint32_t value;          /* the compared type in p */
 	uint32_t count;          /* the count type behind it, or PROFILE_NO_VALUE:
 				    each sample row counts one */
+	int signals;             /* a row of nonzero count is one observation
+				    (profile.rows_are_signals): see diff.c */
 	int64_t total;           /* of value over every sample */
 	int64_t count_total;
 };

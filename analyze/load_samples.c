@@ -118,6 +118,7 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 	 * other consumers' types (allocations...) may have added. */
 	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
 	uint32_t col = p->value_types[L->samples_value].column;
+	p->rows_are_signals = 1;
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct trace_sample *ts = &b->samples[i];
 		/* Off CPU, the system call it waits in; a state the reader does not know is "other" (255). */

@@ -213,6 +213,16 @@ struct profile {
 	 */
 	int exact;
 	/*
+	 * Each sample row of the sampled types (period_type and the count it
+	 * derives from) is one signal, whatever number of periods its weight
+	 * stands for (a CPU-time timer's 1 + overruns, a wall sample of a
+	 * thread looked at every few ticks): set by the loader for a trace's
+	 * CPU and wall samples. diff's noise test takes those rows as its
+	 * observations; a profile built otherwise (rows that aggregate many
+	 * samples) is judged on its count type.
+	 */
+	int rows_are_signals;
+	/*
 	 * Allocation profiles (analyze/load_allocs.c) hold aggregated rows, not
 	 * one sample per event: per (stack, thread, leaf "what was allocated"),
 	 * the types alloc_objects/count and alloc_space/bytes (allocated),

@@ -346,6 +346,7 @@ void profile_remap_run(struct profile_remap *m)
 	dst->wait_status = src->wait_status;
 	dst->ended = src->ended;
 	dst->exact = src->exact;
+	dst->rows_are_signals = src->rows_are_signals;
 	dst->time_resolution_ns = src->time_resolution_ns;
 	dst->alloc_scheme = src->alloc_scheme;
 	dst->alloc_parameter = src->alloc_parameter;
