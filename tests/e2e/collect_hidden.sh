@@ -9,7 +9,10 @@
 # answer is what its own clocks measured (tests/e2e/workloads/collect_hidden.c):
 # in cpu mode its CPU time, in wall mode its life in wall-clock time (the
 # raw clone is found by the agent's scan of /proc/self/task, every 100 ms,
-# so up to 0.1 s of it may go unsampled).
+# so up to 0.1 s of it may go unsampled). A cloned thread's wall samples wait
+# for the agent's thread to unwind them: on a loaded machine a few posts time
+# out (counted lost), hence its 0.1 s below in wall mode (0.815 of 0.912 s
+# was seen under a parallel ctest).
 . "$(dirname "$0")/lib.sh"
 # check MODE ROLE VALUE KNOWN BELOW ABOVE: the thread's sampled seconds within [KNOWN - BELOW, KNOWN + ABOVE]
 # (wall mode adds 5% of KNOWN each side: on a loaded machine a runnable thread's last interval may land
@@ -49,7 +52,7 @@ for mode in cpu wall; do
 		work=$(awk '$NF == "main_work" { print $1 / 1000 }' "$scratch/flat")
 		echo "wall: main_work: ${work:-no} s, main measured $(known wall main) s"
 		within "${work:-0}" "$(known wall main)" "$(awk -v k="$(known wall main)" 'BEGIN { print 0.05 + 0.05 * k }')" || fail "wall: main_work has ${work:-no} s of wall, main measured $(known wall main) s"
-		check wall cloned wall "$(known wall cloned)" 0.05 0.1
+		check wall cloned wall "$(known wall cloned)" 0.1 0.1
 		check wall raw wall "$(known wall raw)" 0.15 0.1
 	fi
 	for f in masked_work main_work cloned_work raw_work ctor_work; do
