@@ -506,29 +506,17 @@ static void test_noise(void)
 /* ---- one signal, many periods ---- */
 
 /*
- * main -> work (600 samples of weight 1) and main -> clock (one sample of
- * weight clock_weight: a CPU-time timer's sample of kernel time that waited,
- * 1 + overruns), one row per sample as the loader makes them.
+ * split_run's main -> heavy with 600 samples of weight 1 and main -> light
+ * with one sample of weight light_weight (a CPU-time timer's sample of
+ * kernel time that waited: 1 + overruns), one row per sample as the loader
+ * makes them.
  */
-static struct profile *signal_run(int64_t clock_weight, int rows_are_signals)
+static struct profile *signal_run(int64_t light_weight, int rows_are_signals)
 {
-	struct profile *p = build_cpu_profile(1000000);
-	p->command = profile_intern(p, "./clock");
-	struct profile_module m = {.path = profile_intern(p, "/bin/clock")};
-	profile_add_module(p, &m);
-	struct profile_thread t = {.pid = 1, .tid = 1, .name = profile_intern(p, "clock")};
-	profile_add_thread(p, &t);
-	uint32_t f_main = build_function(p, "main", "c.c", 1, 0, 0);
-	uint32_t f_work = build_function(p, "work", "c.c", 10, 0, 0);
-	uint32_t f_clock = build_function(p, "clock_read", "c.c", 20, 0, 0);
-	uint32_t l2 = 2, l11 = 11, l21 = 21;
-	int mn = (int)build_location(p, 0x10, 0, &f_main, &l2, 1);
-	int wk = (int)build_location(p, 0x20, 0, &f_work, &l11, 1);
-	int ck = (int)build_location(p, 0x30, 0, &f_clock, &l21, 1);
-	uint32_t work = build_stack(p, (int[]){mn, wk, -1}), clock = build_stack(p, (int[]){mn, ck, -1});
-	for (int i = 0; i < 600; i++)
-		build_weighted_sample(p, work, 0, (uint64_t)i, 1);
-	build_weighted_sample(p, clock, 0, 600, clock_weight);
+	struct profile *p = split_run(1, light_weight, "heavy", NULL);
+	uint32_t heavy = p->samples[0].stack;
+	for (int i = 1; i < 600; i++)
+		build_weighted_sample(p, heavy, 0, (uint64_t)i, 1);
 	p->rows_are_signals = rows_are_signals;
 	return p;
 }
@@ -539,7 +527,7 @@ static void test_signals(void)
 	struct profile *b = signal_run(1, 1), *n = signal_run(27, 1);
 	struct diff_view tsv = {.tsv = 1};
 	char *out = diff_text(b, n, &defaults, &tsv), buf[512];
-	CHECKF(row_of(out, "clock_read", buf, sizeof(buf)) && strstr(buf, "\t0\t"),
+	CHECKF(row_of(out, "light", buf, sizeof(buf)) && strstr(buf, "\t0\t"),
 	       "one signal of 27 periods marked significant: %s", out);
 	CHECK(significant_rows(out, NULL) == 0);
 	free(out);
@@ -549,7 +537,7 @@ static void test_signals(void)
 	b = signal_run(1, 0);
 	n = signal_run(27, 0);
 	out = diff_text(b, n, &defaults, &tsv);
-	CHECKF(row_of(out, "clock_read", buf, sizeof(buf)) && strstr(buf, "\t1\t"),
+	CHECKF(row_of(out, "light", buf, sizeof(buf)) && strstr(buf, "\t1\t"),
 	       "27 samples against 1 not significant: %s", out);
 	free(out);
 	profile_free(b);
