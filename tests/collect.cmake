@@ -99,3 +99,14 @@ ipscope_workload(collect_hidden e2e/workloads/collect_hidden.c)
 target_link_libraries(collect_hidden PRIVATE pthread collect_ctor_thread)
 add_test(NAME e2e_collect_hidden COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_hidden.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_hidden PROPERTIES LABELS e2e TIMEOUT 120)
+
+# The agent's table unwinder against libunwind, in one process, on known kinds of frames.
+add_executable(unit_frametab unit/frametab/test_frametab.c unit/frametab/frametab_o0.c
+  unit/frametab/frametab_cxx.cc ${CMAKE_SOURCE_DIR}/collect/agent/frametab.c)
+target_include_directories(unit_frametab PRIVATE ${CMAKE_SOURCE_DIR}/collect/agent)
+set_source_files_properties(unit/frametab/test_frametab.c unit/frametab/frametab_cxx.cc
+  PROPERTIES COMPILE_OPTIONS "-O2;-fomit-frame-pointer")
+set_source_files_properties(unit/frametab/frametab_o0.c PROPERTIES COMPILE_OPTIONS "-O0;-fno-omit-frame-pointer")
+target_link_libraries(unit_frametab PRIVATE PkgConfig::LIBUNWIND pthread)
+add_test(NAME unit_frametab COMMAND unit_frametab)
+set_tests_properties(unit_frametab PROPERTIES LABELS unit TIMEOUT 60)

@@ -14,7 +14,8 @@
  *   foreign.c   threads whose thread-local storage is another's (raw clone()): state by tid
  *   wall.c      the agent's thread: wall mode's sampler (blocked threads unwound in place);
  *               in both modes it adopts unknown threads and unwinds foreign ones
- *   capture.c   one backtrace into a stack id (sampler, later malloc hooks)
+ *   capture.c   one backtrace into a stack id (sampler, malloc hooks)
+ *   frametab.c  frame tables from .eh_frame and the walk over them (libunwind the fallback)
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
  *   alloc_hooks.c  the malloc family interposed, bootstrap, set-up, fork
@@ -94,6 +95,7 @@ struct agent_thread {
 	uint32_t signals_armed; /* signals_taken when its current blocking call began */
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	struct stack_table *stacks;
+	uint64_t stack_lo, stack_hi; /* this thread's stack (capture_warm_up); 0: unknown, libunwind unwinds */
 	/*
 	 * Ring writers outside the sampling handler (alloc_hooks.c): depth (at the
 	 * top) is 1 while one writes, and whatever interrupts it on this thread (the
@@ -413,7 +415,8 @@ static inline int free_seen(struct agent_thread *self, void *p, uint16_t flags)
 }
 
 /* capture.c */
-/* Unwind once outside a signal handler so libunwind sets up its per-thread cache. */
+/* At a thread's start: find its stack's bounds (the table walk reads nothing else), and unwind once
+ * outside a signal handler so libunwind sets up its cache. */
 void capture_warm_up(void);
 /*
  * The stack of the calling thread as an agent-wide stack id, its definition

@@ -1,35 +1,115 @@
 /*
  * capture.c - one backtrace of the calling thread, as a stack id: the one
- * function every kind of record calls (the sampling handler today, the
- * allocation hooks next), so unwinding, trimming and deduplication are done
- * one way.
+ * function every kind of record calls (the sampling handler and the
+ * allocation hooks), so unwinding, trimming and deduplication are done one
+ * way.
  *
- * Unwinding is libunwind's unw_backtrace: its fast path walks a per-thread
- * cache of frame descriptions (no lock, no allocation; the caching policy is
- * UNW_CACHE_PER_THREAD, set in sampler_init). It starts from its own frame,
- * so the agent's frames come first: from a signal handler they end at the
- * interrupted pc, which the ucontext gives exactly (the frames before it are
- * the handler and the kernel's __restore_rt); elsewhere the caller says how
- * many of its own frames to drop. The buffer is on the stack: capture never
- * allocates, so it is safe in a signal handler and inside malloc. No unwind
- * starts while a fork is under way (process.c): libunwind's lock, taken in
- * another thread at that moment, would stay taken in the child. A thread
- * whose TLS is another's (a raw clone()) never unwinds itself: its trace
- * cache would be its creator's (foreign.c unwinds it from the agent's thread).
+ * Unwinding is frametab.c's walk over the frame tables built from every
+ * object's .eh_frame when it was mapped: a binary search per frame and two
+ * reads of the thread's own stack, no lock, no system call, no allocation.
+ * From a signal handler it starts at the interrupted context (its pc is
+ * exact); elsewhere at a pc inside capture_stack, so the agent's frames come
+ * first and are dropped (the hooks', however the compiler inlined them, or
+ * the caller's count). The walk reads only the thread's stack as
+ * pthread_getattr_np gave it at the thread's start (capture_warm_up).
+ *
+ * Whatever the tables cannot say (a pc outside them, a frame whose rule is a
+ * DWARF expression or in another register, a stack it does not know: a
+ * thread the agent did not start, an alternate signal stack) is unwound by
+ * libunwind's unw_backtrace instead, from the start, so every stack is
+ * either the tables' or libunwind's, and the two agree wherever both
+ * answer (unit_frametab compares them). Measured fallbacks (a build with
+ * -DIPSCOPE_FRAMETAB_STATS=ON): see the README's "Unwinding". libunwind's
+ * fast path walks a trace cache of frame descriptions; on a miss it takes
+ * its lock and the loader's, so no libunwind unwind starts while a fork is
+ * under way (process.c): a lock taken in another thread at that moment would
+ * stay taken in the child. The table walk takes no lock and needs no such
+ * guard. A thread whose TLS is another's (a raw clone()) never unwinds
+ * itself (foreign.c unwinds it from the agent's thread).
  */
 #include "agent.h"
 
 #include <libunwind.h>
 
+#include "frametab.h"
 #include "trace.h"
 
-/* The agent's frames before the interrupted pc: capture, the handler, __restore_rt, and slack. */
+/* The agent's frames before the interrupted pc on libunwind's way: capture, the handler, __restore_rt, and slack. */
 #define HANDLER_FRAMES 8
+
+#ifdef IPSCOPE_FRAMETAB_STATS
+#include <stdio.h>
+#include <unistd.h>
+/* Counts for a measuring build only: walks, and fallbacks by reason (enum frametab_stop, negated). */
+static _Atomic uint64_t walks, fallbacks[5];
+
+__attribute__((destructor)) static void print_stats(void)
+{
+	uint32_t tables;
+	uint64_t rows;
+	frametab_stats(&tables, &rows);
+	char line[256];
+	int n = snprintf(line, sizeof line,
+			 "frametab[%d]: %u tables, %llu rows; %llu walks, fallbacks: no-table %llu unmodelled %llu "
+			 "bad-stack %llu changed %llu no-bounds %llu\n",
+			 (int)getpid(), tables, (unsigned long long)rows, (unsigned long long)walks,
+			 (unsigned long long)fallbacks[1], (unsigned long long)fallbacks[2],
+			 (unsigned long long)fallbacks[3], (unsigned long long)fallbacks[4],
+			 (unsigned long long)fallbacks[0]);
+	if (n > 0)
+		(void)!write(2, line, (size_t)n);
+}
+#define COUNT(x) atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
+#else
+#define COUNT(x) ((void)0)
+#endif
 
 void capture_warm_up(void)
 {
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	agent_self.stack_lo = agent_self.stack_hi = 0;
+	agent_self.internal++; /* pthread_getattr_np allocates (and reads /proc/self/maps for the main thread) */
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			agent_self.stack_lo = (uint64_t)(uintptr_t)addr;
+			agent_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	agent_self.internal--;
 	void *ips[64];
 	unw_backtrace(ips, 64);
+}
+
+/* libunwind's stack, as capture_stack took it before the tables (the fallback); -1: a fork is under way. */
+static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, uint32_t skip, int *first)
+{
+	/* A fork in progress: libunwind's lock must not be held across it. A hook (not a signal
+	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
+	if (process_unwind_begin() < 0 && (uc || process_unwind_wait() < 0))
+		return -1;
+	int n = unw_backtrace((void **)ips, (int)cap);
+	process_unwind_end();
+	*first = -1;
+	if (uc) {
+		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		for (int i = 0; i < n && i < HANDLER_FRAMES; i++)
+			if (ips[i] == pc) {
+				*first = i;
+				break;
+			}
+		if (*first < 0) {
+			/* No unwind info where it stopped: keep the pc alone. */
+			ips[0] = pc;
+			n = 1;
+			*first = 0;
+		}
+	} else if (skip != CAPTURE_SKIP_AGENT) {
+		*first = n < (int)(1 + skip) ? n : (int)(1 + skip);
+	}
+	return n;
 }
 
 uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
@@ -37,39 +117,41 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	uint32_t max = agent_config.max_frames; /* collect keeps it <= 1024 */
 	/* frames of the agent (and caller) to find or drop */
 	uint32_t lead = uc ? HANDLER_FRAMES : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
-	void *ips[max + lead];
-	/* A fork in progress: libunwind's lock must not be held across it. A hook (not a signal
-	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
-	if (process_unwind_begin() < 0 && (uc || process_unwind_wait() < 0))
-		return UINT32_MAX;
-	int n = unw_backtrace(ips, (int)(max + lead));
-	process_unwind_end();
-	uint64_t *frames = (uint64_t *)ips;
-	uint32_t flags = 0, nframes;
-	int first = -1;
-	if (uc) {
-		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-		flags = TRACE_STACK_LEAF_EXACT;
-		for (int i = 0; i < n && i < HANDLER_FRAMES; i++)
-			if ((uint64_t)ips[i] == pc) {
-				first = i;
-				break;
-			}
-		if (first < 0) {
-			/* No unwind info where it stopped: keep the pc alone. */
-			frames[0] = pc;
-			n = 1;
-			first = 0;
+	uint64_t ips[max + lead];
+	int n = -1, first = -1;
+	if (agent_self.stack_hi) {
+		uint64_t pc, sp, bp;
+		if (uc) {
+			pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+			sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+			bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+		} else {
+			/* Here, as libunwind's getcontext takes it: pc exact, sp and bp as they are at it. */
+			__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+					 : "=r"(pc), "=r"(sp), "=r"(bp));
 		}
-	} else if (skip == CAPTURE_SKIP_AGENT) {
+		n = frametab_unwind(pc, sp, bp, agent_self.stack_lo, agent_self.stack_hi, ips,
+				    uc ? max + 1 : max + lead);
+		COUNT(walks);
+		if (n < 0)
+			COUNT(fallbacks[-n]);
+		first = uc ? 0 : skip == CAPTURE_SKIP_AGENT ? -1 : (int)(1 + skip);
+		if (n >= 0 && first > n)
+			first = n;
+	} else {
+		COUNT(walks);
+		COUNT(fallbacks[0]);
+	}
+	if (n < 0 && (n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0)
+		return UINT32_MAX;
+	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
+	if (first < 0) {
 		/* The hooks' frames, however the compiler inlined them. */
 		first = 0;
-		while (first < n && agent_own_text((uint64_t)ips[first]))
+		while (first < n && agent_own_text(ips[first]))
 			first++;
-	} else {
-		first = n < (int)lead ? n : (int)lead;
 	}
-	frames += first;
+	uint64_t *frames = ips + first;
 	nframes = (uint32_t)(n - first);
 	if (nframes > max) {
 		nframes = max;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "frametab.h"
 #include "trace.h"
 
 #define MAX_MODULES 4096
@@ -225,6 +226,7 @@ void modules_rescan(void)
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();
+	frametab_rescan(agent_libc.dl_iterate_phdr); /* the unwinder's tables, before the program can run there */
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
@@ -235,4 +237,5 @@ void modules_forget(void)
 	/* In a fork child the lock may have been held by a thread that no longer exists. */
 	pthread_mutex_init(&modules_lock, NULL);
 	nknown = 0;
+	frametab_forget();
 }

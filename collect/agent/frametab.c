@@ -1,0 +1,873 @@
+/*
+ * frametab.c - frame tables from .eh_frame, and the walk over them that the
+ * agent's captures use before libunwind (capture.c).
+ *
+ * The tables. When an object is mapped (modules.c's rescan: start, every
+ * dlopen and dlclose; never in a signal handler) its PT_GNU_EH_FRAME header
+ * is read from the loaded image, inside dl_iterate_phdr's callback so the
+ * object cannot be unmapped meanwhile, and every FDE's CFA program is run
+ * once into rows: from this pc on, CFA = rsp+off or rbp+off, the return
+ * address at CFA-8, rbp saved at CFA+k or unchanged (libunwind's "standard
+ * frame", which its trace cache keeps). A row whose rule is anything else
+ * (a DWARF expression, as the PLT's and realigned frames' are, a CFA in
+ * another register, a signal frame's augmentation) says so, and so do the
+ * gaps between FDEs. A row is 12 bytes, rows are sorted by pc, and a
+ * per-KiB index bounds each binary search to the rows of one KiB of text.
+ * Tables live in their own read-only mappings: nothing here touches malloc.
+ *
+ * Publication. Readers are signal handlers and malloc hooks, so they take
+ * no lock: the set of tables is one static array under a sequence count
+ * that the writer makes odd while it changes the array. A walk that started
+ * on an odd count, or ends on another count than it started with, is thrown
+ * away (FRAMETAB_CHANGED), and every pointer it may have read meanwhile
+ * stays valid, because a table is never unmapped: one retired by dlclose is
+ * kept and taken again if the same object (same address, same header bytes)
+ * comes back, so a program that loads and unloads one plugin in a loop
+ * does not grow, and a program that loads many distinct ones keeps their
+ * tables (a few hundred KiB for a large library).
+ *
+ * The walk reads two words of stack per frame (the return address, the
+ * saved rbp when the row says it was saved) and checks each read against
+ * the thread's stack: at or above the current sp (a leaf's red zone for a
+ * saved rbp an epilogue already popped), below its top, and the CFA must
+ * climb. Anything else ends the walk with a negative answer and the
+ * caller unwinds with libunwind instead, so a stack is either what libunwind
+ * would say or libunwind's own. The kernel's signal trampoline (glibc's
+ * __restore_rt, found by its code bytes: mov $15,%rax; syscall) is stepped
+ * through from the ucontext it leaves on the stack, as libunwind does.
+ */
+#include "frametab.h"
+
+#include <elf.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#define MAX_TABLES 4096
+#define PAGE_SHIFT 10 /* the index's granule: rows of one KiB of text */
+#define STATE_STACK 16
+
+enum row_kind { ROW_NONE, ROW_RSP, ROW_RBP, ROW_END, ROW_OTHER };
+
+struct row {
+	uint32_t start; /* pc offset from the table's base: this row holds from here to the next */
+	int32_t cfa_off;
+	int16_t rbp_off; /* where rbp was saved, from the CFA; 0: not saved (unchanged) */
+	uint8_t kind;
+	uint8_t pad;
+};
+
+struct table {
+	uint64_t base, end; /* the pcs it covers */
+	uint64_t text_lo, text_hi; /* the executable segment holding base (code bytes may be read there) */
+	uint64_t load_bias, hdr, fingerprint; /* identity, to take it again after a dlclose/dlopen */
+	uint32_t nrows, npages;
+	const struct row *rows;
+	const uint32_t *pages; /* pages[i]: the last row starting at or before i KiB from base */
+	size_t bytes;
+	struct table *next; /* every table ever built */
+};
+
+static struct {
+	_Atomic uint32_t seq; /* odd while the writer changes what follows */
+	uint32_t count;
+	struct table *table[MAX_TABLES]; /* sorted by base */
+} set;
+
+static struct table *all_tables;
+
+/* ---- reading the loaded image ---- */
+
+struct cursor {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint8_t get_u8(struct cursor *c)
+{
+	if (c->p >= c->end) {
+		c->bad = 1;
+		return 0;
+	}
+	return *c->p++;
+}
+
+static uint64_t get_fixed(struct cursor *c, unsigned size)
+{
+	if ((size_t)(c->end - c->p) < size) {
+		c->bad = 1;
+		c->p = c->end;
+		return 0;
+	}
+	uint64_t v = 0;
+	memcpy(&v, c->p, size); /* little-endian */
+	c->p += size;
+	return v;
+}
+
+static uint64_t get_uleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t b = get_u8(c);
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80) || c->bad)
+			return v;
+	}
+}
+
+static int64_t get_sleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+	do {
+		b = get_u8(c);
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->bad);
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
+	return (int64_t)v;
+}
+
+/* A DW_EH_PE-encoded pointer; datarel: the base of datarel encodings (the header's address). */
+static uint64_t get_encoded(struct cursor *c, uint8_t enc, uint64_t datarel)
+{
+	if (enc == 0xff) /* DW_EH_PE_omit */
+		return 0;
+	uint64_t at = (uint64_t)(uintptr_t)c->p, v;
+	switch (enc & 0x0f) {
+	case 0x00: v = get_fixed(c, 8); break;
+	case 0x01: v = get_uleb(c); break;
+	case 0x02: v = get_fixed(c, 2); break;
+	case 0x03: v = get_fixed(c, 4); break;
+	case 0x04: v = get_fixed(c, 8); break;
+	case 0x09: v = (uint64_t)get_sleb(c); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_fixed(c, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_fixed(c, 4); break;
+	case 0x0c: v = get_fixed(c, 8); break;
+	default: c->bad = 1; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += at; break; /* pcrel */
+	case 0x30: v += datarel; break;
+	default: c->bad = 1; return 0; /* textrel, funcrel, aligned: not on x86-64 Linux */
+	}
+	if (enc & 0x80) /* indirect: only the personality routine is, and it is skipped */
+		v = 0;
+	return v;
+}
+
+/* ---- running CFA programs into rows ---- */
+
+enum where { W_SAME, W_UNDEF, W_CFAREL, W_OTHER };
+
+struct rule {
+	uint8_t where;
+	int64_t off;
+};
+
+struct cfa_state {
+	uint64_t cfa_reg; /* DWARF register: 6 rbp, 7 rsp */
+	int64_t cfa_off;
+	int cfa_expr;
+	struct rule rbp, rsp, ra;
+};
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	int has_z, signal;
+	const uint8_t *insns, *end;
+};
+
+struct builder {
+	struct row *rows;
+	uint32_t nrows, capacity;
+	size_t bytes;
+	uint64_t base;
+	int failed;
+};
+
+static struct rule *rule_of(struct cfa_state *s, uint64_t reg, uint64_t ra_reg)
+{
+	if (reg == ra_reg)
+		return &s->ra;
+	if (reg == 6)
+		return &s->rbp;
+	if (reg == 7)
+		return &s->rsp;
+	return NULL; /* a register the walk does not follow */
+}
+
+/* Whether a rule for rbp or rsp is one libunwind's trace follows: unsaved, or saved near the CFA. */
+static int simple_rule(const struct rule *r)
+{
+	return r->where == W_SAME || r->where == W_UNDEF ||
+	       (r->where == W_CFAREL && r->off > -(1 << 14) && r->off < (1 << 14) && r->off != -1 && r->off != 0);
+}
+
+static struct row classify(const struct cfa_state *s, int signal)
+{
+	struct row r = { 0, 0, 0, ROW_OTHER, 0 };
+	if (signal)
+		return r;
+	if (s->ra.where == W_UNDEF || s->rbp.where == W_UNDEF) { /* the end of the stack, by the ABI */
+		r.kind = ROW_END;
+		return r;
+	}
+	if (s->cfa_expr || (s->cfa_reg != 6 && s->cfa_reg != 7) || s->cfa_off <= -(1 << 28) ||
+	    s->cfa_off >= (1 << 28))
+		return r;
+	if (s->ra.where != W_CFAREL || s->ra.off != -8 || !simple_rule(&s->rbp) || !simple_rule(&s->rsp))
+		return r;
+	r.kind = s->cfa_reg == 7 ? ROW_RSP : ROW_RBP;
+	r.cfa_off = (int32_t)s->cfa_off;
+	r.rbp_off = s->rbp.where == W_CFAREL ? (int16_t)s->rbp.off : 0;
+	return r;
+}
+
+static int grow_rows(struct builder *b)
+{
+	uint32_t capacity = b->capacity ? 2 * b->capacity : 4096;
+	size_t bytes = (size_t)capacity * sizeof(struct row);
+	void *m = b->rows ? mremap(b->rows, b->bytes, bytes, MREMAP_MAYMOVE)
+			  : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		b->failed = 1;
+		return -1;
+	}
+	b->rows = m;
+	b->bytes = bytes;
+	b->capacity = capacity;
+	return 0;
+}
+
+/* Append the row for [pc, ...); a later FDE overrides whatever an earlier one said from pc on. */
+static void emit(struct builder *b, uint64_t pc, struct row r)
+{
+	if (b->failed || pc < b->base || pc - b->base > UINT32_MAX) {
+		b->failed = 1;
+		return;
+	}
+	r.start = (uint32_t)(pc - b->base);
+	while (b->nrows && b->rows[b->nrows - 1].start >= r.start)
+		b->nrows--;
+	if (b->nrows) {
+		const struct row *last = &b->rows[b->nrows - 1];
+		if (last->kind == r.kind && last->cfa_off == r.cfa_off && last->rbp_off == r.rbp_off)
+			return;
+	}
+	if (b->nrows == b->capacity && grow_rows(b) < 0)
+		return;
+	b->rows[b->nrows++] = r;
+}
+
+/* Run a CFA program from loc; emits a row at every advance. 0, or -1 when it cannot be followed. */
+static int run_program(struct builder *b, const struct cie *cie, const uint8_t *p, const uint8_t *end,
+		       struct cfa_state *s, const struct cfa_state *initial, uint64_t *loc, uint64_t loc_end,
+		       int emitting)
+{
+	struct cfa_state stack[STATE_STACK];
+	int depth = 0;
+	struct cursor c = { p, end, 0 };
+	while (c.p < c.end && !c.bad) {
+		uint8_t op = get_u8(&c);
+		uint64_t reg, delta = 0;
+		int64_t off;
+		struct rule *r;
+		switch (op >> 6) {
+		case 1: delta = (op & 0x3f) * cie->code_align; goto advance;
+		case 2:
+			off = (int64_t)get_uleb(&c) * cie->data_align;
+			if ((r = rule_of(s, op & 0x3f, cie->ra_reg)))
+				*r = (struct rule){ W_CFAREL, off };
+			continue;
+		case 3:
+			if ((r = rule_of(s, op & 0x3f, cie->ra_reg)))
+				*r = *rule_of((struct cfa_state *)initial, op & 0x3f, cie->ra_reg);
+			continue;
+		}
+		switch (op) {
+		case 0x00: break; /* nop */
+		case 0x01: { /* set_loc */
+			uint64_t to = get_encoded(&c, cie->fde_enc, 0);
+			if (to < *loc)
+				return -1;
+			delta = to - *loc;
+			goto advance;
+		}
+		case 0x02: delta = get_fixed(&c, 1) * cie->code_align; goto advance;
+		case 0x03: delta = get_fixed(&c, 2) * cie->code_align; goto advance;
+		case 0x04: delta = get_fixed(&c, 4) * cie->code_align; goto advance;
+		case 0x05: /* offset_extended */
+			reg = get_uleb(&c);
+			off = (int64_t)get_uleb(&c) * cie->data_align;
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = (struct rule){ W_CFAREL, off };
+			break;
+		case 0x06: /* restore_extended */
+			reg = get_uleb(&c);
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = *rule_of((struct cfa_state *)initial, reg, cie->ra_reg);
+			break;
+		case 0x07: /* undefined */
+			if ((r = rule_of(s, get_uleb(&c), cie->ra_reg)))
+				*r = (struct rule){ W_UNDEF, 0 };
+			break;
+		case 0x08: /* same_value */
+			if ((r = rule_of(s, get_uleb(&c), cie->ra_reg)))
+				*r = (struct rule){ W_SAME, 0 };
+			break;
+		case 0x09: /* register */
+			reg = get_uleb(&c);
+			get_uleb(&c);
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = (struct rule){ W_OTHER, 0 };
+			break;
+		case 0x0a: /* remember_state: the CFA rule too, as libgcc and libunwind keep it */
+			if (depth == STATE_STACK)
+				return -1;
+			stack[depth++] = *s;
+			break;
+		case 0x0b: /* restore_state */
+			if (!depth)
+				return -1;
+			*s = stack[--depth];
+			break;
+		case 0x0c: /* def_cfa */
+			s->cfa_reg = get_uleb(&c);
+			s->cfa_off = (int64_t)get_uleb(&c);
+			s->cfa_expr = 0;
+			break;
+		case 0x0d: s->cfa_reg = get_uleb(&c); s->cfa_expr = 0; break; /* def_cfa_register */
+		case 0x0e: s->cfa_off = (int64_t)get_uleb(&c); break; /* def_cfa_offset */
+		case 0x0f: /* def_cfa_expression */
+			off = (int64_t)get_uleb(&c);
+			if (off < 0 || off > c.end - c.p)
+				return -1;
+			c.p += off;
+			s->cfa_expr = 1;
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = get_uleb(&c);
+			off = (int64_t)get_uleb(&c);
+			if (off < 0 || off > c.end - c.p)
+				return -1;
+			c.p += off;
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = (struct rule){ W_OTHER, 0 };
+			break;
+		case 0x11: /* offset_extended_sf */
+			reg = get_uleb(&c);
+			off = get_sleb(&c) * cie->data_align;
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = (struct rule){ W_CFAREL, off };
+			break;
+		case 0x12: /* def_cfa_sf */
+			s->cfa_reg = get_uleb(&c);
+			s->cfa_off = get_sleb(&c) * cie->data_align;
+			s->cfa_expr = 0;
+			break;
+		case 0x13: s->cfa_off = get_sleb(&c) * cie->data_align; break; /* def_cfa_offset_sf */
+		case 0x14: /* val_offset */
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = get_uleb(&c);
+			get_uleb(&c);
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = (struct rule){ W_OTHER, 0 };
+			break;
+		case 0x15: /* val_offset_sf */
+			reg = get_uleb(&c);
+			get_sleb(&c);
+			if ((r = rule_of(s, reg, cie->ra_reg)))
+				*r = (struct rule){ W_OTHER, 0 };
+			break;
+		case 0x2e: get_uleb(&c); break; /* GNU_args_size */
+		default: return -1;
+		}
+		continue;
+	advance:
+		if (emitting && *loc < loc_end)
+			emit(b, *loc, classify(s, cie->signal));
+		*loc += delta;
+	}
+	return c.bad ? -1 : 0;
+}
+
+/* Parse the CIE at p (bounded by end): 0 or -1. */
+static int parse_cie(const uint8_t *p, const uint8_t *end, struct cie *cie)
+{
+	struct cursor c = { p, end, 0 };
+	uint64_t length = get_fixed(&c, 4);
+	if (length == 0xffffffffu)
+		length = get_fixed(&c, 8);
+	if (c.bad || length > (uint64_t)(c.end - c.p))
+		return -1;
+	c.end = c.p + length;
+	if (get_fixed(&c, 4) != 0) /* a CIE's id */
+		return -1;
+	uint8_t version = get_u8(&c);
+	const char *aug = (const char *)c.p;
+	while (c.p < c.end && *c.p)
+		c.p++;
+	if (c.p >= c.end)
+		return -1;
+	c.p++;
+	memset(cie, 0, sizeof *cie);
+	cie->code_align = get_uleb(&c);
+	cie->data_align = get_sleb(&c);
+	cie->ra_reg = version == 1 ? get_u8(&c) : get_uleb(&c);
+	if (aug[0] == 'z') {
+		cie->has_z = 1;
+		uint64_t len = get_uleb(&c);
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			return -1;
+		const uint8_t *after = c.p + len;
+		for (const char *a = aug + 1; *a; a++) {
+			if (*a == 'R')
+				cie->fde_enc = get_u8(&c);
+			else if (*a == 'L')
+				get_u8(&c);
+			else if (*a == 'P')
+				get_encoded(&c, get_u8(&c), 0);
+			else if (*a == 'S')
+				cie->signal = 1;
+			else
+				break; /* unknown: the length skips the rest */
+		}
+		c.p = after;
+	} else if (aug[0]) {
+		return -1; /* "eh" and other old forms */
+	}
+	if (c.bad)
+		return -1;
+	cie->insns = c.p;
+	cie->end = c.end;
+	return 0;
+}
+
+/* One FDE's rows; limit: the end of the segment holding .eh_frame. */
+static void add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit)
+{
+	struct cursor c = { fde, limit, 0 };
+	uint64_t length = get_fixed(&c, 4);
+	if (length == 0xffffffffu)
+		length = get_fixed(&c, 8);
+	if (c.bad || length > (uint64_t)(c.end - c.p) || length < 8)
+		return;
+	c.end = c.p + length;
+	const uint8_t *id_at = c.p;
+	uint64_t cie_ptr = get_fixed(&c, 4);
+	if (!cie_ptr || cie_ptr > (uint64_t)(id_at - (const uint8_t *)0))
+		return;
+	struct cie cie;
+	if (parse_cie(id_at - cie_ptr, limit, &cie) < 0)
+		return;
+	uint64_t start = get_encoded(&c, cie.fde_enc, 0);
+	uint64_t range = get_encoded(&c, cie.fde_enc & 0x0f, 0);
+	if (cie.has_z) {
+		uint64_t len = get_uleb(&c);
+		if (len > (uint64_t)(c.end - c.p))
+			return;
+		c.p += len;
+	}
+	if (c.bad || !range || start < b->base)
+		return;
+	struct cfa_state initial = { 7, 8, 0, { W_SAME, 0 }, { W_SAME, 0 }, { W_SAME, 0 } }, s;
+	uint64_t loc = start, end = start + range;
+	s = initial;
+	if (run_program(b, &cie, cie.insns, cie.end, &s, &initial, &loc, end, 0) < 0 || loc != start) {
+		emit(b, start, (struct row){ 0, 0, 0, ROW_OTHER, 0 });
+	} else {
+		initial = s;
+		if (run_program(b, &cie, c.p, c.end, &s, &initial, &loc, end, 1) < 0) {
+			emit(b, start, (struct row){ 0, 0, 0, ROW_OTHER, 0 });
+		} else if (loc < end) {
+			emit(b, loc, classify(&s, cie.signal));
+		}
+	}
+	emit(b, end, (struct row){ 0, 0, 0, ROW_NONE, 0 });
+}
+
+/* ---- building one object's table ---- */
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+struct object {
+	uint64_t bias, hdr, seg_lo, seg_hi, text_lo, text_hi, fingerprint;
+	const uint8_t *table; /* the header's sorted (initial location, FDE) pairs */
+	uint64_t fde_count;
+};
+
+/* The object's .eh_frame_hdr and its segments; 0, or -1 when it has none usable. */
+static int find_object(const struct dl_phdr_info *info, struct object *o)
+{
+	memset(o, 0, sizeof *o);
+	o->bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			o->hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	if (!o->hdr)
+		return -1;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (o->hdr >= lo && o->hdr < hi) {
+			o->seg_lo = lo;
+			o->seg_hi = hi < lo + ph->p_filesz ? hi : lo + ph->p_filesz;
+		}
+		if ((ph->p_flags & PF_X) && !o->text_hi) {
+			o->text_lo = lo;
+			o->text_hi = hi;
+		}
+	}
+	if (!o->seg_hi || o->hdr + 12 > o->seg_hi)
+		return -1;
+	const uint8_t *h = (const uint8_t *)(uintptr_t)o->hdr;
+	if (h[0] != 1 || h[3] != 0x3b) /* version 1, a table of datarel sdata4 pairs */
+		return -1;
+	struct cursor c = { h + 4, (const uint8_t *)(uintptr_t)o->seg_hi, 0 };
+	get_encoded(&c, h[1], o->hdr);
+	o->fde_count = get_encoded(&c, h[2], o->hdr);
+	o->table = c.p;
+	if (c.bad || o->fde_count > ((uint64_t)(c.end - c.p)) / 8)
+		return -1;
+	o->fingerprint = hash_bytes(h, (size_t)(o->table + 8 * o->fde_count - h), 1469598103934665603ull);
+	return 0;
+}
+
+static void free_builder(struct builder *b)
+{
+	if (b->rows)
+		munmap(b->rows, b->bytes);
+}
+
+static struct table *build_table(const struct object *o)
+{
+	if (!o->fde_count)
+		return NULL;
+	const uint8_t *seg_end = (const uint8_t *)(uintptr_t)o->seg_hi;
+	struct builder b = { NULL, 0, 0, 0, 0, 0 };
+	int32_t first;
+	memcpy(&first, o->table, 4);
+	b.base = o->hdr + (uint64_t)(int64_t)first;
+	uint64_t end = b.base;
+	for (uint64_t i = 0; i < o->fde_count && !b.failed; i++) {
+		int32_t loc, fde;
+		memcpy(&loc, o->table + 8 * i, 4);
+		memcpy(&fde, o->table + 8 * i + 4, 4);
+		uint64_t at = o->hdr + (uint64_t)(int64_t)fde;
+		if (at < o->seg_lo || at >= o->seg_hi)
+			continue;
+		add_fde(&b, (const uint8_t *)(uintptr_t)at, seg_end);
+		if (b.nrows && b.base + b.rows[b.nrows - 1].start > end)
+			end = b.base + b.rows[b.nrows - 1].start;
+	}
+	if (b.failed || !b.nrows || end <= b.base) {
+		free_builder(&b);
+		return NULL;
+	}
+	uint64_t span = end - b.base;
+	uint32_t npages = (uint32_t)(span >> PAGE_SHIFT) + 2;
+	size_t bytes = sizeof(struct table) + (size_t)b.nrows * sizeof(struct row) + (size_t)npages * 4;
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		free_builder(&b);
+		return NULL;
+	}
+	struct table *t = m;
+	struct row *rows = (struct row *)(t + 1);
+	uint32_t *pages = (uint32_t *)(rows + b.nrows);
+	memcpy(rows, b.rows, (size_t)b.nrows * sizeof(struct row));
+	free_builder(&b);
+	uint32_t r = 0;
+	for (uint32_t i = 0; i < npages; i++) {
+		uint64_t at = (uint64_t)i << PAGE_SHIFT;
+		while (r + 1 < b.nrows && rows[r + 1].start <= at)
+			r++;
+		pages[i] = r;
+	}
+	t->base = b.base;
+	t->end = end;
+	t->text_lo = o->text_lo;
+	t->text_hi = o->text_hi;
+	t->load_bias = o->bias;
+	t->hdr = o->hdr;
+	t->fingerprint = o->fingerprint;
+	t->nrows = b.nrows;
+	t->npages = npages;
+	t->rows = rows;
+	t->pages = pages;
+	t->bytes = bytes;
+	t->next = all_tables;
+	all_tables = t;
+	/* Read-only from here: the struct is the first page(s) of the mapping, its fields set above. */
+	mprotect(m, bytes, PROT_READ);
+	return t;
+}
+
+/* ---- the set, and its rescan ---- */
+
+struct rescan {
+	struct table *found[MAX_TABLES];
+	uint32_t n;
+};
+
+static int on_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct rescan *r = data;
+	struct object o;
+	if (r->n == MAX_TABLES || find_object(info, &o) < 0)
+		return 0;
+	struct table *t;
+	for (t = all_tables; t; t = t->next)
+		if (t->load_bias == o.bias && t->hdr == o.hdr && t->fingerprint == o.fingerprint)
+			break;
+	if (!t)
+		t = build_table(&o);
+	if (t)
+		r->found[r->n++] = t;
+	return 0;
+}
+
+static struct rescan scan; /* large: static, the writer is one at a time */
+
+void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *))
+{
+	scan.n = 0;
+	iterate(on_object, &scan);
+	/* insertion sort by base: a few hundred objects at most */
+	for (uint32_t i = 1; i < scan.n; i++) {
+		struct table *t = scan.found[i];
+		uint32_t j = i;
+		for (; j && scan.found[j - 1]->base > t->base; j--)
+			scan.found[j] = scan.found[j - 1];
+		scan.found[j] = t;
+	}
+	uint32_t seq = atomic_load_explicit(&set.seq, memory_order_relaxed);
+	atomic_store_explicit(&set.seq, seq | 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(set.table, scan.found, scan.n * sizeof *scan.found);
+	set.count = scan.n;
+	atomic_store_explicit(&set.seq, (seq | 1) + 1, memory_order_release);
+}
+
+void frametab_forget(void)
+{
+	/* The writer was another thread, gone in the child: what it left may be half written. */
+	uint32_t seq = atomic_load(&set.seq);
+	if (seq & 1) {
+		set.count = 0;
+		atomic_store(&set.seq, seq + 1);
+	}
+}
+
+void frametab_stats(uint32_t *tables, uint64_t *rows)
+{
+	*tables = set.count;
+	*rows = 0;
+	for (uint32_t i = 0; i < set.count; i++)
+		*rows += set.table[i]->nrows;
+}
+
+/* ---- the walk ---- */
+
+/* The table covering pc, among those published (the caller checks the sequence count afterwards). */
+static const struct table *table_of(uint64_t pc)
+{
+	uint32_t lo = 0, hi = set.count;
+	if (hi > MAX_TABLES)
+		return NULL;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct table *t = set.table[mid];
+		if (!t)
+			return NULL;
+		if (pc < t->base)
+			hi = mid;
+		else if (pc >= t->end)
+			lo = mid + 1;
+		else
+			return t;
+	}
+	return NULL;
+}
+
+static const struct row *row_of(const struct table *t, uint64_t pc)
+{
+	uint64_t off = pc - t->base; /* pc is in [base, end) */
+	uint64_t page = off >> PAGE_SHIFT;
+	if (page + 1 >= t->npages)
+		return NULL;
+	uint32_t lo = t->pages[page], hi = t->pages[page + 1];
+	if (hi >= t->nrows || lo > hi)
+		return NULL;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (t->rows[mid].start <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return t->rows[lo].start <= off ? &t->rows[lo] : NULL;
+}
+
+/* glibc's x86-64 signal restorer: mov $15,%rax; syscall (rt_sigreturn). */
+static int is_sigreturn(const struct table *t, uint64_t pc)
+{
+	static const uint8_t code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	return pc >= t->text_lo && pc + sizeof code <= t->text_hi && memcmp((const void *)(uintptr_t)pc, code, sizeof code) == 0;
+}
+
+/* A word of the stack (the walk checked it is there); not a sanitizer's business when a test links this. */
+__attribute__((no_sanitize_address)) static inline uint64_t load(uint64_t at)
+{
+	return *(const volatile uint64_t *)(uintptr_t)at;
+}
+
+/*
+ * The rows of recent lookups, shared by all threads: a pc's row in one slot of two words, written
+ * without a lock by whoever looked it up. A reader takes a slot only if its key is the pc mixed
+ * with the value and the tables' sequence count, so a slot that two writers tore, or one from
+ * before a rescan, is a miss (a false hit needs a 64-bit coincidence), never a wrong row.
+ */
+#define CACHE_BITS 12
+static struct cache_slot {
+	_Atomic uint64_t key, value;
+} cache[1u << CACHE_BITS];
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline uint64_t pack(const struct row *r)
+{
+	return (uint64_t)r->kind | (uint64_t)(uint16_t)r->rbp_off << 8 | (uint64_t)(uint32_t)r->cfa_off << 24;
+}
+
+static inline struct cache_slot *slot_of(uint64_t pc)
+{
+	return &cache[(pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
+}
+
+/* The row for pc (kind ROW_NONE when none), by the cache or the tables; *t_out: its table, when looked up. */
+static inline struct row lookup(uint64_t pc, uint64_t salt, const struct table **t_out)
+{
+	struct cache_slot *c = slot_of(pc);
+	uint64_t key = atomic_load_explicit(&c->key, memory_order_relaxed);
+	uint64_t value = atomic_load_explicit(&c->value, memory_order_relaxed);
+	struct row r = { 0, 0, 0, ROW_NONE, 0 };
+	*t_out = NULL;
+	if ((key ^ mix(value ^ salt)) == pc) {
+		r.kind = (uint8_t)value;
+		r.rbp_off = (int16_t)(uint16_t)(value >> 8);
+		r.cfa_off = (int32_t)(uint32_t)(value >> 24);
+		return r;
+	}
+	const struct table *t = table_of(pc);
+	const struct row *found = t ? row_of(t, pc) : NULL;
+	*t_out = t;
+	if (!found)
+		return r;
+	r = *found;
+	if (r.kind == ROW_RSP || r.kind == ROW_RBP || r.kind == ROW_END) {
+		value = pack(&r);
+		atomic_store_explicit(&c->value, value, memory_order_relaxed);
+		atomic_store_explicit(&c->key, pc ^ mix(value ^ salt), memory_order_relaxed);
+	}
+	return r;
+}
+
+int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
+		    uint32_t cap)
+{
+	if (!cap)
+		return 0;
+	if (sp < stack_lo || sp >= stack_hi)
+		return FRAMETAB_BAD_STACK;
+	uint32_t seq = atomic_load_explicit(&set.seq, memory_order_acquire);
+	if (seq & 1)
+		return FRAMETAB_CHANGED;
+	uint64_t salt = mix((uint64_t)seq + 0x51ed270b27a3f1c3ull);
+	uint32_t n = 0;
+	int exact = 1, rc = 0;
+	/* An epilogue past its pop of rbp may still name the slot (gcc leaves the rule): in the red zone. */
+	uint64_t lowest = sp - 128;
+	ips[n++] = pc;
+	while (n < cap) {
+		/* A return address is the instruction after a call: its caller's rule is the one before it. */
+		const struct table *t;
+		struct row r = lookup(exact ? pc : pc - 1, salt, &t);
+		if (r.kind == ROW_OTHER && t && is_sigreturn(t, pc)) {
+			/* The ucontext the kernel pushed is where the handler returned to. */
+			uint64_t uc = sp, greg = offsetof(ucontext_t, uc_mcontext.gregs);
+			if (uc + sizeof(ucontext_t) > stack_hi) {
+				rc = FRAMETAB_BAD_STACK;
+				break;
+			}
+			uint64_t new_sp = load(uc + greg + 8 * REG_RSP);
+			pc = load(uc + greg + 8 * REG_RIP);
+			bp = load(uc + greg + 8 * REG_RBP);
+			if (new_sp <= sp || new_sp >= stack_hi) {
+				rc = FRAMETAB_BAD_STACK;
+				break;
+			}
+			sp = new_sp;
+			exact = 1;
+		} else {
+			if (r.kind == ROW_END)
+				break;
+			if (r.kind != ROW_RSP && r.kind != ROW_RBP) {
+				rc = r.kind == ROW_NONE ? FRAMETAB_NO_TABLE : FRAMETAB_UNMODELLED;
+				break;
+			}
+			uint64_t cfa = (r.kind == ROW_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
+			if (cfa <= sp || cfa > stack_hi || cfa - sp < 8) {
+				rc = FRAMETAB_BAD_STACK;
+				break;
+			}
+			pc = load(cfa - 8);
+			if (r.rbp_off) {
+				uint64_t at = cfa + (uint64_t)(int64_t)r.rbp_off;
+				if (at < lowest || at + 8 > stack_hi) {
+					rc = FRAMETAB_BAD_STACK;
+					break;
+				}
+				bp = load(at);
+			}
+			sp = cfa;
+			exact = 0;
+		}
+		if (pc < 0x4000) /* where libunwind's trace stops too */
+			break;
+		ips[n++] = pc;
+	}
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&set.seq, memory_order_relaxed) != seq)
+		return FRAMETAB_CHANGED;
+	return rc < 0 ? rc : (int)n;
+}

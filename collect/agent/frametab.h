@@ -1,0 +1,37 @@
+/*
+ * frametab.h - the agent's table-driven unwinder (frametab.c): frame tables
+ * built from each loaded object's .eh_frame when it is mapped, and a walk
+ * over them that reads the stack and nothing else. No dependency on the
+ * rest of the agent, so a unit test can compare it with libunwind.
+ */
+#ifndef IPSCOPE_FRAMETAB_H
+#define IPSCOPE_FRAMETAB_H
+
+#include <link.h>
+#include <stdint.h>
+
+/* Why a walk gave up (frametab_unwind's negative returns), for the statistics of a debug build. */
+enum frametab_stop {
+	FRAMETAB_NO_TABLE = -1, /* a pc outside every table, or in a gap between FDEs */
+	FRAMETAB_UNMODELLED = -2, /* a CFA rule the table does not express (expressions, other registers) */
+	FRAMETAB_BAD_STACK = -3, /* a read outside [sp, stack_hi), or a CFA that does not climb */
+	FRAMETAB_CHANGED = -4, /* the tables were being republished meanwhile */
+};
+
+/* Build tables for the objects iterate lists that have none, retire those no longer listed; not in a
+ * signal handler (it maps memory and parses), one caller at a time (modules.c's lock). */
+void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *));
+/* A forked child: a rescan the fork interrupted in another thread is forgotten (tables are kept). */
+void frametab_forget(void);
+/*
+ * Walk the stack from pc, sp, bp (pc exact: an interrupted or current pc, not a return address) into
+ * ips (ips[0] = pc), at most cap frames, reading only [sp, stack_hi) of the stack. The number of frames
+ * when the walk reached the end of the stack or cap, else a negative enum frametab_stop (the caller
+ * unwinds another way). Async-signal-safe: no lock, no allocation, no system call.
+ */
+int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
+		    uint32_t cap);
+/* Tables published, rows in them (for tests and statistics). */
+void frametab_stats(uint32_t *tables, uint64_t *rows);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * test_frametab.c - unit_frametab: the agent's table walk (collect/agent/frametab.c) against
+ * libunwind's unw_backtrace (what the agent used alone before, and still falls back to) on the
+ * same contexts, in this process: deep -O2 recursion without frame pointers, -O0 recursion, a C++
+ * std::sort comparator, libc's qsort calling back through its PLT, from a signal handler's
+ * interrupted context and from inside the handler (through the kernel's __restore_rt), and from
+ * thousands of interrupted pcs a CPU-time timer picks (prologues, epilogues, PLT stubs, libc).
+ * Where the walk answers, its stack must be libunwind's, frame for frame; where it declines, the
+ * agent asks libunwind, so declining is allowed but must stay rare (checked too).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "../check.h"
+#include "frametab.h"
+#include "frametab_shared.h"
+
+#define CAP 1024
+
+static uint64_t stack_lo, stack_hi;
+static int compared, answered;
+
+static void print_stack(const char *name, const uint64_t *ips, int n)
+{
+	fprintf(stderr, "  %s (%d):", name, n);
+	for (int i = 0; i < n && i < 40; i++)
+		fprintf(stderr, " %llx", (unsigned long long)ips[i]);
+	fputc('\n', stderr);
+}
+
+/* ours[0..n) against theirs[0..m): equal, or explain. */
+static void check_equal(const char *what, const uint64_t *ours, int n, const uint64_t *theirs, int m)
+{
+	compared++;
+	int same = n == m && memcmp(ours, theirs, (size_t)n * sizeof *ours) == 0;
+	CHECKF(same, "%s: the table walk and libunwind differ", what);
+	if (!same) {
+		print_stack("tables", ours, n);
+		print_stack("libunwind", theirs, m);
+	}
+}
+
+__attribute__((noinline)) void compare_here(const char *what)
+{
+	uint64_t pc, sp, bp, ours[CAP];
+	void *theirs[CAP];
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
+	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP);
+	int m = unw_backtrace(theirs, CAP);
+	CHECKF(n > 1, "%s: the table walk declined (%d)", what, n);
+	CHECKF(m > 1, "%s: libunwind found no stack", what);
+	if (n > 1 && m > 1) {
+		answered++;
+		/* ours[0] is a pc in here, theirs[0] the return into here: the callers must be the same */
+		check_equal(what, ours + 1, n - 1, (const uint64_t *)theirs + 1, m - 1);
+	}
+}
+
+/* ---- the contexts ---- */
+
+static volatile int sink;
+
+__attribute__((noinline)) static int o2_recurse(int depth, void (*at_bottom)(void))
+{
+	if (depth == 0) {
+		at_bottom();
+		return 0;
+	}
+	int r = o2_recurse(depth - 1, at_bottom);
+	sink += r; /* no tail call */
+	return r + depth;
+}
+
+static void bottom_compare(void)
+{
+	compare_here("-O2 recursion, 300 frames");
+}
+
+/* A call that ends its function: the return address is the next function's first byte (or padding),
+ * so only a lookup at return address - 1 finds the caller's rule. */
+static jmp_buf back;
+__attribute__((noreturn, noinline)) static void compare_then_jump(void)
+{
+	compare_here("a noreturn call ending its function");
+	longjmp(back, 1);
+}
+
+__attribute__((noinline)) static void ends_in_noreturn_call(int x)
+{
+	if (x)
+		sink++;
+	compare_then_jump();
+}
+
+static int qsort_calls;
+static int by_value(const void *a, const void *b)
+{
+	if (qsort_calls++ == 10)
+		compare_here("qsort (libc through the PLT) calling back");
+	return *(const int *)a - *(const int *)b;
+}
+
+/* In a signal handler: from the interrupted context, and from here through __restore_rt. */
+static void compare_context(const char *what, const ucontext_t *uc, int require)
+{
+	uint64_t ours[CAP];
+	void *theirs[CAP];
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int n = frametab_unwind(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP], (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
+				stack_lo, stack_hi, ours, CAP);
+	int m = unw_backtrace(theirs, CAP);
+	int first = -1;
+	for (int i = 0; i < m && i < 8; i++)
+		if ((uint64_t)theirs[i] == pc) {
+			first = i;
+			break;
+		}
+	if (require)
+		CHECKF(n > 0, "%s: the table walk declined (%d)", what, n);
+	if (n > 0)
+		answered++;
+	if (n > 0 && first >= 0)
+		check_equal(what, ours, n, (const uint64_t *)theirs + first, m - first);
+}
+
+static int in_handler_done;
+static void on_usr1(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	compare_context("a signal's interrupted context", ctx, 1);
+	compare_here("inside a signal handler, through __restore_rt");
+	in_handler_done = 1;
+}
+
+static void bottom_raise(void)
+{
+	raise(SIGUSR1);
+}
+
+/* ---- sampling: many interrupted pcs ---- */
+
+static int samples, declined[5];
+static uint64_t declined_pc[5][4]; /* the first few, to name in a failure */
+static void on_prof(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	const ucontext_t *uc = ctx;
+	uint64_t ours[CAP];
+	int n = frametab_unwind((uint64_t)uc->uc_mcontext.gregs[REG_RIP], (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP);
+	samples++;
+	if (n < 0 && -n < 5 && declined[-n]++ < 4)
+		declined_pc[-n][declined[-n] - 1] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (n > 0)
+		compare_context("a sampled pc", uc, 0);
+}
+
+__attribute__((noinline)) static long o2_spin(long n)
+{
+	long s = 0;
+	char buf[32];
+	unsigned seed = 1;
+	for (long i = 0; i < n; i++) {
+		s += rand_r(&seed) & 7; /* through the PLT */
+		snprintf(buf, sizeof buf, "%ld", i & 1023);
+		s += buf[0];
+	}
+	return s;
+}
+
+static pthread_t target;
+static atomic_int stop;
+static void *signal_often(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		pthread_kill(target, SIGPROF);
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void bottom_spin(void)
+{
+	long s = 0;
+	for (int round = 0; round < 400; round++) {
+		s += o2_spin(2000);
+		s += o0_spin(20000);
+		s += cxx_spin(20000);
+	}
+	sink += (int)s;
+}
+
+int main(void)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	CHECK(pthread_getattr_np(pthread_self(), &attr) == 0);
+	CHECK(pthread_attr_getstack(&attr, &addr, &size) == 0);
+	pthread_attr_destroy(&attr);
+	stack_lo = (uint64_t)(uintptr_t)addr;
+	stack_hi = stack_lo + size;
+
+	frametab_rescan(dl_iterate_phdr);
+	uint32_t tables;
+	uint64_t rows;
+	frametab_stats(&tables, &rows);
+	CHECKF(tables >= 3 && rows > 1000, "%u tables, %llu rows", tables, (unsigned long long)rows);
+
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
+	compare_here("main");
+	o2_recurse(300, bottom_compare);
+	o0_recurse(200);
+	cxx_sort_and_compare();
+	int values[64];
+	for (int i = 0; i < 64; i++)
+		values[i] = (i * 29) % 64;
+	qsort(values, 64, sizeof *values, by_value);
+	if (!setjmp(back))
+		ends_in_noreturn_call(1);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGUSR1, &sa, NULL);
+	o2_recurse(50, bottom_raise);
+	CHECK(in_handler_done);
+
+	/* A walk must decline, not crash, on a stack it was not given. */
+	uint64_t ips[4];
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4) ==
+	      FRAMETAB_BAD_STACK);
+
+	sa.sa_sigaction = on_prof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGPROF, &sa, NULL);
+	/* A thread signals this one every 20 us (a CPU-time timer ticks at 4 ms here). */
+	pthread_t sampler;
+	target = pthread_self();
+	CHECK(pthread_create(&sampler, NULL, signal_often, NULL) == 0);
+	o2_recurse(20, bottom_spin);
+	atomic_store(&stop, 1);
+	pthread_join(sampler, NULL);
+	for (int r = 1; r < 5; r++)
+		for (int i = 0; i < declined[r] && i < 4; i++) {
+			Dl_info info;
+			const char *name = dladdr((void *)(uintptr_t)declined_pc[r][i], &info) && info.dli_sname ? info.dli_sname : "?";
+			fprintf(stderr, "  declined (%d) at %llx %s\n", -r, (unsigned long long)declined_pc[r][i], name);
+		}
+
+	int fell_back = declined[1] + declined[2] + declined[3] + declined[4];
+	fprintf(stderr, "unit_frametab: %d stacks compared; %d samples, declined: no table %d, unmodelled %d, "
+			"bad stack %d, changed %d\n",
+		compared, samples, declined[1], declined[2], declined[3], declined[4]);
+	CHECKF(samples >= 100, "%d samples", samples);
+	CHECKF(fell_back * 20 <= samples, "the walk declined %d of %d samples", fell_back, samples);
+	CHECKF(compared >= 100, "%d stacks compared", compared);
+	return check_failures ? 1 : 0;
+}
