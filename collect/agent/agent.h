@@ -47,6 +47,7 @@
 #define AGENT_EXPORT __attribute__((visibility("default")))
 
 struct stack_table;
+struct frametab_cache;
 
 /* What collect asked for, copied out of shared memory once at attach. */
 struct agent_config {
@@ -96,6 +97,7 @@ struct agent_thread {
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	struct stack_table *stacks;
 	uint64_t stack_lo, stack_hi; /* this thread's stack (capture_warm_up); 0: unknown, libunwind unwinds */
+	struct frametab_cache *frame_cache; /* the rows its walks looked up (frametab.c) */
 	/*
 	 * Ring writers outside the sampling handler (alloc_hooks.c): depth (at the
 	 * top) is 1 while one writes, and whatever interrupts it on this thread (the
@@ -418,6 +420,8 @@ static inline int free_seen(struct agent_thread *self, void *p, uint16_t flags)
 /* At a thread's start: find its stack's bounds (the table walk reads nothing else), and unwind once
  * outside a signal handler so libunwind sets up its cache. */
 void capture_warm_up(void);
+/* At its end (sampling stopped): unmap what capture_warm_up set up. */
+void capture_thread_end(void);
 /*
  * The stack of the calling thread as an agent-wide stack id, its definition
  * written to ring when new; UINT32_MAX when it could not be recorded. From a

@@ -78,6 +78,8 @@ void capture_warm_up(void)
 		}
 		pthread_attr_destroy(&attr);
 	}
+	if (!agent_self.frame_cache)
+		agent_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
 	agent_self.internal--;
 	void *ips[64];
 	unw_backtrace(ips, 64);
@@ -112,6 +114,13 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 	return n;
 }
 
+void capture_thread_end(void)
+{
+	frametab_cache_free(agent_self.frame_cache);
+	agent_self.frame_cache = NULL;
+	agent_self.stack_lo = agent_self.stack_hi = 0;
+}
+
 uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 {
 	uint32_t max = agent_config.max_frames; /* collect keeps it <= 1024 */
@@ -131,7 +140,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 					 : "=r"(pc), "=r"(sp), "=r"(bp));
 		}
 		n = frametab_unwind(pc, sp, bp, agent_self.stack_lo, agent_self.stack_hi, ips,
-				    uc ? max + 1 : max + lead);
+				    uc ? max + 1 : max + lead, agent_self.frame_cache);
 		COUNT(walks);
 		if (n < 0)
 			COUNT(fallbacks[-n]);

@@ -744,48 +744,52 @@ __attribute__((no_sanitize_address)) static inline uint64_t load(uint64_t at)
 }
 
 /*
- * The rows of recent lookups, shared by all threads: a pc's row in one slot of two words, written
- * without a lock by whoever looked it up. A reader takes a slot only if its key is the pc mixed
- * with the value and the tables' sequence count, so a slot that two writers tore, or one from
- * before a rescan, is a miss (a false hit needs a 64-bit coincidence), never a wrong row.
+ * The rows of recent lookups, one cache per thread (the caller's): a slot is the lookup pc and its
+ * row, indexed by the pc's low bits, so a hit is a load and a compare. A thread never runs two
+ * walks at once (the agent's handler does not unwind inside a hook, nor a hook inside the
+ * handler), and busy makes sure of it: a walk that finds the cache busy goes without it. The
+ * sequence count it was filled under empties it after a rescan.
  */
-#define CACHE_BITS 12
-static struct cache_slot {
-	_Atomic uint64_t key, value;
-} cache[1u << CACHE_BITS];
+#define CACHE_SLOTS 1024u
 
-static inline uint64_t mix(uint64_t x)
+struct frametab_cache {
+	uint32_t seq;
+	volatile uint32_t busy;
+	struct cache_slot {
+		uint64_t pc; /* 0: empty */
+		int32_t cfa_off;
+		int16_t rbp_off;
+		uint8_t kind, pad;
+	} slot[CACHE_SLOTS];
+};
+
+struct frametab_cache *frametab_cache_new(void)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	void *m = mmap(NULL, sizeof(struct frametab_cache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct frametab_cache *c = m;
+	c->seq = 1; /* never a published count's value at rest (those are even) */
+	return c;
 }
 
-static inline uint64_t pack(const struct row *r)
+void frametab_cache_free(struct frametab_cache *c)
 {
-	return (uint64_t)r->kind | (uint64_t)(uint16_t)r->rbp_off << 8 | (uint64_t)(uint32_t)r->cfa_off << 24;
-}
-
-static inline struct cache_slot *slot_of(uint64_t pc)
-{
-	return &cache[(pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
+	if (c)
+		munmap(c, sizeof *c);
 }
 
 /* The row for pc (kind ROW_NONE when none), by the cache or the tables; *t_out: its table, when looked up. */
-static inline struct row lookup(uint64_t pc, uint64_t salt, const struct table **t_out)
+static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const struct table **t_out)
 {
-	struct cache_slot *c = slot_of(pc);
-	uint64_t key = atomic_load_explicit(&c->key, memory_order_relaxed);
-	uint64_t value = atomic_load_explicit(&c->value, memory_order_relaxed);
-	struct row r = { 0, 0, 0, ROW_NONE, 0 };
+	struct cache_slot *slot = c ? &c->slot[(pc ^ (pc >> 10)) & (CACHE_SLOTS - 1)] : NULL;
 	*t_out = NULL;
-	if ((key ^ mix(value ^ salt)) == pc) {
-		r.kind = (uint8_t)value;
-		r.rbp_off = (int16_t)(uint16_t)(value >> 8);
-		r.cfa_off = (int32_t)(uint32_t)(value >> 24);
+	struct row r = { 0, 0, 0, ROW_NONE, 0 };
+	if (slot && slot->pc == pc) {
+		r.cfa_off = slot->cfa_off;
+		r.rbp_off = slot->rbp_off;
+		r.kind = slot->kind;
 		return r;
 	}
 	const struct table *t = table_of(pc);
@@ -794,16 +798,17 @@ static inline struct row lookup(uint64_t pc, uint64_t salt, const struct table *
 	if (!found)
 		return r;
 	r = *found;
-	if (r.kind == ROW_RSP || r.kind == ROW_RBP || r.kind == ROW_END) {
-		value = pack(&r);
-		atomic_store_explicit(&c->value, value, memory_order_relaxed);
-		atomic_store_explicit(&c->key, pc ^ mix(value ^ salt), memory_order_relaxed);
+	if (slot && (r.kind == ROW_RSP || r.kind == ROW_RBP || r.kind == ROW_END)) {
+		slot->pc = pc;
+		slot->cfa_off = r.cfa_off;
+		slot->rbp_off = r.rbp_off;
+		slot->kind = r.kind;
 	}
 	return r;
 }
 
 int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
-		    uint32_t cap)
+		    uint32_t cap, struct frametab_cache *cache)
 {
 	if (!cap)
 		return 0;
@@ -812,7 +817,16 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 	uint32_t seq = atomic_load_explicit(&set.seq, memory_order_acquire);
 	if (seq & 1)
 		return FRAMETAB_CHANGED;
-	uint64_t salt = mix((uint64_t)seq + 0x51ed270b27a3f1c3ull);
+	if (cache && cache->busy)
+		cache = NULL;
+	if (cache) {
+		cache->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (cache->seq != seq) {
+			memset(cache->slot, 0, sizeof cache->slot);
+			cache->seq = seq;
+		}
+	}
 	uint32_t n = 0;
 	int exact = 1, rc = 0;
 	/* An epilogue past its pop of rbp may still name the slot (gcc leaves the rule): in the red zone. */
@@ -821,7 +835,7 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 	while (n < cap) {
 		/* A return address is the instruction after a call: its caller's rule is the one before it. */
 		const struct table *t;
-		struct row r = lookup(exact ? pc : pc - 1, salt, &t);
+		struct row r = lookup(exact ? pc : pc - 1, cache, &t);
 		if (r.kind == ROW_OTHER && t && is_sigreturn(t, pc)) {
 			/* The ucontext the kernel pushed is where the handler returned to. */
 			uint64_t uc = sp, greg = offsetof(ucontext_t, uc_mcontext.gregs);
@@ -867,7 +881,14 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 		ips[n++] = pc;
 	}
 	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&set.seq, memory_order_relaxed) != seq)
+	uint32_t now = atomic_load_explicit(&set.seq, memory_order_relaxed);
+	if (cache) {
+		if (now != seq)
+			cache->seq = 1; /* what it learnt may be torn: empty it next time */
+		atomic_signal_fence(memory_order_seq_cst);
+		cache->busy = 0;
+	}
+	if (now != seq)
 		return FRAMETAB_CHANGED;
 	return rc < 0 ? rc : (int)n;
 }

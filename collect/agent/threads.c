@@ -338,6 +338,7 @@ void agent_thread_end(void)
 	agent_self.internal++;
 	stack_table_free(agent_self.stacks);
 	agent_self.stacks = NULL;
+	capture_thread_end();
 	agent_self.registered = 0;
 	agent_self.internal--;
 }

@@ -30,6 +30,7 @@
 #define CAP 1024
 
 static uint64_t stack_lo, stack_hi;
+static struct frametab_cache *cache; /* one, as a thread of the agent has: the handlers' walks find it busy or not */
 static int compared, answered;
 
 static void print_stack(const char *name, const uint64_t *ips, int n)
@@ -57,7 +58,7 @@ __attribute__((noinline)) void compare_here(const char *what)
 	uint64_t pc, sp, bp, ours[CAP];
 	void *theirs[CAP];
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
-	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP);
+	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP, cache);
 	int m = unw_backtrace(theirs, CAP);
 	CHECKF(n > 1, "%s: the table walk declined (%d)", what, n);
 	CHECKF(m > 1, "%s: libunwind found no stack", what);
@@ -119,7 +120,7 @@ static void compare_context(const char *what, const ucontext_t *uc, int require)
 	void *theirs[CAP];
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int n = frametab_unwind(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP], (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
-				stack_lo, stack_hi, ours, CAP);
+				stack_lo, stack_hi, ours, CAP, cache);
 	int m = unw_backtrace(theirs, CAP);
 	int first = -1;
 	for (int i = 0; i < m && i < 8; i++)
@@ -161,7 +162,7 @@ static void on_prof(int sig, siginfo_t *si, void *ctx)
 	const ucontext_t *uc = ctx;
 	uint64_t ours[CAP];
 	int n = frametab_unwind((uint64_t)uc->uc_mcontext.gregs[REG_RIP], (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP);
+				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP, cache);
 	samples++;
 	if (n < 0 && -n < 5 && declined[-n]++ < 4)
 		declined_pc[-n][declined[-n] - 1] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -218,6 +219,8 @@ int main(void)
 	stack_hi = stack_lo + size;
 
 	frametab_rescan(dl_iterate_phdr);
+	cache = frametab_cache_new();
+	CHECK(cache != NULL);
 	uint32_t tables;
 	uint64_t rows;
 	frametab_stats(&tables, &rows);
@@ -245,7 +248,7 @@ int main(void)
 
 	/* A walk must decline, not crash, on a stack it was not given. */
 	uint64_t ips[4];
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
 	      FRAMETAB_BAD_STACK);
 
 	sa.sa_sigaction = on_prof;
