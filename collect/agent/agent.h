@@ -447,5 +447,7 @@ void stack_table_free(struct stack_table *table);
 void modules_rescan(void);
 /* A forked child: every module is to be recorded again, for its own pid. */
 void modules_forget(void);
+/* Build the frame tables walks asked for (the agent's thread, now and then). */
+void modules_build_tables(void);
 
 #endif

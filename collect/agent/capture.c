@@ -10,8 +10,9 @@
  * From a signal handler it starts at the interrupted context (its pc is
  * exact); elsewhere at a pc inside capture_stack, so the agent's frames come
  * first and are dropped (the hooks', however the compiler inlined them, or
- * the caller's count). The walk reads only the thread's stack as
- * pthread_getattr_np gave it at the thread's start (capture_warm_up).
+ * the caller's count). The walk reads only the thread's stack, as
+ * pthread_getattr_np gave it at the thread's start (the initial thread's:
+ * below _start's sp), see capture_warm_up.
  *
  * Whatever the tables cannot say (a pc outside them, a frame whose rule is a
  * DWARF expression or in another register, a stack it does not know: a
@@ -30,6 +31,8 @@
 #include "agent.h"
 
 #include <libunwind.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "frametab.h"
 #include "trace.h"
@@ -39,7 +42,6 @@
 
 #ifdef IPSCOPE_FRAMETAB_STATS
 #include <stdio.h>
-#include <unistd.h>
 /* Counts for a measuring build only: walks, and fallbacks by reason (enum frametab_stop, negated). */
 static _Atomic uint64_t walks, fallbacks[5];
 
@@ -64,19 +66,30 @@ __attribute__((destructor)) static void print_stats(void)
 #define COUNT(x) ((void)0)
 #endif
 
+extern void *__libc_stack_end; /* ld.so's: the initial thread's sp at _start */
+
 void capture_warm_up(void)
 {
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
 	agent_self.stack_lo = agent_self.stack_hi = 0;
-	agent_self.internal++; /* pthread_getattr_np allocates (and reads /proc/self/maps for the main thread) */
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			agent_self.stack_lo = (uint64_t)(uintptr_t)addr;
-			agent_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
+	agent_self.internal++; /* pthread_getattr_np allocates */
+	if ((pid_t)agent_gettid() == getpid()) {
+		/* The initial thread: its frames are all below _start's sp (pthread_getattr_np would read
+		 * /proc/self/maps through a descriptor of its own to say more). */
+		struct rlimit rl;
+		uint64_t size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < (1ull << 32) ? rl.rlim_cur : 1ull << 32;
+		agent_self.stack_hi = (uint64_t)(uintptr_t)__libc_stack_end;
+		agent_self.stack_lo = agent_self.stack_hi > size ? agent_self.stack_hi - size : 0;
+	} else {
+		pthread_attr_t attr;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+			if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+				agent_self.stack_lo = (uint64_t)(uintptr_t)addr;
+				agent_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
+			}
+			pthread_attr_destroy(&attr);
 		}
-		pthread_attr_destroy(&attr);
 	}
 	if (!agent_self.frame_cache)
 		agent_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */

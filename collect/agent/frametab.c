@@ -59,24 +59,32 @@ struct row {
 	uint8_t pad;
 };
 
-struct table {
-	uint64_t base, end; /* the pcs it covers */
-	uint64_t text_lo, text_hi; /* the executable segment holding base (code bytes may be read there) */
-	uint64_t load_bias, hdr, fingerprint; /* identity, to take it again after a dlclose/dlopen */
+/* One object's rows, built once into a read-only mapping. */
+struct rows {
+	uint64_t base, end; /* the pcs its FDEs cover */
 	uint32_t nrows, npages;
 	const struct row *rows;
 	const uint32_t *pages; /* pages[i]: the last row starting at or before i KiB from base */
-	size_t bytes;
-	struct table *next; /* every table ever built */
+};
+
+/* One loaded object, from a pool: never freed, so a reader's pointer stays good. */
+struct table {
+	uint64_t text_lo, text_hi; /* its executable segment: the pcs it answers for */
+	uint64_t load_bias, hdr, fingerprint; /* identity, to take it again after a dlclose/dlopen */
+	const struct rows *_Atomic rows; /* NULL until built */
+	_Atomic int wanted; /* a walk met it unbuilt */
+	struct table *next; /* every table made */
 };
 
 static struct {
 	_Atomic uint32_t seq; /* odd while the writer changes what follows */
 	uint32_t count;
-	struct table *table[MAX_TABLES]; /* sorted by base */
+	struct table *table[MAX_TABLES]; /* sorted by text_lo */
 } set;
 
-static struct table *all_tables;
+static struct table pool[2 * MAX_TABLES], *all_tables;
+static uint32_t pool_used;
+static _Atomic int wanted_any;
 
 /* ---- reading the loaded image ---- */
 
@@ -195,6 +203,11 @@ struct builder {
 	size_t bytes;
 	uint64_t base;
 	int failed;
+	/* The last CIE, parsed and its initial instructions run: FDEs share a few CIEs, in runs. */
+	const uint8_t *cie_at;
+	int cie_parsed, cie_ok;
+	struct cie cie;
+	struct cfa_state cie_state;
 };
 
 static struct rule *rule_of(struct cfa_state *s, uint64_t reg, uint64_t ra_reg)
@@ -277,10 +290,12 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 		       int emitting)
 {
 	struct cfa_state stack[STATE_STACK];
-	int depth = 0;
+	int depth = 0, changed = 1; /* since the last row: whether to classify at the next advance */
 	struct cursor c = { p, end, 0 };
 	while (c.p < c.end && !c.bad) {
 		uint8_t op = get_u8(&c);
+		if ((op >> 6) != 1 && (op < 0x01 || op > 0x04))
+			changed = 1; /* not an advance (nop and args_size too, harmlessly) */
 		uint64_t reg, delta = 0;
 		int64_t off;
 		struct rule *r;
@@ -397,8 +412,9 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 		}
 		continue;
 	advance:
-		if (emitting && *loc < loc_end)
+		if (emitting && changed && *loc < loc_end)
 			emit(b, *loc, classify(s, cie->signal));
+		changed = 0;
 		*loc += delta;
 	}
 	return c.bad ? -1 : 0;
@@ -470,12 +486,23 @@ static void add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit)
 	uint64_t cie_ptr = get_fixed(&c, 4);
 	if (!cie_ptr || cie_ptr > (uint64_t)(id_at - (const uint8_t *)0))
 		return;
-	struct cie cie;
-	if (parse_cie(id_at - cie_ptr, limit, &cie) < 0)
-		return;
-	uint64_t start = get_encoded(&c, cie.fde_enc, 0);
-	uint64_t range = get_encoded(&c, cie.fde_enc & 0x0f, 0);
-	if (cie.has_z) {
+	const uint8_t *cie_at = id_at - cie_ptr;
+	if (cie_at != b->cie_at) {
+		static const struct cfa_state at_call = { 7, 8, 0, { W_SAME, 0 }, { W_SAME, 0 }, { W_SAME, 0 } };
+		uint64_t loc = 0;
+		b->cie_at = cie_at;
+		b->cie_state = at_call;
+		b->cie_parsed = parse_cie(cie_at, limit, &b->cie) == 0;
+		b->cie_ok = b->cie_parsed &&
+			    run_program(b, &b->cie, b->cie.insns, b->cie.end, &b->cie_state, &at_call, &loc, 0, 0) == 0 &&
+			    loc == 0;
+	}
+	if (!b->cie_parsed)
+		return; /* a gap in the table: libunwind's */
+	const struct cie *cie = &b->cie;
+	uint64_t start = get_encoded(&c, cie->fde_enc, 0);
+	uint64_t range = get_encoded(&c, cie->fde_enc & 0x0f, 0);
+	if (cie->has_z) {
 		uint64_t len = get_uleb(&c);
 		if (len > (uint64_t)(c.end - c.p))
 			return;
@@ -483,19 +510,12 @@ static void add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit)
 	}
 	if (c.bad || !range || start < b->base)
 		return;
-	struct cfa_state initial = { 7, 8, 0, { W_SAME, 0 }, { W_SAME, 0 }, { W_SAME, 0 } }, s;
+	struct cfa_state s = b->cie_state;
 	uint64_t loc = start, end = start + range;
-	s = initial;
-	if (run_program(b, &cie, cie.insns, cie.end, &s, &initial, &loc, end, 0) < 0 || loc != start) {
+	if (!b->cie_ok || run_program(b, cie, c.p, c.end, &s, &b->cie_state, &loc, end, 1) < 0)
 		emit(b, start, (struct row){ 0, 0, 0, ROW_OTHER, 0 });
-	} else {
-		initial = s;
-		if (run_program(b, &cie, c.p, c.end, &s, &initial, &loc, end, 1) < 0) {
-			emit(b, start, (struct row){ 0, 0, 0, ROW_OTHER, 0 });
-		} else if (loc < end) {
-			emit(b, loc, classify(&s, cie.signal));
-		}
-	}
+	else if (loc < end)
+		emit(b, loc, classify(&s, cie->signal));
 	emit(b, end, (struct row){ 0, 0, 0, ROW_NONE, 0 });
 }
 
@@ -559,19 +579,19 @@ static void free_builder(struct builder *b)
 		munmap(b->rows, b->bytes);
 }
 
-static struct table *build_table(const struct object *o)
+static const struct rows *build_rows(const struct object *o)
 {
 	if (!o->fde_count)
 		return NULL;
 	const uint8_t *seg_end = (const uint8_t *)(uintptr_t)o->seg_hi;
-	struct builder b = { NULL, 0, 0, 0, 0, 0 };
+	struct builder b;
+	memset(&b, 0, sizeof b);
 	int32_t first;
 	memcpy(&first, o->table, 4);
 	b.base = o->hdr + (uint64_t)(int64_t)first;
 	uint64_t end = b.base;
 	for (uint64_t i = 0; i < o->fde_count && !b.failed; i++) {
-		int32_t loc, fde;
-		memcpy(&loc, o->table + 8 * i, 4);
+		int32_t fde;
 		memcpy(&fde, o->table + 8 * i + 4, 4);
 		uint64_t at = o->hdr + (uint64_t)(int64_t)fde;
 		if (at < o->seg_lo || at >= o->seg_hi)
@@ -586,13 +606,13 @@ static struct table *build_table(const struct object *o)
 	}
 	uint64_t span = end - b.base;
 	uint32_t npages = (uint32_t)(span >> PAGE_SHIFT) + 2;
-	size_t bytes = sizeof(struct table) + (size_t)b.nrows * sizeof(struct row) + (size_t)npages * 4;
+	size_t bytes = sizeof(struct rows) + (size_t)b.nrows * sizeof(struct row) + (size_t)npages * 4;
 	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		free_builder(&b);
 		return NULL;
 	}
-	struct table *t = m;
+	struct rows *t = m;
 	struct row *rows = (struct row *)(t + 1);
 	uint32_t *pages = (uint32_t *)(rows + b.nrows);
 	memcpy(rows, b.rows, (size_t)b.nrows * sizeof(struct row));
@@ -606,59 +626,68 @@ static struct table *build_table(const struct object *o)
 	}
 	t->base = b.base;
 	t->end = end;
-	t->text_lo = o->text_lo;
-	t->text_hi = o->text_hi;
-	t->load_bias = o->bias;
-	t->hdr = o->hdr;
-	t->fingerprint = o->fingerprint;
 	t->nrows = b.nrows;
 	t->npages = npages;
 	t->rows = rows;
 	t->pages = pages;
-	t->bytes = bytes;
-	t->next = all_tables;
-	all_tables = t;
-	/* Read-only from here: the struct is the first page(s) of the mapping, its fields set above. */
-	mprotect(m, bytes, PROT_READ);
+	mprotect(m, bytes, PROT_READ); /* read-only from here: nothing can scribble on what handlers read */
 	return t;
 }
 
-/* ---- the set, and its rescan ---- */
+/* ---- the set, its rescan, and building what walks asked for ---- */
 
 struct rescan {
 	struct table *found[MAX_TABLES];
 	uint32_t n;
+	int eager;
 };
+
+static struct table *known_table(const struct object *o)
+{
+	for (struct table *t = all_tables; t; t = t->next)
+		if (t->load_bias == o->bias && t->hdr == o->hdr && t->fingerprint == o->fingerprint)
+			return t;
+	return NULL;
+}
 
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	struct rescan *r = data;
 	struct object o;
-	if (r->n == MAX_TABLES || find_object(info, &o) < 0)
+	if (r->n == MAX_TABLES || find_object(info, &o) < 0 || !o.text_hi)
 		return 0;
-	struct table *t;
-	for (t = all_tables; t; t = t->next)
-		if (t->load_bias == o.bias && t->hdr == o.hdr && t->fingerprint == o.fingerprint)
-			break;
+	struct table *t = known_table(&o);
+	if (!t && pool_used < sizeof pool / sizeof *pool) {
+		t = &pool[pool_used++];
+		t->text_lo = o.text_lo;
+		t->text_hi = o.text_hi;
+		t->load_bias = o.bias;
+		t->hdr = o.hdr;
+		t->fingerprint = o.fingerprint;
+		t->next = all_tables;
+		all_tables = t;
+	}
 	if (!t)
-		t = build_table(&o);
-	if (t)
-		r->found[r->n++] = t;
+		return 0;
+	if (r->eager && !atomic_load(&t->rows))
+		atomic_store_explicit(&t->rows, build_rows(&o), memory_order_release);
+	r->found[r->n++] = t;
 	return 0;
 }
 
 static struct rescan scan; /* large: static, the writer is one at a time */
 
-void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *))
+void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *), int eager)
 {
 	scan.n = 0;
+	scan.eager = eager;
 	iterate(on_object, &scan);
-	/* insertion sort by base: a few hundred objects at most */
+	/* insertion sort by address: a few hundred objects at most */
 	for (uint32_t i = 1; i < scan.n; i++) {
 		struct table *t = scan.found[i];
 		uint32_t j = i;
-		for (; j && scan.found[j - 1]->base > t->base; j--)
+		for (; j && scan.found[j - 1]->text_lo > t->text_lo; j--)
 			scan.found[j] = scan.found[j - 1];
 		scan.found[j] = t;
 	}
@@ -668,6 +697,30 @@ void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void 
 	memcpy(set.table, scan.found, scan.n * sizeof *scan.found);
 	set.count = scan.n;
 	atomic_store_explicit(&set.seq, (seq | 1) + 1, memory_order_release);
+}
+
+int frametab_wanted(void)
+{
+	return atomic_load_explicit(&wanted_any, memory_order_relaxed);
+}
+
+static int on_wanted(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	struct object o;
+	if (find_object(info, &o) < 0)
+		return 0;
+	struct table *t = known_table(&o);
+	if (t && atomic_load(&t->wanted) && !atomic_load(&t->rows))
+		atomic_store_explicit(&t->rows, build_rows(&o), memory_order_release);
+	return 0;
+}
+
+void frametab_build_wanted(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *))
+{
+	if (atomic_exchange(&wanted_any, 0))
+		iterate(on_wanted, NULL); /* the object cannot be unmapped while its callback runs */
 }
 
 void frametab_forget(void)
@@ -682,10 +735,15 @@ void frametab_forget(void)
 
 void frametab_stats(uint32_t *tables, uint64_t *rows)
 {
-	*tables = set.count;
+	*tables = 0;
 	*rows = 0;
-	for (uint32_t i = 0; i < set.count; i++)
-		*rows += set.table[i]->nrows;
+	for (uint32_t i = 0; i < set.count; i++) {
+		const struct rows *r = atomic_load(&set.table[i]->rows);
+		if (r) {
+			++*tables;
+			*rows += r->nrows;
+		}
+	}
 }
 
 /* ---- the walk ---- */
@@ -701,9 +759,9 @@ static const struct table *table_of(uint64_t pc)
 		const struct table *t = set.table[mid];
 		if (!t)
 			return NULL;
-		if (pc < t->base)
+		if (pc < t->text_lo)
 			hi = mid;
-		else if (pc >= t->end)
+		else if (pc >= t->text_hi)
 			lo = mid + 1;
 		else
 			return t;
@@ -711,9 +769,11 @@ static const struct table *table_of(uint64_t pc)
 	return NULL;
 }
 
-static const struct row *row_of(const struct table *t, uint64_t pc)
+static const struct row *row_of(const struct rows *t, uint64_t pc)
 {
-	uint64_t off = pc - t->base; /* pc is in [base, end) */
+	if (pc < t->base || pc >= t->end)
+		return NULL;
+	uint64_t off = pc - t->base;
 	uint64_t page = off >> PAGE_SHIFT;
 	if (page + 1 >= t->npages)
 		return NULL;
@@ -793,8 +853,14 @@ static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const str
 		return r;
 	}
 	const struct table *t = table_of(pc);
-	const struct row *found = t ? row_of(t, pc) : NULL;
+	const struct rows *rows = t ? atomic_load_explicit(&t->rows, memory_order_acquire) : NULL;
+	const struct row *found = rows ? row_of(rows, pc) : NULL;
 	*t_out = t;
+	if (t && !rows && !atomic_load_explicit(&t->wanted, memory_order_relaxed)) {
+		/* Not built yet: whoever builds (outside handlers) is told; libunwind answers meanwhile. */
+		atomic_store_explicit(&t->wanted, 1, memory_order_relaxed);
+		atomic_store_explicit(&wanted_any, 1, memory_order_relaxed);
+	}
 	if (!found)
 		return r;
 	r = *found;

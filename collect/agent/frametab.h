@@ -18,9 +18,14 @@ enum frametab_stop {
 	FRAMETAB_CHANGED = -4, /* the tables were being republished meanwhile */
 };
 
-/* Build tables for the objects iterate lists that have none, retire those no longer listed; not in a
- * signal handler (it maps memory and parses), one caller at a time (modules.c's lock). */
-void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *));
+/* Publish the objects iterate lists, forget those no longer listed; eager: build their rows now, else
+ * when a walk needs them (frametab_build_wanted). Not in a signal handler (it maps memory and parses),
+ * one caller at a time with the next (modules.c's lock). */
+void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *), int eager);
+/* Whether a walk met an object whose rows are not built yet. Async-signal-safe. */
+int frametab_wanted(void);
+/* Build the rows walks asked for; the same rules as frametab_rescan. */
+void frametab_build_wanted(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *));
 /* A forked child: a rescan the fork interrupted in another thread is forgotten (tables are kept). */
 void frametab_forget(void);
 /* A thread's cache of rows it looked up (16 KiB, mmap'd); NULL when out of memory. Not in a handler. */
@@ -36,7 +41,7 @@ void frametab_cache_free(struct frametab_cache *cache);
  */
 int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
 		    uint32_t cap, struct frametab_cache *cache);
-/* Tables published, rows in them (for tests and statistics). */
+/* Objects with rows built, rows in them (for tests and statistics). */
 void frametab_stats(uint32_t *tables, uint64_t *rows);
 
 #endif

@@ -4,6 +4,9 @@
  * bias, PT_LOAD segments and the GNU build-id, read from the loaded image
  * itself so it describes exactly what ran.
  *
+ * It also keeps the unwinder's frame tables (frametab.c) in step with the
+ * same objects.
+ *
  * modules_rescan() runs at start-up, after every dlopen/dlclose and at exit,
  * with the sampling signal blocked and under the agent's modules lock. It
  * copies what it needs while the loader lists the objects and writes the
@@ -226,10 +229,28 @@ void modules_rescan(void)
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();
-	frametab_rescan(agent_libc.dl_iterate_phdr); /* the unwinder's tables, before the program can run there */
+	/* The unwinder's tables. When only CPU samples are taken their rows are built as walks first need
+	 * them, by the agent's thread (modules_build_tables, within 100 ms): a short process never pays for
+	 * them (4 ms of CPU for libc's and a C program's, 11 for python's). Allocations, which unwind tens of
+	 * thousands of times in those 100 ms, and --no-cpu, which has no agent's thread, build them now. */
+	frametab_rescan(agent_libc.dl_iterate_phdr, !agent_config.signal || alloc_state.wanted);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
+}
+
+void modules_build_tables(void)
+{
+	if (!agent_enabled || !frametab_wanted())
+		return;
+	sigset_t old;
+	agent_block_signal(&old);
+	agent_self.internal++;
+	pthread_mutex_lock(&modules_lock);
+	frametab_build_wanted(agent_libc.dl_iterate_phdr);
+	pthread_mutex_unlock(&modules_lock);
+	agent_self.internal--;
+	agent_restore_signal(&old);
 }
 
 void modules_forget(void)

@@ -4,6 +4,13 @@
  * inside the signal handler, and no lock a signal can deadlock on. Its calls
  * are told from the program's by their return address (libunwind's text).
  *
+ * Since the agent walks its own frame tables first (frametab.c, capture.c),
+ * libunwind unwinds only what those cannot: a pc outside every table, a
+ * frame whose rule is a DWARF expression (PLT stubs, realigned frames), a
+ * thread whose stack bounds the agent does not know, the foreign threads
+ * (foreign.c) and wall mode's blocked ones (wall.c). What follows still
+ * holds for those calls, and for its trace cache's misses.
+ *
  * Its descriptors. The program must see exactly the descriptors it was
  * started with, and be free to close, dup2 over or reuse any number: the
  * agent keeps none of its own (threads.c, sampler.c), and libunwind gets

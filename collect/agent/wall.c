@@ -477,6 +477,7 @@ static void *sampler_main(void *unused)
 	while (!atomic_load(&stopping)) {
 		foreign_wait(deadline); /* or until a foreign thread waits for its sample */
 		foreign_service(&ring);
+		modules_build_tables(); /* the frame tables walks met unbuilt since */
 		uint64_t now = agent_now_ns();
 		if (now < deadline)
 			continue;

@@ -218,11 +218,22 @@ int main(void)
 	stack_lo = (uint64_t)(uintptr_t)addr;
 	stack_hi = stack_lo + size;
 
-	frametab_rescan(dl_iterate_phdr);
+	/* Published unbuilt: the first walk declines and asks for rows, which are built outside it. */
+	frametab_rescan(dl_iterate_phdr, 0);
 	cache = frametab_cache_new();
 	CHECK(cache != NULL);
 	uint32_t tables;
 	uint64_t rows;
+	frametab_stats(&tables, &rows);
+	CHECKF(tables == 0 && !frametab_wanted(), "%u tables built before any walk", tables);
+	uint64_t ips[4];
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	      FRAMETAB_NO_TABLE);
+	CHECK(frametab_wanted());
+	frametab_build_wanted(dl_iterate_phdr);
+	frametab_stats(&tables, &rows);
+	CHECKF(tables == 1 && !frametab_wanted(), "%u tables built for the one object walked", tables);
+	frametab_rescan(dl_iterate_phdr, 1);
 	frametab_stats(&tables, &rows);
 	CHECKF(tables >= 3 && rows > 1000, "%u tables, %llu rows", tables, (unsigned long long)rows);
 
@@ -247,7 +258,6 @@ int main(void)
 	CHECK(in_handler_done);
 
 	/* A walk must decline, not crash, on a stack it was not given. */
-	uint64_t ips[4];
 	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
 	      FRAMETAB_BAD_STACK);
 
