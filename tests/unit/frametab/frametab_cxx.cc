@@ -30,11 +30,11 @@ extern "C" int cxx_sort_and_compare(void)
 
 extern "C" long cxx_spin(long n)
 {
-	std::vector<long> v(64);
-	long s = 0;
+	std::vector<unsigned long> v(64);
+	unsigned long s = 0;
 	for (long i = 0; i < n; i++) {
-		v[i & 63] += i;
+		v[i & 63] += (unsigned long)i;
 		s += v[(i * 7) & 63] >> 2;
 	}
-	return s;
+	return (long)(s >> 1);
 }

@@ -13,8 +13,8 @@ int o0_recurse(int depth)
 
 long o0_spin(long n)
 {
-	long s = 0;
+	unsigned long s = 0;
 	for (long i = 0; i < n; i++)
-		s += i ^ (s >> 3);
-	return s;
+		s += (unsigned long)i ^ (s >> 3);
+	return (long)(s >> 1);
 }

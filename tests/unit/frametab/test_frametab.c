@@ -80,8 +80,8 @@ __attribute__((noinline)) static int o2_recurse(int depth, void (*at_bottom)(voi
 		return 0;
 	}
 	int r = o2_recurse(depth - 1, at_bottom);
-	sink += r; /* no tail call */
-	return r + depth;
+	sink += r & 1; /* no tail call */
+	return (r + depth) & 0xffff;
 }
 
 static void bottom_compare(void)
@@ -172,15 +172,15 @@ static void on_prof(int sig, siginfo_t *si, void *ctx)
 
 __attribute__((noinline)) static long o2_spin(long n)
 {
-	long s = 0;
+	unsigned long s = 0;
 	char buf[32];
 	unsigned seed = 1;
 	for (long i = 0; i < n; i++) {
-		s += rand_r(&seed) & 7; /* through the PLT */
+		s += (unsigned long)rand_r(&seed) & 7; /* through the PLT */
 		snprintf(buf, sizeof buf, "%ld", i & 1023);
-		s += buf[0];
+		s += (unsigned long)buf[0];
 	}
-	return s;
+	return (long)(s >> 1);
 }
 
 static pthread_t target;
@@ -198,13 +198,13 @@ static void *signal_often(void *arg)
 
 static void bottom_spin(void)
 {
-	long s = 0;
+	unsigned long s = 0;
 	for (int round = 0; round < 400; round++) {
-		s += o2_spin(2000);
-		s += o0_spin(20000);
-		s += cxx_spin(20000);
+		s += (unsigned long)o2_spin(2000);
+		s += (unsigned long)o0_spin(20000);
+		s += (unsigned long)cxx_spin(20000);
 	}
-	sink += (int)s;
+	sink += (int)(s & 0xffff);
 }
 
 int main(void)
