@@ -49,7 +49,8 @@
 #define PAGE_SHIFT 10 /* the index's granule: rows of one KiB of text */
 #define STATE_STACK 16
 
-enum row_kind { ROW_NONE, ROW_RSP, ROW_RBP, ROW_END, ROW_OTHER };
+/* ROW_SIGNAL: an FDE of a signal trampoline (augmentation "S"), stepped through by its ucontext. */
+enum row_kind { ROW_NONE, ROW_RSP, ROW_RBP, ROW_END, ROW_OTHER, ROW_SIGNAL };
 
 struct row {
 	uint32_t start; /* pc offset from the table's base: this row holds from here to the next */
@@ -231,8 +232,10 @@ static int simple_rule(const struct rule *r)
 static struct row classify(const struct cfa_state *s, int signal)
 {
 	struct row r = { 0, 0, 0, ROW_OTHER, 0 };
-	if (signal)
+	if (signal) {
+		r.kind = ROW_SIGNAL;
 		return r;
+	}
 	if (s->ra.where == W_UNDEF || s->rbp.where == W_UNDEF) { /* the end of the stack, by the ABI */
 		r.kind = ROW_END;
 		return r;
@@ -790,7 +793,8 @@ static const struct row *row_of(const struct rows *t, uint64_t pc)
 	return t->rows[lo].start <= off ? &t->rows[lo] : NULL;
 }
 
-/* glibc's x86-64 signal restorer: mov $15,%rax; syscall (rt_sigreturn). */
+/* glibc's x86-64 signal restorer: mov $15,%rax; syscall (rt_sigreturn). Only read where an "S" FDE
+ * covers pc, so in an object that is mapped (libc's). */
 static int is_sigreturn(const struct table *t, uint64_t pc)
 {
 	static const uint8_t code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
@@ -902,7 +906,7 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 		/* A return address is the instruction after a call: its caller's rule is the one before it. */
 		const struct table *t;
 		struct row r = lookup(exact ? pc : pc - 1, cache, &t);
-		if (r.kind == ROW_OTHER && t && is_sigreturn(t, pc)) {
+		if (r.kind == ROW_SIGNAL && t && is_sigreturn(t, pc)) {
 			/* The ucontext the kernel pushed is where the handler returned to. */
 			uint64_t uc = sp, greg = offsetof(ucontext_t, uc_mcontext.gregs);
 			if (uc + sizeof(ucontext_t) > stack_hi) {
@@ -922,7 +926,7 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 			if (r.kind == ROW_END)
 				break;
 			if (r.kind != ROW_RSP && r.kind != ROW_RBP) {
-				rc = r.kind == ROW_NONE ? FRAMETAB_NO_TABLE : FRAMETAB_UNMODELLED;
+				rc = r.kind == ROW_NONE ? FRAMETAB_NO_TABLE : FRAMETAB_UNMODELLED; /* or a trampoline of another kind */
 				break;
 			}
 			uint64_t cfa = (r.kind == ROW_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
