@@ -285,6 +285,8 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 void foreign_serviced(int on);
 /* A forked child: forget the parent's threads. */
 void foreign_forget(void);
+/* Wake the agent's thread now (from a handler too: a raw system call, no errno). */
+void foreign_wake_agent(void);
 /* The agent's thread: sleep until deadline (CLOCK_MONOTONIC ns) or a foreign thread's post. */
 void foreign_wait(uint64_t deadline);
 /* The agent's thread: unwind and record every posted sample into ring (AGENT_NO_RING: claims one). */

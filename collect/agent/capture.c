@@ -43,7 +43,7 @@
 #ifdef IPSCOPE_FRAMETAB_STATS
 #include <stdio.h>
 /* Counts for a measuring build only: walks, and fallbacks by reason (enum frametab_stop, negated). */
-static _Atomic uint64_t walks, fallbacks[5];
+static _Atomic uint64_t walks, fallbacks[6];
 
 __attribute__((destructor)) static void print_stats(void)
 {
@@ -53,11 +53,11 @@ __attribute__((destructor)) static void print_stats(void)
 	char line[256];
 	int n = snprintf(line, sizeof line,
 			 "frametab[%d]: %u tables, %llu rows; %llu walks, fallbacks: no-table %llu unmodelled %llu "
-			 "bad-stack %llu changed %llu no-bounds %llu\n",
+			 "bad-stack %llu changed %llu unbuilt %llu no-bounds %llu\n",
 			 (int)getpid(), tables, (unsigned long long)rows, (unsigned long long)walks,
 			 (unsigned long long)fallbacks[1], (unsigned long long)fallbacks[2],
 			 (unsigned long long)fallbacks[3], (unsigned long long)fallbacks[4],
-			 (unsigned long long)fallbacks[0]);
+			 (unsigned long long)fallbacks[5], (unsigned long long)fallbacks[0]);
 	if (n > 0)
 		(void)!write(2, line, (size_t)n);
 }
@@ -157,6 +157,8 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		COUNT(walks);
 		if (n < 0)
 			COUNT(fallbacks[-n]);
+		if (n == FRAMETAB_UNBUILT)
+			foreign_wake_agent(); /* it builds them (modules_build_tables); libunwind answers meanwhile */
 		first = uc ? 0 : skip == CAPTURE_SKIP_AGENT ? -1 : (int)(1 + skip);
 		if (n >= 0 && first > n)
 			first = n;

@@ -229,6 +229,12 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 	}
 }
 
+void foreign_wake_agent(void)
+{
+	atomic_fetch_add(&posts, 1);
+	futex_wake(&posts);
+}
+
 void foreign_wait(uint64_t deadline)
 {
 	static uint32_t seen;

@@ -844,8 +844,9 @@ void frametab_cache_free(struct frametab_cache *c)
 		munmap(c, sizeof *c);
 }
 
-/* The row for pc (kind ROW_NONE when none), by the cache or the tables; *t_out: its table, when looked up. */
-static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const struct table **t_out)
+/* The row for pc (kind ROW_NONE when none), by the cache or the tables; *t_out: its table, when looked up;
+ * *asked: set when this lookup was the first to want an unbuilt object's rows. */
+static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const struct table **t_out, int *asked)
 {
 	struct cache_slot *slot = c ? &c->slot[(pc ^ (pc >> 10)) & (CACHE_SLOTS - 1)] : NULL;
 	*t_out = NULL;
@@ -863,7 +864,8 @@ static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const str
 	if (t && !rows && !atomic_load_explicit(&t->wanted, memory_order_relaxed)) {
 		/* Not built yet: whoever builds (outside handlers) is told; libunwind answers meanwhile. */
 		atomic_store_explicit(&t->wanted, 1, memory_order_relaxed);
-		atomic_store_explicit(&wanted_any, 1, memory_order_relaxed);
+		if (!atomic_exchange_explicit(&wanted_any, 1, memory_order_relaxed))
+			*asked = 1;
 	}
 	if (!found)
 		return r;
@@ -898,14 +900,14 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 		}
 	}
 	uint32_t n = 0;
-	int exact = 1, rc = 0;
+	int exact = 1, rc = 0, asked = 0;
 	/* An epilogue past its pop of rbp may still name the slot (gcc leaves the rule): in the red zone. */
 	uint64_t lowest = sp - 128;
 	ips[n++] = pc;
 	while (n < cap) {
 		/* A return address is the instruction after a call: its caller's rule is the one before it. */
 		const struct table *t;
-		struct row r = lookup(exact ? pc : pc - 1, cache, &t);
+		struct row r = lookup(exact ? pc : pc - 1, cache, &t, &asked);
 		if (r.kind == ROW_SIGNAL && t && is_sigreturn(t, pc)) {
 			/* The ucontext the kernel pushed is where the handler returned to. */
 			uint64_t uc = sp, greg = offsetof(ucontext_t, uc_mcontext.gregs);
@@ -926,7 +928,9 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 			if (r.kind == ROW_END)
 				break;
 			if (r.kind != ROW_RSP && r.kind != ROW_RBP) {
-				rc = r.kind == ROW_NONE ? FRAMETAB_NO_TABLE : FRAMETAB_UNMODELLED; /* or a trampoline of another kind */
+				rc = r.kind != ROW_NONE ? FRAMETAB_UNMODELLED /* or a trampoline of another kind */
+				     : asked	    ? FRAMETAB_UNBUILT
+						    : FRAMETAB_NO_TABLE;
 				break;
 			}
 			uint64_t cfa = (r.kind == ROW_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;

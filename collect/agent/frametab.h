@@ -16,6 +16,7 @@ enum frametab_stop {
 	FRAMETAB_UNMODELLED = -2, /* a CFA rule the table does not express (expressions, other registers) */
 	FRAMETAB_BAD_STACK = -3, /* a read outside [sp, stack_hi), or a CFA that does not climb */
 	FRAMETAB_CHANGED = -4, /* the tables were being republished meanwhile */
+	FRAMETAB_UNBUILT = -5, /* an object's rows are not built yet, and this walk is the first to ask */
 };
 
 /* Publish the objects iterate lists, forget those no longer listed; eager: build their rows now, else
