@@ -15,7 +15,8 @@
  *   wall.c      the agent's thread: wall mode's sampler (blocked threads unwound in place);
  *               in both modes it adopts unknown threads and unwinds foreign ones
  *   capture.c   one backtrace into a stack id (sampler, malloc hooks)
- *   frametab.c  frame tables from .eh_frame and the walk over them (libunwind the fallback)
+ *   frametab.c  frame tables and the walk over them (libunwind the fallback);
+ *               frametab_build.c turns an object's .eh_frame into their rows
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
  *   alloc_hooks.c  the malloc family interposed, bootstrap, set-up, fork

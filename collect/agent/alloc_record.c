@@ -36,12 +36,14 @@
  * its thread's latest allocation (no allocation by that thread since: the
  * agent remembers each thread's latest block, chosen or not).
  *
- * Stacks. capture_stack (libunwind's unw_backtrace, its per-thread fast
- * trace cache) from the hook, without the agent's frames; --max-frames
- * applies. Measured (bench/alloc-overhead, one thread, CPU time of the
- * program and collect): 0.56 us per allocation and its free at 9 frames,
- * 0.73 at 21, 1.29 at 69, about a third of it unwinding. There is no cache
- * of whole stacks by return-address chain: it is the next thing to try. Inside dl_iterate_phdr (a program's callback holding the loader's
+ * Stacks. capture_stack (the agent's frame tables, libunwind where they
+ * cannot answer: capture.c) from the hook, without the agent's frames;
+ * --max-frames applies. Measured (bench/alloc-overhead, one thread, CPU time
+ * of the program and collect): 0.40 us per allocation and its free at 9
+ * frames, 0.51 at 21, 1.03 at 69 (0.49, 0.63, 1.19 with libunwind's
+ * unw_backtrace in the same session). There is no cache of whole stacks by
+ * return-address chain: it is the next thing to try. Inside dl_iterate_phdr
+ * (a program's callback holding the loader's
  * lock) there is no unwinding at all: the stack is the caller of
  * dl_iterate_phdr alone (unwinder.c says why).
  *
