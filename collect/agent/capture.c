@@ -137,9 +137,11 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 
 void capture_thread_end(void)
 {
-	frametab_cache_free(agent_self.frame_cache);
-	agent_self.frame_cache = NULL;
+	struct frametab_cache *cache = agent_self.frame_cache;
 	agent_self.stack_lo = agent_self.stack_hi = 0;
+	agent_self.frame_cache = NULL; /* before it is unmapped: no walk may find it after */
+	atomic_signal_fence(memory_order_seq_cst);
+	frametab_cache_free(cache);
 }
 
 uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)

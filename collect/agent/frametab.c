@@ -51,6 +51,7 @@
 #include <ucontext.h>
 
 #define MAX_TABLES 4096
+#define MAX_PENDING 1024 /* built per rescan; more wait for a walk to ask again */
 
 /* One loaded object, from a pool: never freed, so a reader's pointer stays good. */
 struct table {
@@ -73,11 +74,39 @@ static _Atomic int wanted_any;
 
 /* ---- the set, its rescan, and building what walks asked for ---- */
 
+/* Objects to build once the loader's callback returned: their copies (frametab_copy_object). */
+struct pending {
+	struct table *table;
+	struct object object;
+};
+
 struct rescan {
 	struct table *found[MAX_TABLES];
 	uint32_t n;
 	int eager;
+	struct pending pending[MAX_PENDING];
+	uint32_t npending;
 };
+
+static struct rescan scan; /* large: static, the writer is one at a time */
+
+/* Inside the loader's callback: copy what t's rows are built from, to build them after it. */
+static void defer_build(struct table *t, struct object *o)
+{
+	if (scan.npending == MAX_PENDING || atomic_load(&t->rows) || frametab_copy_object(o) < 0)
+		return;
+	scan.pending[scan.npending++] = (struct pending){ t, *o };
+}
+
+static void build_deferred(void)
+{
+	for (uint32_t i = 0; i < scan.npending; i++) {
+		struct pending *p = &scan.pending[i];
+		atomic_store_explicit(&p->table->rows, frametab_build_rows(&p->object), memory_order_release);
+		frametab_drop_copy(&p->object);
+	}
+	scan.npending = 0;
+}
 
 static struct table *known_table(const struct object *o)
 {
@@ -107,18 +136,17 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (!t)
 		return 0;
-	if (r->eager && !atomic_load(&t->rows))
-		atomic_store_explicit(&t->rows, frametab_build_rows(&o), memory_order_release);
+	if (r->eager)
+		defer_build(t, &o);
 	r->found[r->n++] = t;
 	return 0;
 }
-
-static struct rescan scan; /* large: static, the writer is one at a time */
 
 void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *), int eager)
 {
 	scan.n = 0;
 	scan.eager = eager;
+	scan.npending = 0;
 	iterate(on_object, &scan);
 	/* insertion sort by address: a few hundred objects at most */
 	for (uint32_t i = 1; i < scan.n; i++) {
@@ -134,6 +162,7 @@ void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void 
 	memcpy(set.table, scan.found, scan.n * sizeof *scan.found);
 	set.count = scan.n;
 	atomic_store_explicit(&set.seq, (seq | 1) + 1, memory_order_release);
+	build_deferred(); /* published meanwhile without rows: walks there go to libunwind until each is built */
 }
 
 int frametab_wanted(void)
@@ -149,15 +178,18 @@ static int on_wanted(struct dl_phdr_info *info, size_t size, void *data)
 	if (frametab_find_object(info, &o) < 0)
 		return 0;
 	struct table *t = known_table(&o);
-	if (t && atomic_load(&t->wanted) && !atomic_load(&t->rows))
-		atomic_store_explicit(&t->rows, frametab_build_rows(&o), memory_order_release);
+	if (t && atomic_load(&t->wanted))
+		defer_build(t, &o);
 	return 0;
 }
 
 void frametab_build_wanted(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *))
 {
-	if (atomic_exchange(&wanted_any, 0))
-		iterate(on_wanted, NULL); /* the object cannot be unmapped while its callback runs */
+	if (!atomic_exchange(&wanted_any, 0))
+		return;
+	scan.npending = 0;
+	iterate(on_wanted, NULL); /* copies, while the objects cannot be unmapped */
+	build_deferred();
 }
 
 void frametab_forget(void)
@@ -336,7 +368,7 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 	uint32_t n = 0;
 	int exact = 1, rc = 0, asked = 0;
 	/* An epilogue past its pop of rbp may still name the slot (gcc leaves the rule): in the red zone. */
-	uint64_t lowest = sp - 128;
+	uint64_t lowest = sp - stack_lo > 128 ? sp - 128 : stack_lo;
 	ips[n++] = pc;
 	while (n < cap) {
 		/* A return address is the instruction after a call: its caller's rule is the one before it. */

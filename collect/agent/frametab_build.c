@@ -5,7 +5,11 @@
  * its CFA program, interpreted for the registers a walk follows (the CFA,
  * rbp, rsp and the return address). Every read of the image is bounded by
  * the segment that holds .eh_frame; a program it cannot follow marks its
- * FDE's range as one libunwind unwinds. Runs outside signal handlers only.
+ * FDE's range as one libunwind unwinds. It parses a copy of the object's
+ * .eh_frame_hdr and .eh_frame taken while the loader listed it (a memcpy),
+ * so the loader's lock is not held for the milliseconds a parse takes (a
+ * handler's libunwind fallback would wait for it). Runs outside signal
+ * handlers only.
  */
 #include "frametab_internal.h"
 
@@ -17,9 +21,12 @@
 
 /* ---- reading the loaded image ---- */
 
+/* Reads of the image, or of a copy of it: delta is the copy's address less the image's (0: the image),
+ * so a pc-relative pointer is taken from where the byte was in the image. */
 struct cursor {
 	const uint8_t *p, *end;
 	int bad;
+	uint64_t delta;
 };
 
 static uint8_t get_u8(struct cursor *c)
@@ -77,7 +84,7 @@ static uint64_t get_encoded(struct cursor *c, uint8_t enc, uint64_t datarel)
 {
 	if (enc == 0xff) /* DW_EH_PE_omit */
 		return 0;
-	uint64_t at = (uint64_t)(uintptr_t)c->p, v;
+	uint64_t at = (uint64_t)(uintptr_t)c->p - c->delta, v;
 	switch (enc & 0x0f) {
 	case 0x00: v = get_fixed(c, 8); break;
 	case 0x01: v = get_uleb(c); break;
@@ -130,7 +137,7 @@ struct builder {
 	struct row *rows;
 	uint32_t nrows, capacity;
 	size_t bytes;
-	uint64_t base;
+	uint64_t base, delta; /* delta: the object's (struct object) */
 	int failed;
 	/* The last CIE, parsed and its initial instructions run: FDEs share a few CIEs, in runs. */
 	const uint8_t *cie_at;
@@ -222,7 +229,7 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 {
 	struct cfa_state stack[STATE_STACK];
 	int depth = 0, changed = 1; /* since the last row: whether to classify at the next advance */
-	struct cursor c = { p, end, 0 };
+	struct cursor c = { p, end, 0, b->delta };
 	while (c.p < c.end && !c.bad) {
 		uint8_t op = get_u8(&c);
 		if ((op >> 6) != 1 && (op < 0x01 || op > 0x04))
@@ -351,10 +358,10 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 	return c.bad ? -1 : 0;
 }
 
-/* Parse the CIE at p (bounded by end): 0 or -1. */
-static int parse_cie(const uint8_t *p, const uint8_t *end, struct cie *cie)
+/* Parse the CIE at p (bounded by end; delta: the cursor's): 0 or -1. */
+static int parse_cie(const uint8_t *p, const uint8_t *end, uint64_t delta, struct cie *cie)
 {
-	struct cursor c = { p, end, 0 };
+	struct cursor c = { p, end, 0, delta };
 	uint64_t length = get_fixed(&c, 4);
 	if (length == 0xffffffffu)
 		length = get_fixed(&c, 8);
@@ -406,7 +413,7 @@ static int parse_cie(const uint8_t *p, const uint8_t *end, struct cie *cie)
 /* One FDE's rows; limit: the end of the segment holding .eh_frame. */
 static void add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit)
 {
-	struct cursor c = { fde, limit, 0 };
+	struct cursor c = { fde, limit, 0, b->delta };
 	uint64_t length = get_fixed(&c, 4);
 	if (length == 0xffffffffu)
 		length = get_fixed(&c, 8);
@@ -423,7 +430,7 @@ static void add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit)
 		uint64_t loc = 0;
 		b->cie_at = cie_at;
 		b->cie_state = at_call;
-		b->cie_parsed = parse_cie(cie_at, limit, &b->cie) == 0;
+		b->cie_parsed = parse_cie(cie_at, limit, b->delta, &b->cie) == 0;
 		b->cie_ok = b->cie_parsed &&
 			    run_program(b, &b->cie, b->cie.insns, b->cie.end, &b->cie_state, &at_call, &loc, 0, 0) == 0 &&
 			    loc == 0;
@@ -489,14 +496,36 @@ int frametab_find_object(const struct dl_phdr_info *info, struct object *o)
 	const uint8_t *h = (const uint8_t *)(uintptr_t)o->hdr;
 	if (h[0] != 1 || h[3] != 0x3b) /* version 1, a table of datarel sdata4 pairs */
 		return -1;
-	struct cursor c = { h + 4, (const uint8_t *)(uintptr_t)o->seg_hi, 0 };
-	get_encoded(&c, h[1], o->hdr);
+	struct cursor c = { h + 4, (const uint8_t *)(uintptr_t)o->seg_hi, 0, 0 };
+	o->eh_frame = get_encoded(&c, h[1], o->hdr);
 	o->fde_count = get_encoded(&c, h[2], o->hdr);
-	o->table = c.p;
-	if (c.bad || o->fde_count > ((uint64_t)(c.end - c.p)) / 8)
+	o->table = (uint64_t)(uintptr_t)c.p;
+	if (c.bad || o->fde_count > ((uint64_t)(c.end - c.p)) / 8 || o->eh_frame < o->seg_lo || o->eh_frame >= o->seg_hi)
 		return -1;
-	o->fingerprint = hash_bytes(h, (size_t)(o->table + 8 * o->fde_count - h), 1469598103934665603ull);
+	o->fingerprint = hash_bytes(h, (size_t)(o->table + 8 * o->fde_count - o->hdr), 1469598103934665603ull);
 	return 0;
+}
+
+int frametab_copy_object(struct object *o)
+{
+	uint64_t lo = o->hdr < o->eh_frame ? o->hdr : o->eh_frame;
+	size_t bytes = (size_t)(o->seg_hi - lo);
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	memcpy(m, (const void *)(uintptr_t)lo, bytes);
+	o->copy = m;
+	o->copy_bytes = bytes;
+	o->seg_lo = lo;
+	o->delta = (uint64_t)(uintptr_t)m - lo;
+	return 0;
+}
+
+void frametab_drop_copy(struct object *o)
+{
+	if (o->copy)
+		munmap(o->copy, o->copy_bytes);
+	o->copy = NULL;
 }
 
 static void free_builder(struct builder *b)
@@ -509,20 +538,22 @@ const struct rows *frametab_build_rows(const struct object *o)
 {
 	if (!o->fde_count)
 		return NULL;
-	const uint8_t *seg_end = (const uint8_t *)(uintptr_t)o->seg_hi;
+	const uint8_t *seg_end = (const uint8_t *)(uintptr_t)(o->seg_hi + o->delta);
+	const uint8_t *table = (const uint8_t *)(uintptr_t)(o->table + o->delta);
 	struct builder b;
 	memset(&b, 0, sizeof b);
+	b.delta = o->delta;
 	int32_t first;
-	memcpy(&first, o->table, 4);
+	memcpy(&first, table, 4);
 	b.base = o->hdr + (uint64_t)(int64_t)first;
 	uint64_t end = b.base;
 	for (uint64_t i = 0; i < o->fde_count && !b.failed; i++) {
 		int32_t fde;
-		memcpy(&fde, o->table + 8 * i + 4, 4);
+		memcpy(&fde, table + 8 * i + 4, 4);
 		uint64_t at = o->hdr + (uint64_t)(int64_t)fde;
 		if (at < o->seg_lo || at >= o->seg_hi)
 			continue;
-		add_fde(&b, (const uint8_t *)(uintptr_t)at, seg_end);
+		add_fde(&b, (const uint8_t *)(uintptr_t)(at + o->delta), seg_end);
 		if (b.nrows && b.base + b.rows[b.nrows - 1].start > end)
 			end = b.base + b.rows[b.nrows - 1].start;
 	}

@@ -31,13 +31,21 @@ struct rows {
 
 /* A loaded object as its program headers describe it. */
 struct object {
-	uint64_t bias, hdr, seg_lo, seg_hi, text_lo, text_hi, fingerprint;
-	const uint8_t *table; /* the header's sorted (initial location, FDE) pairs */
+	uint64_t bias, hdr, eh_frame, seg_lo, seg_hi, text_lo, text_hi, fingerprint; /* addresses in the image */
+	uint64_t table; /* the header's sorted (initial location, FDE) pairs */
 	uint64_t fde_count;
+	void *copy; /* frametab_copy_object's, or NULL: the image itself is read */
+	size_t copy_bytes;
+	uint64_t delta; /* the copy's address less the image's */
 };
 
 /* The object's .eh_frame_hdr and its segments: 0, or -1 when it has none usable. Not in a handler. */
 int frametab_find_object(const struct dl_phdr_info *info, struct object *o);
+/* Copy what building its rows reads (inside the loader's callback: the image is mapped then), so they can
+ * be built after it returns: 0, or -1 (out of memory). Not in a handler. */
+int frametab_copy_object(struct object *o);
+/* Unmap that copy (none: nothing). */
+void frametab_drop_copy(struct object *o);
 /* Its rows in a read-only mapping of their own, or NULL (no usable FDE, out of memory). Not in a handler. */
 const struct rows *frametab_build_rows(const struct object *o);
 
