@@ -70,6 +70,7 @@ struct drain {
 	struct procs *procs; /* told about TR_PROCESS records */
 	uint32_t pid; /* of the ring being drained */
 	uint32_t stream; /* its program image (transport_ring.stream) */
+	uint32_t tid; /* its thread */
 	int error;
 	uint8_t *scratch; /* a private copy of the record being parsed */
 	struct ring_seen *rings;
@@ -303,8 +304,8 @@ static void on_unload(struct drain *d, uint32_t id, uint64_t time_ns)
 
 static void on_heap(struct drain *d, uint32_t ring, const struct tr_heap *h)
 {
-	struct trace_heap_event e = { h->seq, h->time_ns, h->address, h->size,
-				      transport_ring(d->t, ring)->tid, 0, h->kind, h->flags };
+	(void)ring;
+	struct trace_heap_event e = { h->seq, h->time_ns, h->address, h->size, d->tid, 0, h->kind, h->flags };
 	if (e.kind > TRACE_HEAP_PVALLOC && e.kind != TRACE_HEAP_FREE)
 		e.kind = TRACE_HEAP_NONE; /* not a kind: keep its seq, drop the event */
 	if (e.kind != TRACE_HEAP_FREE && e.kind != TRACE_HEAP_NONE) {
@@ -416,6 +417,7 @@ int drain_all(struct drain *d)
 			continue; /* (a ring being claimed is empty; its owner's ids are not written yet) */
 		d->pid = ring->pid;
 		d->stream = ring->stream;
+		d->tid = ring->tid;
 		/* The wall sampler's ring holds other threads' samples: its losses are theirs. */
 		uint32_t loss_tid = (ring->flags & RING_AGENT_SAMPLER) ? 0 : ring->tid;
 		uint64_t waiting = atomic_load(&ring->head) - atomic_load(&ring->tail);

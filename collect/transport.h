@@ -34,6 +34,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TRANSPORT_MAGIC 0x33505049u /* "IPP3" */
 #define TRANSPORT_HEADER_BYTES 4096u
@@ -147,7 +148,10 @@ struct transport_ring {
 	char pad0[12];
 	_Atomic uint64_t head; /* bytes ever written (producer) */
 	uint64_t reserved_head; /* producer-private: head after the pending record */
-	char pad1[48];
+	/* Producer-private: a tail it read (never above the real one): the consumer's line is read
+	 * again only when this one says full. */
+	uint64_t tail_seen;
+	char pad1[40];
 	_Atomic uint64_t tail; /* bytes ever consumed (collect) */
 	char pad2[56];
 };
@@ -294,8 +298,10 @@ struct transport {
 	struct transport_header *header;
 	uint32_t ring_bytes; /* power of two */
 	uint32_t rings_per_chunk; /* power of two */
+	uint32_t chunk_shift; /* log2(rings_per_chunk): no division on the producer's path */
 	uint32_t max_chunks;
 	size_t chunk_bytes;
+	size_t descriptor_bytes; /* of a chunk's ring descriptors: its rings' data follows them */
 	_Atomic uint32_t nmapped; /* chunks[0 .. nmapped) are mapped here */
 	uint8_t *_Atomic chunks[TRANSPORT_MAX_CHUNKS];
 };
@@ -312,15 +318,68 @@ int transport_init(struct transport *t, struct transport_header *header, uint32_
 int transport_add_chunk(struct transport *t, uint32_t c, void *mapping);
 /* Rings mapped here: every ring index below this can be used. */
 uint32_t transport_nrings(const struct transport *t);
-/* The descriptor of ring i (i < transport_nrings). */
-struct transport_ring *transport_ring(const struct transport *t, uint32_t i);
 /* collect: how many chunks to add so that as many rings are free as are taken (at least a chunk's worth). */
 uint32_t transport_chunks_wanted(const struct transport *t);
 
+/* Inline: the producer's path runs at every allocation and free. */
+/* The descriptor of ring i (i < transport_nrings). */
+static inline struct transport_ring *transport_ring(const struct transport *t, uint32_t i)
+{
+	uint8_t *chunk = atomic_load_explicit(&t->chunks[i >> t->chunk_shift], memory_order_relaxed);
+	return (struct transport_ring *)chunk + (i & (t->rings_per_chunk - 1));
+}
+
+/* The first byte of ring i's data. */
+static inline uint8_t *transport_ring_data(const struct transport *t, uint32_t i)
+{
+	uint8_t *chunk = atomic_load_explicit(&t->chunks[i >> t->chunk_shift], memory_order_relaxed);
+	return chunk + t->descriptor_bytes + (size_t)(i & (t->rings_per_chunk - 1)) * t->ring_bytes;
+}
+
 /* Producer: room for a record of payload_size bytes, or NULL when the ring is full. */
-void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size);
+static inline void *transport_reserve(const struct transport *t, uint32_t ring, uint32_t type, uint32_t payload_size)
+{
+	struct transport_ring *r = transport_ring(t, ring);
+	uint64_t size = (sizeof(struct tr_header) + (uint64_t)payload_size + 7) & ~(uint64_t)7;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t offset = head & (t->ring_bytes - 1);
+	uint64_t to_end = t->ring_bytes - offset;
+	uint64_t pad = size > to_end ? to_end : 0;
+
+	if (size > t->ring_bytes / 2)
+		return NULL;
+	/* The consumer's tail only moves on: a tail seen before that leaves room is a safe answer, and
+	 * its cache line (which collect writes) is not read at every record. A ring handed to a new
+	 * owner starts at 0 again: a tail_seen above head is read anew too. */
+	if (r->tail_seen > head || head + pad + size - r->tail_seen > t->ring_bytes) {
+		uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		r->tail_seen = tail;
+		if (tail > head || head + pad + size - tail > t->ring_bytes)
+			return NULL;
+	}
+	uint8_t *data = transport_ring_data(t, ring);
+	if (pad) {
+		/* A record never wraps: fill the end of the ring and start at 0. */
+		struct tr_header filler = { TR_PAD, (uint32_t)(pad - sizeof(struct tr_header)) };
+		memcpy(data + offset, &filler, sizeof filler);
+		head += pad;
+		offset = 0;
+	}
+	struct tr_header rh = { type, payload_size };
+	memcpy(data + offset, &rh, sizeof rh);
+	r->reserved_head = head + size;
+	/* Publish the filler now; the record itself only at commit. */
+	if (pad)
+		atomic_store_explicit(&r->head, head, memory_order_release);
+	return data + offset + sizeof(struct tr_header);
+}
+
 /* Producer: publish the record last reserved in this ring. */
-void transport_commit(const struct transport *t, uint32_t ring);
+static inline void transport_commit(const struct transport *t, uint32_t ring)
+{
+	struct transport_ring *r = transport_ring(t, ring);
+	atomic_store_explicit(&r->head, r->reserved_head, memory_order_release);
+}
 
 /* Hash of a backtrace, the same in the agent's and in collect's stack tables. */
 uint64_t transport_hash_stack(const uint64_t *ips, uint32_t n, uint32_t flags);

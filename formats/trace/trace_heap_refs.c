@@ -27,7 +27,7 @@
 
 static uint64_t home(const struct trace_heap_table *t, uint64_t key)
 {
-	return (key * 0x9e3779b97f4a7c15ull) >> (64 - t->bits);
+	return trace_heap_table_home(t, key);
 }
 
 static uint64_t find(const struct trace_heap_table *t, uint64_t key)
@@ -73,6 +73,24 @@ int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val)
 	}
 	t->slots[i].val = val;
 	return 0;
+}
+
+int trace_heap_table_swap(struct trace_heap_table *t, uint64_t key, uint64_t val, uint64_t *old)
+{
+	if ((!t->slots || (t->count + 1) * 4 > ((uint64_t)3 << t->bits)) && grow(t) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	uint64_t i = find(t, key);
+	int found = t->slots[i].key != 0;
+	if (found)
+		*old = t->slots[i].val;
+	else {
+		t->slots[i].key = key;
+		t->count++;
+	}
+	t->slots[i].val = val;
+	return found;
 }
 
 int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val)

@@ -86,8 +86,22 @@ struct trace_heap_procs {
 	uint32_t count, cap;
 	uint32_t last; /* procs[last] was asked for last (a process tree's records come in runs) */
 };
+/* The slot a key's probe starts at. */
+static inline uint64_t trace_heap_table_home(const struct trace_heap_table *t, uint64_t key)
+{
+	return (key * 0x9e3779b97f4a7c15ull) >> (64 - t->bits);
+}
+/* Bring a key's first slot into the cache ahead of its look-up (a table of many live blocks
+ * misses the cache at nearly every event). */
+static inline void trace_heap_table_prefetch(const struct trace_heap_table *t, uint64_t key)
+{
+	if (t->slots)
+		__builtin_prefetch(&t->slots[trace_heap_table_home(t, key)], 1);
+}
 /* Set key (nonzero) to val; 0, or -1 with errno ENOMEM. */
 int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val);
+/* Set key (nonzero) to val in one probe: 1 and *old if it was there, 0 if not; -1 with ENOMEM. */
+int trace_heap_table_swap(struct trace_heap_table *t, uint64_t key, uint64_t val, uint64_t *old);
 /* 1 and *val if key was there (and is now removed), else 0. */
 int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val);
 /* Reader: the process's next allocation entry (ordinal next_ordinal, which is

@@ -41,7 +41,9 @@ struct trace_writer {
 
 	struct trace_heap_procs heap; /* live blocks per process: ALLOCS_IDS's references */
 	uint64_t *refs; /* scratch: each free's reference in the batch being written */
+	uint32_t *order; /* scratch: the batch's allocations' indexes, then its frees' (from refs_cap) */
 	uint32_t refs_cap;
+	uint32_t nallocs, nfrees; /* in order */
 
 	uint64_t compressed_bytes;
 	uint64_t raw_bytes_compressed; /* raw bytes already handed to zstd */
@@ -405,26 +407,41 @@ static int heap_refs(struct trace_writer *w, struct trace_heap_proc *proc, const
 {
 	if (w->refs_cap < n) {
 		uint64_t *refs = realloc(w->refs, n * sizeof *refs);
-		if (!refs)
+		if (refs)
+			w->refs = refs;
+		uint32_t *order = realloc(w->order, 2 * (size_t)n * sizeof *order);
+		if (order)
+			w->order = order;
+		if (!refs || !order)
 			return fail(w, ENOMEM);
-		w->refs = refs;
 		w->refs_cap = n;
 	}
 	uint64_t previous = proc->next_ordinal;
+	w->nallocs = w->nfrees = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_heap_event *e = &events[i];
 		uint64_t ordinal;
+		if (i + 8 < n)
+			trace_heap_table_prefetch(&proc->live, events[i + 8].address);
 		w->refs[i] = 0;
+		/* Where the columns of allocations and of frees take their entries from: one branch
+		 * per event here instead of one per event and column. */
+		w->order[w->nallocs] = i;
+		w->order[w->refs_cap + w->nfrees] = i;
+		w->nallocs += is_allocation(e->kind);
+		w->nfrees += e->kind == TRACE_HEAP_FREE;
 		if (is_allocation(e->kind)) {
 			uint64_t next = proc->next_ordinal++;
 			if (!e->address)
 				continue;
-			if (trace_heap_table_take(&proc->live, e->address, &ordinal))
+			/* The live block of the same address (no free came between) is replaced. */
+			int replaced = trace_heap_table_swap(&proc->live, e->address, next, &ordinal);
+			if (replaced < 0)
+				return fail(w, ENOMEM);
+			if (replaced)
 				w->refs[i] = TRACE_HEAP_FREED + (next - ordinal);
 			else if (e->flags & TRACE_HEAP_RESTORED)
 				w->refs[i] = trace_heap_freed_take(proc, e->address);
-			if (trace_heap_table_put(&proc->live, e->address, next) < 0)
-				return fail(w, ENOMEM);
 		} else if (e->kind == TRACE_HEAP_FREE) {
 			if (trace_heap_table_take(&proc->live, e->address, &ordinal)) {
 				w->refs[i] = zigzag(ordinal - previous) + 1;
@@ -471,18 +488,15 @@ int trace_writer_allocs(struct trace_writer *w, uint32_t pid, const struct trace
 		p = put_varint(p, zigzag(events[i].tid - prev));
 	for (uint64_t i = 0, prev = events[0].time_ns; i < n; prev = events[i++].time_ns)
 		p = put_varint(p, zigzag(events[i].time_ns - prev));
-	for (uint32_t i = 0; i < n; i++)
-		if (is_allocation(events[i].kind))
-			p = put_varint(p, events[i].size);
-	for (uint32_t i = 0; i < n; i++)
-		if (is_allocation(events[i].kind))
-			p = put_varint(p, events[i].stack_id);
-	for (uint32_t i = 0; i < n; i++)
-		if (is_allocation(events[i].kind))
-			p = put_varint(p, w->refs[i]);
-	for (uint32_t i = 0; i < n; i++)
-		if (events[i].kind == TRACE_HEAP_FREE)
-			p = put_varint(p, w->refs[i]);
+	const uint32_t *allocs = w->order, *frees = w->order + w->refs_cap;
+	for (uint32_t i = 0; i < w->nallocs; i++)
+		p = put_varint(p, events[allocs[i]].size);
+	for (uint32_t i = 0; i < w->nallocs; i++)
+		p = put_varint(p, events[allocs[i]].stack_id);
+	for (uint32_t i = 0; i < w->nallocs; i++)
+		p = put_varint(p, w->refs[allocs[i]]);
+	for (uint32_t i = 0; i < w->nfrees; i++)
+		p = put_varint(p, w->refs[frees[i]]);
 	/* Give back what the varints did not use, and set the real length. */
 	size_t payload = (size_t)(p - start);
 	w->raw_len -= 24 + (size_t)n * TRACE_ALLOCS_MAX_ENTRY - payload;
@@ -547,6 +561,7 @@ int trace_writer_close(struct trace_writer *w, const struct trace_end *end)
 	int err = errno;
 	trace_heap_procs_free(&w->heap);
 	free(w->refs);
+	free(w->order);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->out);
 	free(w->raw);

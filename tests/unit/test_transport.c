@@ -151,8 +151,28 @@ int main(void)
 	struct expect none = { 0, 0 };
 	CHECK(drain(h, 1, &none) == 0);
 
+	/* A ring collect freed (head and tail back to 0) serves its next owner from 0, whatever
+	 * tail its last owner saw; filled again it refuses only when really full. */
+	struct transport_ring *r0 = transport_ring(h, 0);
+	CHECK(atomic_load(&r0->head) == atomic_load(&r0->tail));
+	atomic_store(&r0->head, 0);
+	atomic_store(&r0->tail, 0);
+	CHECK(produce(h, seq++, 100) == 0);
+	CHECK(drain(h, 0, &e) == 1 && atomic_load(&r0->head) == 112);
+	while (produce(h, seq, 100) == 0)
+		seq++;
+	CHECK(atomic_load(&r0->head) - atomic_load(&r0->tail) + 112 > RING_BYTES);
+	drain(h, 0, &e);
+	CHECK(e.seen == seq);
+
 	CHECK(transport_hash_stack((const uint64_t[]){ 1, 2 }, 2, 0) !=
 	      transport_hash_stack((const uint64_t[]){ 2, 1 }, 2, 0));
+	/* Frames of one chain (0 and 2) and of the two (0 and 1) swapped, a frame more or less. */
+	uint64_t h123 = transport_hash_stack((const uint64_t[]){ 1, 2, 3 }, 3, 0);
+	CHECK(h123 != transport_hash_stack((const uint64_t[]){ 3, 2, 1 }, 3, 0));
+	CHECK(h123 != transport_hash_stack((const uint64_t[]){ 2, 1, 3 }, 3, 0));
+	CHECK(h123 != transport_hash_stack((const uint64_t[]){ 1, 2, 3, 0 }, 4, 0));
+	CHECK(h123 != transport_hash_stack((const uint64_t[]){ 1, 2, 3 }, 3, 1));
 	/* Scribbled positions: head behind tail, or further ahead than the ring holds. */
 	struct transport_ring *r1 = transport_ring(h, 1);
 	atomic_store(&r1->head, 100);
