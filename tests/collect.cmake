@@ -17,6 +17,11 @@ set_target_properties(collect_plugin_b PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMA
 target_compile_options(collect_plugin_b PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(collect_plugin_b PRIVATE -fno-sanitize=all)
 target_include_directories(collect_plugin_b PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
+add_library(collect_plugin_ctor SHARED e2e/workloads/collect_plugin_ctor.c)
+set_target_properties(collect_plugin_ctor PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/workloads)
+target_compile_options(collect_plugin_ctor PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(collect_plugin_ctor PRIVATE -fno-sanitize=all)
+target_include_directories(collect_plugin_ctor PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
 
 # The demo the README's first command profiles.
 ipscope_workload(ipscope-demo e2e/workloads/demo.c)
@@ -33,6 +38,11 @@ ipscope_workload(collect_stress e2e/workloads/collect_stress.c)
 target_link_libraries(collect_stress PRIVATE dl pthread)
 add_test(NAME e2e_collect_stress COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_stress.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_stress PROPERTIES LABELS e2e TIMEOUT 180)
+
+add_executable(unit_tick_weight unit/test_tick_weight.c)
+target_include_directories(unit_tick_weight PRIVATE ${CMAKE_SOURCE_DIR}/collect/agent)
+add_test(NAME unit_tick_weight COMMAND unit_tick_weight)
+set_tests_properties(unit_tick_weight PROPERTIES LABELS unit)
 
 add_executable(unit_transport unit/test_transport.c)
 target_link_libraries(unit_transport PRIVATE ipscope_transport)

@@ -11,6 +11,7 @@
  *   unwinder.c  libunwind kept a guest too: no pipe, no masking in the handler
  *   sampler.c   the sampling signal: per-thread sources and the handler
  *   sources.c   the sources set up for a thread by its kernel id: perf event, CPU-time timer
+ *   tick_weight.h  what a CPU-time timer sample at a system call weighs beside perf
  *   foreign.c   threads whose thread-local storage is another's (raw clone()): state by tid
  *   wall.c      the agent's thread: wall mode's sampler (blocked threads unwound in place);
  *               in both modes it adopts unknown threads and unwinds foreign ones

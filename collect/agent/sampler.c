@@ -25,8 +25,11 @@
  *    at the instruction after `syscall`: the sample lands on the user stack
  *    that made the call, and interrupts nothing. Ticks that found the thread
  *    in user mode are already covered by perf and are dropped. Each kept
- *    sample stands for 1 + overruns periods (the time since the previous
- *    tick). Resolution is the tick (250/s here) for kernel time only. The
+ *    sample stands for 1 + overruns periods (the CPU time since the timer's
+ *    previous signal), but never for more than perf left uncounted: ticks
+ *    that see a thread rarely (beside other load) would otherwise charge
+ *    the user time perf counted once more to a system call (tick_weight.h).
+ *    Resolution is the tick (250/s here) for kernel time only. The
  *    two sources split the thread's time by its pc: at a system call is the
  *    timer's, elsewhere perf's (see sample_weight). Kernel time outside
  *    system calls (page faults, interrupts) is not attributed; at exit the
@@ -65,6 +68,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "tick_weight.h"
 #include "trace.h"
 
 #define SOURCE_PERF 1u /* agent_self.sources: this thread has a perf event */
@@ -85,6 +89,8 @@ struct sampling_slot {
 	_Atomic uint32_t tid; /* 0 until known */
 	uint32_t sources; /* what was started for it (an adopted thread learns it here) */
 	int adopted; /* started by another thread: it has no trampoline to stop it */
+	_Atomic uint32_t perf_periods; /* perf's periods since the timer's last signal (tick_weight.h) */
+	_Atomic uint32_t kernel_owed; /* uncounted periods not claimed yet (tick_weight.h) */
 };
 static struct sampling_slot slots[MAX_SLOTS];
 static _Atomic int slots_high; /* slots[0 .. slots_high) have been used */
@@ -135,6 +141,8 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 		}
 	}
 	s->sources = sources;
+	atomic_store(&s->perf_periods, 0);
+	atomic_store(&s->kernel_owed, 0);
 	atomic_store(&s->tid, tid);
 	if (agent_config.wall)
 		wall_slot_reset(i, tid);
@@ -338,13 +346,26 @@ static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc, uint32_
 	if (sources & SOURCE_WALL)
 		return wall_signal_for(si, slot) ? wall_take_weight((uint32_t)slot, syscall_nr) : 0;
 	int both = (sources & (SOURCE_PERF | SOURCE_TIMER)) == (SOURCE_PERF | SOURCE_TIMER);
-	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (sources & SOURCE_PERF))
-		return both && at_syscall(uc) ? 0 : 1;
+	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (sources & SOURCE_PERF)) {
+		if (both && at_syscall(uc))
+			return 0;
+		atomic_fetch_add_explicit(&slots[slot].perf_periods, 1, memory_order_relaxed);
+		return 1;
+	}
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &source_timer_cookie || !(sources & SOURCE_TIMER))
 		return 0;
-	if (both && !at_syscall(uc))
-		return 0;
-	return 1u + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	/* Only this thread's handlers touch these, one at a time (the handler blocks the signal). */
+	uint32_t perf_counted = atomic_exchange_explicit(&slots[slot].perf_periods, 0, memory_order_relaxed);
+	uint32_t periods = 1u + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	if (!both)
+		return periods;
+	uint32_t owed = atomic_load_explicit(&slots[slot].kernel_owed, memory_order_relaxed), weight = 0;
+	if (at_syscall(uc))
+		weight = tick_weight(periods, perf_counted, &owed);
+	else
+		tick_owe(periods, perf_counted, &owed);
+	atomic_store_explicit(&slots[slot].kernel_owed, owed, memory_order_relaxed);
+	return weight;
 }
 
 static void count_lost(void)
