@@ -16,6 +16,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -139,17 +140,22 @@ void alloc_name_marker(struct profile *p, struct load_stats *stats)
 			p->functions[f].flags &= ~PROFILE_FUNCTION_SYSTEM;
 			named = 1;
 		}
-	for (uint64_t i = 0; i < p->nsamples; i++) {
-		const struct profile_stack *s = &p->stacks[p->samples[i].stack];
+	/* Decided once per stack: per sample, the four look-ups behind it were
+	 * a sixth of analyze flat on a CPU trace of 10 million samples. */
+	uint8_t *is_marker = calloc_or_abort(p->nstacks ? p->nstacks : 1, 1);
+	for (uint32_t k = 0; k < p->nstacks; k++) {
+		const struct profile_stack *s = &p->stacks[k];
 		if (!s->depth)
 			continue;
 		uint32_t loc = p->stack_locations[s->first];
 		const struct profile_location *l = &p->locations[loc];
 		uint32_t f = p->lines[l->first_line].function;
-		int is_marker = named ? p->functions[f].name == marker : marker_stack(p, s);
-		if (is_marker)
-			stats->hook_samples += (uint64_t)p->values[i * p->ncolumns];
+		is_marker[k] = named ? p->functions[f].name == marker : marker_stack(p, s);
 	}
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		if (is_marker[p->samples[i].stack])
+			stats->hook_samples += (uint64_t)p->values[i * p->ncolumns];
+	free(is_marker);
 }
 
 uint32_t alloc_leaf_stack(struct profile *p, uint32_t stack, uint32_t kind, uint64_t size_key, int no_leaves,

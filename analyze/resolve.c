@@ -5,7 +5,9 @@
  * Costs scale with distinct addresses: each (ip, is-return) pair is hashed
  * once, looked up once, and the names the symbolizer returns are interned
  * through a cache keyed by the name's pointer (the symbolizer keeps each
- * string once), so most frames cost no string hashing at all.
+ * string once), so most frames cost no string hashing at all. Each module
+ * is opened for the addresses that will be looked up in it
+ * (symbolizer_module_for), so that it reads the debug info of those only.
  *
  * Every process has its own address space: a module's ranges belong to the
  * pid of its record, and an address is looked up among its sample's
@@ -295,7 +297,8 @@ static void warn_once(struct resolver *R, const char *warning)
 	diag(R->o->diag, DIAG_WARNING, "%s", warning);
 }
 
-static struct symbol_module *open_module(struct resolver *R, uint32_t index)
+/* Open module index (once); want: the sorted addresses to be looked up in it (NULL: any). */
+static struct symbol_module *open_module(struct resolver *R, uint32_t index, const uint64_t *want, size_t nwant)
 {
 	struct module_info *mi = &R->modules[index];
 	if (mi->opened || !R->sym)
@@ -303,8 +306,8 @@ static struct symbol_module *open_module(struct resolver *R, uint32_t index)
 	mi->opened = 1;
 	struct profile_module *pm = &R->p->modules[index];
 	char warning[1024] = "";
-	mi->sm = symbolizer_module(R->sym, profile_string(R->p, pm->path), mi->build_id,
-				   mi->build_id_len, warning, sizeof(warning));
+	mi->sm = symbolizer_module_for(R->sym, profile_string(R->p, pm->path), mi->build_id, mi->build_id_len,
+				       want, nwant, warning, sizeof(warning));
 	if (!mi->sm)
 		abort_out_of_memory();
 	pm->flags |= symbol_module_flags(mi->sm);
@@ -351,7 +354,7 @@ void resolver_finish_modules(struct resolver *R)
 	find_overlaps(R);
 	if (!R->o->symbolize && R->o->open_modules)
 		for (uint32_t i = 0; i < R->p->nmodules; i++)
-			open_module(R, i);
+			open_module(R, i, NULL, 0);
 }
 
 uint32_t resolver_epoch(const struct resolver *R, uint64_t time_ns)
@@ -568,17 +571,25 @@ static uint32_t jit_location(struct resolver *R, const struct address *a,
 	return profile_add_location(p, &loc);
 }
 
-static uint32_t resolve_one(struct resolver *R, const struct address *a)
+/* Address a's module (UINT32_MAX: none). */
+static uint32_t module_of(const struct resolver *R, const struct address *a)
+{
+	return a->module != RESOLVE_ANY_MODULE ? a->module
+					       : find_module(R, a->pid, a->ip - a->is_return, RESOLVE_ANY_EPOCH);
+}
+
+/* Resolve a, in module (module_of); want: the module's sorted lookup addresses. */
+static uint32_t resolve_one(struct resolver *R, const struct address *a, uint32_t module, const uint64_t *want,
+			    size_t nwant)
 {
 	uint64_t lookup = a->ip - a->is_return;
-	uint32_t module = a->module != RESOLVE_ANY_MODULE ? a->module : find_module(R, a->pid, lookup, RESOLVE_ANY_EPOCH);
 	const struct jit_symbol *jit;
 	if (module == UINT32_MAX && a->ip && R->jit && R->o->symbolize &&
 	    (jit = jit_symbols_find(R->jit, lookup)) != NULL)
 		return jit_location(R, a, jit);
 	struct symbol_module *sm = NULL;
 	if (module != UINT32_MAX && R->o->symbolize)
-		sm = open_module(R, module);
+		sm = open_module(R, module, want, nwant);
 	struct symbol_frame frames[MAX_INLINE_CHAIN];
 	int n = sm ? symbol_module_lookup(sm, lookup - R->p->modules[module].load_bias, frames,
 					  MAX_INLINE_CHAIN)
@@ -630,10 +641,36 @@ void resolver_resolve(struct resolver *R)
 		order[i] = i;
 	/* Address order: the symbolizer's tables are then walked forward. */
 	qsort_r(order, R->naddresses, sizeof(*order), address_order, R);
+	/* Each module's addresses (module-relative, sorted: the address order),
+	 * so that it reads only the debug info they need (symbolizer_module_for). */
+	uint32_t nmodules = R->p->nmodules;
+	uint32_t *module = realloc_or_abort(NULL, (R->naddresses ? R->naddresses : 1) * sizeof(*module));
+	uint64_t *first = calloc_or_abort((size_t)nmodules + 1, sizeof(*first));
+	for (uint32_t i = 0; i < R->naddresses; i++) {
+		module[i] = module_of(R, &R->addresses[order[i]]);
+		if (module[i] != UINT32_MAX)
+			first[module[i] + 1]++;
+	}
+	for (uint32_t m = 0; m < nmodules; m++)
+		first[m + 1] += first[m];
+	uint64_t *want = realloc_or_abort(NULL, (first[nmodules] ? first[nmodules] : 1) * sizeof(*want));
+	uint64_t *fill = realloc_or_abort(NULL, ((size_t)nmodules + 1) * sizeof(*fill));
+	memcpy(fill, first, ((size_t)nmodules + 1) * sizeof(*fill));
+	for (uint32_t i = 0; i < R->naddresses; i++) {
+		const struct address *a = &R->addresses[order[i]];
+		if (module[i] != UINT32_MAX)
+			want[fill[module[i]]++] = a->ip - a->is_return - R->p->modules[module[i]].load_bias;
+	}
 	for (uint32_t i = 0; i < R->naddresses; i++) {
 		struct address *a = &R->addresses[order[i]];
-		a->location = resolve_one(R, a);
+		uint32_t m = module[i];
+		a->location = m == UINT32_MAX ? resolve_one(R, a, m, NULL, 0)
+					      : resolve_one(R, a, m, want + first[m], first[m + 1] - first[m]);
 	}
+	free(fill);
+	free(want);
+	free(first);
+	free(module);
 	free(order);
 	overloads_tell_apart(R->p, R->parameters);
 }

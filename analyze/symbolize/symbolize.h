@@ -68,6 +68,16 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 					const uint8_t *build_id, size_t build_id_len,
 					char *warning, size_t warning_len);
 
+/*
+ * symbolizer_module, where the lookups to come are of the n sorted addresses
+ * vaddrs: the debug info of code holding none of them may be read only when
+ * first asked for (a lookup elsewhere answers the same, later). vaddrs NULL:
+ * symbolizer_module.
+ */
+struct symbol_module *symbolizer_module_for(struct symbolizer *s, const char *path, const uint8_t *build_id,
+					    size_t build_id_len, const uint64_t *vaddrs, size_t n, char *warning,
+					    size_t warning_len);
+
 /* PROFILE_MODULE_* bits (formats/profile/profile.h) describing what m can resolve. */
 unsigned symbol_module_flags(const struct symbol_module *m);
 

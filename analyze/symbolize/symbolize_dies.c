@@ -40,6 +40,7 @@ struct sym_abbrevs {
 	size_t nabbrevs;
 	struct sym_spec *specs;
 	size_t nspecs, specs_cap;
+	int foreign; /* a form that may refer into another unit (ref_addr, indirect) */
 };
 
 static uint64_t get_uleb(const uint8_t **p, const uint8_t *end, int *bad)
@@ -273,6 +274,7 @@ struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
 				goto damaged;
 			ALLOC_GROW(a->specs, a->nspecs + 1, a->specs_cap);
 			a->specs[a->nspecs++] = (struct sym_spec){(uint16_t)name, (uint16_t)form, implicit};
+			a->foreign |= form == DW_FORM_ref_addr || form == DW_FORM_indirect;
 			if (name == DW_AT_low_pc || name == DW_AT_ranges)
 				ab->addresses = 1;
 			ab->count++;
@@ -281,6 +283,11 @@ struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
 damaged:
 	sym_abbrevs_free(a);
 	return NULL;
+}
+
+int sym_abbrevs_foreign(const struct sym_abbrevs *a)
+{
+	return a->foreign;
 }
 
 int sym_die_read(const struct sym_unit *u, uint64_t *pos, struct sym_die *die)

@@ -265,6 +265,9 @@ void sym_unit_inherit(struct sym_unit *u, const struct sym_unit *skeleton);
 struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
 				      const struct sym_unit *u);
 void sym_abbrevs_free(struct sym_abbrevs *a);
+/* Does a use a form that may refer into another unit of the file (DW_FORM_ref_addr, or
+ * DW_FORM_indirect, which could be one)? */
+int sym_abbrevs_foreign(const struct sym_abbrevs *a);
 /* Read the DIE at *pos and advance *pos past its attributes: 0, 1 for the
  * null entry that ends a list of siblings, -1 when damaged. */
 int sym_die_read(const struct sym_unit *u, uint64_t *pos, struct sym_die *die);
@@ -325,9 +328,14 @@ void sym_links_free(struct sym_links *l);
 /* symbolize_dwarf.c: index the DWARF of debug_path. Returns 0 on success
  * (even with zero CUs: ix->has_dwarf says), -1 when it cannot be read.
  * warning gets "" or one line about what could not be used (a missing
- * supplementary or split DWARF file, naming it). */
+ * supplementary or split DWARF file, naming it). With want (nwant sorted
+ * addresses), the functions of units whose code holds none of them may be
+ * left out: *partial says whether some were (lookups elsewhere then need
+ * a load without want); rows, unit ranges and the index's flags are as a
+ * whole load makes them. */
 int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *debug_path,
-		   const struct sym_search *search, char *warning, size_t warning_len);
+		   const struct sym_search *search, const uint64_t *want, size_t nwant, int *partial,
+		   char *warning, size_t warning_len);
 
 /* symbolize_lines.c: line tables decoded from .debug_line */
 /* A CU's file names (full paths, interned) as DW_AT_decl_file numbers them. */

@@ -10,6 +10,8 @@
  *   BIN/cpp_workload               C++ namespaces and templates
  *   BIN/generated_dwarf5           the generated program: .cold clones
  *   BIN/links/{dwz,split}-corrupt  dwz and split DWARF copies to damage
+ *   /proc/self/exe                 this test: many units (the wanted-address
+ *                                  test)
  *
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
  * (corrupt: only the damaged-file test, which runs under its own leak rules)
@@ -307,6 +309,91 @@ static void corrupt_rounds(const char *pristine, const char *victim, const char 
 	}
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Frames of vaddr in m as one line (every field a report shows). */
+static void describe(struct symbol_module *m, uint64_t vaddr, char *out, size_t len)
+{
+	struct symbol_frame f[64];
+	int n = symbol_module_lookup(m, vaddr, f, 64);
+	size_t used = (size_t)snprintf(out, len, "%d", n);
+	for (int i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, " | %s %s %s %s:%u %s:%u %d", f[i].function,
+					 f[i].function_parameters, f[i].linkage_name, f[i].file ? f[i].file : "-",
+					 f[i].line, f[i].function_file ? f[i].function_file : "-", f[i].function_line,
+					 f[i].inlined);
+}
+
+/* Does m answer every address as whole answers it? */
+static void check_same_answers(const char *what, struct symbol_module *whole, struct symbol_module *m,
+			       const uint64_t *vaddrs, size_t n)
+{
+	char a[8192], b[8192];
+	CHECKF(symbol_module_flags(whole) == symbol_module_flags(m), "%s: flags %x, whole %x", what,
+	       symbol_module_flags(m), symbol_module_flags(whole));
+	size_t differ = 0;
+	for (size_t i = 0; i < n; i++) {
+		describe(whole, vaddrs[i], a, sizeof(a));
+		describe(m, vaddrs[i], b, sizeof(b));
+		if (strcmp(a, b) != 0 && differ++ == 0)
+			CHECKF(0, "%s: %#llx reads \"%s\", whole \"%s\"", what, (unsigned long long)vaddrs[i], b, a);
+	}
+	CHECKF(differ == 0, "%s: %zu of %zu addresses differ", what, differ, n);
+}
+
+/*
+ * A module opened for some addresses (symbolizer_module_for: only their
+ * units' rows and functions are read) answers as a whole load does, for the
+ * wanted addresses and for the others (which reload it whole).
+ */
+static void test_wanted_addresses(void)
+{
+	const char *self = "/proc/self/exe";
+	struct sym_index symbols = {0};
+	struct sym_strings st = {0};
+	CHECKF(sym_elf_load_symbols(&symbols, &st, self) > 100, "%s: few symbols", self);
+	size_t n = 0, nwant = 0, nother = 0;
+	uint64_t *mid = calloc(symbols.nsymbols + 1, sizeof(*mid)), *want = calloc(symbols.nsymbols + 1, sizeof(*want)),
+		 *other = calloc(symbols.nsymbols + 1, sizeof(*other));
+	for (size_t i = 0; i < symbols.nsymbols; i++) /* the middle of every function */
+		if (symbols.symbols[i].size > 0)
+			mid[n++] = symbols.symbols[i].addr + symbols.symbols[i].size / 2;
+	qsort(mid, n, sizeof(*mid), compare_u64);
+	for (size_t i = 0; i < n; i++) { /* one in eleven wanted (sorted, once each) */
+		if (i > 0 && mid[i] == mid[i - 1])
+			continue;
+		if (i % 11 == 0)
+			want[nwant++] = mid[i];
+		else if (i % 5 == 0)
+			other[nother++] = mid[i];
+	}
+	free(mid);
+	CHECKF(nwant > 20 && nother > 20, "%zu wanted and %zu other addresses", nwant, nother);
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	struct symbolizer *lazy = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	struct symbol_module *whole = symbolizer_module(s, self, NULL, 0, NULL, 0);
+	struct symbol_module *m = symbolizer_module_for(lazy, self, NULL, 0, want, nwant, NULL, 0);
+	CHECK(symbolizer_module_for(lazy, self, NULL, 0, NULL, 0, NULL, 0) == m);
+	check_same_answers("wanted", whole, m, want, nwant);
+	check_same_answers("not wanted (reloaded)", whole, m, other, nother);
+	check_same_answers("wanted, after the reload", whole, m, want, nwant);
+	/* A module opened for no address at all answers the same too. */
+	struct symbolizer *none = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	struct symbol_module *n0 = symbolizer_module_for(none, self, NULL, 0, want, 0, NULL, 0);
+	check_same_answers("none wanted", whole, n0, want, nwant);
+	symbolizer_free(none);
+	symbolizer_free(lazy);
+	symbolizer_free(s);
+	free(want);
+	free(other);
+	sym_index_free(&symbols);
+	sym_strings_free(&st);
+}
+
 static void test_corrupt_files(void)
 {
 	const char *orig = path_in(bin_dir, "inline_workload");
@@ -364,6 +451,7 @@ int main(int argc, char **argv)
 	test_unusable_modules();
 	test_cpp();
 	test_clones();
+	test_wanted_addresses();
 	if (check_failures == 0)
 		printf("unit_symbolize: all passed\n");
 	return check_exit_status();
