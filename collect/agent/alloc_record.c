@@ -293,12 +293,9 @@ static void write_nested(uint32_t ring)
 			kind = TR_HEAP_NONE; /* its realloc's free was not of a chosen block */
 		if (e->decide && kind != TR_HEAP_FREE && kind != TR_HEAP_NONE)
 			live_insert(e->address);
-		uint32_t stack = 0;
-		if (kind != TR_HEAP_FREE && kind != TR_HEAP_NONE) {
-			self->internal++;
-			stack = caller_stack(ring, e->caller);
-			self->internal--;
-		}
+		/* Not counted internal: caller_stack never allocates (stacks.c maps its memory), and a
+		 * signal handler's allocation meanwhile must be nested here, not taken for the agent's. */
+		uint32_t stack = kind != TR_HEAP_FREE && kind != TR_HEAP_NONE ? caller_stack(ring, e->caller) : 0;
 		write_event(ring, e->seq, e->time_ns, e->address, e->size, stack == UINT32_MAX ? 0 : stack, kind,
 			    e->flags);
 	}
