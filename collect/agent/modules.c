@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "frametab.h"
@@ -45,7 +46,7 @@ struct new_module {
 	struct tr_segment segments[MAX_SEGMENTS];
 	uint32_t build_id_len;
 	uint8_t build_id[32];
-	char *path;
+	char path[PATH_MAX]; /* "" when it has none */
 };
 
 static struct known_module known[MAX_MODULES];
@@ -117,7 +118,9 @@ static void copy_module(struct new_module *m, const struct dl_phdr_info *info, c
 			   ((ph->p_flags & PF_R) ? TRACE_SEGMENT_READ : 0);
 	}
 	m->build_id_len = find_build_id(info, m->build_id);
-	m->path = strdup(path);
+	size_t n = strnlen(path, sizeof m->path - 1);
+	memcpy(m->path, path, n);
+	m->path[n] = 0;
 }
 
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
@@ -145,9 +148,12 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	if (nknown == MAX_MODULES)
 		return 0;
 	if (scan->nfound == scan->capacity) {
-		uint32_t capacity = scan->capacity ? 2 * scan->capacity : 64;
-		struct new_module *grown = realloc(scan->found, capacity * sizeof *grown);
-		if (!grown)
+		uint32_t capacity = scan->capacity ? 2 * scan->capacity : 16;
+		void *grown = scan->found ? mremap(scan->found, scan->capacity * sizeof *scan->found,
+						   capacity * sizeof *scan->found, MREMAP_MAYMOVE)
+					  : mmap(NULL, capacity * sizeof *scan->found, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (grown == MAP_FAILED)
 			return 0;
 		scan->found = grown;
 		scan->capacity = capacity;
@@ -166,7 +172,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 
 static void write_module(uint32_t ring, const struct new_module *m)
 {
-	uint32_t path_len = m->path ? (uint32_t)strlen(m->path) : 0;
+	uint32_t path_len = (uint32_t)strlen(m->path);
 	uint32_t size = (uint32_t)(sizeof(struct tr_module) + m->nsegments * sizeof(struct tr_segment) + path_len);
 	struct tr_module *r = agent_reserve_waiting(ring, TR_MODULE, size);
 	if (!r)
@@ -207,9 +213,9 @@ static void scan_objects(void)
 	for (uint32_t i = 0; i < scan.nfound; i++) {
 		if (ring != AGENT_NO_RING)
 			write_module(ring, &scan.found[i]);
-		free(scan.found[i].path);
 	}
-	free(scan.found);
+	if (scan.found)
+		munmap(scan.found, scan.capacity * sizeof *scan.found);
 
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < nknown; i++) {
@@ -225,7 +231,10 @@ void modules_rescan(void)
 {
 	if (!agent_enabled)
 		return;
-	agent_self.internal++; /* its strdup and realloc are the agent's */
+	/* Not counted internal: it allocates nothing (its scratch is mapped), so a program's signal handler
+	 * that allocates while this thread rescans (at every dlopen and dlclose, tables built then too) is
+	 * recorded, nested (depth is held). Counted internal, as before, 600-660 of 880-920 such handler
+	 * allocations were lost over 300 dlopen/dlclose pairs under a 100 us SIGALRM (e2e_alloc_cases). */
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();
@@ -236,7 +245,6 @@ void modules_rescan(void)
 	frametab_rescan(agent_libc.dl_iterate_phdr, !agent_config.signal || alloc_state.wanted);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
-	agent_self.internal--;
 }
 
 void modules_build_tables(void)
