@@ -12,6 +12,7 @@
  *   sampler.c   the sampling signal: per-thread sources and the handler
  *   sources.c   the sources set up for a thread by its kernel id: perf event, CPU-time timer
  *   tick_weight.h  what a CPU-time timer sample at a system call weighs beside perf
+ *   map_grow.h  the growth idiom of memory the agent cannot take from malloc
  *   foreign.c   threads whose thread-local storage is another's (raw clone()): state by tid
  *   wall.c      the agent's thread: wall mode's sampler (blocked threads unwound in place);
  *               in both modes it adopts unknown threads and unwinds foreign ones

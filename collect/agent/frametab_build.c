@@ -12,6 +12,7 @@
  * handlers only.
  */
 #include "frametab_internal.h"
+#include "map_grow.h"
 
 #include <elf.h>
 #include <string.h>
@@ -190,9 +191,8 @@ static int grow_rows(struct builder *b)
 {
 	uint32_t capacity = b->capacity ? 2 * b->capacity : 4096;
 	size_t bytes = (size_t)capacity * sizeof(struct row);
-	void *m = b->rows ? mremap(b->rows, b->bytes, bytes, MREMAP_MAYMOVE)
-			  : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
+	void *m = map_grow(b->rows, b->bytes, bytes);
+	if (!m) {
 		b->failed = 1;
 		return -1;
 	}

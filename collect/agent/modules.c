@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "frametab.h"
+#include "map_grow.h"
 #include "trace.h"
 
 #define MAX_MODULES 4096
@@ -149,11 +150,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	if (scan->nfound == scan->capacity) {
 		uint32_t capacity = scan->capacity ? 2 * scan->capacity : 16;
-		void *grown = scan->found ? mremap(scan->found, scan->capacity * sizeof *scan->found,
-						   capacity * sizeof *scan->found, MREMAP_MAYMOVE)
-					  : mmap(NULL, capacity * sizeof *scan->found, PROT_READ | PROT_WRITE,
-						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (grown == MAP_FAILED)
+		void *grown = map_grow(scan->found, scan->capacity * sizeof *scan->found, capacity * sizeof *scan->found);
+		if (!grown)
 			return 0;
 		scan->found = grown;
 		scan->capacity = capacity;
