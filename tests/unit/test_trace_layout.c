@@ -34,6 +34,16 @@ static void expect_corrupt(struct bytes *raw, const char *needle)
 	       "'%s' lacks '%s'", o.message, needle);
 }
 
+/* Open a hand-built stream as trace name (compressed into *z, for the caller to free after closing); checks it opens. */
+static struct trace_reader *open_raw(const struct bytes *raw, struct bytes *z, const char *name)
+{
+	char err[256];
+	*z = zstd_compress(raw);
+	struct trace_reader *r = trace_reader_open_memory(z->p, z->len, name, err, sizeof err);
+	CHECKF(r != NULL, "%s", err);
+	return r;
+}
+
 static void test_versions_and_unknown_records(void)
 {
 	struct bytes raw = { 0 };
@@ -96,10 +106,8 @@ static void test_versions_and_unknown_records(void)
 	put_le(&raw, 3, 8); /* exited_unsampled (1.4) */
 	put_le(&raw, 0xfeed, 8); /* a field from the future */
 	end_record(&raw, at);
-	struct bytes z = zstd_compress(&raw);
-	char err[256];
-	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	struct bytes z;
+	struct trace_reader *r = open_raw(&raw, &z, "t.zst");
 	unsigned major, minor;
 	trace_reader_version(r, &major, &minor);
 	CHECK(major == 1 && minor == 7);
@@ -131,9 +139,7 @@ static void test_versions_and_unknown_records(void)
 		put_string(&raw, "old");
 		end_record(&raw, at);
 		put_end_record(&raw);
-		z = zstd_compress(&raw);
-		r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
-		CHECKF(r != NULL, "%s", err);
+		r = open_raw(&raw, &z, "t.zst");
 		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_THREAD && rec.u.thread.cpu_ns == 0);
 		CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.agent_ns == 0 &&
 		      rec.u.end.agent_signals == 0);
@@ -269,10 +275,8 @@ static void test_jit_map(void)
 	put_le(&raw, 0xabcd, 4); /* a later minor version's field: ignored */
 	end_record(&raw, at);
 	put_end_record(&raw);
-	struct bytes z = zstd_compress(&raw);
-	char err[256];
-	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	struct bytes z;
+	struct trace_reader *r = open_raw(&raw, &z, "t");
 	struct trace_record rec;
 	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_JIT_MAP);
 	if (r && rec.type == TRACE_JIT_MAP) {
@@ -326,10 +330,8 @@ static void test_processes_and_wall_samples(void)
 	end_record(&raw, at);
 	put_one_sample(&raw, 32, TRACE_STATE_SLEEPING, 230);
 	put_end_1_4(&raw, 5);
-	struct bytes z = zstd_compress(&raw);
-	char err[256];
-	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	struct bytes z;
+	struct trace_reader *r = open_raw(&raw, &z, "t.zst");
 	struct trace_record rec;
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_PROCESS);
 	const struct trace_process *pr = &rec.u.process;
@@ -353,9 +355,7 @@ static void test_processes_and_wall_samples(void)
 	put_le(&raw, 99, 8), put_le(&raw, 0, 4), put_le(&raw, TRACE_END_EXITED, 4);
 	put_le(&raw, 0, 8), put_le(&raw, 0, 8), put_le(&raw, 0, 8), put_le(&raw, 0, 8), put_le(&raw, 0, 8);
 	end_record(&raw, at);
-	z = zstd_compress(&raw);
-	r = trace_reader_open_memory(z.p, z.len, "t.zst", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	r = open_raw(&raw, &z, "t.zst");
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_SAMPLES && rec.u.samples.samples[0].syscall == -1);
 	CHECK(trace_reader_next(r, &rec) == 1 && rec.type == TRACE_END && rec.u.end.exited_unsampled == 0);
 	trace_reader_close(r);
@@ -402,10 +402,8 @@ static void test_allocs(void)
 	put_le(&raw, 0x1f, 1);
 	end_record(&raw, at);
 	put_end_v12(&raw);
-	struct bytes z = zstd_compress(&raw);
-	char err[256];
-	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	struct bytes z;
+	struct trace_reader *r = open_raw(&raw, &z, "t");
 	struct trace_record rec;
 	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
 	if (r && rec.type == TRACE_ALLOCS) {
@@ -469,10 +467,8 @@ static void test_allocs_packed(void)
 	PUT(&raw, 15, 15), PUT(&raw, 0, 2), PUT(&raw, 0x9a, 0x01, 0), PUT(&raw, 0, 0), PUT(&raw, 4, 3);
 	end_record(&raw, at);
 	put_end_v12(&raw);
-	struct bytes z = zstd_compress(&raw);
-	char err[256];
-	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	struct bytes z;
+	struct trace_reader *r = open_raw(&raw, &z, "t");
 	struct trace_record rec;
 	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
 	if (r && rec.type == TRACE_ALLOCS) {
@@ -560,10 +556,8 @@ static void test_allocs_ids(void)
 	PUT(&raw, 1, 0, 0x9c, 0x01, 0, 32, 5, 0);
 	end_record(&raw, at);
 	put_end_1_4(&raw, 0);
-	struct bytes z = zstd_compress(&raw);
-	char err[256];
-	struct trace_reader *r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
-	CHECKF(r != NULL, "%s", err);
+	struct bytes z;
+	struct trace_reader *r = open_raw(&raw, &z, "t");
 	struct trace_record rec;
 	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS);
 	if (r && rec.type == TRACE_ALLOCS) {
@@ -614,8 +608,7 @@ static void test_allocs_ids(void)
 		if (bad_msg[k]) {
 			expect_corrupt(&raw, bad_msg[k]);
 		} else {
-			z = zstd_compress(&raw);
-			r = trace_reader_open_memory(z.p, z.len, "t", err, sizeof err);
+			r = open_raw(&raw, &z, "t");
 			CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS && rec.u.allocs.count == 2 &&
 			      rec.u.allocs.events[1].address == (NEW | 0));
 			trace_reader_close(r);
