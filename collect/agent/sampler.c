@@ -349,13 +349,17 @@ static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc, uint32_
 	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (sources & SOURCE_PERF)) {
 		if (both && at_syscall(uc))
 			return 0;
-		atomic_fetch_add_explicit(&slots[slot].perf_periods, 1, memory_order_relaxed);
+		/* Only this thread's handlers write it, one at a time (the handler blocks the signal): no locked add. */
+		atomic_store_explicit(&slots[slot].perf_periods,
+				      atomic_load_explicit(&slots[slot].perf_periods, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 		return 1;
 	}
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &source_timer_cookie || !(sources & SOURCE_TIMER))
 		return 0;
 	/* Only this thread's handlers touch these, one at a time (the handler blocks the signal). */
-	uint32_t perf_counted = atomic_exchange_explicit(&slots[slot].perf_periods, 0, memory_order_relaxed);
+	uint32_t perf_counted = atomic_load_explicit(&slots[slot].perf_periods, memory_order_relaxed);
+	atomic_store_explicit(&slots[slot].perf_periods, 0, memory_order_relaxed);
 	uint32_t periods = 1u + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 	if (!both)
 		return periods;
