@@ -100,6 +100,15 @@ for mode in threads fork; do
 	twins=$(twin_siblings <"$scratch/tree")
 	[ -z "$twins" ] || fail "$mode: twin siblings in tree: $twins"
 done
+# A SIGCHLD handler reaping (waitpid: the agent writes a record of the reaped child) inside the
+# hooks of a malloc loop: the record waited for room in the ring the interrupted hook held, or
+# wrote into its event (the program hung, or collect dropped the rest of the ring).
+"$bin/collect" -q --allocs --no-cpu -o "$t" "$workloads/alloc_spawn_signal" reap 2>"$scratch/err" ||
+	fail "collect alloc_spawn_signal reap: $(cat "$scratch/err")"
+grep -q "overwrote\|lost" "$scratch/err" && fail "reap: $(cat "$scratch/err")"
+is "$(value_of reaped "$scratch/err")" 300 "reap: children reaped"
+parent=$("$a" info --format json "$t" 2>/dev/null | jq '.processes[] | select(.forked | not) | .pid')
+is "$(fig allocate_48 alloc_objects --pid "$parent")" "$(value_of allocated "$scratch/err")" "reap: the loop's allocations"
 # fork in the middle, ten times, while another thread allocates: the parent's figures exact, each
 # child's exact and its own (none of the thread's, which is not in it), the trace whole.
 run fork
