@@ -9,6 +9,7 @@
 #include "load_internal.h"
 
 #include "hashmap.h"
+#include "load_alloc_live.h"
 
 #define SITE_SIZES 4
 #define MAX_BINS 256u
@@ -17,7 +18,6 @@
 #define CLASS_BIT ALLOC_SIZE_CLASS
 #define HOT_BITS 10
 #define DENSE_SITE_IDS (1u << 20) /* a site by stack id in an array below this */
-#define LIVE_BIG UINT32_MAX
 #define HOT_SLOTS (1u << HOT_BITS)
 
 enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
@@ -35,13 +35,6 @@ struct key {
 	uint64_t changed_seq; /* the event count at its latest live change */
 	uint32_t heap; /* the program image it was allocated in */
 	double v[NV];
-};
-
-/* 16 bytes, four to a cache line: the table is the one big random-access structure. */
-struct live {
-	uint64_t address; /* 0: empty */
-	uint32_t key;
-	uint32_t size; /* LIVE_BIG: at least that, the size is in big (by address) */
 };
 
 /* A recent key by its site, thread and size key (see key_of_event). */
@@ -70,12 +63,7 @@ struct undo {
 
 /* One program image's heap: its live blocks and figures. */
 struct heap {
-	struct live *live;
-	uint64_t live_cap, nlive;
-	int live_shift; /* 64 - log2(live_cap) */
-	struct hashmap big_index; /* address -> its size in big, for sizes of LIVE_BIG and more */
-	uint64_t *big;
-	uint32_t nbig, big_cap;
+	struct live_table live;
 	double live_o, live_b, peak_o, peak_b;
 	uint64_t peak_seq, peak_time; /* the event count and time of its highest live heap */
 	uint32_t pid;
