@@ -158,7 +158,7 @@ static uint32_t site_of(struct loader *L, struct allocs_state *st, uint32_t stac
 }
 
 /* The size key of an allocation of size at site: exact while the site has few sizes. */
-static uint64_t size_key(struct site *s, uint64_t size)
+static uint64_t size_key(struct allocs_state *st, struct site *s, uint64_t size)
 {
 	if (!s->ranged) {
 		for (uint32_t i = 0; i < s->nsizes; i++)
@@ -169,6 +169,7 @@ static uint64_t size_key(struct site *s, uint64_t size)
 			return size;
 		}
 		s->ranged = 1;
+		st->ranged_epoch++; /* its sizes' keys change: forget the stacks' latest */
 	}
 	return CLASS_BIT | (uint64_t)floor_log2(size);
 }
@@ -201,32 +202,46 @@ static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, 
 
 /*
  * The key of an allocation event. Most events repeat a recent site (stack
- * and what) and key: a dense array by stack and a direct-mapped cache of
- * keys skip the site and key tables (two hash lookups) on the hot path.
+ * and what) and key: a dense array by stack id remembers each stack's site
+ * and latest key, and a direct-mapped cache of keys skips the site and key
+ * tables (two hash lookups) for the others. Nothing here changes a key: a
+ * key skipped to is the one the tables would give.
  */
 static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
 			     const struct trace_heap_event *e)
 {
 	uint32_t id = e->stack_id, site;
+	struct stack_site *ss = NULL;
 	if (id < DENSE_SITE_IDS) { /* collect numbers stacks densely from 1 */
 		if (id >= st->stack_site_cap) {
 			uint32_t old = st->stack_site_cap;
 			ALLOC_GROW(st->stack_site, (uint64_t)id + 1, st->stack_site_cap);
 			memset(st->stack_site + old, 0xff, (st->stack_site_cap - old) * sizeof(*st->stack_site));
 		}
-		struct stack_site *ss = &st->stack_site[id];
+		ss = &st->stack_site[id];
+		if (ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size && ss->thread == thread &&
+		    ss->heap == st->cur && ss->epoch == st->ranged_epoch)
+			return ss->key;
 		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
-			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind) };
+			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind),
+						   .key = HASHMAP_NONE };
 		site = ss->site;
 	} else {
 		site = site_of(L, st, loader_stack_index(L, id), e->kind);
 	}
-	uint64_t sk = size_key(&st->sites[site], e->size);
+	uint64_t sk = size_key(st, &st->sites[site], e->size);
 	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
 	struct hot *c = &st->hot[(h * 0x94d049bb133111ebull) >> (64 - HOT_BITS)];
 	if (c->key == HASHMAP_NONE || c->site != site || c->thread != thread || c->size_key != sk ||
 	    c->heap != st->cur)
 		*c = (struct hot){ sk, site, thread, key_of(st, site, thread, sk), st->cur };
+	if (ss) {
+		ss->thread = thread;
+		ss->heap = st->cur;
+		ss->key = c->key;
+		ss->epoch = st->ranged_epoch;
+		ss->size = e->size;
+	}
 	return c->key;
 }
 

@@ -44,9 +44,13 @@ struct hot {
 	uint32_t heap;
 };
 
-/* The site of a stack for the kind seen last with it. */
+/* The site of a stack for the kind seen last with it, and the key of its
+ * latest allocation: the next one of the same size, thread and heap has it
+ * too while no site became ranged since (epoch). */
 struct stack_site {
 	uint32_t kind, site; /* site HASHMAP_NONE: none yet */
+	uint32_t thread, heap, key, epoch; /* key HASHMAP_NONE: none */
+	uint64_t size;
 };
 
 struct row {
@@ -88,6 +92,7 @@ struct allocs_state {
 	struct hot hot[HOT_SLOTS];
 	struct stack_site *stack_site; /* by trace stack id */
 	uint32_t stack_site_cap;
+	uint32_t ranged_epoch; /* sites that became ranged so far */
 	struct row *rows;
 	uint32_t nrows, rows_cap;
 	struct hashmap row_index;
