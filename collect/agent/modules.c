@@ -233,6 +233,11 @@ void modules_rescan(void)
 	 * that allocates while this thread rescans (at every dlopen and dlclose, tables built then too) is
 	 * recorded, nested (depth is held). Counted internal, as before, 600-660 of 880-920 such handler
 	 * allocations were lost over 300 dlopen/dlclose pairs under a 100 us SIGALRM (e2e_alloc_cases). */
+	/* Inside the fork gate, as unwinds are (process.c): a fork while this thread is in dl_iterate_phdr
+	 * leaves the lock it takes held in the child (glibc 2.36 resets the loader's main lock in a child,
+	 * not that one), and the child's own rescan waits for it forever. A program's thread waits for a
+	 * fork to end. */
+	int gated = process_unwind_begin() == 0 || process_unwind_wait() == 0;
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();
@@ -243,11 +248,17 @@ void modules_rescan(void)
 	frametab_rescan(agent_libc.dl_iterate_phdr, !agent_config.signal || alloc_state.wanted);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
+	if (gated)
+		process_unwind_end();
 }
 
 void modules_build_tables(void)
 {
 	if (!agent_flags->enabled || !frametab_wanted())
+		return;
+	/* In the fork gate (modules_rescan says why: a bash subshell's child hung so, 1 in 4 runs of
+	 * e2e_collect_fds under ASan); during a fork the agent's thread builds them next time round. */
+	if (process_unwind_begin() < 0)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
@@ -257,6 +268,7 @@ void modules_build_tables(void)
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
 	agent_restore_signal(&old);
+	process_unwind_end();
 }
 
 void modules_forget(void)
