@@ -55,14 +55,14 @@ static _Atomic uint64_t walks, fallbacks[6];
 
 __attribute__((destructor)) static void print_stats(void)
 {
-	uint32_t tables;
+	uint32_t tables, blocks;
 	uint64_t rows;
-	frametab_stats(&tables, &rows);
+	frametab_stats(&tables, &rows, &blocks);
 	char line[256];
 	int n = snprintf(line, sizeof line,
-			 "frametab[%d]: %u tables, %llu rows; %llu walks, fallbacks: no-table %llu unmodelled %llu "
+			 "frametab[%d]: %u tables, %llu rows, %u blocks; %llu walks, fallbacks: no-table %llu unmodelled %llu "
 			 "bad-stack %llu changed %llu unbuilt %llu no-bounds %llu\n",
-			 (int)getpid(), tables, (unsigned long long)rows, (unsigned long long)walks,
+			 (int)getpid(), tables, (unsigned long long)rows, blocks, (unsigned long long)walks,
 			 (unsigned long long)fallbacks[1], (unsigned long long)fallbacks[2],
 			 (unsigned long long)fallbacks[3], (unsigned long long)fallbacks[4],
 			 (unsigned long long)fallbacks[5], (unsigned long long)fallbacks[0]);
@@ -167,8 +167,6 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		COUNT(walks);
 		if (n < 0)
 			COUNT(fallbacks[-n]);
-		if (n == FRAMETAB_UNBUILT)
-			foreign_wake_agent(); /* it builds them (modules_build_tables); libunwind answers meanwhile */
 		first = uc ? 0 : skip == CAPTURE_SKIP_AGENT ? -1 : (int)(1 + skip);
 		if (n >= 0 && first > n)
 			first = n;
@@ -176,8 +174,17 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		COUNT(walks);
 		COUNT(fallbacks[0]);
 	}
-	if (n < 0 && (n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0)
-		return UINT32_MAX;
+	if (n < 0) {
+		int walked = n;
+		if ((n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0)
+			return UINT32_MAX;
+		/* Rows not built where the walk stopped: all this stack's frames are asked for, so the next
+		 * walk through them need not decline; the agent's thread builds them (modules_build_tables). */
+		int from = first < 0 ? 0 : first < n ? first : n;
+		if ((walked == FRAMETAB_UNBUILT || walked == FRAMETAB_NO_TABLE) &&
+		    (frametab_want(ips + from, (uint32_t)(n - from)) || walked == FRAMETAB_UNBUILT))
+			foreign_wake_agent();
+	}
 	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
 	if (first < 0) {
 		/* The hooks' frames, however the compiler inlined them. */
