@@ -106,6 +106,10 @@ struct rescan {
 
 static struct rescan scan; /* large: static, the writer is one at a time */
 
+/* The loader's count of objects unloaded, as the last rescan saw it (its tables are the published set);
+ * -1: unknown. While it stays the same, an object at an address is the one that rescan found there. */
+static long long published_subs = -1;
+
 /* Inside the loader's callback: copy what t's rows are built from, to build them after it. */
 static void defer_build(struct table *t, struct object *o)
 {
@@ -132,10 +136,15 @@ static struct table *known_table(const struct object *o)
 	return NULL;
 }
 
+static int has_subs(const struct dl_phdr_info *info, size_t size)
+{
+	return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
+}
+
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)size;
 	struct rescan *r = data;
+	published_subs = has_subs(info, size) ? (long long)info->dlpi_subs : -1;
 	struct object o;
 	if (r->n == MAX_TABLES || frametab_find_object(info, &o) < 0 || !o.text_hi)
 		return 0;
@@ -170,6 +179,7 @@ void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void 
 	scan.n = 0;
 	scan.eager = eager;
 	scan.npending = 0;
+	published_subs = -1;
 	iterate(on_object, &scan);
 	/* insertion sort by address: a few hundred objects at most */
 	for (uint32_t i = 1; i < scan.n; i++) {
@@ -209,19 +219,26 @@ static void build_blocks(struct table *t, const struct object *o)
 
 static int on_wanted(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)size;
 	(void)data;
 	struct object o;
 	if (frametab_find_object(info, &o) < 0)
 		return 0;
-	struct table *t = all_tables;
-	for (; t; t = t->next) /* the hash only where a table of this address is wanted */
-		if (t->load_bias == o.bias && t->hdr == o.hdr && atomic_load(&t->wanted))
-			break;
-	if (!t)
-		return 0;
-	o.fingerprint = frametab_fingerprint(&o);
-	if (!(t = known_table(&o)) || !atomic_exchange(&t->wanted, 0) || atomic_load(&t->rows))
+	struct table *t = NULL;
+	if (published_subs >= 0 && has_subs(info, size) && (long long)info->dlpi_subs == published_subs) {
+		/* Nothing unloaded since the rescan: the published table of this address is this object. */
+		for (uint32_t i = 0; i < set.count && !t; i++)
+			if (set.table[i]->load_bias == o.bias && set.table[i]->hdr == o.hdr)
+				t = set.table[i];
+	} else {
+		for (t = all_tables; t; t = t->next) /* the hash only where a table of this address is wanted */
+			if (t->load_bias == o.bias && t->hdr == o.hdr && atomic_load(&t->wanted))
+				break;
+		if (t) {
+			o.fingerprint = frametab_fingerprint(&o);
+			t = known_table(&o);
+		}
+	}
+	if (!t || !atomic_exchange(&t->wanted, 0) || atomic_load(&t->rows))
 		return 0;
 	if (t->nblocks)
 		build_blocks(t, &o);
