@@ -22,12 +22,14 @@
  * answer (unit_frametab compares them). Measured with a build configured
  * -DIPSCOPE_FRAMETAB_STATS=ON (it prints its counts at exit): libunwind
  * unwound 1 of 1.34 million allocation stacks of lua5.4 (binary-trees 12), 2
- * of a million of bench_alloc_workload, 3 of 331 CPU samples of
- * bench_cpu_workload and 7 of 457 of python3 (samples before a module's rows
- * were built, and PLT stubs). A walk costs 105 ns at 14 frames and 400 at 54,
- * libunwind's cached unw_backtrace 180 and 512 (this machine, CPU time). The
- * rows of a module are built when a walk first meets it (frametab.c, by the
- * agent's thread, which that walk wakes), or at once when allocations are
+ * of a million of bench_alloc_workload, 3-5 of 700 CPU samples of
+ * bench_cpu_workload 4 and 20-30 of 900 of python3 cpu_workload.py 8
+ * (samples before their block's rows were built, and PLT stubs). A walk
+ * costs 105 ns at 14 frames and 400 at 54, libunwind's cached unw_backtrace
+ * 180 and 512 (this machine, CPU time). The rows of 16 KiB of a module's
+ * text are built when a walk first meets them (frametab.c, by the agent's
+ * thread, which that walk wakes, for every frame of the stack libunwind
+ * took instead), or the whole module at once when allocations are
  * recorded: modules.c. libunwind's
  * fast path walks a trace cache of frame descriptions; on a miss it takes
  * its lock and the loader's, so no libunwind unwind starts while a fork is
