@@ -8,9 +8,11 @@ foreach(test sites sampled)
 endforeach()
 ipscope_workload(alloc_cases e2e/workloads/alloc_cases.c)
 target_link_libraries(alloc_cases PRIVATE pthread)
-# The same program linked statically, where LD_PRELOAD cannot reach its allocator.
 ipscope_workload(alloc_dlopen_signal e2e/workloads/alloc_dlopen_signal.c)
 target_link_libraries(alloc_dlopen_signal PRIVATE dl)
+ipscope_workload(alloc_spawn_signal e2e/workloads/alloc_spawn_signal.c)
+target_link_libraries(alloc_spawn_signal PRIVATE pthread)
+# The same program linked statically, where LD_PRELOAD cannot reach its allocator.
 ipscope_workload(alloc_static e2e/workloads/alloc_cases.c)
 target_link_options(alloc_static PRIVATE -static -pthread)
 # A program whose malloc is its own (as one with jemalloc linked in): unreachable too.

@@ -44,7 +44,7 @@ volatile sig_atomic_t agent_enabled;
 AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .slot = -1 };
 
 /* A forked child shares nothing with the traced process: the mappings were not inherited (MADV_DONTFORK). */
-static void after_fork_child(void)
+static void child_attach(void)
 {
 	agent_self.tid = 0; /* the cached id is the parent thread's: a ring claimed with it would look dead */
 	process_fork_child();
@@ -57,7 +57,6 @@ static void after_fork_child(void)
 	modules_forget();
 	agent_self.ring = AGENT_NO_RING;
 	agent_self.registered = 0;
-	agent_self.writing = 0;
 	stack_table_free(agent_self.stacks); /* the child's own copy of the parent's table */
 	agent_self.stacks = NULL;
 	memset(&agent_transport, 0, sizeof agent_transport);
@@ -73,6 +72,12 @@ static void after_fork_child(void)
 	if (agent_config.signal)
 		wall_start();
 	agent_restore_signal(&old);
+}
+
+static void after_fork_child(void)
+{
+	child_attach();
+	process_fork_done(); /* last: a handler deferred across the fork runs in the child, recorded */
 }
 
 /*

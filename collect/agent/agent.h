@@ -92,7 +92,6 @@ struct agent_thread {
 	int start_pending; /* the START record waits for a ring */
 	int registered; /* thread_begin ran */
 	int in_handler; /* inside the sampling signal handler: nothing may wait */
-	int writing; /* a record outside the handler is being written: a nested writer skips */
 	int program_blocks; /* the program believes it blocked the sampling signal (sigmask.c) */
 	int eintr_ours; /* the handler interrupted a blocking call with EINTR (blocking.c) */
 	volatile uint32_t signals_taken; /* sampling signals this thread took (blocking.c compares) */
@@ -109,6 +108,9 @@ struct agent_thread {
 	 */
 	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
 	volatile sig_atomic_t forking; /* between fork's prepare and parent/child handlers */
+	int internal_blocked; /* agent_internal_begin depth: the program's signals are blocked */
+	int fork_blocked; /* process_fork_prepare blocked the program's signals (process.c) */
+	sigset_t fork_mask; /* the mask to restore then */
 	volatile sig_atomic_t in_loader; /* inside dlopen/dlclose/dl_iterate_phdr: no unwinding */
 	uint64_t loader_caller; /* the return address of that call */
 	_Atomic uint32_t nested_count; /* nested[0 .. nested_count) written */
@@ -152,13 +154,19 @@ void agent_record_running_threads(void);
 void agent_block_signal(sigset_t *old);
 /* Restore the mask agent_block_signal saved. */
 void agent_restore_signal(const sigset_t *old);
+/* Begin work of the agent's own that allocates on a program's thread: its allocations are not
+ * recorded (internal), and every signal but the synchronous faults is blocked (old: the mask to
+ * restore, set by the outermost call), so a program's handler that allocates runs after the window
+ * and is recorded, instead of being taken for the agent's. Nests; end with agent_internal_end. */
+void agent_internal_begin(sigset_t *old);
+void agent_internal_end(const sigset_t *old);
 /* Start sampling the calling thread; call with the signal blocked. */
 void agent_thread_begin(void);
 /* Stop sampling it, record its end and hand its ring back; call with the signal blocked. */
 void agent_thread_end(void);
-/* Begin a record outside the handler: the signal blocked (old: the mask to restore) and the ring (or
- * AGENT_NO_RING when none, or when this thread is already writing one: a program's signal handler
- * interrupted it). End it with agent_write_end. */
+/* Begin a record outside the handler: the signal blocked (old: the mask to restore), depth raised as
+ * in a hook (agent_enter), and the ring (or AGENT_NO_RING when none, or when this thread is already
+ * writing: a program's signal handler interrupted a writer). End it with agent_write_end. */
 uint32_t agent_write_begin(sigset_t *old);
 void agent_write_end(const sigset_t *old);
 /* A THREAD record for another thread of this process (its name, e.g. set by pthread_setname_np). */
@@ -183,6 +191,8 @@ void process_attached(void);
 void process_fork_prepare(void);
 void process_fork_parent(void);
 void process_fork_child(void);
+/* The end of either side's fork handlers: the forking thread takes its signals again. */
+void process_fork_done(void);
 /* Around an unwind: 0 to go ahead (then call process_unwind_end), -1 while a fork is in progress. */
 int process_unwind_begin(void);
 /* The same outside signal handlers: waits for a fork in progress to end (a second at most; -1 then). */

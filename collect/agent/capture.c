@@ -81,7 +81,8 @@ extern void *__libc_stack_end; /* ld.so's: the initial thread's sp at _start */
 void capture_warm_up(void)
 {
 	agent_self.stack_lo = agent_self.stack_hi = 0;
-	agent_self.internal++; /* pthread_getattr_np allocates */
+	sigset_t old;
+	agent_internal_begin(&old); /* pthread_getattr_np allocates */
 	if ((pid_t)agent_gettid() == getpid()) {
 		/* The initial thread: its frames are all below _start's sp (pthread_getattr_np would read
 		 * /proc/self/maps through a descriptor of its own to say more). */
@@ -103,7 +104,7 @@ void capture_warm_up(void)
 	}
 	if (!agent_self.frame_cache)
 		agent_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
-	agent_self.internal--;
+	agent_internal_end(&old);
 	void *ips[64];
 	unw_backtrace(ips, 64);
 }

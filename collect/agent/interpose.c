@@ -95,9 +95,10 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start ts = *(struct thread_start *)p;
 	void *ret;
-	agent_self.internal++;
+	sigset_t old;
+	agent_internal_begin(&old); /* this thread's first free: glibc sets up its cache, under a lock */
 	free(p);
-	agent_self.internal--;
+	agent_internal_end(&old);
 	agent_self.program_blocks = ts.program_blocks;
 	if (agent_enabled && agent_config.pid == getpid()) {
 		sigset_t old;
@@ -116,9 +117,10 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	NEED(next, pthread_create);
 	if (!agent_enabled)
 		return next.pthread_create(thread, attr, start, arg);
-	agent_self.internal++;
+	sigset_t old;
+	agent_internal_begin(&old);
 	struct thread_start *ts = malloc(sizeof *ts);
-	agent_self.internal--;
+	agent_internal_end(&old);
 	if (!ts)
 		return EAGAIN;
 	ts->start = start;
@@ -126,9 +128,9 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	ts->program_blocks = sigmask_program_blocks();
 	int rc = next.pthread_create(thread, attr, thread_trampoline, ts);
 	if (rc) {
-		agent_self.internal++;
+		agent_internal_begin(&old);
 		free(ts);
-		agent_self.internal--;
+		agent_internal_end(&old);
 	}
 	return rc;
 }

@@ -136,10 +136,21 @@ void process_unwind_end(void)
 	atomic_fetch_sub(&unwinding, 1);
 }
 
+/* Ours is the first prepare handler to run (registered last), so from here to the end of our
+ * parent or child handler the forking thread takes none of the program's signals: a handler that
+ * allocates would meet the gate below on its own thread and wait for a fork that cannot go on
+ * until it returns (a second each time; under a frequent timer the program never got further),
+ * or be taken for the agent's own allocating, or deadlock on the malloc locks glibc holds across
+ * the fork of a process with a second thread, which the agent's thread makes of every program.
+ * Deferred, it runs after the fork and is recorded. */
 void process_fork_prepare(void)
 {
 	if (!agent_enabled)
 		return;
+	if (alloc_enabled()) {
+		agent_internal_begin(&agent_self.fork_mask);
+		agent_self.fork_blocked = 1;
+	}
 	atomic_store(&forking, 1);
 	uint64_t give_up = agent_now_ns() + FORK_WAIT_NS;
 	while (atomic_load(&unwinding) > 0 && agent_now_ns() < give_up)
@@ -149,6 +160,15 @@ void process_fork_prepare(void)
 void process_fork_parent(void)
 {
 	atomic_store(&forking, 0);
+	process_fork_done();
+}
+
+void process_fork_done(void)
+{
+	if (agent_self.fork_blocked) {
+		agent_self.fork_blocked = 0;
+		agent_internal_end(&agent_self.fork_mask);
+	}
 }
 
 void process_fork_child(void)

@@ -229,25 +229,54 @@ void agent_restore_signal(const sigset_t *old)
 	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
+void agent_internal_begin(sigset_t *old)
+{
+	if (agent_self.internal_blocked++ == 0) {
+		sigset_t set;
+		sigfillset(&set); /* glibc's: without its own thread-cancel and setxid signals */
+		/* A fault in the window is delivered as it would be, not turned into a kill. */
+		sigdelset(&set, SIGSEGV);
+		sigdelset(&set, SIGBUS);
+		sigdelset(&set, SIGILL);
+		sigdelset(&set, SIGFPE);
+		sigdelset(&set, SIGTRAP);
+		sigdelset(&set, SIGSYS);
+		agent_libc.syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
+		agent_self.in_agent_section++;
+	}
+	agent_self.internal++;
+}
+
+void agent_internal_end(const sigset_t *old)
+{
+	agent_self.internal--;
+	if (--agent_self.internal_blocked == 0) {
+		agent_self.in_agent_section--;
+		agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	}
+}
+
 uint32_t agent_write_begin(sigset_t *old)
 {
 	agent_block_signal(old);
+	/* A writer like an allocation hook: a program's handler that allocates while this record is half
+	 * made leaves its events for agent_write_end (it wrote them into the middle of the record, and
+	 * collect dropped the rest of the ring as overwritten, when a SIGALRM handler's malloc landed in
+	 * the wait wrapper's record of a reaped child). */
+	agent_enter();
 	unsigned char resident;
-	/* Nested in a program's handler that interrupted a write; or another process: a vfork child shares
-	 * the memory (and this thread's ring, its parent thread being suspended), a raw fork does not. */
-	if (!agent_enabled || agent_self.writing ||
+	/* Nested in a program's handler that interrupted a writer (this one or a hook); or another
+	 * process: a vfork child shares the memory (and this thread's ring, its parent thread being
+	 * suspended), a raw fork does not. */
+	if (!agent_enabled || agent_self.depth > 1 ||
 	    (agent_config.pid != getpid() && mincore(agent_transport.header, 4096, &resident) < 0))
 		return AGENT_NO_RING;
-	agent_self.writing = 1;
-	uint32_t ring = agent_thread_ring();
-	if (ring == AGENT_NO_RING)
-		agent_self.writing = 0;
-	return ring;
+	return agent_thread_ring();
 }
 
 void agent_write_end(const sigset_t *old)
 {
-	agent_self.writing = 0;
+	agent_leave(); /* writes what a handler left meanwhile */
 	agent_restore_signal(old);
 }
 
@@ -335,10 +364,9 @@ void agent_thread_end(void)
 		atomic_store_explicit(&r->state, RING_CLOSED, memory_order_release);
 		agent_self.ring = AGENT_NO_RING;
 	}
-	agent_self.internal++;
+	/* Not counted internal: both only unmap, so a program's handler allocating here is recorded. */
 	stack_table_free(agent_self.stacks);
 	agent_self.stacks = NULL;
 	capture_thread_end();
 	agent_self.registered = 0;
-	agent_self.internal--;
 }
