@@ -264,6 +264,15 @@ void frametab_forget(void)
 		set.count = 0;
 		atomic_store(&set.seq, seq + 1);
 	}
+	/* What walks had asked the parent's builder for and it had not built yet (a fork early in a run,
+	 * while it builds) is asked again here: left marked, no walk in the child would ask for it, and
+	 * libunwind would answer there for the rest of the child's life. */
+	for (uint32_t i = 0; i < blocks_used; i++)
+		if (!atomic_load_explicit(&block_rows[i], memory_order_relaxed))
+			atomic_store_explicit(&block_wanted[i], 0, memory_order_relaxed);
+	for (struct table *t = all_tables; t; t = t->next)
+		atomic_store_explicit(&t->wanted, 0, memory_order_relaxed);
+	atomic_store(&wanted_any, 0);
 }
 
 void frametab_stats(uint32_t *tables, uint64_t *rows, uint32_t *blocks)
