@@ -105,7 +105,7 @@ static const char *function_name(const struct profile *p, uint32_t loc)
 	return profile_string(p, p->functions[line->function].name);
 }
 
-/* A leaf location of its own (each location's lines are its own). */
+/* A leaf's location, with a line of its own (each location's lines are its own). */
 static uint32_t leaf_location(struct profile *p, uint32_t function)
 {
 	struct profile_line line = { .function = function };
@@ -177,18 +177,29 @@ uint32_t alloc_leaf_stack(struct profile *p, uint32_t stack, uint32_t kind, uint
 		leaf_name(kind, size_key, new_kind, name, sizeof(name));
 		leaf = profile_intern(p, name);
 	}
-	uint64_t h = hash_combine(hash_u64(stack), leaf);
-	uint32_t *slot = hashmap_slot(memo, h ^ (h >> 32) ^ ((uint64_t)stack << 32 | leaf));
+	/* Keys are exact: (UINT32_MAX, leaf) for a leaf's location (no stack has that id), (stack, leaf)
+	 * for a stack. Each slot is filled before the next look-up, which may move the table.
+	 * One function and location per leaf name, shared by every stack that ends in it: a tree merges
+	 * frames by function, and stacks that differ only in stripped allocator frames (a handler's
+	 * malloc interrupting different libc calls) end in one leaf, not in several "malloc 200 B". */
+	uint32_t leaf_loc = UINT32_MAX;
+	if (leaf != UINT32_MAX) {
+		uint32_t *leaf_slot = hashmap_slot(memo, (uint64_t)UINT32_MAX << 32 | leaf);
+		if (*leaf_slot == HASHMAP_NONE) {
+			struct profile_function f = { .name = leaf, .system_name = leaf, .module = UINT32_MAX,
+						      .flags = PROFILE_FUNCTION_ALLOC_LEAF };
+			*leaf_slot = leaf_location(p, profile_add_function(p, &f));
+		}
+		leaf_loc = *leaf_slot;
+	}
+	uint32_t *slot = hashmap_slot(memo, (uint64_t)stack << 32 | leaf);
 	if (*slot != HASHMAP_NONE)
 		return *slot;
 	uint32_t depth = ps->depth - skip + (leaf != UINT32_MAX);
 	ALLOC_GROW(*locs, depth ? depth : 1, *cap);
 	uint32_t n = 0;
-	if (leaf != UINT32_MAX) {
-		struct profile_function f = { .name = leaf, .system_name = leaf, .module = UINT32_MAX,
-					      .flags = PROFILE_FUNCTION_ALLOC_LEAF };
-		(*locs)[n++] = leaf_location(p, profile_add_function(p, &f));
-	}
+	if (leaf_loc != UINT32_MAX)
+		(*locs)[n++] = leaf_loc;
 	for (uint32_t i = skip; i < ps->depth; i++)
 		(*locs)[n++] = p->stack_locations[ps->first + i];
 	/* profile_add_stack may move p->stacks: ps is not used after this. */

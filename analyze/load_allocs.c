@@ -18,10 +18,11 @@
  * process's live blocks at its own highest live heap). An image that exec'd
  * another program in place leaves its live blocks as its leaks.
  *
- * Speed: every event costs a live-table probe (16-byte slots, Fibonacci
- * hashing, prefetched a few events ahead); an allocation's key comes from a
- * site array by stack id and a direct-mapped cache of recent keys, the hash
- * tables only on a miss.
+ * Speed: every event costs a look-up in the table of live blocks
+ * (load_alloc_live.c: identities in a recent array by their low bits, other
+ * blocks hashed; prefetched a few events ahead); an allocation's key comes
+ * from a site array by stack id and a direct-mapped cache of recent keys,
+ * the hash tables only on a miss.
  *
  * Per key (allocation stack, thread, function and size): allocations and
  * their bytes, what is live at the end (inuse = leaks), what was live at the
@@ -56,7 +57,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "alloc.h"
 
@@ -78,11 +78,8 @@ static void allocs_free(void *state)
 	hashmap_free(&st->site_index);
 	hashmap_free(&st->key_index);
 	hashmap_free(&st->row_index);
-	for (uint32_t i = 0; i < st->nheaps; i++) {
-		hashmap_free(&st->heaps[i].big_index);
-		free(st->heaps[i].big);
-		free(st->heaps[i].live);
-	}
+	for (uint32_t i = 0; i < st->nheaps; i++)
+		live_free(&st->heaps[i].live);
 	free(st->heaps);
 	hashmap_free(&st->heap_index);
 	free(st->sites);
@@ -161,7 +158,7 @@ static uint32_t site_of(struct loader *L, struct allocs_state *st, uint32_t stac
 }
 
 /* The size key of an allocation of size at site: exact while the site has few sizes. */
-static uint64_t size_key(struct site *s, uint64_t size)
+static uint64_t size_key(struct allocs_state *st, struct site *s, uint64_t size)
 {
 	if (!s->ranged) {
 		for (uint32_t i = 0; i < s->nsizes; i++)
@@ -172,6 +169,7 @@ static uint64_t size_key(struct site *s, uint64_t size)
 			return size;
 		}
 		s->ranged = 1;
+		st->ranged_epoch++; /* its sizes' keys change: forget the stacks' latest */
 	}
 	return CLASS_BIT | (uint64_t)floor_log2(size);
 }
@@ -204,121 +202,47 @@ static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, 
 
 /*
  * The key of an allocation event. Most events repeat a recent site (stack
- * and what) and key: a dense array by stack and a direct-mapped cache of
- * keys skip the site and key tables (two hash lookups) on the hot path.
+ * and what) and key: a dense array by stack id remembers each stack's site
+ * and latest key, and a direct-mapped cache of keys skips the site and key
+ * tables (two hash lookups) for the others. Nothing here changes a key: a
+ * key skipped to is the one the tables would give.
  */
 static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
 			     const struct trace_heap_event *e)
 {
 	uint32_t id = e->stack_id, site;
+	struct stack_site *ss = NULL;
 	if (id < DENSE_SITE_IDS) { /* collect numbers stacks densely from 1 */
 		if (id >= st->stack_site_cap) {
 			uint32_t old = st->stack_site_cap;
 			ALLOC_GROW(st->stack_site, (uint64_t)id + 1, st->stack_site_cap);
 			memset(st->stack_site + old, 0xff, (st->stack_site_cap - old) * sizeof(*st->stack_site));
 		}
-		struct stack_site *ss = &st->stack_site[id];
+		ss = &st->stack_site[id];
+		if (ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size && ss->thread == thread &&
+		    ss->heap == st->cur && ss->epoch == st->ranged_epoch)
+			return ss->key;
 		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
-			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind) };
+			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind),
+						   .key = HASHMAP_NONE };
 		site = ss->site;
 	} else {
 		site = site_of(L, st, loader_stack_index(L, id), e->kind);
 	}
-	uint64_t sk = size_key(&st->sites[site], e->size);
+	uint64_t sk = size_key(st, &st->sites[site], e->size);
 	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
 	struct hot *c = &st->hot[(h * 0x94d049bb133111ebull) >> (64 - HOT_BITS)];
 	if (c->key == HASHMAP_NONE || c->site != site || c->thread != thread || c->size_key != sk ||
 	    c->heap != st->cur)
 		*c = (struct hot){ sk, site, thread, key_of(st, site, thread, sk), st->cur };
+	if (ss) {
+		ss->thread = thread;
+		ss->heap = st->cur;
+		ss->key = c->key;
+		ss->epoch = st->ranged_epoch;
+		ss->size = e->size;
+	}
 	return c->key;
-}
-
-/* ---- live blocks: open addressing, backward-shift deletion ---- */
-
-/* Fibonacci hashing: one multiply, the top bits (blocks are 16-byte aligned). */
-static inline uint64_t live_home(const struct heap *h, uint64_t address)
-{
-	return (address * 0x9e3779b97f4a7c15ull) >> h->live_shift;
-}
-
-static struct live *live_find(struct heap *h, uint64_t address)
-{
-	if (!h->live_cap)
-		return NULL;
-	for (uint64_t i = live_home(h, address);; i = (i + 1) & (h->live_cap - 1)) {
-		struct live *e = &h->live[i];
-		if (!e->address || e->address == address)
-			return e;
-	}
-}
-
-/* Store a live block in slot (its size beside it, or in big when that is too large). */
-static void live_set(struct heap *h, struct live *slot, uint64_t address, uint64_t size, uint32_t key)
-{
-	*slot = (struct live){ address, key, size < LIVE_BIG ? (uint32_t)size : LIVE_BIG };
-	if (size >= LIVE_BIG) {
-		uint32_t *id = hashmap_slot(&h->big_index, address);
-		if (*id == HASHMAP_NONE) {
-			ALLOC_GROW(h->big, (uint64_t)h->nbig + 1, h->big_cap);
-			*id = h->nbig++;
-		}
-		h->big[*id] = size;
-	}
-}
-
-static uint64_t live_size(const struct heap *h, const struct live *e)
-{
-	if (e->size != LIVE_BIG)
-		return e->size;
-	uint32_t id = hashmap_get(&h->big_index, e->address);
-	return id == HASHMAP_NONE ? LIVE_BIG : h->big[id];
-}
-
-/* A zeroed table; from 2 MiB on in huge pages where the kernel has them
- * (every event misses the cache on it: TLB misses cost as much again). */
-static void *table_alloc(size_t bytes)
-{
-	void *p = NULL;
-	if (bytes < (2u << 20))
-		return calloc_or_abort(1, bytes);
-	if (posix_memalign(&p, 2u << 20, bytes))
-		abort();
-	madvise(p, bytes, MADV_HUGEPAGE);
-	memset(p, 0, bytes);
-	return p;
-}
-
-static void live_grow(struct heap *h)
-{
-	struct live *old = h->live;
-	uint64_t old_cap = h->live_cap;
-	h->live_cap = old_cap ? 2 * old_cap : 4096;
-	h->live_shift = 64 - floor_log2(h->live_cap);
-	h->live = table_alloc(h->live_cap * sizeof(*h->live));
-	for (uint64_t i = 0; i < old_cap; i++)
-		if (old[i].address)
-			*live_find(h, old[i].address) = old[i];
-	free(old);
-}
-
-/* At most three quarters full: linear probing stays short with 16-byte slots. */
-static int live_full(const struct heap *h)
-{
-	return (h->nlive + 1) * 4 > h->live_cap * 3;
-}
-
-static void live_remove(struct heap *h, struct live *e)
-{
-	uint64_t mask = h->live_cap - 1, i = (uint64_t)(e - h->live);
-	for (uint64_t j = (i + 1) & mask; h->live[j].address; j = (j + 1) & mask) {
-		uint64_t home = live_home(h, h->live[j].address);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			h->live[i] = h->live[j];
-			i = j;
-		}
-	}
-	h->live[i].address = 0;
-	h->nlive--;
 }
 
 /* ---- time bins ---- */
@@ -416,19 +340,17 @@ static struct undo *undo_of(struct allocs_state *st, uint32_t thread)
 static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
 		     const struct trace_heap_event *e, uint64_t seq)
 {
+	uint32_t okey;
+	uint64_t osize;
 	if (e->flags & TRACE_HEAP_RESTORED) {
 		/* realloc failed after its free was recorded: the block lives on. */
 		struct undo *u = undo_of(st, thread);
 		if (!u->valid || u->address != e->address || st->keys[u->key].heap != st->cur)
 			return;
 		u->valid = 0;
-		struct live *slot = live_find(h, e->address);
-		if (slot && slot->address)
+		if (live_has(&h->live, e->address))
 			return;
-		if (live_full(h))
-			live_grow(h);
-		live_set(h, live_find(h, e->address), e->address, u->size, u->key);
-		h->nlive++;
+		live_put(&h->live, e->address, u->key, u->size, &okey, &osize);
 		double w = weight(st, u->size);
 		st->frees -= w;
 		st->freed_bytes -= w * (double)u->size;
@@ -436,20 +358,13 @@ static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, 
 		return;
 	}
 	uint32_t key = key_of_event(L, st, thread, e);
-	if (live_full(h))
-		live_grow(h);
-	struct live *slot = live_find(h, e->address);
 	double w = weight(st, e->size);
-	if (slot->address) {
+	if (live_put(&h->live, e->address, key, e->size, &okey, &osize)) {
 		/* Allocated twice without a free between: the free was not recorded. */
 		st->repeated++;
-		uint64_t osize = live_size(h, slot);
 		double ow = weight(st, osize);
-		live_change(L, st, h, slot->key, seq, e->time_ns, -ow, -ow * (double)osize);
-		h->nlive--;
+		live_change(L, st, h, okey, seq, e->time_ns, -ow, -ow * (double)osize);
 	}
-	live_set(h, slot, e->address, e->size, key);
-	h->nlive++;
 	st->allocs += w;
 	st->alloc_bytes += w * (double)e->size;
 	add_value(L, st, key, e->time_ns, V_ALLOC_O, w);
@@ -460,26 +375,24 @@ static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, 
 static void on_free(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
 		    const struct trace_heap_event *e, uint64_t seq)
 {
-	struct live *slot = live_find(h, e->address);
-	if (!slot || !slot->address) {
+	uint32_t key;
+	uint64_t size;
+	if (!live_take(&h->live, e->address, &key, &size)) {
 		st->unmatched++;
 		return;
 	}
-	struct live b = *slot;
-	uint64_t size = live_size(h, slot);
-	live_remove(h, slot);
 	double w = weight(st, size), bytes = w * (double)size;
 	st->frees += w;
 	st->freed_bytes += bytes;
 	if (e->flags & TRACE_HEAP_TEMPORARY) {
 		st->temp += w;
 		st->temp_bytes += bytes;
-		add_value(L, st, b.key, e->time_ns, V_TEMP_O, w);
-		add_value(L, st, b.key, e->time_ns, V_TEMP_B, bytes);
+		add_value(L, st, key, e->time_ns, V_TEMP_O, w);
+		add_value(L, st, key, e->time_ns, V_TEMP_B, bytes);
 	}
-	live_change(L, st, h, b.key, seq, e->time_ns, -w, -bytes);
+	live_change(L, st, h, key, seq, e->time_ns, -w, -bytes);
 	if (e->flags & TRACE_HEAP_BY_REALLOC)
-		*undo_of(st, thread) = (struct undo){ b.address, size, b.key, 1 };
+		*undo_of(st, thread) = (struct undo){ e->address, size, key, 1 };
 }
 
 /* The heap of pid's latest image, made when first seen. */
@@ -490,7 +403,7 @@ static struct heap *heap_of(struct loader *L, struct allocs_state *st, uint32_t 
 	if (*slot == HASHMAP_NONE) {
 		ALLOC_GROW(st->heaps, (uint64_t)st->nheaps + 1, st->heaps_cap);
 		memset(&st->heaps[st->nheaps], 0, sizeof(st->heaps[0]));
-		hashmap_init(&st->heaps[st->nheaps].big_index, 16);
+		live_init(&st->heaps[st->nheaps].live);
 		st->heaps[st->nheaps].pid = pid;
 		*slot = st->nheaps++;
 	}
@@ -512,8 +425,8 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		const struct trace_heap_event *e = &a->events[i];
 		/* A big live table misses the cache on every event: ask for the
 		 * slot of an event a few ahead (a hint only; the table may grow). */
-		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count && h->live_cap)
-			__builtin_prefetch(&h->live[live_home(h, a->events[i + LIVE_PREFETCH].address)]);
+		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count)
+			live_prefetch(&h->live, a->events[i + LIVE_PREFETCH].address);
 		if (thread == HASHMAP_NONE || e->tid != tid) {
 			tid = e->tid;
 			thread = loader_thread_index(L, a->pid, tid);

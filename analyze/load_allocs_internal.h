@@ -9,6 +9,7 @@
 #include "load_internal.h"
 
 #include "hashmap.h"
+#include "load_alloc_live.h"
 
 #define SITE_SIZES 4
 #define MAX_BINS 256u
@@ -17,7 +18,6 @@
 #define CLASS_BIT ALLOC_SIZE_CLASS
 #define HOT_BITS 10
 #define DENSE_SITE_IDS (1u << 20) /* a site by stack id in an array below this */
-#define LIVE_BIG UINT32_MAX
 #define HOT_SLOTS (1u << HOT_BITS)
 
 enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
@@ -37,13 +37,6 @@ struct key {
 	double v[NV];
 };
 
-/* 16 bytes, four to a cache line: the table is the one big random-access structure. */
-struct live {
-	uint64_t address; /* 0: empty */
-	uint32_t key;
-	uint32_t size; /* LIVE_BIG: at least that, the size is in big (by address) */
-};
-
 /* A recent key by its site, thread and size key (see key_of_event). */
 struct hot {
 	uint64_t size_key;
@@ -51,9 +44,13 @@ struct hot {
 	uint32_t heap;
 };
 
-/* The site of a stack for the kind seen last with it. */
+/* The site of a stack for the kind seen last with it, and the key of its
+ * latest allocation: the next one of the same size, thread and heap has it
+ * too while no site became ranged since (epoch). */
 struct stack_site {
 	uint32_t kind, site; /* site HASHMAP_NONE: none yet */
+	uint32_t thread, heap, key, epoch; /* key HASHMAP_NONE: none */
+	uint64_t size;
 };
 
 struct row {
@@ -70,12 +67,7 @@ struct undo {
 
 /* One program image's heap: its live blocks and figures. */
 struct heap {
-	struct live *live;
-	uint64_t live_cap, nlive;
-	int live_shift; /* 64 - log2(live_cap) */
-	struct hashmap big_index; /* address -> its size in big, for sizes of LIVE_BIG and more */
-	uint64_t *big;
-	uint32_t nbig, big_cap;
+	struct live_table live;
 	double live_o, live_b, peak_o, peak_b;
 	uint64_t peak_seq, peak_time; /* the event count and time of its highest live heap */
 	uint32_t pid;
@@ -100,6 +92,7 @@ struct allocs_state {
 	struct hot hot[HOT_SLOTS];
 	struct stack_site *stack_site; /* by trace stack id */
 	uint32_t stack_site_cap;
+	uint32_t ranged_epoch; /* sites that became ranged so far */
 	struct row *rows;
 	uint32_t nrows, rows_cap;
 	struct hashmap row_index;

@@ -85,6 +85,8 @@ target_link_libraries(collect_sleeps PRIVATE pthread)
 add_test(NAME e2e_collect_transparent COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_transparent.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_transparent PROPERTIES LABELS e2e TIMEOUT 120)
 ipscope_workload(collect_procs e2e/workloads/collect_procs.c)
+ipscope_workload(proc_raw_fork e2e/workloads/proc_raw_fork.c)
+target_link_libraries(proc_raw_fork PRIVATE dl pthread)
 # A statically linked program: no agent can enter it (reported as not profiled).
 ipscope_workload(collect_busy_static e2e/workloads/collect_busy.c)
 target_link_options(collect_busy_static PRIVATE -static)

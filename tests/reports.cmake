@@ -41,6 +41,13 @@ target_link_libraries(unit_load PRIVATE ipscope_analyze)
 add_test(NAME unit_load COMMAND unit_load)
 set_tests_properties(unit_load PROPERTIES LABELS unit)
 
+# The allocation consumer's table of live blocks against a plain array:
+# recent identities, the hash part, growth, replacement, big sizes.
+add_executable(unit_alloc_live ${CMAKE_CURRENT_SOURCE_DIR}/unit/alloc_live_test.c)
+target_link_libraries(unit_alloc_live PRIVATE ipscope_analyze)
+add_test(NAME unit_alloc_live COMMAND unit_alloc_live)
+set_tests_properties(unit_alloc_live PROPERTIES LABELS unit)
+
 # Traces analyze must not trust (issue 13), from a writer of hostile traces.
 add_executable(hostile_traces ${CMAKE_CURRENT_SOURCE_DIR}/e2e/hostile_traces.c)
 set_target_properties(hostile_traces PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

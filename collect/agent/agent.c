@@ -40,17 +40,17 @@
 struct transport agent_transport;
 struct agent_config agent_config;
 uint32_t agent_stream;
-volatile sig_atomic_t agent_enabled;
+static struct agent_flags flags_before_start; /* all 0, until agent_start maps the page */
+struct agent_flags *agent_flags = &flags_before_start;
 AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .slot = -1 };
 
 /* A forked child shares nothing with the traced process: the mappings were not inherited (MADV_DONTFORK). */
 static void child_attach(void)
 {
 	agent_self.tid = 0; /* the cached id is the parent thread's: a ring claimed with it would look dead */
-	process_fork_child();
-	if (!agent_enabled)
+	if (!process_fork_child())
 		return;
-	agent_enabled = 0;
+	agent_flags->enabled = 0; /* zeroed already (MADV_WIPEONFORK), unless the kernel could not */
 	wall_forget();
 	alloc_forget();
 	sampler_forget_all();
@@ -64,7 +64,7 @@ static void child_attach(void)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
-	agent_enabled = 1;
+	agent_flags->enabled = 1;
 	modules_rescan();
 	agent_thread_begin();
 	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
@@ -208,6 +208,11 @@ static int first_process(void)
 
 __attribute__((constructor)) static void agent_start(void)
 {
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page != MAP_FAILED && madvise(page, 4096, MADV_WIPEONFORK) == 0)
+		agent_flags = page; /* else (a kernel before 4.14) the static ones: a raw fork is not safe */
+	else if (page != MAP_FAILED)
+		munmap(page, 4096);
 	agent_resolve_libc();
 	blocking_init();
 	process_init();
@@ -224,7 +229,7 @@ __attribute__((constructor)) static void agent_start(void)
 	pthread_atfork(process_fork_prepare, process_fork_parent, after_fork_child);
 	sigset_t old;
 	agent_block_signal(&old);
-	agent_enabled = 1;
+	agent_flags->enabled = 1;
 	take_over_from_previous_image();
 	process_attached();
 	alloc_start(); /* after the record that says this image attached: its events follow it */
@@ -235,7 +240,7 @@ __attribute__((constructor)) static void agent_start(void)
 	if (agent_config.signal)
 		wall_scan_threads(); /* before the program runs: its descriptors are not in use yet */
 	if (agent_config.signal && wall_start() < 0 && agent_config.wall) {
-		agent_enabled = 0;
+		agent_flags->enabled = 0;
 		if (first_process())
 			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
 		agent_restore_signal(&old);
@@ -257,7 +262,7 @@ __attribute__((constructor)) static void agent_start(void)
  */
 __attribute__((destructor)) static void agent_stop(void)
 {
-	if (!agent_enabled || agent_config.pid != getpid())
+	if (!agent_flags->enabled || agent_config.pid != getpid())
 		return;
 	sigset_t old;
 	agent_block_signal(&old);

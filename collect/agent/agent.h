@@ -126,7 +126,15 @@ extern struct agent_config agent_config;
 /* This image's number (header.next_stream), written into every ring it claims (agent.c). */
 extern uint32_t agent_stream;
 extern struct transport agent_transport;
-extern volatile sig_atomic_t agent_enabled;
+/* Process-wide switches, in a page a fork child finds zeroed (MADV_WIPEONFORK): a child made by a
+ * raw fork system call runs no fork handler and has none of the rings (MADV_DONTFORK), yet reads
+ * them 0 and leaves everything alone, as a process not profiled (it wrote into the unmapped rings
+ * and died of SIGSEGV at its first malloc, dlopen or pthread_create). */
+struct agent_flags {
+	volatile sig_atomic_t enabled; /* this process is profiled (attached, not a fork child left) */
+	volatile int alloc_on;         /* its allocations are recorded (alloc_start, alloc_forget) */
+};
+extern struct agent_flags *agent_flags;
 extern AGENT_TLS __thread struct agent_thread agent_self;
 
 /* threads.c */
@@ -190,7 +198,8 @@ void process_attached(void);
  * let them go on (parent, child). */
 void process_fork_prepare(void);
 void process_fork_parent(void);
-void process_fork_child(void);
+/* The child's fork handler: whether the parent was profiled (the child's agent_flags are zeroed). */
+int process_fork_child(void);
 /* The end of either side's fork handlers: the forking thread takes its signals again. */
 void process_fork_done(void);
 /* Around an unwind: 0 to go ahead (then call process_unwind_end), -1 while a fork is in progress. */
@@ -326,9 +335,8 @@ int wall_is_sampler(void);
 /* alloc_hooks.c */
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
 struct alloc_state {
-	/* What every hook reads, in one cache line with the real functions. */
-	_Alignas(64) volatile int on;
-	int wanted;          /* allocations are recorded in this image once alloc_start runs */
+	/* What every hook reads (with agent_flags->alloc_on), in one cache line with the real functions. */
+	_Alignas(64) int wanted;          /* allocations are recorded in this image once alloc_start runs */
 	int sampled;         /* scheme is not TRANSPORT_ALLOC_ALL: frees are looked up in the live set */
 	int by_bytes;        /* scheme is TRANSPORT_ALLOC_BYTES: the countdown counts bytes */
 	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
@@ -351,7 +359,7 @@ extern struct alloc_state alloc_state;
 /* Whether this thread's allocations are being recorded now. */
 static inline int alloc_recording(const struct agent_thread *self)
 {
-	return alloc_state.on && !self->internal; /* internal counts forking too (alloc_hooks.c) */
+	return agent_flags->alloc_on && !self->internal; /* internal counts forking too (alloc_hooks.c) */
 }
 /* Set up allocation recording from the header (after attach), not started yet; 0, or -1 with agent_error set. */
 int alloc_init(void);

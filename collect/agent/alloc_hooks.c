@@ -276,18 +276,18 @@ int alloc_init(void)
 
 void alloc_start(void)
 {
-	alloc_state.on = alloc_state.wanted;
+	agent_flags->alloc_on = alloc_state.wanted;
 }
 
 int alloc_enabled(void)
 {
-	return alloc_state.on;
+	return agent_flags->alloc_on;
 }
 
 /* The child's copy of the parent's figures: its own events count from 1, its choices are its own. */
 void alloc_forget(void)
 {
-	alloc_state.on = 0;
+	agent_flags->alloc_on = 0;
 	fork_parent(); /* the child's copy of the forking state, undone as in the parent */
 	atomic_store(&agent_alloc_seq.n, 0);
 	agent_self.last_alloc = 0;

@@ -107,7 +107,7 @@ void blocking_init(void)
 /* Whether wrappers do anything: only wall mode ever interrupts a call. */
 static int guarded(void)
 {
-	return agent_enabled && agent_config.wall;
+	return agent_flags->enabled && agent_config.wall;
 }
 
 /*

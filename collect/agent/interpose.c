@@ -100,7 +100,7 @@ static void *thread_trampoline(void *p)
 	free(p);
 	agent_internal_end(&old);
 	agent_self.program_blocks = ts.program_blocks;
-	if (agent_enabled && agent_config.pid == getpid()) {
+	if (agent_flags->enabled && agent_config.pid == getpid()) {
 		sigset_t old;
 		agent_block_signal(&old);
 		agent_thread_begin();
@@ -115,7 +115,7 @@ static void *thread_trampoline(void *p)
 AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
 	NEED(next, pthread_create);
-	if (!agent_enabled)
+	if (!agent_flags->enabled)
 		return next.pthread_create(thread, attr, start, arg);
 	sigset_t old;
 	agent_internal_begin(&old);
@@ -152,7 +152,7 @@ AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...
 	va_end(ap);
 	NEED(next, clone);
 	int tid = next.clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
-	if (tid > 0 && (flags & CLONE_THREAD) && agent_enabled && agent_config.signal && agent_config.pid == getpid()) {
+	if (tid > 0 && (flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid()) {
 		int saved_errno = errno;
 		sigset_t old;
 		agent_block_signal(&old);
@@ -173,7 +173,7 @@ AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
 	NEED(next, pthread_setname_np);
 	int rc = next.pthread_setname_np(thread, name);
-	if (rc == 0 && agent_enabled && pthread_equal(thread, pthread_self()))
+	if (rc == 0 && agent_flags->enabled && pthread_equal(thread, pthread_self()))
 		agent_thread_record_for(agent_gettid(), name, TRACE_THREAD_NAME);
 	return rc;
 }
@@ -230,7 +230,7 @@ int agent_signal_taken(void)
 
 static int is_sampling_signal(int sig)
 {
-	return agent_enabled && sig == agent_config.signal && !atomic_load(&signal_given_up);
+	return agent_flags->enabled && sig == agent_config.signal && !atomic_load(&signal_given_up);
 }
 
 /* The program wants the signal for itself: stop sampling, then it is the program's. */

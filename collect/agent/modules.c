@@ -227,7 +227,7 @@ static void scan_objects(void)
 
 void modules_rescan(void)
 {
-	if (!agent_enabled)
+	if (!agent_flags->enabled)
 		return;
 	/* Not counted internal: it allocates nothing (its scratch is mapped), so a program's signal handler
 	 * that allocates while this thread rescans (at every dlopen and dlclose, tables built then too) is
@@ -248,7 +248,7 @@ void modules_rescan(void)
 
 void modules_build_tables(void)
 {
-	if (!agent_enabled || !frametab_wanted())
+	if (!agent_flags->enabled || !frametab_wanted())
 		return;
 	sigset_t old;
 	agent_block_signal(&old);

@@ -105,6 +105,7 @@ void process_init(void)
 /* ---- the fork gate ---- */
 
 static _Atomic int forking, unwinding;
+static int enabled_at_fork;
 
 int process_unwind_begin(void)
 {
@@ -145,7 +146,8 @@ void process_unwind_end(void)
  * Deferred, it runs after the fork and is recorded. */
 void process_fork_prepare(void)
 {
-	if (!agent_enabled)
+	enabled_at_fork = agent_flags->enabled; /* the child finds agent_flags zeroed */
+	if (!agent_flags->enabled)
 		return;
 	if (alloc_enabled()) {
 		agent_internal_begin(&agent_self.fork_mask);
@@ -171,10 +173,11 @@ void process_fork_done(void)
 	}
 }
 
-void process_fork_child(void)
+int process_fork_child(void)
 {
 	atomic_store(&unwinding, 0);
 	atomic_store(&forking, 0);
+	return enabled_at_fork;
 }
 
 /* ---- records ---- */
@@ -258,7 +261,7 @@ void process_attached(void)
 /* Whether this process may write records: it attached, or is a vfork child sharing the parent's memory. */
 static int may_announce(void)
 {
-	if (!agent_enabled || !agent_config.follow)
+	if (!agent_flags->enabled || !agent_config.follow)
 		return 0;
 	unsigned char resident;
 	return agent_config.pid == getpid() || mincore(agent_transport.header, 4096, &resident) == 0;

@@ -481,7 +481,7 @@ static int foreign_signal(const siginfo_t *si, const ucontext_t *uc)
 	int32_t syscall_nr;
 	int eintr = 0;
 	uint64_t now = agent_now_ns();
-	uint32_t weight = agent_enabled ? sample_weight(si, uc, sources, (int)slot, &syscall_nr) : 0;
+	uint32_t weight = agent_flags->enabled ? sample_weight(si, uc, sources, (int)slot, &syscall_nr) : 0;
 	uint32_t state = sources & SOURCE_WALL ? wall_state(uc, &syscall_nr, &eintr) : TRACE_STATE_ON_CPU;
 	if (weight && agent_sampling_on())
 		foreign_post(f, weight, state, syscall_nr, uc, now);
@@ -495,11 +495,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 		return;
 	int saved_errno = errno;
 	agent_self.signals_taken++;
-	if (agent_enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
+	if (agent_flags->enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
 		errno = saved_errno;
 		return;
 	}
-	if (agent_enabled && agent_self.sources) {
+	if (agent_flags->enabled && agent_self.sources) {
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
 		int32_t syscall_nr;

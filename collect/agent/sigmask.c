@@ -65,7 +65,7 @@ static const sigset_t *for_kernel(int how, const sigset_t *set, sigset_t *copy, 
 static int filtered(int how, const sigset_t *set, sigset_t *old, int (*real)(int, const sigset_t *, sigset_t *))
 {
 	int sig = agent_config.signal;
-	if (!agent_enabled || !sig || agent_signal_taken() || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
+	if (!agent_flags->enabled || !sig || agent_signal_taken() || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
 		return real(how, set, old);
 	int before = agent_self.program_blocks, after = before;
 	sigset_t copy;
@@ -108,7 +108,7 @@ AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy)
 {
-	if (!set || !agent_enabled || !agent_config.signal || agent_signal_taken() ||
+	if (!set || !agent_flags->enabled || !agent_config.signal || agent_signal_taken() ||
 	    sigismember(set, agent_config.signal) != 1)
 		return set;
 	*copy = *set;

@@ -268,7 +268,7 @@ uint32_t agent_write_begin(sigset_t *old)
 	/* Nested in a program's handler that interrupted a writer (this one or a hook); or another
 	 * process: a vfork child shares the memory (and this thread's ring, its parent thread being
 	 * suspended), a raw fork does not. */
-	if (!agent_enabled || agent_self.depth > 1 ||
+	if (!agent_flags->enabled || agent_self.depth > 1 ||
 	    (agent_config.pid != getpid() && mincore(agent_transport.header, 4096, &resident) < 0))
 		return AGENT_NO_RING;
 	return agent_thread_ring();

@@ -168,7 +168,7 @@ AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, 
 {
 	if (!agent_libc.dl_iterate_phdr)
 		agent_resolve_libc();
-	if (!agent_enabled || agent_called_from_unwinder(__builtin_return_address(0)))
+	if (!agent_flags->enabled || agent_called_from_unwinder(__builtin_return_address(0)))
 		return agent_libc.dl_iterate_phdr(callback, data);
 	sigset_t old;
 	agent_block_signal(&old);

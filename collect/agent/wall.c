@@ -484,12 +484,12 @@ static void *sampler_main(void *unused)
 		uint32_t weight;
 		if (!agent_config.wall) {
 			deadline = now + SCAN_INTERVAL_NS;
-			if (agent_enabled && !agent_signal_taken())
+			if (agent_flags->enabled && !agent_signal_taken())
 				cpu_mode_check(&unknown_seen);
 			continue;
 		}
 		deadline = next_after(deadline, now, &weight);
-		if (!agent_enabled || agent_signal_taken())
+		if (!agent_flags->enabled || agent_signal_taken())
 			continue;
 		if (!agent_sampling_on()) {
 			was_on = 0;

@@ -16,6 +16,20 @@ fig() {
 		$5 == fn { print $col[type]; found = 1 } END { if (!found) print 0 }'
 }
 is() { [ "$1" = "$2" ] || fail "$3: $1, expected $2"; }
+# twin_siblings: tree's lines (stdin) that repeat a sibling's "file:line; function" under one parent.
+twin_siblings() {
+	awk '/^=+$/ { body = 1; next }
+		body && /╎/ {
+			rest = substr($0, index($0, "╎") + length("╎"))
+			gsub(/╎/, " ", rest)
+			depth = match(rest, /[0-9]/) - 1
+			label = substr(rest, depth + 1)
+			sub(/^[0-9]+ +/, "", label)
+			node[depth] = NR
+			if (seen[node[depth - 1] SUBSEP label]++)
+				print
+		}'
+}
 
 # The family: memcheck's totals of "family 1" minus "family 0" (its own start-up allocations).
 memcheck() {
@@ -81,7 +95,20 @@ for mode in threads fork; do
 	parent=$("$a" info --format json "$t" 2>/dev/null | jq '.processes[] | select(.forked | not) | .pid')
 	is "$(fig handler_allocates alloc_objects --pid "$parent")" "$handled" "$mode: the handler's allocations"
 	is "$(fig handler_allocates alloc_space --pid "$parent")" "$((handled * 200))" "$mode: the handler's bytes"
+	# The handler interrupted many libc calls, hidden as system frames: one leaf per visible path.
+	"$a" tree --value alloc_objects "$t" >"$scratch/tree" 2>/dev/null
+	twins=$(twin_siblings <"$scratch/tree")
+	[ -z "$twins" ] || fail "$mode: twin siblings in tree: $twins"
 done
+# A SIGCHLD handler reaping (waitpid: the agent writes a record of the reaped child) inside the
+# hooks of a malloc loop: the record waited for room in the ring the interrupted hook held, or
+# wrote into its event (the program hung, or collect dropped the rest of the ring).
+"$bin/collect" -q --allocs --no-cpu -o "$t" "$workloads/alloc_spawn_signal" reap 2>"$scratch/err" ||
+	fail "collect alloc_spawn_signal reap: $(cat "$scratch/err")"
+grep -q "overwrote\|lost" "$scratch/err" && fail "reap: $(cat "$scratch/err")"
+is "$(value_of reaped "$scratch/err")" 300 "reap: children reaped"
+parent=$("$a" info --format json "$t" 2>/dev/null | jq '.processes[] | select(.forked | not) | .pid')
+is "$(fig allocate_48 alloc_objects --pid "$parent")" "$(value_of allocated "$scratch/err")" "reap: the loop's allocations"
 # fork in the middle, ten times, while another thread allocates: the parent's figures exact, each
 # child's exact and its own (none of the thread's, which is not in it), the trace whole.
 run fork

@@ -101,6 +101,25 @@ cpu=$(info_json "$scratch/b.zst" | jq -r '.processes[] | select(.command | endsw
 echo "parent first: the child's ${cpu:-no}s of 0.4 s"
 within "${cpu:-0}" 0.4 0.04 || fail "parent first: the child has ${cpu:-no} s of its 0.4 s"
 
+# A child of the raw fork system call (no fork handler runs in it): it allocates, loads a library,
+# starts a thread and forks, as without collect, in every mode (it died of SIGSEGV).
+raw=$workloads/proc_raw_fork
+plugin=$workloads/libcollect_plugin.so
+set +e
+"$raw" "$plugin" >"$scratch/raw.alone"
+rc_alone=$?
+set -e
+[ $rc_alone -eq 3 ] || fail "raw fork: the workload exits $rc_alone without collect: $(cat "$scratch/raw.alone")"
+for mode in "" --allocs "-m wall"; do
+	set +e
+	"$bin/collect" -q $mode -o "$scratch/r.zst" "$raw" "$plugin" >"$scratch/raw.out" 2>"$scratch/err"
+	rc=$?
+	set -e
+	[ $rc -eq 3 ] && cmp -s "$scratch/raw.alone" "$scratch/raw.out" ||
+		fail "raw fork, collect $mode: exit $rc, '$(cat "$scratch/raw.out")' (alone: 3, 'child status=3') $(cat "$scratch/err")"
+done
+echo "raw fork: ok"
+
 # --no-follow: the first process only.
 "$bin/collect" -q --no-follow -o "$scratch/n.zst" "$workloads/collect_procs" tree "$busy" >/dev/null 2>&1 ||
 	fail "--no-follow: collect exited $?"

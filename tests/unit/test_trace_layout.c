@@ -618,11 +618,82 @@ static void test_allocs_ids(void)
 	}
 }
 
+/* ALLOCS_IDS columns long enough to be stepped over eight bytes at a time,
+ * with varints of every length in them: one of ten bytes (the longest) across
+ * words, two-byte ones at word ends; then the same with an eleven-byte varint
+ * (corrupt: longer than 64 bits) and cut short within a column. */
+static void put_varint(struct bytes *raw, uint64_t v, unsigned pad)
+{
+	/* pad: at least this many bytes (continuation bytes of value 0 before the last) */
+	for (unsigned n = 1; v >= 0x80 || n < pad; n++, v >>= 7)
+		PUT(raw, (uint8_t)(v & 0x7f) | 0x80);
+	PUT(raw, (uint8_t)v);
+}
+
+static void put_long_columns(struct bytes *raw, unsigned long_pad, int cut)
+{
+	enum { M = 40 };
+	put_file_header(raw, 1, 5, 16);
+	size_t at = begin_record(raw, 14, 1);
+	put_le(raw, 77, 4), put_le(raw, M, 4), put_le(raw, 100, 8), put_le(raw, 5000000, 8);
+	for (unsigned i = 0; i < M; i++)
+		PUT(raw, 1); /* op: malloc */
+	for (unsigned i = 0; i < M; i++)
+		put_varint(raw, i ? 2 : 0, i == 20 ? long_pad : 0); /* seq +1, one of them padded long */
+	put_varint(raw, 154, 0); /* tid 77 */
+	for (unsigned i = 1; i < M; i++)
+		PUT(raw, 0);
+	for (unsigned i = 0; i < M; i++)
+		put_varint(raw, i == 13 ? 2 * 1000000000000ull : 0, 0); /* time: once +10^12 */
+	for (unsigned i = 0; i < M; i++)
+		put_varint(raw, i % 7 == 6 ? 300 + i : i == 30 ? UINT64_MAX : i, 0); /* sizes of 1, 2 and 10 bytes */
+	for (unsigned i = 0; i < M; i++)
+		put_varint(raw, 1000 + i, 0); /* stack_id: two bytes each */
+	for (unsigned i = 0; i < M - (cut ? 1 : 0); i++)
+		PUT(raw, 0); /* alloc_ref: new blocks */
+	end_record(raw, at);
+	put_end_1_4(raw, 0);
+}
+
+static void test_allocs_ids_long_columns(void)
+{
+	const uint64_t NEW = 1ull << 63;
+	struct bytes raw = { 0 }, z;
+	put_long_columns(&raw, 10, 0);
+	struct trace_reader *r = open_raw(&raw, &z, "t");
+	struct trace_record rec;
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS && rec.u.allocs.count == 40);
+	if (r && rec.type == TRACE_ALLOCS && rec.u.allocs.count == 40) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		for (unsigned i = 0; i < 40; i++) {
+			uint64_t size = i % 7 == 6 ? 300 + i : i == 30 ? UINT64_MAX : i;
+			CHECKF(e[i].kind == TRACE_HEAP_MALLOC && e[i].seq == 100 + i && e[i].tid == 77 &&
+				       e[i].time_ns == (i < 13 ? 5000000 : 5000000 + 1000000000000ull) && e[i].size == size &&
+				       e[i].stack_id == 1000 + i && e[i].address == (NEW | i),
+			       "entry %u: seq %llu time %llu size %llu stack %u", i, (unsigned long long)e[i].seq,
+			       (unsigned long long)e[i].time_ns, (unsigned long long)e[i].size, e[i].stack_id);
+		}
+	}
+	{ int got = r ? trace_reader_next(r, &rec) : -1; CHECKF(got == 1 && rec.type == TRACE_END, "%d", got); }
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	put_long_columns(&raw, 11, 0);
+	expect_corrupt(&raw, "longer than 64 bits");
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	put_long_columns(&raw, 0, 1);
+	expect_corrupt(&raw, "cut short");
+	free(raw.p);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
 	test_allocs();
 	test_allocs_ids();
+	test_allocs_ids_long_columns();
 	test_allocs_packed();
 	test_jit_map();
 	test_versions_and_unknown_records();

@@ -10,7 +10,12 @@
  *   fork:    300 forks whose children _exit at once.
  * Known answer: every handler run in this process is one allocation of 200 B,
  * freed; the count is printed to stderr (handled=N). The children run no
- * handler (a child inherits no timer and no pending signal). */
+ * handler (a child inherits no timer and no pending signal).
+ *   reap:    no timer; 300 forks whose children _exit at once, reaped by a
+ *            SIGCHLD handler (waitpid, which the agent records) that lands
+ *            in the allocation hooks of a loop of 48 B malloc/free pairs
+ *            (allocate_48). Known answer: the loop's allocations, printed
+ *            (allocated=N), and reaped=300. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,6 +41,52 @@ __attribute__((noinline)) static void handler_allocates(int sig)
 
 /* SIGALRM blocked again at once: a handler's malloc must not interrupt glibc's own frees when
  * the thread ends (malloc is not async-signal-safe; the test keeps to where it works). */
+static atomic_int reaped;
+static long allocated;
+
+static void reap_children(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		atomic_fetch_add(&reaped, 1);
+	errno = saved;
+}
+
+__attribute__((noinline)) static void allocate_48(void)
+{
+	for (int k = 0; k < 2000; k++) {
+		sink = malloc(48);
+		free(sink);
+	}
+	allocated += 2000;
+}
+
+static int spawn_reaped(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = reap_children;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGCHLD, &sa, NULL);
+	int children = 0;
+	for (int i = 0; i < 300; i++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0)
+			_exit(0);
+		children++;
+		allocate_48();
+	}
+	while (atomic_load(&reaped) < children)
+		allocate_48();
+	fprintf(stderr, "allocated=%ld reaped=%d\n", allocated, atomic_load(&reaped));
+	return 0;
+}
+
 static void *short_thread(void *arg)
 {
 	sigset_t alarm;
@@ -88,6 +139,8 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
+	if (strcmp(argv[1], "reap") == 0)
+		return spawn_reaped();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = handler_allocates;
