@@ -22,12 +22,14 @@
  * answer (unit_frametab compares them). Measured with a build configured
  * -DIPSCOPE_FRAMETAB_STATS=ON (it prints its counts at exit): libunwind
  * unwound 1 of 1.34 million allocation stacks of lua5.4 (binary-trees 12), 2
- * of a million of bench_alloc_workload, 3 of 331 CPU samples of
- * bench_cpu_workload and 7 of 457 of python3 (samples before a module's rows
- * were built, and PLT stubs). A walk costs 105 ns at 14 frames and 400 at 54,
- * libunwind's cached unw_backtrace 180 and 512 (this machine, CPU time). The
- * rows of a module are built when a walk first meets it (frametab.c, by the
- * agent's thread, which that walk wakes), or at once when allocations are
+ * of a million of bench_alloc_workload, 3-5 of 700 CPU samples of
+ * bench_cpu_workload 4 and 20-30 of 900 of python3 cpu_workload.py 8
+ * (samples before their block's rows were built, and PLT stubs). A walk
+ * costs 105 ns at 14 frames and 400 at 54, libunwind's cached unw_backtrace
+ * 180 and 512 (this machine, CPU time). The rows of 16 KiB of a module's
+ * text are built when a walk first meets them (frametab.c, by the agent's
+ * thread, which that walk wakes, for every frame of the stack libunwind
+ * took instead), or the whole module at once when allocations are
  * recorded: modules.c. libunwind's
  * fast path walks a trace cache of frame descriptions; on a miss it takes
  * its lock and the loader's, so no libunwind unwind starts while a fork is
@@ -55,14 +57,14 @@ static _Atomic uint64_t walks, fallbacks[6];
 
 __attribute__((destructor)) static void print_stats(void)
 {
-	uint32_t tables;
+	uint32_t tables, blocks;
 	uint64_t rows;
-	frametab_stats(&tables, &rows);
+	frametab_stats(&tables, &rows, &blocks);
 	char line[256];
 	int n = snprintf(line, sizeof line,
-			 "frametab[%d]: %u tables, %llu rows; %llu walks, fallbacks: no-table %llu unmodelled %llu "
+			 "frametab[%d]: %u tables, %llu rows, %u blocks; %llu walks, fallbacks: no-table %llu unmodelled %llu "
 			 "bad-stack %llu changed %llu unbuilt %llu no-bounds %llu\n",
-			 (int)getpid(), tables, (unsigned long long)rows, (unsigned long long)walks,
+			 (int)getpid(), tables, (unsigned long long)rows, blocks, (unsigned long long)walks,
 			 (unsigned long long)fallbacks[1], (unsigned long long)fallbacks[2],
 			 (unsigned long long)fallbacks[3], (unsigned long long)fallbacks[4],
 			 (unsigned long long)fallbacks[5], (unsigned long long)fallbacks[0]);
@@ -168,8 +170,6 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		COUNT(walks);
 		if (n < 0)
 			COUNT(fallbacks[-n]);
-		if (n == FRAMETAB_UNBUILT)
-			foreign_wake_agent(); /* it builds them (modules_build_tables); libunwind answers meanwhile */
 		first = uc ? 0 : skip == CAPTURE_SKIP_AGENT ? -1 : (int)(1 + skip);
 		if (n >= 0 && first > n)
 			first = n;
@@ -177,8 +177,17 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		COUNT(walks);
 		COUNT(fallbacks[0]);
 	}
-	if (n < 0 && (n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0)
-		return UINT32_MAX;
+	if (n < 0) {
+		int walked = n;
+		if ((n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0)
+			return UINT32_MAX;
+		/* Rows not built where the walk stopped: all this stack's frames are asked for, so the next
+		 * walk through them need not decline; the agent's thread builds them (modules_build_tables). */
+		int from = first < 0 ? 0 : first < n ? first : n;
+		if ((walked == FRAMETAB_UNBUILT || walked == FRAMETAB_NO_TABLE) &&
+		    (frametab_want(ips + from, (uint32_t)(n - from)) || walked == FRAMETAB_UNBUILT))
+			foreign_wake_agent();
+	}
 	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
 	if (first < 0) {
 		/* The hooks' frames, however the compiler inlined them. */

@@ -4,11 +4,18 @@
  *
  * The tables. When an object is mapped (modules.c's rescan: start, every
  * dlopen and dlclose; never in a signal handler) it is published with its
- * executable range; its rows are built then (eager) or when a walk first
- * meets it unbuilt (the walk declines, and the agent's thread builds them:
- * frametab_build_wanted). Building reads the PT_GNU_EH_FRAME header from
- * the loaded image, inside dl_iterate_phdr's callback so the object cannot
- * be unmapped meanwhile, and runs every FDE's CFA program once into rows:
+ * executable range; its rows are built then, whole (eager: allocations
+ * unwind tens of thousands of times before anything else could build them),
+ * or 16 KiB of text at a time, a block when a walk first meets it unbuilt
+ * (the walk declines, and the agent's thread builds it: frametab_build_wanted;
+ * the stack libunwind then takes asks for the blocks of all its frames).
+ * A CPU profile samples a few dozen blocks of a large object: python3.11
+ * and libc whole are 93,000 rows, 12 ms of the agent's thread at every
+ * start; the 60 blocks a 1-second script samples, 18,000 rows. Building
+ * reads the PT_GNU_EH_FRAME header from the loaded image, inside
+ * dl_iterate_phdr's callback so the object cannot be unmapped meanwhile
+ * (whole objects from a copy taken there), and runs the FDEs' CFA programs
+ * once into rows:
  * from this pc on, CFA = rsp+off or rbp+off, the return address at CFA-8,
  * rbp saved at CFA+k or unchanged (libunwind's "standard frame", which its
  * trace cache keeps). A row whose rule is anything else (a DWARF
@@ -52,15 +59,24 @@
 
 #define MAX_TABLES 4096
 #define MAX_PENDING 1024 /* built per rescan; more wait for a walk to ask again */
+#define BLOCK_SHIFT 14 /* lazily, rows are built per 16 KiB of text (a few dozen functions) */
+#define MAX_BLOCKS 65536 /* 1 GiB of text in all; an object beyond that is built whole */
 
 /* One loaded object, from a pool: never freed, so a reader's pointer stays good. */
 struct table {
 	uint64_t text_lo, text_hi; /* its executable segment: the pcs it answers for */
 	uint64_t load_bias, hdr, fingerprint; /* identity, to take it again after a dlclose/dlopen */
-	const struct rows *_Atomic rows; /* NULL until built */
-	_Atomic int wanted; /* a walk met it unbuilt */
+	const struct rows *_Atomic rows; /* the whole object's; NULL until built */
+	_Atomic int wanted; /* a walk met it, or one of its blocks, unbuilt */
+	uint32_t block0, nblocks; /* its blocks: block_rows[block0 ..], text_lo on; 0: none, built whole */
 	struct table *next; /* every table made */
 };
+
+/* The blocks' rows, NULL until built (&no_rows: nothing there), and whether a walk asked for them. */
+static const struct rows *_Atomic block_rows[MAX_BLOCKS];
+static _Atomic uint8_t block_wanted[MAX_BLOCKS];
+static uint32_t blocks_used;
+static const struct rows no_rows; /* base = end = 0: every lookup misses (libunwind's) */
 
 static struct {
 	_Atomic uint32_t seq; /* odd while the writer changes what follows */
@@ -90,6 +106,10 @@ struct rescan {
 
 static struct rescan scan; /* large: static, the writer is one at a time */
 
+/* The loader's count of objects unloaded, as the last rescan saw it (its tables are the published set);
+ * -1: unknown. While it stays the same, an object at an address is the one that rescan found there. */
+static long long published_subs = -1;
+
 /* Inside the loader's callback: copy what t's rows are built from, to build them after it. */
 static void defer_build(struct table *t, struct object *o)
 {
@@ -116,13 +136,19 @@ static struct table *known_table(const struct object *o)
 	return NULL;
 }
 
+static int has_subs(const struct dl_phdr_info *info, size_t size)
+{
+	return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
+}
+
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)size;
 	struct rescan *r = data;
+	published_subs = has_subs(info, size) ? (long long)info->dlpi_subs : -1;
 	struct object o;
 	if (r->n == MAX_TABLES || frametab_find_object(info, &o) < 0 || !o.text_hi)
 		return 0;
+	o.fingerprint = frametab_fingerprint(&o);
 	struct table *t = known_table(&o);
 	if (!t && pool_used < sizeof pool / sizeof *pool) {
 		t = &pool[pool_used++];
@@ -131,6 +157,12 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 		t->load_bias = o.bias;
 		t->hdr = o.hdr;
 		t->fingerprint = o.fingerprint;
+		uint64_t nblocks = ((o.text_hi - o.text_lo) >> BLOCK_SHIFT) + 1;
+		if (nblocks <= MAX_BLOCKS - blocks_used) {
+			t->block0 = blocks_used;
+			t->nblocks = (uint32_t)nblocks;
+			blocks_used += (uint32_t)nblocks;
+		}
 		t->next = all_tables;
 		all_tables = t;
 	}
@@ -147,6 +179,7 @@ void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void 
 	scan.n = 0;
 	scan.eager = eager;
 	scan.npending = 0;
+	published_subs = -1;
 	iterate(on_object, &scan);
 	/* insertion sort by address: a few hundred objects at most */
 	for (uint32_t i = 1; i < scan.n; i++) {
@@ -170,15 +203,46 @@ int frametab_wanted(void)
 	return atomic_load_explicit(&wanted_any, memory_order_relaxed);
 }
 
+/* The blocks of t walks asked for, from the image (inside the loader's callback: a block takes tens of
+ * microseconds, the loader's lock is held no longer than copying the object would). */
+static void build_blocks(struct table *t, const struct object *o)
+{
+	for (uint32_t k = 0; k < t->nblocks; k++) {
+		uint32_t i = t->block0 + k;
+		if (!atomic_load_explicit(&block_wanted[i], memory_order_relaxed) || atomic_load(&block_rows[i]))
+			continue;
+		uint64_t lo = t->text_lo + ((uint64_t)k << BLOCK_SHIFT), hi = lo + (1ull << BLOCK_SHIFT);
+		const struct rows *rows = frametab_build_block(o, lo, hi < t->text_hi ? hi : t->text_hi);
+		atomic_store_explicit(&block_rows[i], rows ? rows : &no_rows, memory_order_release);
+	}
+}
+
 static int on_wanted(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)size;
 	(void)data;
 	struct object o;
 	if (frametab_find_object(info, &o) < 0)
 		return 0;
-	struct table *t = known_table(&o);
-	if (t && atomic_load(&t->wanted))
+	struct table *t = NULL;
+	if (published_subs >= 0 && has_subs(info, size) && (long long)info->dlpi_subs == published_subs) {
+		/* Nothing unloaded since the rescan: the published table of this address is this object. */
+		for (uint32_t i = 0; i < set.count && !t; i++)
+			if (set.table[i]->load_bias == o.bias && set.table[i]->hdr == o.hdr)
+				t = set.table[i];
+	} else {
+		for (t = all_tables; t; t = t->next) /* the hash only where a table of this address is wanted */
+			if (t->load_bias == o.bias && t->hdr == o.hdr && atomic_load(&t->wanted))
+				break;
+		if (t) {
+			o.fingerprint = frametab_fingerprint(&o);
+			t = known_table(&o);
+		}
+	}
+	if (!t || !atomic_exchange(&t->wanted, 0) || atomic_load(&t->rows))
+		return 0;
+	if (t->nblocks)
+		build_blocks(t, &o);
+	else
 		defer_build(t, &o);
 	return 0;
 }
@@ -188,7 +252,7 @@ void frametab_build_wanted(int (*iterate)(int (*)(struct dl_phdr_info *, size_t,
 	if (!atomic_exchange(&wanted_any, 0))
 		return;
 	scan.npending = 0;
-	iterate(on_wanted, NULL); /* copies, while the objects cannot be unmapped */
+	iterate(on_wanted, NULL); /* while the objects cannot be unmapped: blocks built, whole objects copied */
 	build_deferred();
 }
 
@@ -200,17 +264,35 @@ void frametab_forget(void)
 		set.count = 0;
 		atomic_store(&set.seq, seq + 1);
 	}
+	/* What walks had asked the parent's builder for and it had not built yet (a fork early in a run,
+	 * while it builds) is asked again here: left marked, no walk in the child would ask for it, and
+	 * libunwind would answer there for the rest of the child's life. */
+	for (uint32_t i = 0; i < blocks_used; i++)
+		if (!atomic_load_explicit(&block_rows[i], memory_order_relaxed))
+			atomic_store_explicit(&block_wanted[i], 0, memory_order_relaxed);
+	for (struct table *t = all_tables; t; t = t->next)
+		atomic_store_explicit(&t->wanted, 0, memory_order_relaxed);
+	atomic_store(&wanted_any, 0);
 }
 
-void frametab_stats(uint32_t *tables, uint64_t *rows)
+void frametab_stats(uint32_t *tables, uint64_t *rows, uint32_t *blocks)
 {
-	*tables = 0;
+	*tables = *blocks = 0;
 	*rows = 0;
 	for (uint32_t i = 0; i < set.count; i++) {
-		const struct rows *r = atomic_load(&set.table[i]->rows);
-		if (r) {
+		const struct table *t = set.table[i];
+		const struct rows *r = atomic_load(&t->rows);
+		uint64_t n = r ? r->nrows : 0;
+		for (uint32_t k = 0; !r && k < t->nblocks; k++) {
+			const struct rows *b = atomic_load(&block_rows[t->block0 + k]);
+			if (b) {
+				++*blocks;
+				n += b->nrows;
+			}
+		}
+		if (r || n) {
 			++*tables;
-			*rows += r->nrows;
+			*rows += n;
 		}
 	}
 }
@@ -236,27 +318,6 @@ static const struct table *table_of(uint64_t pc)
 			return t;
 	}
 	return NULL;
-}
-
-static const struct row *row_of(const struct rows *t, uint64_t pc)
-{
-	if (pc < t->base || pc >= t->end)
-		return NULL;
-	uint64_t off = pc - t->base;
-	uint64_t page = off >> PAGE_SHIFT;
-	if (page + 1 >= t->npages)
-		return NULL;
-	uint32_t lo = t->pages[page], hi = t->pages[page + 1];
-	if (hi >= t->nrows || lo > hi)
-		return NULL;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		if (t->rows[mid].start <= off)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return t->rows[lo].start <= off ? &t->rows[lo] : NULL;
 }
 
 /* glibc's x86-64 signal restorer: mov $15,%rax; syscall (rt_sigreturn). Only read where an "S" FDE
@@ -310,6 +371,47 @@ void frametab_cache_free(struct frametab_cache *c)
 		munmap(c, sizeof *c);
 }
 
+/* The rows that answer for pc in t (its own or its block's), or NULL: not built yet, and whoever builds
+ * (outside handlers) is told, *asked set when this was the first to ask since the last build. */
+static const struct rows *rows_for(const struct table *t, uint64_t pc, int *asked)
+{
+	const struct rows *rows = atomic_load_explicit(&t->rows, memory_order_acquire);
+	if (rows)
+		return rows;
+	if (t->nblocks) {
+		uint64_t k = (pc - t->text_lo) >> BLOCK_SHIFT;
+		if (pc < t->text_lo || k >= t->nblocks)
+			return NULL;
+		uint32_t i = t->block0 + (uint32_t)k;
+		rows = atomic_load_explicit(&block_rows[i], memory_order_acquire);
+		if (rows || atomic_load_explicit(&block_wanted[i], memory_order_relaxed))
+			return rows;
+		atomic_store_explicit(&block_wanted[i], 1, memory_order_relaxed);
+	} else if (atomic_load_explicit(&t->wanted, memory_order_relaxed)) {
+		return NULL;
+	}
+	atomic_store_explicit(&((struct table *)t)->wanted, 1, memory_order_relaxed);
+	/* Release: the builder, which takes wanted_any first, then sees what this asked for. */
+	if (!atomic_exchange_explicit(&wanted_any, 1, memory_order_release))
+		*asked = 1;
+	return NULL;
+}
+
+int frametab_want(const uint64_t *ips, uint32_t n)
+{
+	uint32_t seq = atomic_load_explicit(&set.seq, memory_order_acquire);
+	int asked = 0;
+	if (seq & 1)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t pc = i ? ips[i] - 1 : ips[i]; /* a return address: its call's rule */
+		const struct table *t = table_of(pc);
+		if (t)
+			rows_for(t, pc, &asked);
+	}
+	return asked;
+}
+
 /* The row for pc (kind ROW_NONE when none), by the cache or the tables; *t_out: its table, when looked up;
  * *asked: set when this lookup was the first to want an unbuilt object's rows. */
 static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const struct table **t_out, int *asked)
@@ -324,15 +426,9 @@ static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const str
 		return r;
 	}
 	const struct table *t = table_of(pc);
-	const struct rows *rows = t ? atomic_load_explicit(&t->rows, memory_order_acquire) : NULL;
-	const struct row *found = rows ? row_of(rows, pc) : NULL;
+	const struct rows *rows = t ? rows_for(t, pc, asked) : NULL;
+	const struct row *found = rows ? frametab_row_of(rows, pc) : NULL;
 	*t_out = t;
-	if (t && !rows && !atomic_load_explicit(&t->wanted, memory_order_relaxed)) {
-		/* Not built yet: whoever builds (outside handlers) is told; libunwind answers meanwhile. */
-		atomic_store_explicit(&t->wanted, 1, memory_order_relaxed);
-		if (!atomic_exchange_explicit(&wanted_any, 1, memory_order_relaxed))
-			*asked = 1;
-	}
 	if (!found)
 		return r;
 	r = *found;

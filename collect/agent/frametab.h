@@ -25,6 +25,10 @@ enum frametab_stop {
 void frametab_rescan(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *), int eager);
 /* Whether a walk met an object whose rows are not built yet. Async-signal-safe. */
 int frametab_wanted(void);
+/* Ask for the rows of the pcs of a stack another unwinder took (ips[0] exact, the rest return addresses),
+ * so that the next walk there need not decline; 1 when this was the first ask since the last build (wake
+ * the builder). Async-signal-safe. */
+int frametab_want(const uint64_t *ips, uint32_t n);
 /* Build the rows walks asked for; the same rules as frametab_rescan. */
 void frametab_build_wanted(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *));
 /* A forked child: a rescan the fork interrupted in another thread is forgotten (tables are kept). */
@@ -42,7 +46,7 @@ void frametab_cache_free(struct frametab_cache *cache);
  */
 int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
 		    uint32_t cap, struct frametab_cache *cache);
-/* Objects with rows built, rows in them (for tests and statistics). */
-void frametab_stats(uint32_t *tables, uint64_t *rows);
+/* Objects with rows built, rows in them, blocks of objects built by the block (for tests and statistics). */
+void frametab_stats(uint32_t *tables, uint64_t *rows, uint32_t *blocks);
 
 #endif

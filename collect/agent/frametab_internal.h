@@ -6,6 +6,7 @@
 #define IPSCOPE_FRAMETAB_INTERNAL_H
 
 #include <link.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PAGE_SHIFT 10 /* the index's granule: rows of one KiB of text */
@@ -39,8 +40,11 @@ struct object {
 	uint64_t delta; /* the copy's address less the image's */
 };
 
-/* The object's .eh_frame_hdr and its segments: 0, or -1 when it has none usable. Not in a handler. */
+/* The object's .eh_frame_hdr and its segments (not its fingerprint): 0, or -1 when it has none usable. Not in
+ * a handler. */
 int frametab_find_object(const struct dl_phdr_info *info, struct object *o);
+/* A hash of the header and its table, which tells apart two objects mapped at one address in turn. */
+uint64_t frametab_fingerprint(const struct object *o);
 /* Copy what building its rows reads (inside the loader's callback: the image is mapped then), so they can
  * be built after it returns: 0, or -1 (out of memory). Not in a handler. */
 int frametab_copy_object(struct object *o);
@@ -48,5 +52,30 @@ int frametab_copy_object(struct object *o);
 void frametab_drop_copy(struct object *o);
 /* Its rows in a read-only mapping of their own, or NULL (no usable FDE, out of memory). Not in a handler. */
 const struct rows *frametab_build_rows(const struct object *o);
+/* The rows of its pcs [lo, hi) alone, as frametab_build_rows would say them there (NULL: none there, or out
+ * of memory); reads the image itself when o has no copy (inside the loader's callback). Not in a handler. */
+const struct rows *frametab_build_block(const struct object *o, uint64_t lo, uint64_t hi);
+
+/* The row for pc in t, or NULL (none: outside it, or in a gap before its first row). */
+static inline const struct row *frametab_row_of(const struct rows *t, uint64_t pc)
+{
+	if (pc < t->base || pc >= t->end)
+		return NULL;
+	uint64_t off = pc - t->base;
+	uint64_t page = off >> PAGE_SHIFT;
+	if (page + 1 >= t->npages)
+		return NULL;
+	uint32_t lo = t->pages[page], hi = t->pages[page + 1];
+	if (hi >= t->nrows || lo > hi)
+		return NULL;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (t->rows[mid].start <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return t->rows[lo].start <= off ? &t->rows[lo] : NULL;
+}
 
 #endif

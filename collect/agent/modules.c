@@ -242,9 +242,10 @@ void modules_rescan(void)
 	agent_enter();
 	scan_objects();
 	/* The unwinder's tables. When only CPU samples are taken their rows are built as walks first need
-	 * them, by the agent's thread (modules_build_tables, within 100 ms): a short process never pays for
-	 * them (4 ms of CPU for libc's and a C program's, 11 for python's). Allocations, which unwind tens of
-	 * thousands of times in those 100 ms, and --no-cpu, which has no agent's thread, build them now. */
+	 * them, 16 KiB of text at a time, by the agent's thread (modules_build_tables, woken): a process pays
+	 * for what it runs (whole, 4 ms of CPU for libc's and a C program's, 10-12 for python's; by the
+	 * block, 0.3 and 2). Allocations, which unwind tens of thousands of times before a build could
+	 * catch up, and --no-cpu, which has no agent's thread, build them whole now. */
 	frametab_rescan(agent_libc.dl_iterate_phdr, !agent_config.signal || alloc_state.wanted);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);

@@ -25,6 +25,7 @@
 
 #include "../check.h"
 #include "frametab.h"
+#include "frametab_internal.h"
 #include "frametab_shared.h"
 
 #define CAP 1024
@@ -207,6 +208,52 @@ static void bottom_spin(void)
 	sink += (int)(s & 0xffff);
 }
 
+/* ---- a block's rows are the whole object's, there ---- */
+
+static uint64_t block_pcs, block_objects;
+
+static int same_row(const struct row *a, const struct row *b)
+{
+	if (!a || !b) /* none: as a gap (ROW_NONE) */
+		return (a ? a->kind : ROW_NONE) == (b ? b->kind : ROW_NONE);
+	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* Every object's text, in blocks of each size, against its whole table: at every pc, the same row. */
+static int compare_blocks(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	struct object o;
+	if (frametab_find_object(info, &o) < 0 || !o.text_hi)
+		return 0;
+	const struct rows *whole = frametab_build_rows(&o);
+	if (!whole)
+		return 0;
+	block_objects++;
+	static const uint64_t sizes[] = { 16384, 4093 };
+	for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+		uint64_t step = s ? 3 : 1; /* every pc once; then odd block edges, every third pc */
+		for (uint64_t lo = o.text_lo; lo < o.text_hi; lo += sizes[s]) {
+			uint64_t hi = lo + sizes[s] < o.text_hi ? lo + sizes[s] : o.text_hi;
+			const struct rows *block = frametab_build_block(&o, lo, hi);
+			int differ = 0;
+			for (uint64_t pc = lo; pc < hi && !differ; pc += step) {
+				const struct row *a = frametab_row_of(whole, pc), *b = block ? frametab_row_of(block, pc) : NULL;
+				block_pcs++;
+				if (!same_row(a, b)) {
+					differ = 1;
+					CHECKF(0, "%s: the block [%llx, %llx) says kind %d at %llx, the whole table %d",
+					       info->dlpi_name[0] ? info->dlpi_name : "(main)", (unsigned long long)lo,
+					       (unsigned long long)hi, b ? b->kind : ROW_NONE, (unsigned long long)pc,
+					       a ? a->kind : ROW_NONE);
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 int main(void)
 {
 	pthread_attr_t attr;
@@ -222,9 +269,9 @@ int main(void)
 	frametab_rescan(dl_iterate_phdr, 0);
 	cache = frametab_cache_new();
 	CHECK(cache != NULL);
-	uint32_t tables;
+	uint32_t tables, blocks;
 	uint64_t rows;
-	frametab_stats(&tables, &rows);
+	frametab_stats(&tables, &rows, &blocks);
 	CHECKF(tables == 0 && !frametab_wanted(), "%u tables built before any walk", tables);
 	uint64_t ips[4];
 	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
@@ -233,10 +280,23 @@ int main(void)
 	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
 	      FRAMETAB_NO_TABLE); /* asked already */
 	frametab_build_wanted(dl_iterate_phdr);
-	frametab_stats(&tables, &rows);
+	frametab_stats(&tables, &rows, &blocks);
 	CHECKF(tables == 1 && !frametab_wanted(), "%u tables built for the one object walked", tables);
+	CHECKF(blocks == 1, "%u blocks built for the one pc walked", blocks);
+	/* What the walk asked for from libunwind's stack: the blocks of main's callers too (libc's). */
+	uint64_t stack[2] = { (uint64_t)(uintptr_t)main, (uint64_t)(uintptr_t)qsort + 1 };
+	CHECK(frametab_want(stack, 2) == 1);
+	CHECK(frametab_want(stack, 2) == 0); /* asked already */
+	frametab_build_wanted(dl_iterate_phdr);
+	frametab_stats(&tables, &rows, &blocks);
+	CHECKF(tables == 2 && blocks == 2 && !frametab_wanted(), "%u tables, %u blocks built for two pcs", tables,
+	       blocks);
+	dl_iterate_phdr(compare_blocks, NULL);
+	fprintf(stderr, "unit_frametab: blocks of %llu objects agree with their whole tables at %llu pcs\n",
+		(unsigned long long)block_objects, (unsigned long long)block_pcs);
+	CHECKF(block_objects >= 3, "%llu objects compared by block", (unsigned long long)block_objects);
 	frametab_rescan(dl_iterate_phdr, 1);
-	frametab_stats(&tables, &rows);
+	frametab_stats(&tables, &rows, &blocks);
 	CHECKF(tables >= 3 && rows > 1000, "%u tables, %llu rows", tables, (unsigned long long)rows);
 
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
