@@ -236,8 +236,8 @@ void modules_rescan(void)
 	/* Inside the fork gate, as unwinds are (process.c): a fork while this thread is in dl_iterate_phdr
 	 * leaves the lock it takes held in the child (glibc 2.36 resets the loader's main lock in a child,
 	 * not that one), and the child's own rescan waits for it forever. A program's thread waits for a
-	 * fork to end. */
-	int gated = process_unwind_begin() == 0 || process_unwind_wait() == 0;
+	 * fork to end (process_unwind_wait enters at once when none is under way). */
+	int gated = process_unwind_wait() == 0;
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();

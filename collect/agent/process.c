@@ -137,8 +137,9 @@ void process_unwind_end(void)
 	atomic_fetch_sub(&unwinding, 1);
 }
 
-/* Ours is the first prepare handler to run (registered last), so from here to the end of our
- * parent or child handler the forking thread takes none of the program's signals: a handler that
+/* The first of the agent's prepare handlers to run (registered after alloc_hooks.c's; a program's,
+ * registered later still, run before it), so from here to the end of our parent or child handler
+ * (the first to run of either kind) the forking thread takes none of the program's signals: a handler that
  * allocates would meet the gate below on its own thread and wait for a fork that cannot go on
  * until it returns (a second each time; under a frequent timer the program never got further),
  * or be taken for the agent's own allocating, or deadlock on the malloc locks glibc holds across

@@ -62,6 +62,17 @@ __attribute__((noinline)) static void allocate_48(void)
 	allocated += 2000;
 }
 
+/* A child that exits at once: its pid in the parent, or -1 (said). */
+static pid_t fork_exiting_child(void)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		perror("fork");
+	if (pid == 0)
+		_exit(0);
+	return pid;
+}
+
 static int spawn_reaped(void)
 {
 	struct sigaction sa;
@@ -71,13 +82,8 @@ static int spawn_reaped(void)
 	sigaction(SIGCHLD, &sa, NULL);
 	int children = 0;
 	for (int i = 0; i < 300; i++) {
-		pid_t pid = fork();
-		if (pid < 0) {
-			perror("fork");
+		if (fork_exiting_child() < 0)
 			return 1;
-		}
-		if (pid == 0)
-			_exit(0);
 		children++;
 		allocate_48();
 	}
@@ -122,13 +128,9 @@ static int spawn_threads(void)
 static int spawn_forks(void)
 {
 	for (int i = 0; i < 300; i++) {
-		pid_t pid = fork();
-		if (pid < 0) {
-			perror("fork");
+		pid_t pid = fork_exiting_child();
+		if (pid < 0)
 			return 1;
-		}
-		if (pid == 0)
-			_exit(0);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
