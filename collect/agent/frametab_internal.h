@@ -1,6 +1,7 @@
 /*
- * frametab_internal.h - what frametab.c (the published set and the walk)
- * and frametab_build.c (.eh_frame into rows) share.
+ * frametab_internal.h - what frametab.c (the published set and the walk),
+ * frametab_build.c (an object's rows built and published) and
+ * frametab_fde.c (.eh_frame read into rows) share.
  */
 #ifndef IPSCOPE_FRAMETAB_INTERNAL_H
 #define IPSCOPE_FRAMETAB_INTERNAL_H
