@@ -7,6 +7,12 @@
  * memory comes from mmap, which is async-signal-safe, never from malloc. Ids
  * come from one counter shared by all threads; collect merges equal stacks of
  * different threads into one trace stack.
+ *
+ * A caller that can tell a stack is the one it asked about last (capture.c:
+ * the table walk's token says its frames are the previous walk's) recalls
+ * that stack's id by a key instead: no hash, no probe, no compare of frames.
+ * The key lives in the table, so a table made anew (a fork child's, a
+ * thread's) forgets it.
  */
 #include "agent.h"
 
@@ -30,6 +36,8 @@ struct stack_table {
 	uint64_t pool_used;
 	struct stack_entry *entries;
 	uint64_t *pool;
+	uint64_t last_key; /* stack_table_remember's; 0: none */
+	uint32_t last_id;
 };
 
 static struct stack_table *table_create(uint32_t capacity, uint64_t pool_capacity)
@@ -143,4 +151,17 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 	t->pool_used += n;
 	t->count++;
 	return id;
+}
+
+uint32_t stack_table_recall(const struct stack_table *t, uint64_t key)
+{
+	return t && key && t->last_key == key ? t->last_id : UINT32_MAX;
+}
+
+void stack_table_remember(struct stack_table *t, uint64_t key, uint32_t id)
+{
+	if (t && id != UINT32_MAX) {
+		t->last_key = key;
+		t->last_id = id;
+	}
 }

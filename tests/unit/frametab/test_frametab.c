@@ -59,7 +59,7 @@ __attribute__((noinline)) void compare_here(const char *what)
 	uint64_t pc, sp, bp, ours[CAP];
 	void *theirs[CAP];
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
-	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP, cache);
+	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP, cache, NULL);
 	int m = unw_backtrace(theirs, CAP);
 	CHECKF(n > 1, "%s: the table walk declined (%d)", what, n);
 	CHECKF(m > 1, "%s: libunwind found no stack", what);
@@ -121,7 +121,7 @@ static void compare_context(const char *what, const ucontext_t *uc, int require)
 	void *theirs[CAP];
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int n = frametab_unwind(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP], (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
-				stack_lo, stack_hi, ours, CAP, cache);
+				stack_lo, stack_hi, ours, CAP, cache, NULL);
 	int m = unw_backtrace(theirs, CAP);
 	int first = -1;
 	for (int i = 0; i < m && i < 8; i++)
@@ -163,7 +163,7 @@ static void on_prof(int sig, siginfo_t *si, void *ctx)
 	const ucontext_t *uc = ctx;
 	uint64_t ours[CAP];
 	int n = frametab_unwind((uint64_t)uc->uc_mcontext.gregs[REG_RIP], (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP, cache);
+				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP, cache, NULL);
 	samples++;
 	if (n < 0 && -n < 6 && declined[-n]++ < 4)
 		declined_pc[-n][declined[-n] - 1] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -274,10 +274,10 @@ int main(void)
 	frametab_stats(&tables, &rows, &blocks);
 	CHECKF(tables == 0 && !frametab_wanted(), "%u tables built before any walk", tables);
 	uint64_t ips[4];
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache, NULL) ==
 	      FRAMETAB_UNBUILT);
 	CHECK(frametab_wanted());
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache, NULL) ==
 	      FRAMETAB_NO_TABLE); /* asked already */
 	frametab_build_wanted(dl_iterate_phdr);
 	frametab_stats(&tables, &rows, &blocks);
@@ -320,7 +320,7 @@ int main(void)
 	CHECK(in_handler_done);
 
 	/* A walk must decline, not crash, on a stack it was not given. */
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4, cache, NULL) ==
 	      FRAMETAB_BAD_STACK);
 
 	sa.sa_sigaction = on_prof;
