@@ -465,7 +465,7 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 			uint32_t flags);
 /* The id last remembered under key (nonzero: equal keys promise equal stacks), else UINT32_MAX. */
 uint32_t stack_table_recall(const struct stack_table *table, uint64_t key);
-/* Remember id (a stack_table_id answer of this table) under key; the table keeps one. */
+/* Remember id (a stack_table_id answer of this table) under key (the table keeps the last few). */
 void stack_table_remember(struct stack_table *table, uint64_t key, uint32_t id);
 /* Unmap a thread's table (NULL: nothing). */
 void stack_table_free(struct stack_table *table);

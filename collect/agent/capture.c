@@ -192,7 +192,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	}
 	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
 	if (token) {
-		/* The last hook's walk gave these frames: its stack's id, if it was this one's too. */
+		/* An earlier walk gave these frames: its stack's id, if a hook's capture remembered it. */
 		uint32_t id = stack_table_recall(agent_self.stacks, token);
 		if (id != UINT32_MAX)
 			return id;

@@ -49,12 +49,12 @@
  * does.
  */
 #include "frametab.h"
+#include "frametab_chain.h"
 #include "frametab_internal.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <ucontext.h>
 
 #define MAX_TABLES 4096
@@ -328,87 +328,6 @@ static int is_sigreturn(const struct table *t, uint64_t pc)
 	return pc >= t->text_lo && pc + sizeof code <= t->text_hi && memcmp((const void *)(uintptr_t)pc, code, sizeof code) == 0;
 }
 
-/* A word of the stack (the walk checked it is there); not a sanitizer's business when a test links this. */
-__attribute__((no_sanitize_address)) static inline uint64_t load(uint64_t at)
-{
-	return *(const volatile uint64_t *)(uintptr_t)at;
-}
-
-/*
- * The rows of recent lookups, one cache per thread (the caller's): a slot is the lookup pc and its
- * row, indexed by the pc's low bits, so a hit is a load and a compare. A thread never runs two
- * walks at once (the agent's handler does not unwind inside a hook, nor a hook inside the
- * handler), and busy makes sure of it: a walk that finds the cache busy goes without it. The
- * sequence count it was filled under empties it after a rescan.
- *
- * The same cache remembers the thread's last walk (the chain): each frame's state (pc, sp = the
- * CFA below it, rbp, whether pc is exact), its row's rule (CFA from rbp or rsp, where rbp was
- * saved) and how the walk ended. A frame's state and the rows fix what the walk reads next, so
- * once a new walk reaches a state the chain holds (equal pc, sp and exactness; rbp only matters
- * where a rule takes the CFA from it, and is compared there), the rest of the walk is the chain's
- * as long as the stack holds the words the chain read: each step is then a load of the return
- * address and a compare with the chain's next pc (and a load of the saved rbp), no row lookup.
- * At the first word that differs (two callers with equal frame sizes give equal CFAs, and differ
- * in a return address deeper down) the walk goes on the usual way from the state it verified, so
- * it gives exactly the frames the full walk gives. A walk whose frames are the chain's own, all
- * of them, keeps the chain's token (*token): equal tokens from one cache mean equal frames, which
- * capture.c uses to reuse the last stack id. A rescan, other stack bounds, a signal frame or a
- * walk that failed empties the chain. Two chains: the one being walked and the one recorded.
- */
-#define CACHE_SLOTS 1024u
-#define CHAIN_MAX 256u /* frames remembered; a deeper walk's chain ends open there */
-
-enum { CHAIN_EXACT = 1, CHAIN_RBP = 2 }; /* chain_frame.flags: pc exact; the CFA came from rbp */
-enum chain_end { END_OPEN, END_ROW, END_LOWPC }; /* cap or CHAIN_MAX; ROW_END's row; a return address < 0x4000 */
-
-struct chain_frame {
-	uint64_t pc, sp, bp; /* the state the step from this frame starts from */
-	int16_t rbp_off; /* where the step read the saved rbp, from the next frame's sp; 0: it did not */
-	uint8_t flags, pad[5];
-};
-
-struct chain {
-	uint32_t start, n; /* frame i at frame[start + i]; after the last, the CFA of an END_LOWPC step (.sp) */
-	uint32_t end; /* enum chain_end: what follows frame n - 1 */
-	int walked; /* what the walk returned */
-	/* A walk that follows the old chain from another depth than its own moves start rather than
-	 * the frames it follows (by j - f: it drifts as call depths alternate; out of range, the
-	 * frames are copied into the other chain, recorded from CHAIN_MAX / 2). */
-	struct chain_frame frame[2 * CHAIN_MAX + 1];
-};
-
-struct frametab_cache {
-	uint32_t seq;
-	volatile uint32_t busy;
-	uint32_t cur; /* chain[cur] is the last walk's */
-	uint64_t token; /* the last walk's frames; another token, other frames */
-	uint64_t stack_lo, stack_hi; /* the chains' stack bounds */
-	struct chain chain[2];
-	struct cache_slot {
-		uint64_t pc; /* 0: empty */
-		int32_t cfa_off;
-		int16_t rbp_off;
-		uint8_t kind, pad;
-	} slot[CACHE_SLOTS];
-};
-
-struct frametab_cache *frametab_cache_new(void)
-{
-	void *m = mmap(NULL, sizeof(struct frametab_cache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (m == MAP_FAILED)
-		return NULL;
-	struct frametab_cache *c = m;
-	c->seq = 1; /* never a published count's value at rest (those are even) */
-	return c;
-}
-
-void frametab_cache_free(struct frametab_cache *c)
-{
-	if (c)
-		munmap(c, sizeof *c);
-}
-
 /* The rows that answer for pc in t (its own or its block's), or NULL: not built yet, and whoever builds
  * (outside handlers) is told, *asked set when this was the first to ask since the last build. */
 static const struct rows *rows_for(const struct table *t, uint64_t pc, int *asked)
@@ -479,109 +398,6 @@ static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const str
 	return r;
 }
 
-/* Where a walk records its frames, and what it follows of the last walk's (the chain's). */
-struct walk {
-	const struct chain *old; /* the last walk's chain; NULL: none to follow */
-	struct chain *rec; /* this walk's; NULL: no cache */
-	uint32_t j; /* old's first frame whose sp is not below the walk's */
-	int matched, same, norecord;
-	uint32_t end; /* enum chain_end */
-};
-
-/* Frame f's state, as the walk recorded it (its row's rule is added by the step). */
-static inline void record(struct walk *w, uint32_t f, uint64_t pc, uint64_t sp, uint64_t bp, int exact)
-{
-	if (w->rec && f < CHAIN_MAX)
-		w->rec->frame[w->rec->start + f] = (struct chain_frame){ pc, sp, bp, 0, (uint8_t)(exact ? CHAIN_EXACT : 0), { 0 } };
-}
-
-/* Whether the state of the walk's frame f is a state of the old chain: then old->frame[w->j] is it. */
-static inline int in_chain(struct walk *w, uint64_t pc, uint64_t sp, int exact)
-{
-	const struct chain *old = w->old;
-	while (w->j < old->n && old->frame[old->start + w->j].sp < sp)
-		w->j++;
-	if (w->j == old->n)
-		return 0;
-	const struct chain_frame *e = &old->frame[old->start + w->j];
-	return e->sp == sp && e->pc == pc && (e->flags & CHAIN_EXACT) == (exact ? CHAIN_EXACT : 0);
-}
-
-/*
- * Follow the old chain from its frame w->j, the state of the walk's frame *n - 1: copy its pcs into ips
- * while the stack holds the words it read. 1: the walk ended there (w->end says how); 0: go on the usual
- * way from *pc, *sp, *bp, *exact (the state of frame *n - 1, verified; the old chain is not followed again).
- */
-static int follow(struct walk *w, uint64_t *pc, uint64_t *sp, uint64_t *bp, int *exact, uint64_t lowest,
-		  uint64_t *ips, uint32_t *n, uint32_t cap)
-{
-	const struct chain *old = w->old;
-	struct chain *rec = w->rec;
-	uint32_t f = *n - 1, p = old->start + w->j, last = old->start + old->n - 1; /* places in old->frame */
-	int64_t start = (int64_t)old->start + w->j - f;
-	w->matched = 1;
-	if (f < CHAIN_MAX && start >= 0 && start <= CHAIN_MAX) {
-		/* The walk's frames so far go in before those it follows, which stay where they are: the
-		 * old chain becomes this walk's. */
-		struct chain *keep = (struct chain *)old;
-		int same = f == w->j;
-		for (uint32_t k = 0; k < f; k++) {
-			const struct chain_frame *from = &rec->frame[rec->start + k];
-			struct chain_frame *to = &keep->frame[start + k];
-			same &= to->pc == from->pc;
-			*to = *from;
-		}
-		keep->start = (uint32_t)start;
-		w->same = same;
-		w->rec = rec = keep;
-	} else if (f < CHAIN_MAX) {
-		rec->frame[rec->start + f] = old->frame[p]; /* and what it follows is copied after it */
-	}
-	uint64_t at_bp = *bp;
-	for (;; p++) {
-		const struct chain_frame *e = &old->frame[p];
-		if (*n >= cap) {
-			w->end = END_OPEN;
-			return 1;
-		}
-		if (p == last && old->end == END_ROW) {
-			w->end = END_ROW;
-			return 1;
-		}
-		if ((p == last && old->end == END_OPEN) || ((e->flags & CHAIN_RBP) && at_bp != e->bp))
-			break;
-		const struct chain_frame *next = e + 1;
-		uint64_t ra = load(next->sp - 8), next_bp = at_bp;
-		if (e->rbp_off) {
-			uint64_t at = next->sp + (uint64_t)(int64_t)e->rbp_off;
-			if (at < lowest) /* the usual step says why */
-				break;
-			next_bp = load(at);
-		}
-		if (p == last) { /* END_LOWPC: next is the CFA alone */
-			if (ra >= 0x4000)
-				break;
-			w->end = END_LOWPC;
-			if (rec != old && *n <= CHAIN_MAX)
-				rec->frame[rec->start + *n].sp = next->sp;
-			return 1;
-		}
-		if (ra != next->pc)
-			break;
-		at_bp = next_bp;
-		if (rec != old && *n < CHAIN_MAX)
-			rec->frame[rec->start + *n] = *next;
-		ips[(*n)++] = ra;
-	}
-	/* The state of the frame at p, verified: the usual walk goes on from there. */
-	w->same = 0;
-	*pc = old->frame[p].pc;
-	*sp = old->frame[p].sp;
-	*bp = at_bp;
-	*exact = old->frame[p].flags & CHAIN_EXACT;
-	return 0;
-}
-
 int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
 		    uint32_t cap, struct frametab_cache *cache, uint64_t *token)
 {
@@ -596,24 +412,12 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 		return FRAMETAB_CHANGED;
 	if (cache && cache->busy)
 		cache = NULL;
-	struct walk w = { NULL, NULL, 0, 0, 0, 0, END_OPEN };
+	struct walk w = { 0 };
+	w.done = 1;
 	if (cache) {
 		cache->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);
-		if (cache->seq != seq) {
-			memset(cache->slot, 0, sizeof cache->slot);
-			cache->seq = seq;
-			cache->chain[0].n = cache->chain[1].n = 0;
-		}
-		if (cache->stack_lo != stack_lo || cache->stack_hi != stack_hi) {
-			cache->stack_lo = stack_lo;
-			cache->stack_hi = stack_hi;
-			cache->chain[0].n = cache->chain[1].n = 0;
-		}
-		w.old = cache->chain[cache->cur].n ? &cache->chain[cache->cur] : NULL;
-		w.rec = &cache->chain[cache->cur ^ 1];
-		w.rec->start = CHAIN_MAX / 2;
-		w.matched = !w.old;
+		chain_begin(cache, &w, seq, stack_lo, stack_hi, pc, sp);
 	}
 	uint32_t n = 0;
 	int exact = 1, rc = 0, asked = 0;
@@ -622,12 +426,12 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 	ips[n++] = pc;
 	while (n < cap) {
 		uint32_t f = n - 1;
-		if (!w.matched && in_chain(&w, pc, sp, exact)) {
-			if (follow(&w, &pc, &sp, &bp, &exact, lowest, ips, &n, cap))
+		if (!w.done && chain_has(&w, pc, sp, exact)) {
+			if (chain_follow(&w, &pc, &sp, &bp, &exact, lowest, ips, &n, cap))
 				break;
 			f = n - 1;
 		}
-		record(&w, f, pc, sp, bp, exact);
+		chain_record(&w, f, pc, sp, bp, exact);
 		/* A return address is the instruction after a call: its caller's rule is the one before it. */
 		const struct table *t;
 		struct row r = lookup(exact ? pc : pc - 1, cache, &t, &asked);
@@ -674,8 +478,8 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 				bp = load(at);
 			}
 			if (w.rec && f < CHAIN_MAX) {
-				w.rec->frame[w.rec->start + f].rbp_off = r.rbp_off;
-				w.rec->frame[w.rec->start + f].flags |= r.kind == ROW_RBP ? CHAIN_RBP : 0;
+				w.rec->frame[f].rbp_off = r.rbp_off;
+				w.rec->frame[f].flags |= r.kind == ROW_RBP ? CHAIN_RBP : 0;
 			}
 			sp = cfa;
 			exact = 0;
@@ -683,7 +487,7 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 		if (pc < 0x4000) { /* where libunwind's trace stops too */
 			w.end = END_LOWPC;
 			if (w.rec && n <= CHAIN_MAX)
-				w.rec->frame[w.rec->start + n].sp = sp;
+				w.rec->frame[n].sp = sp;
 			break;
 		}
 		ips[n++] = pc;
@@ -694,21 +498,9 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 	if (cache) {
 		if (now != seq)
 			cache->seq = 1; /* what it learnt may be torn: empty it next time */
-		struct chain *rec = w.rec;
-		if (rc < 0 || now != seq || w.norecord) {
-			rec->n = 0;
-			cache->token++;
-		} else {
-			int same = w.same && rec->n && rec->walked == (int)n;
-			rec->n = n < CHAIN_MAX ? n : CHAIN_MAX;
-			rec->end = n <= CHAIN_MAX ? w.end : END_OPEN;
-			rec->walked = (int)n;
-			cache->cur = (uint32_t)(rec - cache->chain);
-			if (!same)
-				cache->token++;
-			if (token)
-				*token = cache->token;
-		}
+		uint64_t t = chain_end(cache, &w, n, rc >= 0 && now == seq && !w.norecord);
+		if (token)
+			*token = t;
 		atomic_signal_fence(memory_order_seq_cst);
 		cache->busy = 0;
 	}
