@@ -124,6 +124,25 @@ int chain_follow(struct walk *w, uint64_t *pc, uint64_t *sp, uint64_t *bp, int *
 	/* rbp is loaded where a rule needs it (or the usual walk goes on): where the last step read it from. */
 	uint64_t bp_at = 0, bp_was = *bp;
 	uint32_t m = *n;
+	if (rec == old && old->plain) {
+		/* Its own chain from its first state: the same lowest address, so every place a step read rbp
+		 * from passes the check again, and where a rule takes the CFA from rbp, rbp is the word its
+		 * last save left (or the walk's own): a step is its return address, and such a frame's rbp. */
+		const struct chain_frame *fr = old->frame;
+		uint32_t stop = last < p + (cap - m) ? last : p + (cap - m);
+		for (uint32_t r = 0;; r++) {
+			uint32_t to = r < old->nrbp && old->rbp_frame[r] < stop ? old->rbp_frame[r] : stop;
+			while (p < to && load(fr[p + 1].sp - 8) == fr[p + 1].pc)
+				ips[m++] = fr[++p].pc;
+			if (p < to || p == stop || (old->rbp_at[r] ? load(old->rbp_at[r]) : bp_was) != fr[p].bp)
+				break;
+		}
+		for (uint32_t k = p; k-- > 0;)
+			if (fr[k].rbp_off) {
+				bp_at = fr[k + 1].sp + (uint64_t)(int64_t)fr[k].rbp_off;
+				break;
+			}
+	}
 	for (;; p++) {
 		const struct chain_frame *e = &old->frame[p];
 		if (m >= cap) {
@@ -191,8 +210,24 @@ uint64_t chain_end(struct frametab_cache *c, struct walk *w, uint32_t n, int ok)
 	rec->n = n < CHAIN_MAX ? n : CHAIN_MAX;
 	rec->end = n <= CHAIN_MAX ? w->end : END_OPEN;
 	rec->walked = (int)n;
-	if (!same)
+	if (!same) {
 		rec->token = ++c->tokens;
+		/* Where its frames whose CFA came from rbp had rbp from: the place of the last save before each. */
+		uint64_t at = 0;
+		rec->nrbp = 0;
+		rec->plain = 1;
+		for (uint32_t i = 0; i < rec->n && rec->plain; i++) {
+			if (rec->frame[i].flags & CHAIN_RBP) {
+				rec->plain = rec->nrbp < CHAIN_RBP_MAX;
+				if (rec->plain) {
+					rec->rbp_frame[rec->nrbp] = (uint16_t)i;
+					rec->rbp_at[rec->nrbp++] = at;
+				}
+			}
+			if (rec->frame[i].rbp_off && i + 1 < rec->n)
+				at = rec->frame[i + 1].sp + (uint64_t)(int64_t)rec->frame[i].rbp_off;
+		}
+	}
 	uint8_t r = (uint8_t)(rec - c->chain);
 	if (r == c->spare) { /* its slot's chain is the spare now */
 		c->spare = c->slot_chain[w->slot];

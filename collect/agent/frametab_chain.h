@@ -12,6 +12,7 @@
 #define CACHE_SLOTS 1024u /* rows looked up, by pc */
 #define CHAIN_MAX 128u /* frames a chain holds; a deeper walk's chain ends open there */
 #define CHAINS 8u /* chains kept, by the sp their walk started from */
+#define CHAIN_RBP_MAX 8u /* frames whose CFA is rbp's a chain followed from its first frame checks quickly */
 
 enum { CHAIN_EXACT = 1, CHAIN_RBP = 2 }; /* chain_frame.flags: pc exact; the step took the CFA from rbp */
 enum chain_end { END_OPEN, END_ROW, END_LOWPC }; /* cap or CHAIN_MAX; ROW_END's row; a return address < 0x4000 */
@@ -27,6 +28,10 @@ struct chain {
 	uint32_t n; /* frames; after the last, the CFA of an END_LOWPC step (.sp) */
 	uint32_t end; /* enum chain_end: what follows frame n - 1 */
 	int walked; /* what its walk returned */
+	int plain; /* at most CHAIN_RBP_MAX steps took the CFA from rbp: a walk from its first frame checks */
+	uint32_t nrbp; /* those steps' frames' rbp, from the place of the last save before each (0: the walk's) */
+	uint16_t rbp_frame[CHAIN_RBP_MAX];
+	uint64_t rbp_at[CHAIN_RBP_MAX];
 	struct chain_frame frame[CHAIN_MAX + 1];
 };
 
