@@ -46,7 +46,10 @@
  * would say or libunwind's own. The kernel's signal trampoline (glibc's
  * __restore_rt: an "S" FDE, and its code bytes mov $15,%rax; syscall) is
  * stepped through from the ucontext it leaves on the stack, as libunwind
- * does.
+ * does. Where a walk reaches a state (pc, sp) a recent walk of its thread
+ * went through, it follows that walk's chain instead of looking rows up, a
+ * load and a compare a frame, and goes on the usual way at the first word of
+ * stack that differs (frametab_chain.c), so its frames are the same.
  */
 #include "frametab.h"
 #include "frametab_chain.h"

@@ -45,7 +45,7 @@
  * stack id without hashing. A rescan, other stack bounds or a walk that
  * failed drop what they could have made stale.
  *
- * Memory: one mapping per thread, 16 KiB of rows and 9 chains of 4 KiB.
+ * Memory: one mapping per thread, 16 KiB of rows and 17 chains of 4 KiB.
  */
 #include "frametab.h"
 #include "frametab_chain.h"
@@ -62,8 +62,9 @@ struct frametab_cache *frametab_cache_new(void)
 	struct frametab_cache *c = m;
 	c->seq = 1; /* never a published count's value at rest (those are even) */
 	for (uint32_t i = 0; i < CHAINS; i++)
-		c->slot_chain[i] = (uint8_t)i;
-	c->spare = CHAINS;
+		for (uint32_t k = 0; k < WAYS; k++)
+			c->slot_chain[i][k] = (uint8_t)(i * WAYS + k);
+	c->spare = CHAINS * WAYS;
 	return c;
 }
 
@@ -75,8 +76,28 @@ void frametab_cache_free(struct frametab_cache *c)
 
 static void forget_chains(struct frametab_cache *c)
 {
-	for (uint32_t i = 0; i <= CHAINS; i++)
+	for (uint32_t i = 0; i <= CHAINS * WAYS; i++)
 		c->chain[i].n = 0;
+}
+
+/* Whether a walk from pc, sp starts in the state chain c starts from. */
+static int starts_at(const struct chain *c, uint64_t pc, uint64_t sp)
+{
+	return c->n && c->frame[0].sp == sp && c->frame[0].pc == pc && (c->frame[0].flags & CHAIN_EXACT);
+}
+
+/* Whether the first p + 1 frames of a and b are the same states and steps (rbp too where a rule reads it). */
+static int same_prefix(const struct chain *a, const struct chain *b, uint32_t p)
+{
+	if (p >= a->n || p >= b->n)
+		return 0;
+	for (uint32_t k = 0; k <= p; k++) {
+		const struct chain_frame *x = &a->frame[k], *y = &b->frame[k];
+		if (x->pc != y->pc || x->sp != y->sp || x->flags != y->flags || x->rbp_off != y->rbp_off ||
+		    ((x->flags & CHAIN_RBP) && x->bp != y->bp))
+			return 0;
+	}
+	return 1;
 }
 
 void chain_begin(struct frametab_cache *c, struct walk *w, uint32_t seq, uint64_t stack_lo, uint64_t stack_hi,
@@ -93,13 +114,15 @@ void chain_begin(struct frametab_cache *c, struct walk *w, uint32_t seq, uint64_
 		forget_chains(c);
 	}
 	uint32_t h = (uint32_t)(((sp >> 4) * 0x9e3779b97f4a7c15ull) >> 61); /* CHAINS = 8 */
-	const struct chain *mine = &c->chain[c->slot_chain[h]];
+	const struct chain *way0 = &c->chain[c->slot_chain[h][0]], *way1 = &c->chain[c->slot_chain[h][1]];
+	int mine0 = starts_at(way0, pc, sp), mine1 = starts_at(way1, pc, sp);
 	w->slot = h;
-	w->mine = mine->n && mine->frame[0].sp == sp && mine->frame[0].pc == pc && (mine->frame[0].flags & CHAIN_EXACT);
+	w->mine = mine0 || mine1;
+	w->old = mine0 ? way0 : mine1 ? way1 : &c->chain[c->slot_chain[c->last][0]];
+	w->alt = mine0 && mine1 ? way1 : NULL;
 	if (w->mine) /* its lines, at once rather than a miss at a time */
-		for (uint32_t i = 0; i < mine->n; i += 2)
-			__builtin_prefetch(&mine->frame[i]);
-	w->old = w->mine ? mine : &c->chain[c->slot_chain[c->last]];
+		for (uint32_t i = 0; i < w->old->n; i += 2)
+			__builtin_prefetch(&w->old->frame[i]);
 	if (!w->old->n)
 		w->old = NULL;
 	w->rec = w->spare = &c->chain[c->spare];
@@ -124,63 +147,72 @@ int chain_follow(struct walk *w, uint64_t *pc, uint64_t *sp, uint64_t *bp, int *
 	/* rbp is loaded where a rule needs it (or the usual walk goes on): where the last step read it from. */
 	uint64_t bp_at = 0, bp_was = *bp;
 	uint32_t m = *n;
-	if (rec == old && old->plain) {
-		/* Its own chain from its first state: the same lowest address, so every place a step read rbp
-		 * from passes the check again, and where a rule takes the CFA from rbp, rbp is the word its
-		 * last save left (or the walk's own): a step is its return address, and such a frame's rbp. */
-		const struct chain_frame *fr = old->frame;
-		uint32_t stop = last < p + (cap - m) ? last : p + (cap - m);
-		for (uint32_t r = 0;; r++) {
-			uint32_t to = r < old->nrbp && old->rbp_frame[r] < stop ? old->rbp_frame[r] : stop;
-			while (p < to && load(fr[p + 1].sp - 8) == fr[p + 1].pc)
-				ips[m++] = fr[++p].pc;
-			if (p < to || p == stop || (old->rbp_at[r] ? load(old->rbp_at[r]) : bp_was) != fr[p].bp)
-				break;
-		}
-		for (uint32_t k = p; k-- > 0;)
-			if (fr[k].rbp_off) {
-				bp_at = fr[k + 1].sp + (uint64_t)(int64_t)fr[k].rbp_off;
-				break;
+	for (;;) {
+		if (rec == old && old->plain) {
+			/* Its own chain from its first state: the same lowest address, so every place a step read rbp
+			 * from passes the check again, and where a rule takes the CFA from rbp, rbp is the word its
+			 * last save left (or the walk's own): a step is its return address, and such a frame's rbp. */
+			const struct chain_frame *fr = old->frame;
+			uint32_t stop = last < p + (cap - m) ? last : p + (cap - m);
+			for (uint32_t r = 0;; r++) {
+				uint32_t to = r < old->nrbp && old->rbp_frame[r] < stop ? old->rbp_frame[r] : stop;
+				while (p < to && load(fr[p + 1].sp - 8) == fr[p + 1].pc)
+					ips[m++] = fr[++p].pc;
+				if (p < to || p == stop || (old->rbp_at[r] ? load(old->rbp_at[r]) : bp_was) != fr[p].bp)
+					break;
 			}
-	}
-	for (;; p++) {
-		const struct chain_frame *e = &old->frame[p];
-		if (m >= cap) {
-			w->end = END_OPEN;
-			*n = m;
-			return 1;
+			for (uint32_t k = p; k-- > 0;)
+				if (fr[k].rbp_off) {
+					bp_at = fr[k + 1].sp + (uint64_t)(int64_t)fr[k].rbp_off;
+					break;
+				}
 		}
-		if (p == last && old->end == END_ROW) {
-			w->end = END_ROW;
-			*n = m;
-			return 1;
-		}
-		if (p == last && old->end == END_OPEN)
-			break;
-		if ((e->flags & CHAIN_RBP) && (bp_at ? load(bp_at) : bp_was) != e->bp)
-			break;
-		const struct chain_frame *next = e + 1;
-		uint64_t ra = load(next->sp - 8), at = bp_at;
-		if (e->rbp_off) {
-			at = next->sp + (uint64_t)(int64_t)e->rbp_off;
-			if (at < lowest) /* the usual step says why */
+		for (;; p++) {
+			const struct chain_frame *e = &old->frame[p];
+			if (m >= cap) {
+				w->end = END_OPEN;
+				*n = m;
+				return 1;
+			}
+			if (p == last && old->end == END_ROW) {
+				w->end = END_ROW;
+				*n = m;
+				return 1;
+			}
+			if (p == last && old->end == END_OPEN)
 				break;
-		}
-		if (p == last) { /* END_LOWPC: next is the CFA alone */
-			if (ra >= 0x4000)
+			if ((e->flags & CHAIN_RBP) && (bp_at ? load(bp_at) : bp_was) != e->bp)
 				break;
-			w->end = END_LOWPC;
-			if (rec != old && m <= CHAIN_MAX)
-				rec->frame[m].sp = next->sp;
-			*n = m;
-			return 1;
+			const struct chain_frame *next = e + 1;
+			uint64_t ra = load(next->sp - 8), at = bp_at;
+			if (e->rbp_off) {
+				at = next->sp + (uint64_t)(int64_t)e->rbp_off;
+				if (at < lowest) /* the usual step says why */
+					break;
+			}
+			if (p == last) { /* END_LOWPC: next is the CFA alone */
+				if (ra >= 0x4000)
+					break;
+				w->end = END_LOWPC;
+				if (rec != old && m <= CHAIN_MAX)
+					rec->frame[m].sp = next->sp;
+				*n = m;
+				return 1;
+			}
+			if (ra != next->pc)
+				break;
+			bp_at = at;
+			if (rec != old && m < CHAIN_MAX)
+				rec->frame[m] = *next;
+			ips[m++] = ra;
 		}
-		if (ra != next->pc)
+		/* Its slot's other chain, the same up to here, may be the one whose words these are. */
+		if (rec != old || !w->alt || !same_prefix(w->alt, old, p))
 			break;
-		bp_at = at;
-		if (rec != old && m < CHAIN_MAX)
-			rec->frame[m] = *next;
-		ips[m++] = ra;
+		w->old = old = w->alt;
+		w->alt = NULL;
+		w->rec = rec = (struct chain *)old;
+		last = old->n - 1;
 	}
 	/* The state of the frame at p, verified: the usual walk goes on from there, and meets old again where
 	 * the stacks join again (two callers of one function, its caller the same). */
@@ -228,10 +260,13 @@ uint64_t chain_end(struct frametab_cache *c, struct walk *w, uint32_t n, int ok)
 				at = rec->frame[i + 1].sp + (uint64_t)(int64_t)rec->frame[i].rbp_off;
 		}
 	}
-	uint8_t r = (uint8_t)(rec - c->chain);
-	if (r == c->spare) { /* its slot's chain is the spare now */
-		c->spare = c->slot_chain[w->slot];
-		c->slot_chain[w->slot] = r;
+	uint8_t r = (uint8_t)(rec - c->chain), *way = c->slot_chain[w->slot];
+	if (r != way[0]) { /* it goes first in its slot; the spare, when it was that, takes the slot's last */
+		if (r == c->spare)
+			c->spare = way[WAYS - 1];
+		for (uint32_t k = WAYS - 1; k > 0; k--)
+			way[k] = way[k - 1];
+		way[0] = r;
 	}
 	c->last = (uint8_t)w->slot;
 	return rec->token;

@@ -11,7 +11,8 @@
 
 #define CACHE_SLOTS 1024u /* rows looked up, by pc */
 #define CHAIN_MAX 128u /* frames a chain holds; a deeper walk's chain ends open there */
-#define CHAINS 8u /* chains kept, by the sp their walk started from */
+#define CHAINS 8u /* slots of chains, by the sp their walk started from */
+#define WAYS 2u /* chains a slot keeps, the last walk's first */
 #define CHAIN_RBP_MAX 8u /* frames whose CFA is rbp's a chain followed from its first frame checks quickly */
 
 enum { CHAIN_EXACT = 1, CHAIN_RBP = 2 }; /* chain_frame.flags: pc exact; the step took the CFA from rbp */
@@ -40,7 +41,7 @@ struct frametab_cache {
 	volatile uint32_t busy; /* a walk uses it (one that interrupts it goes without) */
 	uint64_t stack_lo, stack_hi; /* the chains' stack bounds */
 	uint64_t tokens; /* the last token given */
-	uint8_t slot_chain[CHAINS]; /* the chain[] of each slot (by its first frame's sp) */
+	uint8_t slot_chain[CHAINS][WAYS]; /* the chain[]s of each slot (by their first frame's sp) */
 	uint8_t spare, last; /* the chain[] in no slot; the slot of the last walk's */
 	struct cache_slot {
 		uint64_t pc; /* 0: empty */
@@ -48,12 +49,13 @@ struct frametab_cache {
 		int16_t rbp_off;
 		uint8_t kind, pad;
 	} slot[CACHE_SLOTS];
-	struct chain chain[CHAINS + 1];
+	struct chain chain[CHAINS * WAYS + 1];
 };
 
 /* One walk's use of the chains. */
 struct walk {
 	const struct chain *old; /* the chain it may follow; NULL: none */
+	const struct chain *alt; /* its slot's other chain, from the same first state: tried where old's words differ */
 	struct chain *rec; /* where it records its own; NULL: no cache */
 	struct chain *spare; /* the cache's spare chain */
 	uint32_t j; /* old's first frame whose sp is not below the walk's */

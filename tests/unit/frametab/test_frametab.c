@@ -123,6 +123,20 @@ __attribute__((noinline, noipa)) static int chain_mid(int which)
 EQUAL_CALLER(caller_one, 1)
 EQUAL_CALLER(caller_two, 2)
 
+/* A level further out, alike too: four stacks with one first state, two by two a frame apart. */
+static int (*volatile callers[2])(int) = { caller_one, caller_two };
+#define EQUAL_OUTER(name, k)                                                                                   \
+	__attribute__((noinline, noipa)) static int name(int which, int caller)                                \
+	{                                                                                                      \
+		volatile int pad[6] = { k, k, k, k, k, k };                                                    \
+		int r = callers[caller](which);                                                                \
+		sink += pad[which];                                                                            \
+		return r + k;                                                                                  \
+	}
+EQUAL_OUTER(outer_one, 1)
+EQUAL_OUTER(outer_two, 2)
+static int (*volatile outers[2])(int, int) = { outer_one, outer_two };
+
 /* One call site (a loop the compiler cannot unroll), so one sp at each call: the frames of both walks
  * are the same. */
 static volatile int twice = 2;
@@ -149,7 +163,6 @@ static void check_chains(void)
 
 	/* The leaf by one caller, by the other, by the first again...: each walk follows the last one's chain
 	 * (equal sps, so the chain of its slot) until the return address that differs. */
-	static int (*volatile callers[2])(int) = { caller_one, caller_two };
 	for (int round = 0; round < 6; round++) {
 		int which = round & 1; /* from one call site, so from equal sps */
 		callers[which](which);
@@ -162,6 +175,23 @@ static void check_chains(void)
 		CHECKF(differ == 1, "the two callers' stacks differ in %d frames, not in one", differ);
 		CHECKF(leaf_token[0] != leaf_token[1], "the two callers' stacks share a token");
 	}
+
+	/* The four stacks by the two levels, in an order where a walk follows the chain of another stack past
+	 * the frame where a third one, the slot's other chain, parted from it: each is libunwind's, and two
+	 * stacks never share a token. */
+	static const int order[] = { 1, 0, 2, 3, 1, 2, 0, 3, 3, 1, 1, 2, 0, 0, 3, 2 }; /* outer * 2 + caller */
+	uint64_t seen[4][16];
+	int nseen[4] = { 0 };
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		outers[order[i] >> 1](0, order[i] & 1);
+		seen[order[i]][nseen[order[i]]++] = leaf_token[0];
+	}
+	for (int a = 0; a < 4; a++)
+		for (int b = a + 1; b < 4; b++)
+			for (int i = 0; i < nseen[a]; i++)
+				for (int k = 0; k < nseen[b]; k++)
+					CHECKF(seen[a][i] != seen[b][k], "stacks %d and %d share token %llu", a, b,
+					       (unsigned long long)seen[a][i]);
 
 	/* A rescan empties the chains: the same stack again is walked anew, under another token. */
 	same_twice(tokens, ips, n, 1);
