@@ -30,9 +30,11 @@
  * text are built when a walk first meets them (frametab.c, by the agent's
  * thread, which that walk wakes, for every frame of the stack libunwind
  * took instead), or the whole module at once when allocations are
- * recorded: modules.c. libunwind's
- * fast path walks a trace cache of frame descriptions; on a miss it takes
- * its lock and the loader's, so no libunwind unwind starts while a fork is
+ * recorded: modules.c. A hook's walk whose frames are all those of a recent
+ * walk (frametab_unwind's token) takes the id stacks.c remembered for that
+ * token: no hash, no probe, no compare of frames. libunwind's fast path
+ * walks a trace cache of frame descriptions; on a miss it takes its lock
+ * and the loader's, so no libunwind unwind starts while a fork is
  * under way (process.c): a lock taken in another thread at that moment would
  * stay taken in the child. The table walk takes no lock and needs no such
  * guard. A thread whose TLS is another's (a raw clone()) never unwinds

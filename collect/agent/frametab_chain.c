@@ -30,14 +30,20 @@
  * Which chain. A thread's allocations come from a few call paths of
  * different depths (lua5.4's binary trees: a table, a closure, a string;
  * their stacks share main ... luaV_execute and differ in the last frames),
- * so the cache keeps CHAINS of them, each in the slot of the sp its walk
- * started from; a walk whose first state is its slot's chain's follows it
- * from its first frame, keeping it as it goes; else it looks for its states
- * in the last walk's chain as it goes (sps only climb: a merge, a compare a
- * frame), copying what it follows into the spare chain, which then takes
- * its slot. Measured on lua5.4 binary_trees 12 with the last chain alone:
- * every walk met it, 6 frames down on average (the agent's, l_alloc's and
- * lua's own leaf frames; two paths alternate), and followed 15.6.
+ * so the cache keeps WAYS chains in each of CHAINS slots, by the sp their
+ * walk started from, the last walk's first; a walk whose first state is a
+ * chain of its slot follows it from its first frame, keeping it as it goes
+ * (a step is then its return address alone: the same first sp, the same
+ * lowest address; and the rbp of the few frames whose CFA is rbp's), and
+ * where a word differs it goes on with the slot's other chain when its
+ * frames up to there are the same (two paths with one first sp: a fifth of
+ * lua's allocations). Else it looks for its states in the last walk's chain
+ * as it goes (sps only climb: a merge, a compare a frame), copying what it
+ * follows into the spare chain, which then takes its slot. Measured on
+ * lua5.4 binary_trees 12: with the last chain alone, every walk met it 6
+ * frames down on average (the agent's, l_alloc's, lua's own leaf frames)
+ * and followed 15.6; with the slots, 1343712 of 1343917 walks were a
+ * chain's frames exactly, 94 went on the usual way somewhere.
  *
  * Tokens. A walk whose frames are all those of the chain it followed from
  * its first frame keeps that chain's token; any other gets a new one: equal
