@@ -58,9 +58,9 @@
  * writer (one probe of its live table per allocation, prefetched eight
  * events ahead; column loops over index lists). The walk follows the
  * chains of the thread's recent walks where the stack is theirs, and a stack
- * that is all a chain's recalls its id (frametab_chain.c, stacks.c): 0.21,
- * 0.20, 0.42 us at 9, 21, 69 frames (the base of that branch, same session:
- * 0.32, 0.42, 0.77). Inside
+ * that is all a chain's recalls its id (frametab_chain.c, stacks.c): 0.20,
+ * 0.19, 0.27 us at 9, 21, 69 frames (the base of that branch, same session:
+ * 0.26, 0.32, 0.73). Inside
  * dl_iterate_phdr (a program's callback holding the loader's
  * lock) there is no unwinding at all: the stack is the caller of
  * dl_iterate_phdr alone (unwinder.c says why).
