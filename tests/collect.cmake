@@ -115,7 +115,8 @@ set_tests_properties(e2e_collect_hidden PROPERTIES LABELS e2e TIMEOUT 120)
 # The agent's table unwinder against libunwind, in one process, on known kinds of frames.
 add_executable(unit_frametab unit/frametab/test_frametab.c unit/frametab/frametab_o0.c
   unit/frametab/frametab_cxx.cc ${CMAKE_SOURCE_DIR}/collect/agent/frametab.c
-  ${CMAKE_SOURCE_DIR}/collect/agent/frametab_build.c ${CMAKE_SOURCE_DIR}/collect/agent/frametab_fde.c)
+  ${CMAKE_SOURCE_DIR}/collect/agent/frametab_build.c ${CMAKE_SOURCE_DIR}/collect/agent/frametab_fde.c
+  ${CMAKE_SOURCE_DIR}/collect/agent/frametab_chain.c)
 target_include_directories(unit_frametab PRIVATE ${CMAKE_SOURCE_DIR}/collect/agent)
 set_source_files_properties(unit/frametab/test_frametab.c unit/frametab/frametab_cxx.cc
   PROPERTIES COMPILE_OPTIONS "-O2;-fomit-frame-pointer")

@@ -463,6 +463,10 @@ int agent_own_text(uint64_t pc);
 /* The agent-wide id of this stack (innermost first), writing its definition when new; UINT32_MAX on failure. */
 uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_t *ips, uint32_t n,
 			uint32_t flags);
+/* The id last remembered under key (nonzero: equal keys promise equal stacks), else UINT32_MAX. */
+uint32_t stack_table_recall(const struct stack_table *table, uint64_t key);
+/* Remember id (a stack_table_id answer of this table) under key (the table keeps the last few). */
+void stack_table_remember(struct stack_table *table, uint64_t key, uint32_t id);
 /* Unmap a thread's table (NULL: nothing). */
 void stack_table_free(struct stack_table *table);
 

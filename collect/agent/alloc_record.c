@@ -56,8 +56,11 @@
  * time), the seq, a coarse clock read; in collect, the drain's copy
  * (fixed-size for small records), the ordering (drain_heap.c) and the
  * writer (one probe of its live table per allocation, prefetched eight
- * events ahead; column loops over index lists). There is no cache of whole
- * stacks by return-address chain: it is the next thing to try. Inside
+ * events ahead; column loops over index lists). The walk follows the
+ * chains of the thread's recent walks where the stack is theirs, and a stack
+ * that is all a chain's recalls its id (frametab_chain.c, stacks.c): 0.20,
+ * 0.19, 0.27 us at 9, 21, 69 frames (the base of that branch, same session:
+ * 0.26, 0.32, 0.73). Inside
  * dl_iterate_phdr (a program's callback holding the loader's
  * lock) there is no unwinding at all: the stack is the caller of
  * dl_iterate_phdr alone (unwinder.c says why).

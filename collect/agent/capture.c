@@ -30,9 +30,11 @@
  * text are built when a walk first meets them (frametab.c, by the agent's
  * thread, which that walk wakes, for every frame of the stack libunwind
  * took instead), or the whole module at once when allocations are
- * recorded: modules.c. libunwind's
- * fast path walks a trace cache of frame descriptions; on a miss it takes
- * its lock and the loader's, so no libunwind unwind starts while a fork is
+ * recorded: modules.c. A hook's walk whose frames are all those of a recent
+ * walk (frametab_unwind's token) takes the id stacks.c remembered for that
+ * token: no hash, no probe, no compare of frames. libunwind's fast path
+ * walks a trace cache of frame descriptions; on a miss it takes its lock
+ * and the loader's, so no libunwind unwind starts while a fork is
  * under way (process.c): a lock taken in another thread at that moment would
  * stay taken in the child. The table walk takes no lock and needs no such
  * guard. A thread whose TLS is another's (a raw clone()) never unwinds
@@ -154,6 +156,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	uint32_t lead = uc ? HANDLER_FRAMES : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
 	uint64_t ips[max + lead];
 	int n = -1, first = -1;
+	uint64_t token = 0; /* the walk's: equal to the last walk's, equal frames (a hook's only: its first is the scan's) */
 	if (agent_self.stack_hi) {
 		uint64_t pc, sp, bp;
 		if (uc) {
@@ -166,7 +169,8 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 					 : "=r"(pc), "=r"(sp), "=r"(bp));
 		}
 		n = frametab_unwind(pc, sp, bp, agent_self.stack_lo, agent_self.stack_hi, ips,
-				    uc ? max + 1 : max + lead, agent_self.frame_cache);
+				    uc ? max + 1 : max + lead, agent_self.frame_cache,
+				    !uc && skip == CAPTURE_SKIP_AGENT ? &token : NULL);
 		COUNT(walks);
 		if (n < 0)
 			COUNT(fallbacks[-n]);
@@ -189,6 +193,12 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 			foreign_wake_agent();
 	}
 	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
+	if (token) {
+		/* An earlier walk gave these frames: its stack's id, if a hook's capture remembered it. */
+		uint32_t id = stack_table_recall(agent_self.stacks, token);
+		if (id != UINT32_MAX)
+			return id;
+	}
 	if (first < 0) {
 		/* The hooks' frames, however the compiler inlined them. */
 		first = 0;
@@ -201,5 +211,8 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		nframes = max;
 		flags |= TRACE_STACK_TRUNCATED;
 	}
-	return stack_table_id(&agent_self.stacks, ring, frames, nframes, flags);
+	uint32_t id = stack_table_id(&agent_self.stacks, ring, frames, nframes, flags);
+	if (token)
+		stack_table_remember(agent_self.stacks, token, id);
+	return id;
 }

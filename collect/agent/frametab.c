@@ -46,15 +46,18 @@
  * would say or libunwind's own. The kernel's signal trampoline (glibc's
  * __restore_rt: an "S" FDE, and its code bytes mov $15,%rax; syscall) is
  * stepped through from the ucontext it leaves on the stack, as libunwind
- * does.
+ * does. Where a walk reaches a state (pc, sp) a recent walk of its thread
+ * went through, it follows that walk's chain instead of looking rows up, a
+ * load and a compare a frame, and goes on the usual way at the first word of
+ * stack that differs (frametab_chain.c), so its frames are the same.
  */
 #include "frametab.h"
+#include "frametab_chain.h"
 #include "frametab_internal.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <ucontext.h>
 
 #define MAX_TABLES 4096
@@ -328,49 +331,6 @@ static int is_sigreturn(const struct table *t, uint64_t pc)
 	return pc >= t->text_lo && pc + sizeof code <= t->text_hi && memcmp((const void *)(uintptr_t)pc, code, sizeof code) == 0;
 }
 
-/* A word of the stack (the walk checked it is there); not a sanitizer's business when a test links this. */
-__attribute__((no_sanitize_address)) static inline uint64_t load(uint64_t at)
-{
-	return *(const volatile uint64_t *)(uintptr_t)at;
-}
-
-/*
- * The rows of recent lookups, one cache per thread (the caller's): a slot is the lookup pc and its
- * row, indexed by the pc's low bits, so a hit is a load and a compare. A thread never runs two
- * walks at once (the agent's handler does not unwind inside a hook, nor a hook inside the
- * handler), and busy makes sure of it: a walk that finds the cache busy goes without it. The
- * sequence count it was filled under empties it after a rescan.
- */
-#define CACHE_SLOTS 1024u
-
-struct frametab_cache {
-	uint32_t seq;
-	volatile uint32_t busy;
-	struct cache_slot {
-		uint64_t pc; /* 0: empty */
-		int32_t cfa_off;
-		int16_t rbp_off;
-		uint8_t kind, pad;
-	} slot[CACHE_SLOTS];
-};
-
-struct frametab_cache *frametab_cache_new(void)
-{
-	void *m = mmap(NULL, sizeof(struct frametab_cache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (m == MAP_FAILED)
-		return NULL;
-	struct frametab_cache *c = m;
-	c->seq = 1; /* never a published count's value at rest (those are even) */
-	return c;
-}
-
-void frametab_cache_free(struct frametab_cache *c)
-{
-	if (c)
-		munmap(c, sizeof *c);
-}
-
 /* The rows that answer for pc in t (its own or its block's), or NULL: not built yet, and whoever builds
  * (outside handlers) is told, *asked set when this was the first to ask since the last build. */
 static const struct rows *rows_for(const struct table *t, uint64_t pc, int *asked)
@@ -442,8 +402,10 @@ static inline struct row lookup(uint64_t pc, struct frametab_cache *c, const str
 }
 
 int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
-		    uint32_t cap, struct frametab_cache *cache)
+		    uint32_t cap, struct frametab_cache *cache, uint64_t *token)
 {
+	if (token)
+		*token = 0;
 	if (!cap)
 		return 0;
 	if (sp < stack_lo || sp >= stack_hi)
@@ -453,13 +415,12 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 		return FRAMETAB_CHANGED;
 	if (cache && cache->busy)
 		cache = NULL;
+	struct walk w = { 0 };
+	w.done = 1;
 	if (cache) {
 		cache->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);
-		if (cache->seq != seq) {
-			memset(cache->slot, 0, sizeof cache->slot);
-			cache->seq = seq;
-		}
+		chain_begin(cache, &w, seq, stack_lo, stack_hi, pc, sp);
 	}
 	uint32_t n = 0;
 	int exact = 1, rc = 0, asked = 0;
@@ -467,12 +428,20 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 	uint64_t lowest = sp - stack_lo > 128 ? sp - 128 : stack_lo;
 	ips[n++] = pc;
 	while (n < cap) {
+		uint32_t f = n - 1;
+		if (!w.done && chain_has(&w, pc, sp, exact)) {
+			if (chain_follow(&w, &pc, &sp, &bp, &exact, lowest, ips, &n, cap))
+				break;
+			f = n - 1;
+		}
+		chain_record(&w, f, pc, sp, bp, exact);
 		/* A return address is the instruction after a call: its caller's rule is the one before it. */
 		const struct table *t;
 		struct row r = lookup(exact ? pc : pc - 1, cache, &t, &asked);
 		if (r.kind == ROW_SIGNAL && t && is_sigreturn(t, pc)) {
 			/* The ucontext the kernel pushed is where the handler returned to. */
 			uint64_t uc = sp, greg = offsetof(ucontext_t, uc_mcontext.gregs);
+			w.norecord = 1; /* a chain holds no signal frame */
 			if (uc + sizeof(ucontext_t) > stack_hi) {
 				rc = FRAMETAB_BAD_STACK;
 				break;
@@ -487,8 +456,10 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 			sp = new_sp;
 			exact = 1;
 		} else {
-			if (r.kind == ROW_END)
+			if (r.kind == ROW_END) {
+				w.end = END_ROW;
 				break;
+			}
 			if (r.kind != ROW_RSP && r.kind != ROW_RBP) {
 				rc = r.kind != ROW_NONE ? FRAMETAB_UNMODELLED /* or a trampoline of another kind */
 				     : asked	    ? FRAMETAB_UNBUILT
@@ -509,18 +480,30 @@ int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, ui
 				}
 				bp = load(at);
 			}
+			if (w.rec && f < CHAIN_MAX) {
+				w.rec->frame[f].rbp_off = r.rbp_off;
+				w.rec->frame[f].flags |= r.kind == ROW_RBP ? CHAIN_RBP : 0;
+			}
 			sp = cfa;
 			exact = 0;
 		}
-		if (pc < 0x4000) /* where libunwind's trace stops too */
+		if (pc < 0x4000) { /* where libunwind's trace stops too */
+			w.end = END_LOWPC;
+			if (w.rec && n <= CHAIN_MAX)
+				w.rec->frame[n].sp = sp;
 			break;
+		}
 		ips[n++] = pc;
+		w.end = END_OPEN;
 	}
 	atomic_thread_fence(memory_order_acquire);
 	uint32_t now = atomic_load_explicit(&set.seq, memory_order_relaxed);
 	if (cache) {
 		if (now != seq)
 			cache->seq = 1; /* what it learnt may be torn: empty it next time */
+		uint64_t t = chain_end(cache, &w, n, rc >= 0 && now == seq && !w.norecord);
+		if (token)
+			*token = t;
 		atomic_signal_fence(memory_order_seq_cst);
 		cache->busy = 0;
 	}

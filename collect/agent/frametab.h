@@ -33,7 +33,7 @@ int frametab_want(const uint64_t *ips, uint32_t n);
 void frametab_build_wanted(int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *));
 /* A forked child: a rescan the fork interrupted in another thread is forgotten (tables are kept). */
 void frametab_forget(void);
-/* A thread's cache of rows it looked up (16 KiB, mmap'd); NULL when out of memory. Not in a handler. */
+/* A thread's cache of rows it looked up and of its last walk (32 KiB, mmap'd); NULL when out of memory. Not in a handler. */
 struct frametab_cache;
 struct frametab_cache *frametab_cache_new(void);
 void frametab_cache_free(struct frametab_cache *cache);
@@ -41,11 +41,12 @@ void frametab_cache_free(struct frametab_cache *cache);
  * Walk the stack from pc, sp, bp (pc exact: an interrupted or current pc, not a return address) into
  * ips (ips[0] = pc), at most cap frames, reading only [sp, stack_hi) of the stack. The number of frames
  * when the walk reached the end of the stack or cap, else a negative enum frametab_stop (the caller
- * unwinds another way). cache: the calling thread's own, or NULL. Async-signal-safe: no lock, no
- * allocation, no system call.
+ * unwinds another way). cache: the calling thread's own, or NULL. token (or NULL): when the walk answered
+ * with cache, nonzero, and equal to the token of the cache's walk before it exactly when its frames (ips
+ * and count) are that walk's too; else 0. Async-signal-safe: no lock, no allocation, no system call.
  */
 int frametab_unwind(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t stack_lo, uint64_t stack_hi, uint64_t *ips,
-		    uint32_t cap, struct frametab_cache *cache);
+		    uint32_t cap, struct frametab_cache *cache, uint64_t *token);
 /* Objects with rows built, rows in them, blocks of objects built by the block (for tests and statistics). */
 void frametab_stats(uint32_t *tables, uint64_t *rows, uint32_t *blocks);
 

@@ -7,6 +7,12 @@
  * memory comes from mmap, which is async-signal-safe, never from malloc. Ids
  * come from one counter shared by all threads; collect merges equal stacks of
  * different threads into one trace stack.
+ *
+ * A caller that can tell a stack is one it asked about lately (capture.c: the
+ * table walk's token says its frames are those of an earlier walk) recalls
+ * that stack's id by a key instead: no hash, no probe, no compare of frames.
+ * The keys live in the table, so a table made anew (a fork child's, a
+ * thread's) forgets them; one that grows keeps them.
  */
 #include "agent.h"
 
@@ -14,6 +20,8 @@
 #include <sys/mman.h>
 
 #include "trace.h"
+
+#define RECALL 16u /* keys remembered (capture.c's are a thread's walks' tokens, which count up) */
 
 struct stack_entry {
 	uint64_t hash;
@@ -30,6 +38,10 @@ struct stack_table {
 	uint64_t pool_used;
 	struct stack_entry *entries;
 	uint64_t *pool;
+	struct {
+		uint64_t key; /* stack_table_remember's, by its low bits; 0: none */
+		uint32_t id;
+	} recall[RECALL];
 };
 
 static struct stack_table *table_create(uint32_t capacity, uint64_t pool_capacity)
@@ -82,6 +94,7 @@ static struct stack_table *table_grow(struct stack_table *old, uint32_t need_fra
 	if (!t || !old)
 		return t;
 	memcpy(t->pool, old->pool, old->pool_used * sizeof(uint64_t));
+	memcpy(t->recall, old->recall, sizeof t->recall);
 	t->pool_used = old->pool_used;
 	for (uint32_t i = 0; i < old->capacity; i++) {
 		struct stack_entry *e = &old->entries[i];
@@ -143,4 +156,17 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 	t->pool_used += n;
 	t->count++;
 	return id;
+}
+
+uint32_t stack_table_recall(const struct stack_table *t, uint64_t key)
+{
+	return t && key && t->recall[key % RECALL].key == key ? t->recall[key % RECALL].id : UINT32_MAX;
+}
+
+void stack_table_remember(struct stack_table *t, uint64_t key, uint32_t id)
+{
+	if (t && key && id != UINT32_MAX) {
+		t->recall[key % RECALL].key = key;
+		t->recall[key % RECALL].id = id;
+	}
 }

@@ -6,7 +6,11 @@
  * interrupted context and from inside the handler (through the kernel's __restore_rt), and from
  * thousands of interrupted pcs a CPU-time timer picks (prologues, epilogues, PLT stubs, libc).
  * Where the walk answers, its stack must be libunwind's, frame for frame; where it declines, the
- * agent asks libunwind, so declining is allowed but must stay rare (checked too).
+ * agent asks libunwind, so declining is allowed but must stay rare (checked too). The walk follows
+ * the thread's recent walks (frametab_chain.c) where its stack is theirs: the same stack twice (the
+ * same token), two callers of equal frame sizes into one leaf (equal CFAs all the way, a return
+ * address apart deeper down: other frames, another token), and the same stack after a rescan
+ * (another token) must each be libunwind's too.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -59,7 +63,7 @@ __attribute__((noinline)) void compare_here(const char *what)
 	uint64_t pc, sp, bp, ours[CAP];
 	void *theirs[CAP];
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
-	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP, cache);
+	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ours, CAP, cache, NULL);
 	int m = unw_backtrace(theirs, CAP);
 	CHECKF(n > 1, "%s: the table walk declined (%d)", what, n);
 	CHECKF(m > 1, "%s: libunwind found no stack", what);
@@ -70,9 +74,133 @@ __attribute__((noinline)) void compare_here(const char *what)
 	}
 }
 
-/* ---- the contexts ---- */
+/* The walk from the caller's frame with its token, compared with libunwind; its frames into ips. */
+__attribute__((noinline)) static int compare_token(const char *what, uint64_t *token, uint64_t *ips)
+{
+	uint64_t pc, sp, bp;
+	void *theirs[CAP];
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
+	int n = frametab_unwind(pc, sp, bp, stack_lo, stack_hi, ips, CAP, cache, token);
+	int m = unw_backtrace(theirs, CAP);
+	CHECKF(n > 1 && *token, "%s: the table walk declined (%d) or gave no token", what, n);
+	if (n > 1 && m > 1) {
+		answered++;
+		check_equal(what, ips + 1, n - 1, (const uint64_t *)theirs + 1, m - 1);
+	}
+	return n;
+}
+
+/* ---- the chains ---- */
 
 static volatile int sink;
+static uint64_t leaf_token[2], leaf_ips[2][CAP];
+static int leaf_n[2];
+
+__attribute__((noinline, noipa)) static int chain_leaf(int which)
+{
+	leaf_n[which] = compare_token(which ? "the leaf by the second caller" : "the leaf by the first caller",
+				      &leaf_token[which], leaf_ips[which]);
+	return leaf_n[which];
+}
+
+__attribute__((noinline, noipa)) static int chain_mid(int which)
+{
+	int r = chain_leaf(which);
+	sink += r;
+	return r + 1;
+}
+
+/* Two callers alike but for a constant: equal frame sizes, so every CFA of the leaf's walk is the
+ * same from either, and only the return address into each differs. */
+#define EQUAL_CALLER(name, k)                                                                                  \
+	__attribute__((noinline, noipa)) static int name(int which)                                            \
+	{                                                                                                      \
+		volatile int pad[6] = { k, k, k, k, k, k };                                                    \
+		int r = chain_mid(which);                                                                      \
+		sink += pad[which];                                                                            \
+		return r + k;                                                                                  \
+	}
+EQUAL_CALLER(caller_one, 1)
+EQUAL_CALLER(caller_two, 2)
+
+/* A level further out, alike too: four stacks with one first state, two by two a frame apart. */
+static int (*volatile callers[2])(int) = { caller_one, caller_two };
+#define EQUAL_OUTER(name, k)                                                                                   \
+	__attribute__((noinline, noipa)) static int name(int which, int caller)                                \
+	{                                                                                                      \
+		volatile int pad[6] = { k, k, k, k, k, k };                                                    \
+		int r = callers[caller](which);                                                                \
+		sink += pad[which];                                                                            \
+		return r + k;                                                                                  \
+	}
+EQUAL_OUTER(outer_one, 1)
+EQUAL_OUTER(outer_two, 2)
+static int (*volatile outers[2])(int, int) = { outer_one, outer_two };
+
+/* One call site (a loop the compiler cannot unroll), so one sp at each call: the frames of both walks
+ * are the same. */
+static volatile int twice = 2;
+__attribute__((noinline, noipa)) static void same_twice(uint64_t tokens[2], uint64_t ips[2][CAP], int n[2],
+							 int rescan)
+{
+	for (int i = 0; i < twice; i++) {
+		n[i] = compare_token(rescan ? "the same stack after a rescan" : "the same stack again", &tokens[i],
+				     ips[i]);
+		if (rescan)
+			frametab_rescan(dl_iterate_phdr, 1);
+	}
+}
+
+static void check_chains(void)
+{
+	static uint64_t ips[2][CAP];
+	uint64_t tokens[2];
+	int n[2];
+	same_twice(tokens, ips, n, 0);
+	CHECKF(n[0] == n[1] && memcmp(ips[0], ips[1], (size_t)n[0] * sizeof **ips) == 0, "the same stack twice differs");
+	CHECKF(tokens[0] == tokens[1], "the same stack twice: tokens %llu, %llu", (unsigned long long)tokens[0],
+	       (unsigned long long)tokens[1]);
+
+	/* The leaf by one caller, by the other, by the first again...: each walk follows the last one's chain
+	 * (equal sps, so the chain of its slot) until the return address that differs. */
+	for (int round = 0; round < 6; round++) {
+		int which = round & 1; /* from one call site, so from equal sps */
+		callers[which](which);
+		if (!which)
+			continue;
+		CHECKF(leaf_n[0] == leaf_n[1], "the two callers' stacks have %d and %d frames", leaf_n[0], leaf_n[1]);
+		int differ = 0;
+		for (int i = 0; i < leaf_n[0] && i < leaf_n[1]; i++)
+			differ += leaf_ips[0][i] != leaf_ips[1][i];
+		CHECKF(differ == 1, "the two callers' stacks differ in %d frames, not in one", differ);
+		CHECKF(leaf_token[0] != leaf_token[1], "the two callers' stacks share a token");
+	}
+
+	/* The four stacks by the two levels, in an order where a walk follows the chain of another stack past
+	 * the frame where a third one, the slot's other chain, parted from it: each is libunwind's, and two
+	 * stacks never share a token. */
+	static const int order[] = { 1, 0, 2, 3, 1, 2, 0, 3, 3, 1, 1, 2, 0, 0, 3, 2 }; /* outer * 2 + caller */
+	uint64_t seen[4][16];
+	int nseen[4] = { 0 };
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		outers[order[i] >> 1](0, order[i] & 1);
+		seen[order[i]][nseen[order[i]]++] = leaf_token[0];
+	}
+	for (int a = 0; a < 4; a++)
+		for (int b = a + 1; b < 4; b++)
+			for (int i = 0; i < nseen[a]; i++)
+				for (int k = 0; k < nseen[b]; k++)
+					CHECKF(seen[a][i] != seen[b][k], "stacks %d and %d share token %llu", a, b,
+					       (unsigned long long)seen[a][i]);
+
+	/* A rescan empties the chains: the same stack again is walked anew, under another token. */
+	same_twice(tokens, ips, n, 1);
+	CHECKF(n[0] == n[1] && memcmp(ips[0], ips[1], (size_t)n[0] * sizeof **ips) == 0, "the same stack differs");
+	CHECKF(tokens[0] != tokens[1], "the same stack before and after a rescan: token %llu",
+	       (unsigned long long)tokens[0]);
+}
+
+/* ---- the contexts ---- */
 
 __attribute__((noinline)) static int o2_recurse(int depth, void (*at_bottom)(void))
 {
@@ -121,7 +249,7 @@ static void compare_context(const char *what, const ucontext_t *uc, int require)
 	void *theirs[CAP];
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int n = frametab_unwind(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP], (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
-				stack_lo, stack_hi, ours, CAP, cache);
+				stack_lo, stack_hi, ours, CAP, cache, NULL);
 	int m = unw_backtrace(theirs, CAP);
 	int first = -1;
 	for (int i = 0; i < m && i < 8; i++)
@@ -163,7 +291,7 @@ static void on_prof(int sig, siginfo_t *si, void *ctx)
 	const ucontext_t *uc = ctx;
 	uint64_t ours[CAP];
 	int n = frametab_unwind((uint64_t)uc->uc_mcontext.gregs[REG_RIP], (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP, cache);
+				(uint64_t)uc->uc_mcontext.gregs[REG_RBP], stack_lo, stack_hi, ours, CAP, cache, NULL);
 	samples++;
 	if (n < 0 && -n < 6 && declined[-n]++ < 4)
 		declined_pc[-n][declined[-n] - 1] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -274,10 +402,10 @@ int main(void)
 	frametab_stats(&tables, &rows, &blocks);
 	CHECKF(tables == 0 && !frametab_wanted(), "%u tables built before any walk", tables);
 	uint64_t ips[4];
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache, NULL) ==
 	      FRAMETAB_UNBUILT);
 	CHECK(frametab_wanted());
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi - 4096, 0, stack_lo, stack_hi, ips, 4, cache, NULL) ==
 	      FRAMETAB_NO_TABLE); /* asked already */
 	frametab_build_wanted(dl_iterate_phdr);
 	frametab_stats(&tables, &rows, &blocks);
@@ -301,6 +429,7 @@ int main(void)
 
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
 	compare_here("main");
+	check_chains();
 	o2_recurse(300, bottom_compare);
 	o0_recurse(200);
 	cxx_sort_and_compare();
@@ -320,7 +449,7 @@ int main(void)
 	CHECK(in_handler_done);
 
 	/* A walk must decline, not crash, on a stack it was not given. */
-	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4, cache) ==
+	CHECK(frametab_unwind((uint64_t)(uintptr_t)main, stack_hi + 4096, 0, stack_lo, stack_hi, ips, 4, cache, NULL) ==
 	      FRAMETAB_BAD_STACK);
 
 	sa.sa_sigaction = on_prof;
