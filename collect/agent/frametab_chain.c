@@ -47,17 +47,20 @@
  *
  * Tokens. A walk whose frames are all those of the chain it followed from
  * its first frame keeps that chain's token; any other gets a new one: equal
- * tokens of one cache mean equal frames, which capture.c uses to recall the
- * stack id without hashing. A rescan, other stack bounds or a walk that
- * failed drop what they could have made stale.
+ * tokens (unique across the process's caches) mean equal frames, which
+ * capture.c uses to recall the stack id without hashing. A rescan, other
+ * stack bounds or a walk that failed drop what they could have made stale.
  *
  * Memory: one mapping per thread, 16 KiB of rows and 17 chains of 4 KiB.
  */
 #include "frametab.h"
 #include "frametab_chain.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+
+static _Atomic uint64_t cache_generation = 1; /* the high bits of each new cache's tokens */
 
 struct frametab_cache *frametab_cache_new(void)
 {
@@ -67,6 +70,9 @@ struct frametab_cache *frametab_cache_new(void)
 		return NULL;
 	struct frametab_cache *c = m;
 	c->seq = 1; /* never a published count's value at rest (those are even) */
+	/* Tokens of different caches never meet: a stack table that outlived its thread's cache (or a
+	 * cache made anew) cannot take a new cache's token for an old one's. */
+	c->tokens = atomic_fetch_add_explicit(&cache_generation, 1, memory_order_relaxed) << 40;
 	for (uint32_t i = 0; i < CHAINS; i++)
 		for (uint32_t k = 0; k < WAYS; k++)
 			c->slot_chain[i][k] = (uint8_t)(i * WAYS + k);
