@@ -19,7 +19,8 @@
  *   capture.c   one backtrace into a stack id (sampler, malloc hooks)
  *   frametab.c  frame tables and the walk over them (libunwind the fallback);
  *               frametab_build.c builds and publishes an object's (or a block's) rows,
- *               frametab_fde.c runs each FDE of its .eh_frame into them
+ *               frametab_fde.c runs each FDE of its .eh_frame into them,
+ *               frametab_chain.c a thread's cache: rows looked up, recent walks followed
  *   stacks.c    per-thread deduplication of stacks
  *   modules.c   the map of loaded ELF objects
  *   alloc_hooks.c  the malloc family interposed, bootstrap, set-up, fork
