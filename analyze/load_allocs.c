@@ -207,8 +207,8 @@ static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, 
  * tables (two hash lookups) for the others. Nothing here changes a key: a
  * key skipped to is the one the tables would give.
  */
-static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
-			     const struct trace_heap_event *e)
+static __attribute__((noinline)) uint32_t key_of_event_slow(struct loader *L, struct allocs_state *st,
+							     uint32_t thread, const struct trace_heap_event *e)
 {
 	uint32_t id = e->stack_id, site;
 	struct stack_site *ss = NULL;
@@ -243,6 +243,20 @@ static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t
 		ss->size = e->size;
 	}
 	return c->key;
+}
+
+/* key_of_event_slow's first test, inline: nearly every allocation passes it. */
+static inline __attribute__((always_inline)) uint32_t key_of_event(struct loader *L, struct allocs_state *st,
+								   uint32_t thread, const struct trace_heap_event *e)
+{
+	uint32_t id = e->stack_id;
+	if (id < st->stack_site_cap) { /* entries past DENSE_SITE_IDS are never filled: no key */
+		const struct stack_site *ss = &st->stack_site[id];
+		if (ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size && ss->thread == thread &&
+		    ss->heap == st->cur && ss->epoch == st->ranged_epoch)
+			return ss->key;
+	}
+	return key_of_event_slow(L, st, thread, e);
 }
 
 /* ---- time bins ---- */
@@ -293,21 +307,34 @@ static void add_row(struct allocs_state *st, uint32_t key, uint64_t time_ns, int
 
 /* ---- events ---- */
 
-static inline void add_value(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t time_ns, int v,
-			     double x)
+/*
+ * The per-event functions below take bins (L->o->alloc_bins) and scale
+ * (st->scale) as arguments: allocs_record calls them through a loop
+ * instantiated for each (always inline, constant flags), so that the common
+ * case (no plot, as recorded) carries neither test nor weight per event.
+ */
+static inline __attribute__((always_inline)) void add_value(struct allocs_state *st, int bins, uint32_t key,
+							    uint64_t time_ns, int v, double x)
 {
 	st->keys[key].v[v] += x;
-	if (L->o->alloc_bins) /* a row holds alloc, inuse and temporary: no peak */
+	if (bins) /* a row holds alloc, inuse and temporary: no peak */
 		add_row(st, key, time_ns, v < V_PEAK_O ? v : v - 2, x);
+}
+
+/* weight() when scale is known: 1 unless the trace is scaled. */
+static inline __attribute__((always_inline)) double weight_of(const struct allocs_state *st, int scale,
+							      uint64_t size)
+{
+	return scale ? weight(st, size) : 1;
 }
 
 /*
  * A live change of key at seq: first keep what it held at the latest peak
  * (see the top). Inlined into every caller: it runs once or twice an event.
  */
-static inline __attribute__((always_inline)) void live_change(struct loader *L, struct allocs_state *st,
-							      struct heap *h, uint32_t key, uint64_t seq,
-							      uint64_t time_ns, double objects, double bytes)
+static inline __attribute__((always_inline)) void live_change(struct allocs_state *st, int bins, struct heap *h,
+							      uint32_t key, uint64_t seq, uint64_t time_ns,
+							      double objects, double bytes)
 {
 	struct key *k = &st->keys[key];
 	if (k->changed_seq <= h->peak_seq) {
@@ -315,8 +342,8 @@ static inline __attribute__((always_inline)) void live_change(struct loader *L, 
 		k->v[V_PEAK_B] = k->v[V_INUSE_B];
 	}
 	k->changed_seq = seq;
-	add_value(L, st, key, time_ns, V_INUSE_O, objects);
-	add_value(L, st, key, time_ns, V_INUSE_B, bytes);
+	add_value(st, bins, key, time_ns, V_INUSE_O, objects);
+	add_value(st, bins, key, time_ns, V_INUSE_B, bytes);
 	h->live_o += objects;
 	h->live_b += bytes;
 	if (h->live_b > h->peak_b) {
@@ -337,8 +364,9 @@ static struct undo *undo_of(struct allocs_state *st, uint32_t thread)
 	return &st->undo[thread];
 }
 
-static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
-		     const struct trace_heap_event *e, uint64_t seq)
+static inline __attribute__((always_inline)) void on_alloc(struct loader *L, struct allocs_state *st, int bins,
+							   int scale, struct heap *h, uint32_t thread,
+							   const struct trace_heap_event *e, uint64_t seq)
 {
 	uint32_t okey;
 	uint64_t osize;
@@ -351,29 +379,30 @@ static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, 
 		if (live_has(&h->live, e->address))
 			return;
 		live_put(&h->live, e->address, u->key, u->size, &okey, &osize);
-		double w = weight(st, u->size);
+		double w = weight_of(st, scale, u->size);
 		st->frees -= w;
 		st->freed_bytes -= w * (double)u->size;
-		live_change(L, st, h, u->key, seq, e->time_ns, w, w * (double)u->size);
+		live_change(st, bins, h, u->key, seq, e->time_ns, w, w * (double)u->size);
 		return;
 	}
 	uint32_t key = key_of_event(L, st, thread, e);
-	double w = weight(st, e->size);
+	double w = weight_of(st, scale, e->size);
 	if (live_put(&h->live, e->address, key, e->size, &okey, &osize)) {
 		/* Allocated twice without a free between: the free was not recorded. */
 		st->repeated++;
-		double ow = weight(st, osize);
-		live_change(L, st, h, okey, seq, e->time_ns, -ow, -ow * (double)osize);
+		double ow = weight_of(st, scale, osize);
+		live_change(st, bins, h, okey, seq, e->time_ns, -ow, -ow * (double)osize);
 	}
 	st->allocs += w;
 	st->alloc_bytes += w * (double)e->size;
-	add_value(L, st, key, e->time_ns, V_ALLOC_O, w);
-	add_value(L, st, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
-	live_change(L, st, h, key, seq, e->time_ns, w, w * (double)e->size);
+	add_value(st, bins, key, e->time_ns, V_ALLOC_O, w);
+	add_value(st, bins, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
+	live_change(st, bins, h, key, seq, e->time_ns, w, w * (double)e->size);
 }
 
-static void on_free(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
-		    const struct trace_heap_event *e, uint64_t seq)
+static inline __attribute__((always_inline)) void on_free(struct allocs_state *st, int bins, int scale,
+							  struct heap *h, uint32_t thread,
+							  const struct trace_heap_event *e, uint64_t seq)
 {
 	uint32_t key;
 	uint64_t size;
@@ -381,16 +410,16 @@ static void on_free(struct loader *L, struct allocs_state *st, struct heap *h, u
 		st->unmatched++;
 		return;
 	}
-	double w = weight(st, size), bytes = w * (double)size;
+	double w = weight_of(st, scale, size), bytes = w * (double)size;
 	st->frees += w;
 	st->freed_bytes += bytes;
 	if (e->flags & TRACE_HEAP_TEMPORARY) {
 		st->temp += w;
 		st->temp_bytes += bytes;
-		add_value(L, st, key, e->time_ns, V_TEMP_O, w);
-		add_value(L, st, key, e->time_ns, V_TEMP_B, bytes);
+		add_value(st, bins, key, e->time_ns, V_TEMP_O, w);
+		add_value(st, bins, key, e->time_ns, V_TEMP_B, bytes);
 	}
-	live_change(L, st, h, key, seq, e->time_ns, -w, -bytes);
+	live_change(st, bins, h, key, seq, e->time_ns, -w, -bytes);
 	if (e->flags & TRACE_HEAP_BY_REALLOC)
 		*undo_of(st, thread) = (struct undo){ e->address, size, key, 1 };
 }
@@ -411,15 +440,11 @@ static struct heap *heap_of(struct loader *L, struct allocs_state *st, uint32_t 
 	return &st->heaps[*slot];
 }
 
-static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
+/* One record's events, bins and scale constant (see add_value). */
+static inline __attribute__((always_inline)) void allocs_events(struct loader *L, struct allocs_state *st,
+								int bins, int scale, struct heap *h,
+								const struct trace_allocs *a)
 {
-	struct allocs_state *st = state;
-	const struct trace_allocs *a = &rec->u.allocs;
-	if (!st->seen) {
-		st->seen = 1;
-		read_scheme(L, st);
-	}
-	struct heap *h = heap_of(L, st, a->pid);
 	uint32_t tid = 0, thread = HASHMAP_NONE;
 	for (uint32_t i = 0; i < a->count; i++) {
 		const struct trace_heap_event *e = &a->events[i];
@@ -434,10 +459,25 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		if (e->time_ns > L->last_time_ns)
 			L->last_time_ns = e->time_ns;
 		if (e->kind == TRACE_HEAP_FREE)
-			on_free(L, st, h, thread, e, ++st->events);
+			on_free(st, bins, scale, h, thread, e, ++st->events);
 		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
-			on_alloc(L, st, h, thread, e, ++st->events);
+			on_alloc(L, st, bins, scale, h, thread, e, ++st->events);
 	}
+}
+
+static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
+{
+	struct allocs_state *st = state;
+	const struct trace_allocs *a = &rec->u.allocs;
+	if (!st->seen) {
+		st->seen = 1;
+		read_scheme(L, st);
+	}
+	struct heap *h = heap_of(L, st, a->pid);
+	if (!L->o->alloc_bins && !st->scale)
+		allocs_events(L, st, 0, 0, h, a); /* the common case */
+	else
+		allocs_events(L, st, L->o->alloc_bins != 0, st->scale, h, a);
 }
 
 static const enum trace_type alloc_types[] = { TRACE_ALLOCS, 0 };

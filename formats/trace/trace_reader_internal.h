@@ -40,8 +40,6 @@ struct trace_reader {
 	size_t samples_cap;
 	struct trace_heap_event *heap;
 	size_t heap_cap;
-	uint32_t *heap_order; /* ALLOCS_PACKED: its entries' indices, allocations' and frees' */
-	size_t heap_order_cap;
 	struct trace_heap_procs heap_procs; /* ALLOCS_PACKED: each process's live blocks by ordinal */
 	uint64_t *ips;
 	size_t ips_cap;
