@@ -331,10 +331,12 @@ static inline __attribute__((always_inline)) double weight_of(const struct alloc
 /*
  * A live change of key at seq: first keep what it held at the latest peak
  * (see the top). Inlined into every caller: it runs once or twice an event.
+ * grows: bytes may be above 0 (a decrease never makes a peak: the live heap
+ * is at most its peak after every change).
  */
 static inline __attribute__((always_inline)) void live_change(struct allocs_state *st, int bins, struct heap *h,
 							      uint32_t key, uint64_t seq, uint64_t time_ns,
-							      double objects, double bytes)
+							      double objects, double bytes, int grows)
 {
 	struct key *k = &st->keys[key];
 	if (k->changed_seq <= h->peak_seq) {
@@ -346,7 +348,7 @@ static inline __attribute__((always_inline)) void live_change(struct allocs_stat
 	add_value(st, bins, key, time_ns, V_INUSE_B, bytes);
 	h->live_o += objects;
 	h->live_b += bytes;
-	if (h->live_b > h->peak_b) {
+	if (grows && h->live_b > h->peak_b) {
 		h->peak_b = h->live_b;
 		h->peak_o = h->live_o;
 		h->peak_seq = seq;
@@ -382,7 +384,7 @@ static inline __attribute__((always_inline)) void on_alloc(struct loader *L, str
 		double w = weight_of(st, scale, u->size);
 		st->frees -= w;
 		st->freed_bytes -= w * (double)u->size;
-		live_change(st, bins, h, u->key, seq, e->time_ns, w, w * (double)u->size);
+		live_change(st, bins, h, u->key, seq, e->time_ns, w, w * (double)u->size, 1);
 		return;
 	}
 	uint32_t key = key_of_event(L, st, thread, e);
@@ -391,13 +393,13 @@ static inline __attribute__((always_inline)) void on_alloc(struct loader *L, str
 		/* Allocated twice without a free between: the free was not recorded. */
 		st->repeated++;
 		double ow = weight_of(st, scale, osize);
-		live_change(st, bins, h, okey, seq, e->time_ns, -ow, -ow * (double)osize);
+		live_change(st, bins, h, okey, seq, e->time_ns, -ow, -ow * (double)osize, 0);
 	}
 	st->allocs += w;
 	st->alloc_bytes += w * (double)e->size;
 	add_value(st, bins, key, e->time_ns, V_ALLOC_O, w);
 	add_value(st, bins, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
-	live_change(st, bins, h, key, seq, e->time_ns, w, w * (double)e->size);
+	live_change(st, bins, h, key, seq, e->time_ns, w, w * (double)e->size, 1);
 }
 
 static inline __attribute__((always_inline)) void on_free(struct allocs_state *st, int bins, int scale,
@@ -419,7 +421,7 @@ static inline __attribute__((always_inline)) void on_free(struct allocs_state *s
 		add_value(st, bins, key, e->time_ns, V_TEMP_O, w);
 		add_value(st, bins, key, e->time_ns, V_TEMP_B, bytes);
 	}
-	live_change(st, bins, h, key, seq, e->time_ns, -w, -bytes);
+	live_change(st, bins, h, key, seq, e->time_ns, -w, -bytes, 0);
 	if (e->flags & TRACE_HEAP_BY_REALLOC)
 		*undo_of(st, thread) = (struct undo){ e->address, size, key, 1 };
 }
@@ -445,24 +447,28 @@ static inline __attribute__((always_inline)) void allocs_events(struct loader *L
 								int bins, int scale, struct heap *h,
 								const struct trace_allocs *a)
 {
-	uint32_t tid = 0, thread = HASHMAP_NONE;
-	for (uint32_t i = 0; i < a->count; i++) {
+	uint32_t tid = 0, thread = HASHMAP_NONE, count = a->count;
+	uint64_t last_time_ns = L->last_time_ns;
+	for (uint32_t i = 0; i < count; i++) {
 		const struct trace_heap_event *e = &a->events[i];
 		/* A big live table misses the cache on every event: ask for the
-		 * slot of an event a few ahead (a hint only; the table may grow). */
-		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count)
-			live_prefetch(&h->live, a->events[i + LIVE_PREFETCH].address);
+		 * slots of the events a few ahead (a hint only; the table may grow),
+		 * eight at a time (the table's fields read once for them). */
+		if (LIVE_PREFETCH && !(i & 7))
+			live_prefetch_events(&h->live, a->events, i + LIVE_PREFETCH,
+					     i + LIVE_PREFETCH + 8 < count ? i + LIVE_PREFETCH + 8 : count);
 		if (thread == HASHMAP_NONE || e->tid != tid) {
 			tid = e->tid;
 			thread = loader_thread_index(L, a->pid, tid);
 		}
-		if (e->time_ns > L->last_time_ns)
-			L->last_time_ns = e->time_ns;
+		if (e->time_ns > last_time_ns)
+			last_time_ns = e->time_ns;
 		if (e->kind == TRACE_HEAP_FREE)
 			on_free(st, bins, scale, h, thread, e, ++st->events);
 		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
 			on_alloc(L, st, bins, scale, h, thread, e, ++st->events);
 	}
+	L->last_time_ns = last_time_ns;
 }
 
 static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
