@@ -20,8 +20,9 @@
  * window doubles while the table holds more than half as many blocks as the
  * window has slots, so it stays within four slots per live block.
  *
- * The window's side of adding and taking an ordinal is inline
- * (trace_internal.h): it runs for every event, and a call into this file
+ * The window's side of adding and taking an ordinal is in the reader's
+ * decoding loop (trace_records.c: window_add, window_take, on the window's
+ * fields in locals): it runs for every event, and a call into this file
  * for each cost a tenth of reading lua5.4's allocation trace of
  * bench/alloc-overhead (2.7 million events: 69 -> 62 ms of CPU).
  */

@@ -451,6 +451,48 @@ static const uint8_t *ops_count(const uint8_t *p, const uint8_t *end, uint64_t n
 	return q;
 }
 
+/* A process's window of live blocks by ordinal (trace_heap_refs.c) as the
+ * decoding loop keeps it: its fields in locals, next counted here. */
+struct heap_window {
+	struct trace_heap_proc *proc;
+	uint64_t *slots; /* proc->window */
+	uint64_t mask;   /* 2^window_bits - 1 */
+	uint64_t next;   /* proc->next_ordinal, handed back around the calls that read or change it */
+};
+
+/* The next allocation entry (ordinal next, then counted) lives at address
+ * (0: it is not live); 0, or -1 with ENOMEM. */
+static inline int window_add(struct heap_window *w, uint64_t address)
+{
+	uint64_t *slot = w->slots ? &w->slots[w->next & w->mask] : NULL;
+	if (slot && !*slot) {
+		*slot = address;
+		w->next++;
+		return 0;
+	}
+	w->proc->next_ordinal = w->next;
+	int got = trace_heap_ordinal_add_slow(w->proc, address);
+	*w = (struct heap_window){ w->proc, w->proc->window, ((uint64_t)1 << w->proc->window_bits) - 1,
+				   w->proc->next_ordinal };
+	return got;
+}
+
+/* 1 and *address if ordinal is live (and is now freed), else 0. */
+static inline int window_take(struct heap_window *w, uint64_t ordinal, uint64_t *address)
+{
+	if (ordinal >= w->next)
+		return 0;
+	if (w->next - ordinal <= w->mask + 1) { /* a window exists: next > 0 */
+		uint64_t *slot = &w->slots[ordinal & w->mask];
+		if (!*slot)
+			return 0;
+		*address = *slot;
+		*slot = 0;
+		return 1;
+	}
+	return trace_heap_table_take(&w->proc->live, ordinal + 1, address);
+}
+
 /* ALLOCS_PACKED: the ALLOCS fields column by column, and each free as a
  * reference to its allocation, resolved through the process's live blocks
  * (trace_heap_refs.c). Handed out as an ALLOCS record. Every column is
@@ -508,9 +550,17 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids
 	if (bad)
 		return trace_reader_corrupt(r, c->offset, "%s record: a number longer than 64 bits", name);
 	c->at = (size_t)(p - c->p);
-	uint64_t previous = proc->next_ordinal, tid = 0, alloc_address = 0, free_address = 0;
+	/* The process's window in locals (a store to an event could be one to
+	 * it, for the compiler, which then read it again at every use), handed
+	 * back to it around the calls that change it. */
+	struct heap_window hw = { proc, proc->window, ((uint64_t)1 << proc->window_bits) - 1, proc->next_ordinal };
+	uint64_t previous = hw.next, nfreed = proc->nfreed, tid = 0, alloc_address = 0, free_address = 0;
+	const uint64_t id_base = TRACE_HEAP_NEW_BLOCK | (uint64_t)proc->index << TRACE_HEAP_ORDINAL_BITS;
 	const uint64_t ordinal_mask = ((uint64_t)1 << TRACE_HEAP_ORDINAL_BITS) - 1;
-	for (uint32_t i = 0; i < count; i++) {
+	enum { FINE, NOT_LIVE, NOT_REPLACEABLE, NOT_THERE, NO_MEMORY } error = FINE;
+	uint64_t error_n = 0;
+	uint32_t i;
+	for (i = 0; i < count; i++) {
 		v = vin_next(&ops);
 		uint32_t kind = (uint32_t)(v & 15);
 		/* Every field written once, in place (an event built aside and copied
@@ -522,49 +572,79 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids
 		tid = unzigzag_add(tid, vin_next(&col[1]));
 		e->tid = (uint32_t)tid;
 		e->time_ns = time_ns = unzigzag_add(time_ns, vin_next(&col[2]));
-		e->address = 0;
-		e->size = 0;
-		e->stack_id = 0;
+		uint64_t address = 0;
 		if (kind == TRACE_HEAP_FREE) {
+			e->size = 0;
+			e->stack_id = 0;
 			v = vin_next(&col[7]);
 			if (v) {
 				uint64_t ordinal = previous + ((v - 1) >> 1 ^ (uint64_t) - (int64_t)((v - 1) & 1));
-				if (!trace_heap_ordinal_take(proc, ordinal, &e->address))
-					return trace_reader_corrupt(r, c->offset, "%s record: a free of allocation %" PRIu64
-						       " of process %" PRIu32 ", which is not live", name, ordinal, a->pid);
+				if (!window_take(&hw, ordinal, &address)) {
+					error = NOT_LIVE;
+					error_n = ordinal;
+					break;
+				}
 				previous = ordinal;
-				trace_heap_freed_push(proc, e->address);
+				proc->freed[nfreed++ % TRACE_HEAP_FREED] = address; /* live blocks are never 0 */
 			} else if (!ids) {
-				e->address = free_address = unzigzag_add(free_address, vin_next(&col[8]));
-				trace_heap_freed_push(proc, e->address);
+				address = free_address = unzigzag_add(free_address, vin_next(&col[8]));
+				if (address)
+					proc->freed[nfreed++ % TRACE_HEAP_FREED] = address;
 			} /* else a free of no recorded block: no identity, and not one of the latest frees */
+			e->address = address;
 		} else if (kind != TRACE_HEAP_NONE) {
 			e->size = vin_next(&col[3]);
 			v = vin_next(&col[4]);
 			e->stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 			v = vin_next(&col[5]);
 			if (!v && ids) {
-				e->address = TRACE_HEAP_NEW_BLOCK | (uint64_t)proc->index << TRACE_HEAP_ORDINAL_BITS |
-					    (proc->next_ordinal & ordinal_mask); /* a new block */
+				address = id_base | (hw.next & ordinal_mask); /* a new block */
 			} else if (!v) {
-				e->address = alloc_address = unzigzag_add(alloc_address, vin_next(&col[6]));
+				address = alloc_address = unzigzag_add(alloc_address, vin_next(&col[6]));
 			} else if (ids && v > TRACE_HEAP_FREED) { /* replaces a live block: takes its identity */
 				uint64_t back = v - TRACE_HEAP_FREED;
-				if (back > proc->next_ordinal ||
-				    !trace_heap_ordinal_take(proc, proc->next_ordinal - back, &e->address))
-					return trace_reader_corrupt(r, c->offset, "%s record: an allocation replaces allocation %" PRIu64
-						       " back, which is not live", name, back);
+				if (back > hw.next || !window_take(&hw, hw.next - back, &address)) {
+					error = NOT_REPLACEABLE;
+					error_n = back;
+					break;
+				}
 			} else {
-				uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
-				if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
-					return trace_reader_corrupt(r, c->offset, "%s record: an allocation names free %" PRIu64
-						       " back, which is not there", name, v);
-				e->address = *slot;
+				uint64_t *slot = &proc->freed[(nfreed - v) % TRACE_HEAP_FREED];
+				if (v > TRACE_HEAP_FREED || v > nfreed || !*slot) {
+					error = NOT_THERE;
+					error_n = v;
+					break;
+				}
+				address = *slot;
 				*slot = 0;
 			}
-			if (trace_heap_ordinal_add(proc, e->address) < 0)
-				return trace_reader_corrupt(r, c->offset, "out of memory");
+			e->address = address;
+			if (window_add(&hw, address) < 0) {
+				error = NO_MEMORY;
+				break;
+			}
+		} else {
+			e->address = 0;
+			e->size = 0;
+			e->stack_id = 0;
 		}
+	}
+	proc->next_ordinal = hw.next;
+	proc->nfreed = nfreed;
+	switch (error) {
+	case FINE:
+		break;
+	case NOT_LIVE:
+		return trace_reader_corrupt(r, c->offset, "%s record: a free of allocation %" PRIu64 " of process %" PRIu32
+			       ", which is not live", name, error_n, a->pid);
+	case NOT_REPLACEABLE:
+		return trace_reader_corrupt(r, c->offset, "%s record: an allocation replaces allocation %" PRIu64
+			       " back, which is not live", name, error_n);
+	case NOT_THERE:
+		return trace_reader_corrupt(r, c->offset, "%s record: an allocation names free %" PRIu64
+			       " back, which is not there", name, error_n);
+	case NO_MEMORY:
+		return trace_reader_corrupt(r, c->offset, "out of memory");
 	}
 	a->count = count;
 	a->events = ev;
