@@ -471,6 +471,159 @@ static inline __attribute__((always_inline)) void allocs_events(struct loader *L
 	L->last_time_ns = last_time_ns;
 }
 
+/*
+ * allocs_events for no plot and no scale, the common case, on the figures it
+ * changes held in locals: the compiler cannot tell a store to a key or a
+ * live slot from one to the state, and read every field again after each.
+ * They are handed back to st and h around every call that reads or changes
+ * them (the rare events take the general path, on_alloc and on_free) and at
+ * the end; the same operations in the same order, so the same figures.
+ */
+struct fast {
+	struct key *keys;
+	struct stack_site *stack_site;
+	struct live *recent;
+	uint64_t recent_mask, peak_seq, events;
+	double live_o, live_b, peak_b;
+	double allocs, alloc_bytes, frees, freed_bytes;
+};
+
+static inline __attribute__((always_inline)) void fast_load(struct fast *f, const struct allocs_state *st,
+							   const struct heap *h)
+{
+	*f = (struct fast){ st->keys, st->stack_site, h->live.recent, h->live.recent_cap - 1, h->peak_seq, st->events,
+			    h->live_o, h->live_b, h->peak_b, st->allocs, st->alloc_bytes, st->frees, st->freed_bytes };
+}
+
+static inline __attribute__((always_inline)) void fast_store(const struct fast *f, struct allocs_state *st,
+							    struct heap *h)
+{
+	h->live_o = f->live_o;
+	h->live_b = f->live_b;
+	h->peak_b = f->peak_b;
+	h->peak_seq = f->peak_seq;
+	st->events = f->events;
+	st->allocs = f->allocs;
+	st->alloc_bytes = f->alloc_bytes;
+	st->frees = f->frees;
+	st->freed_bytes = f->freed_bytes;
+}
+
+/* live_change on the locals. */
+static inline __attribute__((always_inline)) void fast_change(struct fast *f, struct heap *h, uint32_t key,
+							     uint64_t time_ns, double objects, double bytes, int grows)
+{
+	struct key *k = &f->keys[key];
+	if (k->changed_seq <= f->peak_seq) {
+		k->v[V_PEAK_O] = k->v[V_INUSE_O];
+		k->v[V_PEAK_B] = k->v[V_INUSE_B];
+	}
+	k->changed_seq = f->events;
+	k->v[V_INUSE_O] += objects;
+	k->v[V_INUSE_B] += bytes;
+	f->live_o += objects;
+	f->live_b += bytes;
+	if (grows && f->live_b > f->peak_b) {
+		f->peak_b = f->live_b;
+		h->peak_o = f->live_o;
+		f->peak_seq = f->events;
+		h->peak_time = time_ns;
+	}
+}
+
+static NO_SLP_VECTORIZE void allocs_events_fast(struct loader *L, struct allocs_state *st, struct heap *h,
+						 const struct trace_allocs *a)
+{
+	uint32_t tid = 0, thread = HASHMAP_NONE, count = a->count, key, okey;
+	uint64_t size, osize;
+	struct fast f;
+	fast_load(&f, st, h);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct trace_heap_event *e = &a->events[i];
+		if (LIVE_PREFETCH && !(i & 7)) /* as in allocs_events */
+			live_prefetch_events(&h->live, a->events, i + LIVE_PREFETCH,
+					     i + LIVE_PREFETCH + 8 < count ? i + LIVE_PREFETCH + 8 : count);
+		if (thread == HASHMAP_NONE || e->tid != tid) {
+			tid = e->tid;
+			thread = loader_thread_index(L, a->pid, tid);
+		}
+		if (e->time_ns > L->last_time_ns)
+			L->last_time_ns = e->time_ns;
+		uint64_t block = e->address;
+		if (e->kind == TRACE_HEAP_FREE) {
+			f.events++;
+			struct live *r = &f.recent[block & f.recent_mask];
+			if (live_is_identity(block) && f.recent && r->block == block && r->size != LIVE_BIG) {
+				key = r->key;
+				size = r->size;
+				r->block = 0;
+				h->live.nrecent--;
+			} else {
+				fast_store(&f, st, h);
+				int found = live_take_slow(&h->live, block, &key, &size);
+				fast_load(&f, st, h);
+				if (!found) {
+					st->unmatched++;
+					continue;
+				}
+			}
+			double bytes = (double)size;
+			f.frees += 1;
+			f.freed_bytes += bytes;
+			if (e->flags & TRACE_HEAP_TEMPORARY) {
+				st->temp += 1;
+				st->temp_bytes += bytes;
+				f.keys[key].v[V_TEMP_O] += 1;
+				f.keys[key].v[V_TEMP_B] += bytes;
+			}
+			fast_change(&f, h, key, e->time_ns, -1, -bytes, 0);
+			if (e->flags & TRACE_HEAP_BY_REALLOC)
+				*undo_of(st, thread) = (struct undo){ block, size, key, 1 };
+		} else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC) {
+			if (e->flags & TRACE_HEAP_RESTORED) { /* rare: the general path */
+				f.events++;
+				fast_store(&f, st, h);
+				on_alloc(L, st, 0, 0, h, thread, e, st->events);
+				fast_load(&f, st, h);
+				continue;
+			}
+			uint32_t id = e->stack_id;
+			const struct stack_site *ss = &f.stack_site[id];
+			if (id < st->stack_site_cap && ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size &&
+			    ss->thread == thread && ss->heap == st->cur && ss->epoch == st->ranged_epoch) {
+				key = ss->key;
+			} else {
+				key = key_of_event_slow(L, st, thread, e);
+				f.keys = st->keys;
+				f.stack_site = st->stack_site;
+			}
+			f.events++;
+			size = e->size;
+			struct live *r = &f.recent[block & f.recent_mask];
+			if (live_is_identity(block) && block > h->live.highest && f.recent && size < LIVE_BIG && !r->block) {
+				*r = (struct live){ block, key, (uint32_t)size };
+				h->live.nrecent++;
+				h->live.highest = block;
+			} else {
+				fast_store(&f, st, h);
+				int replaced = live_put_slow(&h->live, block, key, size, &okey, &osize);
+				fast_load(&f, st, h);
+				if (replaced) {
+					/* Allocated twice without a free between: the free was not recorded. */
+					st->repeated++;
+					fast_change(&f, h, okey, e->time_ns, -1, -(double)osize, 0);
+				}
+			}
+			f.allocs += 1;
+			f.alloc_bytes += (double)size;
+			f.keys[key].v[V_ALLOC_O] += 1;
+			f.keys[key].v[V_ALLOC_B] += (double)size;
+			fast_change(&f, h, key, e->time_ns, 1, (double)size, 1);
+		}
+	}
+	fast_store(&f, st, h);
+}
+
 static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
 {
 	struct allocs_state *st = state;
@@ -481,7 +634,7 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 	}
 	struct heap *h = heap_of(L, st, a->pid);
 	if (!L->o->alloc_bins && !st->scale)
-		allocs_events(L, st, 0, 0, h, a); /* the common case */
+		allocs_events_fast(L, st, h, a);
 	else
 		allocs_events(L, st, L->o->alloc_bins != 0, st->scale, h, a);
 }
