@@ -578,7 +578,8 @@ static NO_SLP_VECTORIZE void allocs_events_fast(struct loader *L, struct allocs_
 			}
 			fast_change(&f, h, key, e->time_ns, -1, -bytes, 0);
 			if (e->flags & TRACE_HEAP_BY_REALLOC)
-				*undo_of(st, thread) = (struct undo){ block, size, key, 1 };
+				*(thread < st->undo_cap ? &st->undo[thread] : undo_of(st, thread)) =
+					(struct undo){ block, size, key, 1 };
 		} else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC) {
 			if (e->flags & TRACE_HEAP_RESTORED) { /* rare: the general path */
 				f.events++;
