@@ -568,10 +568,18 @@ static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids
 		struct trace_heap_event *e = &ev[i];
 		e->kind = kind;
 		e->flags = (uint32_t)((v >> 4) & 31);
-		e->seq = seq = unzigzag_add(seq, vin_next(&col[0]));
-		tid = unzigzag_add(tid, vin_next(&col[1]));
+		/* Nearly every seq delta is +1 (2 zigzagged), every tid and time delta 0. */
+		v = vin_next(&col[0]);
+		seq = __builtin_expect(v == 2, 1) ? seq + 1 : unzigzag_add(seq, v);
+		e->seq = seq;
+		v = vin_next(&col[1]);
+		if (__builtin_expect(v != 0, 0))
+			tid = unzigzag_add(tid, v);
 		e->tid = (uint32_t)tid;
-		e->time_ns = time_ns = unzigzag_add(time_ns, vin_next(&col[2]));
+		v = vin_next(&col[2]);
+		if (__builtin_expect(v != 0, 0))
+			time_ns = unzigzag_add(time_ns, v);
+		e->time_ns = time_ns;
 		uint64_t address = 0;
 		if (kind == TRACE_HEAP_FREE) {
 			e->size = 0;
