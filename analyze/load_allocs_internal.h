@@ -118,6 +118,10 @@ static inline int floor_log2(uint64_t x)
 	return x ? 63 - __builtin_clzll(x) : 0;
 }
 
+/* The key of allocation event e of thread (an index of the loader's threads) in
+ * heap st->cur, made when first seen (load_alloc_keys.c). */
+uint32_t allocs_key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
+			     const struct trace_heap_event *e);
 /* Keys that did not change after their heap's last peak take their live figures then (the end of the pass). */
 void allocs_finish(struct loader *L, void *state);
 /* The load_stats figures and one profile sample per key (or per key and time bin). */

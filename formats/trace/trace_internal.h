@@ -107,7 +107,7 @@ int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *va
 /* Reader: the process's next allocation entry (ordinal next_ordinal, which is
  * then counted) lives at address (0: it is not live), past the common case
  * of a free slot in the window, which the reader's decoding loop takes
- * itself (trace_records.c: window_add); 0, or -1 with ENOMEM. */
+ * itself (trace_allocs.c: window_add); 0, or -1 with ENOMEM. */
 int trace_heap_ordinal_add_slow(struct trace_heap_proc *p, uint64_t address);
 /* The state of process pid, made empty the first time; NULL with ENOMEM. */
 struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid);

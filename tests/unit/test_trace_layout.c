@@ -688,7 +688,7 @@ static void test_allocs_ids_long_columns(void)
 	free(raw.p);
 }
 
-/* An op column long enough to be counted eight bytes at a time (trace_records.c:
+/* An op column long enough to be counted eight bytes at a time (trace_allocs.c:
  * ops_count), with two-byte ops across word ends, NONE entries and a reserved
  * kind (an allocation: it has size, stack and alloc_ref): a miscounted kind
  * would shift every column after the ops. Then the same with an op longer
