@@ -11,8 +11,10 @@
  * in lines just used. A block that finds its slot taken by an older one takes
  * it, and the older one moves to the hash part; a look-up that misses in the
  * array asks the hash part. The array doubles while the hash part holds more
- * than half as many blocks as the array has slots (pulling back those whose
- * new slot is free), so it stays within two slots per live block. Hashing
+ * than an eighth as many blocks as the array has slots (pulling back those
+ * whose new slot is free), so it stays within sixteen slots per block in the
+ * hash part (a block there costs a random line when it moves and when it is
+ * freed, where a slot of a larger array costs one at most). Hashing
  * each identity into one table put every event at a random line of a table
  * larger than the cache (lua5.4's binary trees: 1 MiB for 39000 live blocks).
  *
@@ -227,7 +229,7 @@ int live_put_slow(struct live_table *t, uint64_t block, uint32_t key, uint64_t s
 	}
 	set(t, r, block, key, size);
 	t->nrecent++;
-	if (t->nhash * 2 > t->recent_cap && t->recent_cap < RECENT_MAX)
+	if (t->nhash * 8 > t->recent_cap && t->recent_cap < RECENT_MAX)
 		recent_grow(t);
 	return 0;
 }

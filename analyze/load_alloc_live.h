@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "hashmap.h"
+#include "trace.h"
 
 #define LIVE_BIG UINT32_MAX /* a slot's size: at least that, the size is in big (by block) */
 
@@ -97,6 +98,22 @@ static inline void live_prefetch(const struct live_table *t, uint64_t block)
 		__builtin_prefetch(&t->recent[block & (t->recent_cap - 1)]);
 	else if (t->hash_cap)
 		__builtin_prefetch(&t->hash[(block * 0x9e3779b97f4a7c15ull) >> t->hash_shift]);
+}
+
+/* live_prefetch of the blocks of events [from, to). */
+static inline void live_prefetch_events(const struct live_table *t, const struct trace_heap_event *e, uint32_t from,
+					uint32_t to)
+{
+	const struct live *recent = t->recent, *hash = t->hash;
+	uint64_t mask = t->recent_cap - 1;
+	int shift = t->hash_shift;
+	for (uint32_t j = from; j < to; j++) {
+		uint64_t block = e[j].address;
+		if (live_is_identity(block) && recent)
+			__builtin_prefetch(&recent[block & mask]);
+		else if (hash)
+			__builtin_prefetch(&hash[(block * 0x9e3779b97f4a7c15ull) >> shift]);
+	}
 }
 
 #endif

@@ -22,7 +22,9 @@
  * (load_alloc_live.c: identities in a recent array by their low bits, other
  * blocks hashed; prefetched a few events ahead); an allocation's key comes
  * from a site array by stack id and a direct-mapped cache of recent keys,
- * the hash tables only on a miss.
+ * the hash tables only on a miss (load_alloc_keys.c). Without plot bins or
+ * scaling (nearly always) the events go through a loop of their own on the
+ * figures it changes in locals (allocs_events_fast).
  *
  * Per key (allocation stack, thread, function and size): allocations and
  * their bytes, what is live at the end (inuse = leaks), what was live at the
@@ -124,125 +126,18 @@ static double weight(const struct allocs_state *st, uint64_t size)
 	return p > 0 ? 1 / p : 1;
 }
 
-struct site_want {
-	const struct site *sites;
-	uint32_t stack, kind;
-};
-
-static int site_eq(const void *ctx, uint32_t id)
+/* allocs_key_of_event's first test (load_alloc_keys.c), inline: nearly every allocation passes it. */
+static inline __attribute__((always_inline)) uint32_t key_of_event(struct loader *L, struct allocs_state *st,
+								   uint32_t thread, const struct trace_heap_event *e)
 {
-	const struct site_want *w = ctx;
-	return w->sites[id].stack == w->stack && w->sites[id].kind == w->kind;
-}
-
-static uint32_t site_of(struct loader *L, struct allocs_state *st, uint32_t stack, uint32_t kind)
-{
-	struct site_want want = { st->sites, stack, kind };
-	uint64_t h = hash_combine(hash_u64(stack), kind);
-	uint32_t id = hashmap_find(&st->site_index, h, site_eq, &want);
-	if (id != HASHMAP_NONE)
-		return id;
-	/* The stack's addresses are its process's (as a sample's are: load_samples.c). */
-	struct raw_stack *rs = &L->raw[stack];
-	uint32_t pid = st->heaps[st->cur].pid;
-	if (!rs->used) {
-		rs->used = 1;
-		rs->pid = pid;
-	} else if (rs->pid != pid) {
-		L->many_pid_stacks = 1;
-	}
-	ALLOC_GROW(st->sites, (uint64_t)st->nsites + 1, st->sites_cap);
-	st->sites[st->nsites] = (struct site){ .stack = stack, .kind = kind };
-	hashmap_insert(&st->site_index, h, st->nsites);
-	return st->nsites++;
-}
-
-/* The size key of an allocation of size at site: exact while the site has few sizes. */
-static uint64_t size_key(struct allocs_state *st, struct site *s, uint64_t size)
-{
-	if (!s->ranged) {
-		for (uint32_t i = 0; i < s->nsizes; i++)
-			if (s->sizes[i] == size)
-				return size;
-		if (s->nsizes < SITE_SIZES) {
-			s->sizes[s->nsizes++] = size;
-			return size;
-		}
-		s->ranged = 1;
-		st->ranged_epoch++; /* its sizes' keys change: forget the stacks' latest */
-	}
-	return CLASS_BIT | (uint64_t)floor_log2(size);
-}
-
-struct key_want {
-	const struct key *keys;
-	uint32_t site, thread, heap;
-	uint64_t size_key;
-};
-
-static int key_eq(const void *ctx, uint32_t id)
-{
-	const struct key_want *w = ctx;
-	const struct key *k = &w->keys[id];
-	return k->site == w->site && k->thread == w->thread && k->size_key == w->size_key && k->heap == w->heap;
-}
-
-static uint32_t key_of(struct allocs_state *st, uint32_t site, uint32_t thread, uint64_t size_key)
-{
-	struct key_want want = { st->keys, site, thread, st->cur, size_key };
-	uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64(site), thread), size_key), st->cur);
-	uint32_t id = hashmap_find(&st->key_index, h, key_eq, &want);
-	if (id != HASHMAP_NONE)
-		return id;
-	ALLOC_GROW(st->keys, (uint64_t)st->nkeys + 1, st->keys_cap);
-	st->keys[st->nkeys] = (struct key){ .site = site, .thread = thread, .size_key = size_key, .heap = st->cur };
-	hashmap_insert(&st->key_index, h, st->nkeys);
-	return st->nkeys++;
-}
-
-/*
- * The key of an allocation event. Most events repeat a recent site (stack
- * and what) and key: a dense array by stack id remembers each stack's site
- * and latest key, and a direct-mapped cache of keys skips the site and key
- * tables (two hash lookups) for the others. Nothing here changes a key: a
- * key skipped to is the one the tables would give.
- */
-static uint32_t key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
-			     const struct trace_heap_event *e)
-{
-	uint32_t id = e->stack_id, site;
-	struct stack_site *ss = NULL;
-	if (id < DENSE_SITE_IDS) { /* collect numbers stacks densely from 1 */
-		if (id >= st->stack_site_cap) {
-			uint32_t old = st->stack_site_cap;
-			ALLOC_GROW(st->stack_site, (uint64_t)id + 1, st->stack_site_cap);
-			memset(st->stack_site + old, 0xff, (st->stack_site_cap - old) * sizeof(*st->stack_site));
-		}
-		ss = &st->stack_site[id];
+	uint32_t id = e->stack_id;
+	if (id < st->stack_site_cap) { /* entries past DENSE_SITE_IDS are never filled: no key */
+		const struct stack_site *ss = &st->stack_site[id];
 		if (ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size && ss->thread == thread &&
 		    ss->heap == st->cur && ss->epoch == st->ranged_epoch)
 			return ss->key;
-		if (ss->site == HASHMAP_NONE || ss->kind != e->kind)
-			*ss = (struct stack_site){ e->kind, site_of(L, st, loader_stack_index(L, id), e->kind),
-						   .key = HASHMAP_NONE };
-		site = ss->site;
-	} else {
-		site = site_of(L, st, loader_stack_index(L, id), e->kind);
 	}
-	uint64_t sk = size_key(st, &st->sites[site], e->size);
-	uint64_t h = (site * 0x9e3779b97f4a7c15ull) ^ (sk * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)thread << 32);
-	struct hot *c = &st->hot[(h * 0x94d049bb133111ebull) >> (64 - HOT_BITS)];
-	if (c->key == HASHMAP_NONE || c->site != site || c->thread != thread || c->size_key != sk ||
-	    c->heap != st->cur)
-		*c = (struct hot){ sk, site, thread, key_of(st, site, thread, sk), st->cur };
-	if (ss) {
-		ss->thread = thread;
-		ss->heap = st->cur;
-		ss->key = c->key;
-		ss->epoch = st->ranged_epoch;
-		ss->size = e->size;
-	}
-	return c->key;
+	return allocs_key_of_event(L, st, thread, e);
 }
 
 /* ---- time bins ---- */
@@ -293,21 +188,36 @@ static void add_row(struct allocs_state *st, uint32_t key, uint64_t time_ns, int
 
 /* ---- events ---- */
 
-static inline void add_value(struct loader *L, struct allocs_state *st, uint32_t key, uint64_t time_ns, int v,
-			     double x)
+/*
+ * The per-event functions below take bins (L->o->alloc_bins) and scale
+ * (st->scale) as arguments: allocs_record calls them through a loop
+ * instantiated for each (always inline, constant flags), so that the common
+ * case (no plot, as recorded) carries neither test nor weight per event.
+ */
+static inline __attribute__((always_inline)) void add_value(struct allocs_state *st, int bins, uint32_t key,
+							    uint64_t time_ns, int v, double x)
 {
 	st->keys[key].v[v] += x;
-	if (L->o->alloc_bins) /* a row holds alloc, inuse and temporary: no peak */
+	if (bins) /* a row holds alloc, inuse and temporary: no peak */
 		add_row(st, key, time_ns, v < V_PEAK_O ? v : v - 2, x);
+}
+
+/* weight() when scale is known: 1 unless the trace is scaled. */
+static inline __attribute__((always_inline)) double weight_of(const struct allocs_state *st, int scale,
+							      uint64_t size)
+{
+	return scale ? weight(st, size) : 1;
 }
 
 /*
  * A live change of key at seq: first keep what it held at the latest peak
  * (see the top). Inlined into every caller: it runs once or twice an event.
+ * grows: bytes may be above 0 (a decrease never makes a peak: the live heap
+ * is at most its peak after every change).
  */
-static inline __attribute__((always_inline)) void live_change(struct loader *L, struct allocs_state *st,
-							      struct heap *h, uint32_t key, uint64_t seq,
-							      uint64_t time_ns, double objects, double bytes)
+static inline __attribute__((always_inline)) void live_change(struct allocs_state *st, int bins, struct heap *h,
+							      uint32_t key, uint64_t seq, uint64_t time_ns,
+							      double objects, double bytes, int grows)
 {
 	struct key *k = &st->keys[key];
 	if (k->changed_seq <= h->peak_seq) {
@@ -315,11 +225,11 @@ static inline __attribute__((always_inline)) void live_change(struct loader *L, 
 		k->v[V_PEAK_B] = k->v[V_INUSE_B];
 	}
 	k->changed_seq = seq;
-	add_value(L, st, key, time_ns, V_INUSE_O, objects);
-	add_value(L, st, key, time_ns, V_INUSE_B, bytes);
+	add_value(st, bins, key, time_ns, V_INUSE_O, objects);
+	add_value(st, bins, key, time_ns, V_INUSE_B, bytes);
 	h->live_o += objects;
 	h->live_b += bytes;
-	if (h->live_b > h->peak_b) {
+	if (grows && h->live_b > h->peak_b) {
 		h->peak_b = h->live_b;
 		h->peak_o = h->live_o;
 		h->peak_seq = seq;
@@ -337,8 +247,9 @@ static struct undo *undo_of(struct allocs_state *st, uint32_t thread)
 	return &st->undo[thread];
 }
 
-static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
-		     const struct trace_heap_event *e, uint64_t seq)
+static inline __attribute__((always_inline)) void on_alloc(struct loader *L, struct allocs_state *st, int bins,
+							   int scale, struct heap *h, uint32_t thread,
+							   const struct trace_heap_event *e, uint64_t seq)
 {
 	uint32_t okey;
 	uint64_t osize;
@@ -351,29 +262,30 @@ static void on_alloc(struct loader *L, struct allocs_state *st, struct heap *h, 
 		if (live_has(&h->live, e->address))
 			return;
 		live_put(&h->live, e->address, u->key, u->size, &okey, &osize);
-		double w = weight(st, u->size);
+		double w = weight_of(st, scale, u->size);
 		st->frees -= w;
 		st->freed_bytes -= w * (double)u->size;
-		live_change(L, st, h, u->key, seq, e->time_ns, w, w * (double)u->size);
+		live_change(st, bins, h, u->key, seq, e->time_ns, w, w * (double)u->size, 1);
 		return;
 	}
 	uint32_t key = key_of_event(L, st, thread, e);
-	double w = weight(st, e->size);
+	double w = weight_of(st, scale, e->size);
 	if (live_put(&h->live, e->address, key, e->size, &okey, &osize)) {
 		/* Allocated twice without a free between: the free was not recorded. */
 		st->repeated++;
-		double ow = weight(st, osize);
-		live_change(L, st, h, okey, seq, e->time_ns, -ow, -ow * (double)osize);
+		double ow = weight_of(st, scale, osize);
+		live_change(st, bins, h, okey, seq, e->time_ns, -ow, -ow * (double)osize, 0);
 	}
 	st->allocs += w;
 	st->alloc_bytes += w * (double)e->size;
-	add_value(L, st, key, e->time_ns, V_ALLOC_O, w);
-	add_value(L, st, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
-	live_change(L, st, h, key, seq, e->time_ns, w, w * (double)e->size);
+	add_value(st, bins, key, e->time_ns, V_ALLOC_O, w);
+	add_value(st, bins, key, e->time_ns, V_ALLOC_B, w * (double)e->size);
+	live_change(st, bins, h, key, seq, e->time_ns, w, w * (double)e->size, 1);
 }
 
-static void on_free(struct loader *L, struct allocs_state *st, struct heap *h, uint32_t thread,
-		    const struct trace_heap_event *e, uint64_t seq)
+static inline __attribute__((always_inline)) void on_free(struct allocs_state *st, int bins, int scale,
+							  struct heap *h, uint32_t thread,
+							  const struct trace_heap_event *e, uint64_t seq)
 {
 	uint32_t key;
 	uint64_t size;
@@ -381,16 +293,16 @@ static void on_free(struct loader *L, struct allocs_state *st, struct heap *h, u
 		st->unmatched++;
 		return;
 	}
-	double w = weight(st, size), bytes = w * (double)size;
+	double w = weight_of(st, scale, size), bytes = w * (double)size;
 	st->frees += w;
 	st->freed_bytes += bytes;
 	if (e->flags & TRACE_HEAP_TEMPORARY) {
 		st->temp += w;
 		st->temp_bytes += bytes;
-		add_value(L, st, key, e->time_ns, V_TEMP_O, w);
-		add_value(L, st, key, e->time_ns, V_TEMP_B, bytes);
+		add_value(st, bins, key, e->time_ns, V_TEMP_O, w);
+		add_value(st, bins, key, e->time_ns, V_TEMP_B, bytes);
 	}
-	live_change(L, st, h, key, seq, e->time_ns, -w, -bytes);
+	live_change(st, bins, h, key, seq, e->time_ns, -w, -bytes, 0);
 	if (e->flags & TRACE_HEAP_BY_REALLOC)
 		*undo_of(st, thread) = (struct undo){ e->address, size, key, 1 };
 }
@@ -411,6 +323,189 @@ static struct heap *heap_of(struct loader *L, struct allocs_state *st, uint32_t 
 	return &st->heaps[*slot];
 }
 
+/* One record's events, bins and scale constant (see add_value). */
+static inline __attribute__((always_inline)) void allocs_events(struct loader *L, struct allocs_state *st,
+								int bins, int scale, struct heap *h,
+								const struct trace_allocs *a)
+{
+	uint32_t tid = 0, thread = HASHMAP_NONE, count = a->count;
+	uint64_t last_time_ns = L->last_time_ns;
+	for (uint32_t i = 0; i < count; i++) {
+		const struct trace_heap_event *e = &a->events[i];
+		/* A big live table misses the cache on every event: ask for the
+		 * slots of the events a few ahead (a hint only; the table may grow),
+		 * eight at a time (the table's fields read once for them). */
+		if (LIVE_PREFETCH && !(i & 7))
+			live_prefetch_events(&h->live, a->events, i + LIVE_PREFETCH,
+					     i + LIVE_PREFETCH + 8 < count ? i + LIVE_PREFETCH + 8 : count);
+		if (thread == HASHMAP_NONE || e->tid != tid) {
+			tid = e->tid;
+			thread = loader_thread_index(L, a->pid, tid);
+		}
+		if (e->time_ns > last_time_ns)
+			last_time_ns = e->time_ns;
+		if (e->kind == TRACE_HEAP_FREE)
+			on_free(st, bins, scale, h, thread, e, ++st->events);
+		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
+			on_alloc(L, st, bins, scale, h, thread, e, ++st->events);
+	}
+	L->last_time_ns = last_time_ns;
+}
+
+/*
+ * allocs_events for no plot and no scale, the common case, on the figures it
+ * changes held in locals: the compiler cannot tell a store to a key or a
+ * live slot from one to the state, and read every field again after each.
+ * They are handed back to st and h around every call that reads or changes
+ * them (the rare events take the general path, on_alloc and on_free) and at
+ * the end; the same operations in the same order, so the same figures.
+ */
+struct fast {
+	struct key *keys;
+	struct stack_site *stack_site;
+	struct live *recent;
+	uint64_t recent_mask, peak_seq, events;
+	double live_o, live_b, peak_b;
+	double allocs, alloc_bytes, frees, freed_bytes;
+};
+
+static inline __attribute__((always_inline)) void fast_load(struct fast *f, const struct allocs_state *st,
+							   const struct heap *h)
+{
+	*f = (struct fast){ st->keys, st->stack_site, h->live.recent, h->live.recent_cap - 1, h->peak_seq, st->events,
+			    h->live_o, h->live_b, h->peak_b, st->allocs, st->alloc_bytes, st->frees, st->freed_bytes };
+}
+
+static inline __attribute__((always_inline)) void fast_store(const struct fast *f, struct allocs_state *st,
+							    struct heap *h)
+{
+	h->live_o = f->live_o;
+	h->live_b = f->live_b;
+	h->peak_b = f->peak_b;
+	h->peak_seq = f->peak_seq;
+	st->events = f->events;
+	st->allocs = f->allocs;
+	st->alloc_bytes = f->alloc_bytes;
+	st->frees = f->frees;
+	st->freed_bytes = f->freed_bytes;
+}
+
+/* live_change on the locals. */
+static inline __attribute__((always_inline)) void fast_change(struct fast *f, struct heap *h, uint32_t key,
+							     uint64_t time_ns, double objects, double bytes, int grows)
+{
+	struct key *k = &f->keys[key];
+	if (k->changed_seq <= f->peak_seq) {
+		k->v[V_PEAK_O] = k->v[V_INUSE_O];
+		k->v[V_PEAK_B] = k->v[V_INUSE_B];
+	}
+	k->changed_seq = f->events;
+	k->v[V_INUSE_O] += objects;
+	k->v[V_INUSE_B] += bytes;
+	f->live_o += objects;
+	f->live_b += bytes;
+	if (grows && f->live_b > f->peak_b) {
+		f->peak_b = f->live_b;
+		h->peak_o = f->live_o;
+		f->peak_seq = f->events;
+		h->peak_time = time_ns;
+	}
+}
+
+static NO_SLP_VECTORIZE void allocs_events_fast(struct loader *L, struct allocs_state *st, struct heap *h,
+						 const struct trace_allocs *a)
+{
+	uint32_t tid = 0, thread = HASHMAP_NONE, count = a->count, key, okey;
+	uint64_t size, osize;
+	struct fast f;
+	fast_load(&f, st, h);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct trace_heap_event *e = &a->events[i];
+		if (LIVE_PREFETCH && !(i & 7)) /* as in allocs_events */
+			live_prefetch_events(&h->live, a->events, i + LIVE_PREFETCH,
+					     i + LIVE_PREFETCH + 8 < count ? i + LIVE_PREFETCH + 8 : count);
+		if (thread == HASHMAP_NONE || e->tid != tid) {
+			tid = e->tid;
+			thread = loader_thread_index(L, a->pid, tid);
+		}
+		if (e->time_ns > L->last_time_ns)
+			L->last_time_ns = e->time_ns;
+		uint64_t block = e->address;
+		if (e->kind == TRACE_HEAP_FREE) {
+			f.events++;
+			struct live *r = &f.recent[block & f.recent_mask];
+			if (live_is_identity(block) && f.recent && r->block == block && r->size != LIVE_BIG) {
+				key = r->key;
+				size = r->size;
+				r->block = 0;
+				h->live.nrecent--;
+			} else {
+				fast_store(&f, st, h);
+				int found = live_take_slow(&h->live, block, &key, &size);
+				fast_load(&f, st, h);
+				if (!found) {
+					st->unmatched++;
+					continue;
+				}
+			}
+			double bytes = (double)size;
+			f.frees += 1;
+			f.freed_bytes += bytes;
+			if (e->flags & TRACE_HEAP_TEMPORARY) {
+				st->temp += 1;
+				st->temp_bytes += bytes;
+				f.keys[key].v[V_TEMP_O] += 1;
+				f.keys[key].v[V_TEMP_B] += bytes;
+			}
+			fast_change(&f, h, key, e->time_ns, -1, -bytes, 0);
+			if (e->flags & TRACE_HEAP_BY_REALLOC)
+				*(thread < st->undo_cap ? &st->undo[thread] : undo_of(st, thread)) =
+					(struct undo){ block, size, key, 1 };
+		} else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC) {
+			if (e->flags & TRACE_HEAP_RESTORED) { /* rare: the general path */
+				f.events++;
+				fast_store(&f, st, h);
+				on_alloc(L, st, 0, 0, h, thread, e, st->events);
+				fast_load(&f, st, h);
+				continue;
+			}
+			uint32_t id = e->stack_id;
+			const struct stack_site *ss = &f.stack_site[id];
+			if (id < st->stack_site_cap && ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size &&
+			    ss->thread == thread && ss->heap == st->cur && ss->epoch == st->ranged_epoch) {
+				key = ss->key;
+			} else {
+				key = allocs_key_of_event(L, st, thread, e);
+				f.keys = st->keys;
+				f.stack_site = st->stack_site;
+			}
+			f.events++;
+			size = e->size;
+			struct live *r = &f.recent[block & f.recent_mask];
+			if (live_is_identity(block) && block > h->live.highest && f.recent && size < LIVE_BIG && !r->block) {
+				*r = (struct live){ block, key, (uint32_t)size };
+				h->live.nrecent++;
+				h->live.highest = block;
+			} else {
+				fast_store(&f, st, h);
+				int replaced = live_put_slow(&h->live, block, key, size, &okey, &osize);
+				fast_load(&f, st, h);
+				if (replaced) {
+					/* Allocated twice without a free between: the free was not recorded. */
+					st->repeated++;
+					fast_change(&f, h, okey, e->time_ns, -1, -(double)osize, 0);
+				}
+			}
+			f.allocs += 1;
+			f.alloc_bytes += (double)size;
+			f.keys[key].v[V_ALLOC_O] += 1;
+			f.keys[key].v[V_ALLOC_B] += (double)size;
+			fast_change(&f, h, key, e->time_ns, 1, (double)size, 1);
+		}
+	}
+	fast_store(&f, st, h);
+}
+
 static void allocs_record(struct loader *L, void *state, const struct trace_record *rec)
 {
 	struct allocs_state *st = state;
@@ -420,24 +515,10 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 		read_scheme(L, st);
 	}
 	struct heap *h = heap_of(L, st, a->pid);
-	uint32_t tid = 0, thread = HASHMAP_NONE;
-	for (uint32_t i = 0; i < a->count; i++) {
-		const struct trace_heap_event *e = &a->events[i];
-		/* A big live table misses the cache on every event: ask for the
-		 * slot of an event a few ahead (a hint only; the table may grow). */
-		if (LIVE_PREFETCH && i + LIVE_PREFETCH < a->count)
-			live_prefetch(&h->live, a->events[i + LIVE_PREFETCH].address);
-		if (thread == HASHMAP_NONE || e->tid != tid) {
-			tid = e->tid;
-			thread = loader_thread_index(L, a->pid, tid);
-		}
-		if (e->time_ns > L->last_time_ns)
-			L->last_time_ns = e->time_ns;
-		if (e->kind == TRACE_HEAP_FREE)
-			on_free(L, st, h, thread, e, ++st->events);
-		else if (e->kind != TRACE_HEAP_NONE && e->kind <= TRACE_HEAP_PVALLOC)
-			on_alloc(L, st, h, thread, e, ++st->events);
-	}
+	if (!L->o->alloc_bins && !st->scale)
+		allocs_events_fast(L, st, h, a);
+	else
+		allocs_events(L, st, L->o->alloc_bins != 0, st->scale, h, a);
 }
 
 static const enum trace_type alloc_types[] = { TRACE_ALLOCS, 0 };

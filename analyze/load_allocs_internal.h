@@ -20,6 +20,16 @@
 #define DENSE_SITE_IDS (1u << 20) /* a site by stack id in an array below this */
 #define HOT_SLOTS (1u << HOT_BITS)
 
+/* On a hot loop that GCC's SLP vectorizer slows down: it packed pairs of the
+ * running figures into vector registers and shuffled them at every event (a
+ * fifth of allocs_record's instructions on lua5.4's trace). Other compilers
+ * take the loop as it is. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_SLP_VECTORIZE __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define NO_SLP_VECTORIZE
+#endif
+
 enum { V_ALLOC_O, V_ALLOC_B, V_INUSE_O, V_INUSE_B, V_PEAK_O, V_PEAK_B, V_TEMP_O, V_TEMP_B, NV };
 
 struct site {
@@ -108,6 +118,10 @@ static inline int floor_log2(uint64_t x)
 	return x ? 63 - __builtin_clzll(x) : 0;
 }
 
+/* The key of allocation event e of thread (an index of the loader's threads) in
+ * heap st->cur, made when first seen (load_alloc_keys.c). */
+uint32_t allocs_key_of_event(struct loader *L, struct allocs_state *st, uint32_t thread,
+			     const struct trace_heap_event *e);
 /* Keys that did not change after their heap's last peak take their live figures then (the end of the pass). */
 void allocs_finish(struct loader *L, void *state);
 /* The load_stats figures and one profile sample per key (or per key and time bin). */

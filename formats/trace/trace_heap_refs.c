@@ -17,11 +17,15 @@
  * slot, a free reads one near it: cache lines are shared, where hashing the
  * ordinals put every event in a random line). A block still live when its
  * slot comes round again moves to the table (hashed by ordinal + 1). The
- * window doubles while the table holds more than half as many blocks as the
- * window has slots, so it stays within four slots per live block.
+ * window doubles while the table holds more than an eighth as many blocks as
+ * the window has slots, so it stays within sixteen slots per block in the
+ * table (a block in the table costs a random line twice, where its slot in
+ * a larger window costs one at most: lua5.4's binary trees keep a hundred
+ * thousand blocks alive over 2^17 allocations and more).
  *
- * The window's side of adding and taking an ordinal is inline
- * (trace_internal.h): it runs for every event, and a call into this file
+ * The window's side of adding and taking an ordinal is in the reader's
+ * decoding loop (trace_allocs.c: window_add, window_take, on the window's
+ * fields in locals): it runs for every event, and a call into this file
  * for each cost a tenth of reading lua5.4's allocation trace of
  * bench/alloc-overhead (2.7 million events: 69 -> 62 ms of CPU).
  */
@@ -177,7 +181,7 @@ int trace_heap_ordinal_add_slow(struct trace_heap_proc *p, uint64_t address)
 	}
 	uint64_t o = p->next_ordinal;
 	uint64_t *slot = &p->window[o & (((uint64_t)1 << p->window_bits) - 1)];
-	if (*slot && (p->live.count + 1) * 2 > ((uint64_t)1 << p->window_bits) && p->window_bits < WINDOW_MAX_BITS) {
+	if (*slot && (p->live.count + 1) * 8 > ((uint64_t)1 << p->window_bits) && p->window_bits < WINDOW_MAX_BITS) {
 		if (window_grow(p) < 0) {
 			errno = ENOMEM;
 			return -1;

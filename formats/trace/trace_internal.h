@@ -104,37 +104,11 @@ int trace_heap_table_put(struct trace_heap_table *t, uint64_t key, uint64_t val)
 int trace_heap_table_swap(struct trace_heap_table *t, uint64_t key, uint64_t val, uint64_t *old);
 /* 1 and *val if key was there (and is now removed), else 0. */
 int trace_heap_table_take(struct trace_heap_table *t, uint64_t key, uint64_t *val);
-/* trace_heap_ordinal_add past its common case (a free slot in the window). */
-int trace_heap_ordinal_add_slow(struct trace_heap_proc *p, uint64_t address);
 /* Reader: the process's next allocation entry (ordinal next_ordinal, which is
- * then counted) lives at address (0: it is not live); 0, or -1 with ENOMEM.
- * Inline, as trace_heap_ordinal_take: they run for every event. */
-static inline int trace_heap_ordinal_add(struct trace_heap_proc *p, uint64_t address)
-{
-	uint64_t *slot = p->window ? &p->window[p->next_ordinal & (((uint64_t)1 << p->window_bits) - 1)] : NULL;
-	if (slot && !*slot) {
-		*slot = address;
-		p->next_ordinal++;
-		return 0;
-	}
-	return trace_heap_ordinal_add_slow(p, address);
-}
-/* Reader: 1 and *address if ordinal is live (and is now freed), else 0. */
-static inline int trace_heap_ordinal_take(struct trace_heap_proc *p, uint64_t ordinal, uint64_t *address)
-{
-	uint64_t next = p->next_ordinal;
-	if (ordinal >= next)
-		return 0;
-	if (next - ordinal <= ((uint64_t)1 << p->window_bits)) {
-		uint64_t *slot = &p->window[ordinal & (((uint64_t)1 << p->window_bits) - 1)];
-		if (!*slot)
-			return 0;
-		*address = *slot;
-		*slot = 0;
-		return 1;
-	}
-	return trace_heap_table_take(&p->live, ordinal + 1, address);
-}
+ * then counted) lives at address (0: it is not live), past the common case
+ * of a free slot in the window, which the reader's decoding loop takes
+ * itself (trace_allocs.c: window_add); 0, or -1 with ENOMEM. */
+int trace_heap_ordinal_add_slow(struct trace_heap_proc *p, uint64_t address);
 /* The state of process pid, made empty the first time; NULL with ENOMEM. */
 struct trace_heap_proc *trace_heap_proc_get(struct trace_heap_procs *ps, uint32_t pid);
 /* Free every table; ps is empty afterwards. */

@@ -378,7 +378,6 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->strings);
 	free(r->samples);
 	free(r->heap);
-	free(r->heap_order);
 	trace_heap_procs_free(&r->heap_procs);
 	free(r->ips);
 	free(r->segments);

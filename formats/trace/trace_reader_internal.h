@@ -1,7 +1,8 @@
 /*
- * trace_reader_internal.h - what the trace reader's two halves share:
- * trace_reader.c (the zstd stream, the window, record framing, versions)
- * and trace_records.c (each record type's payload, bounds-checked). Private
+ * trace_reader_internal.h - what the trace reader's parts share:
+ * trace_reader.c (the zstd stream, the window, record framing, versions),
+ * trace_records.c (each record type's payload, bounds-checked) and
+ * trace_allocs.c (the allocation records' payloads). Private
  * to formats/trace/.
  */
 #ifndef IPSCOPE_TRACE_READER_INTERNAL_H
@@ -40,8 +41,6 @@ struct trace_reader {
 	size_t samples_cap;
 	struct trace_heap_event *heap;
 	size_t heap_cap;
-	uint32_t *heap_order; /* ALLOCS_PACKED: its entries' indices, allocations' and frees' */
-	size_t heap_order_cap;
 	struct trace_heap_procs heap_procs; /* ALLOCS_PACKED: each process's live blocks by ordinal */
 	uint64_t *ips;
 	size_t ips_cap;
@@ -70,6 +69,13 @@ __attribute__((format(printf, 3, 4))) int trace_reader_corrupt(struct trace_read
 int trace_reader_reserve(struct trace_reader *r, void **array, size_t *cap, size_t n, size_t size);
 /* The record type's name ("SAMPLES"), NULL for a type this reader does not know. */
 const char *trace_record_name(enum trace_type type);
+/* A u32 or u64 field of the payload (trace_records.c), named in the message when cut short; -1 when corrupt. */
+int trace_take_u32(struct cursor *c, uint32_t *v, const char *field);
+int trace_take_u64(struct cursor *c, uint64_t *v, const char *field);
+/* The payload of an ALLOCS record, and of ALLOCS_PACKED (ids 0) or ALLOCS_IDS (ids 1), as an ALLOCS one's
+ * events (trace_allocs.c); -1 when corrupt. */
+int trace_parse_allocs(struct cursor *c, struct trace_allocs *a);
+int trace_parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids);
 /* Parses c's payload as a record of type into rec (pointers valid until the next record); -1 when corrupt. */
 int trace_parse_record(struct cursor *c, enum trace_type type, struct trace_record *rec);
 

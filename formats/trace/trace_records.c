@@ -4,7 +4,8 @@
  * count is checked against what is left before it is used, so a corrupt or
  * hostile record gets a one-line message naming the record and field,
  * never a read past its end. Strings and arrays go into buffers the reader
- * owns and reuses ("valid until the next call").
+ * owns and reuses ("valid until the next call"). The allocation records'
+ * payloads are trace_allocs.c's.
  */
 #include "trace_reader_internal.h"
 
@@ -41,6 +42,16 @@ static int take_u64(struct cursor *c, uint64_t *v, const char *field)
 }
 
 /* A u32 length and that many bytes; returns a pointer into the record. */
+int trace_take_u32(struct cursor *c, uint32_t *v, const char *field)
+{
+	return take_u32(c, v, field);
+}
+
+int trace_take_u64(struct cursor *c, uint64_t *v, const char *field)
+{
+	return take_u64(c, v, field);
+}
+
 static int take_bytes(struct cursor *c, const uint8_t **bytes, uint32_t *len, const char *field)
 {
 	if (take_u32(c, len, field) < 0 || need(c, *len, field) < 0)
@@ -239,308 +250,6 @@ static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)
 	return take_bytes(c, &j->text, &j->text_len, "text");
 }
 
-static inline int take_varint(struct cursor *c, uint64_t *out)
-{
-	/* Most fields are deltas of one byte: that case first, without the loop. */
-	if (__builtin_expect(c->at < c->size && !(c->p[c->at] & 0x80), 1)) {
-		*out = c->p[c->at++];
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (c->at >= c->size)
-			return trace_reader_corrupt(c->r, c->offset, "%s record (%zu bytes): an entry is cut short", c->record,
-				       c->size);
-		uint8_t b = c->p[c->at++];
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return trace_reader_corrupt(c->r, c->offset, "%s record: a number longer than 64 bits", c->record);
-}
-
-static uint64_t unzigzag(uint64_t v)
-{
-	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
-}
-
-/* 1.3: varint entries, each field a delta from the previous entry's (TRACE_FORMAT.md). */
-static int parse_allocs(struct cursor *c, struct trace_allocs *a)
-{
-	struct trace_reader *r = c->r;
-	uint32_t count;
-	uint64_t seq, time_ns, address = 0, tid = 0;
-	if (take_u32(c, &a->pid, "pid") < 0 || take_u32(c, &count, "count") < 0 ||
-	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
-		return -1;
-	if (count > (c->size - c->at) / TRACE_ALLOCS_MIN_ENTRY)
-		return trace_reader_corrupt(r, c->offset, "ALLOCS record (%zu bytes): %" PRIu32 " entries do not fit", c->size,
-			       count);
-	if (trace_reader_reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0)
-		return -1;
-	for (uint32_t i = 0; i < count; i++) {
-		struct trace_heap_event *e = &r->heap[i];
-		uint64_t op = 0, d_seq = 0, d_tid = 0, d_time = 0, d_address = 0;
-		if (take_varint(c, &op) < 0 || take_varint(c, &d_seq) < 0 || take_varint(c, &d_tid) < 0 ||
-		    take_varint(c, &d_time) < 0 || take_varint(c, &d_address) < 0)
-			return -1;
-		seq += unzigzag(d_seq);
-		tid += unzigzag(d_tid);
-		time_ns += unzigzag(d_time);
-		address += unzigzag(d_address);
-		e->seq = seq;
-		e->tid = (uint32_t)tid;
-		e->time_ns = time_ns;
-		e->address = address;
-		e->kind = (uint32_t)(op & 15);
-		e->flags = (uint32_t)((op >> 4) & 31);
-		e->size = 0;
-		e->stack_id = 0;
-		if (e->kind != TRACE_HEAP_FREE && e->kind != TRACE_HEAP_NONE) {
-			uint64_t stack = 0;
-			if (take_varint(c, &e->size) < 0 || take_varint(c, &stack) < 0)
-				return -1;
-			e->stack_id = stack > UINT32_MAX ? UINT32_MAX : (uint32_t)stack;
-		}
-	}
-	a->count = count;
-	a->events = r->heap;
-	return 0;
-}
-
-/* The column loops' view of a payload: a pointer pair a compiler keeps in
- * registers (a cursor in memory cost a store per varint). */
-struct vin {
-	const uint8_t *p, *end;
-};
-
-/* The next varint into *out: 0, else 1 (cut short) or 2 (longer than 64 bits). */
-static inline int vin_take(struct vin *in, uint64_t *out)
-{
-	if (__builtin_expect(in->p < in->end && !(*in->p & 0x80), 1)) {
-		*out = *in->p++;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (in->p >= in->end)
-			return 1;
-		uint8_t b = *in->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return 2;
-}
-
-/* Step over n varints of a column from p, as n calls of vin_take would:
- * where the column ends, or NULL with *bad as vin_take's error. Eight bytes
- * at a time while whole varints end in them (nearly every field is one or two
- * bytes), one varint at a time otherwise. */
-static const uint8_t *vin_skip(const uint8_t *p, const uint8_t *end, uint64_t n, int *bad)
-{
-	while (n) {
-		/* Whole words: count the varints ending in each (none of ten bytes
-		 * or more hides in words that each hold an end, when the bytes
-		 * continued across words are counted too). */
-		unsigned run = 0; /* continuation bytes at the end of the last word */
-		while (n > 8 && end - p >= 8) {
-			uint64_t w;
-			memcpy(&w, p, 8);
-			uint64_t stops = ~w & 0x8080808080808080ull; /* the last byte of each varint */
-			if (!stops || run + ((unsigned)__builtin_ctzll(stops) >> 3) >= 10)
-				break; /* a long varint: on its own below */
-			n -= ((stops >> 7) * 0x0101010101010101ull) >> 56; /* at most 8 of the more than 8 */
-			run = (unsigned)__builtin_clzll(stops) >> 3;
-			p += 8;
-		}
-		p -= run; /* back to the start of the varint the last word ended in */
-		/* One varint as vin_take reads it (all that are left, near the end). */
-		do {
-			struct vin in = { p, end };
-			uint64_t v;
-			if ((*bad = vin_take(&in, &v)) != 0)
-				return NULL;
-			p = in.p;
-			n--;
-		} while (n && (n <= 8 || end - p < 8));
-	}
-	return p;
-}
-
-/* The next varint of a column vin_skip has checked: no bounds, no errors. */
-static inline uint64_t vin_next(const uint8_t **pp)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = *p++;
-	if (__builtin_expect(v & 0x80, 0)) {
-		uint8_t b;
-		unsigned shift = 7;
-		v &= 0x7f;
-		do {
-			b = *p++;
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		} while (b & 0x80);
-	}
-	*pp = p;
-	return v;
-}
-
-static inline uint64_t unzigzag_add(uint64_t base, uint64_t v)
-{
-	return base + ((v >> 1) ^ (uint64_t) - (int64_t)(v & 1));
-}
-
-/* The zero values among n varints from *pp (checked as vin_skip does, which
- * it stands for where a later column's length depends on them). */
-static int vin_count_zeros(const uint8_t **pp, const uint8_t *end, uint32_t n, uint32_t *zeros)
-{
-	struct vin in = { *pp, end };
-	uint64_t v;
-	*zeros = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		int bad = vin_take(&in, &v);
-		if (bad)
-			return bad;
-		*zeros += !v;
-	}
-	*pp = in.p;
-	return 0;
-}
-
-/* ALLOCS_PACKED: the ALLOCS fields column by column, and each free as a
- * reference to its allocation, resolved through the process's live blocks
- * (trace_heap_refs.c). Handed out as an ALLOCS record. Every column is
- * checked (and the starts of all found) before any reference resolves, so a
- * record cut short changes no state; then one pass reads the columns side by
- * side and writes each event once (a pass per column over the events cost
- * half of reading lua5.4's allocation trace: each event's 48 bytes were
- * rewritten eight times). */
-static int parse_allocs_packed(struct cursor *c, struct trace_allocs *a, int ids)
-{
-	const char *name = ids ? "ALLOCS_IDS" : "ALLOCS_PACKED";
-	struct trace_reader *r = c->r;
-	uint32_t count;
-	uint64_t seq, time_ns, v = 0;
-	if (take_u32(c, &a->pid, "pid") < 0 || take_u32(c, &count, "count") < 0 ||
-	    take_u64(c, &seq, "first_seq") < 0 || take_u64(c, &time_ns, "first_time_ns") < 0)
-		return -1;
-	if (count > (c->size - c->at) / TRACE_ALLOCS_PACKED_MIN_ENTRY)
-		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): %" PRIu32 " entries do not fit", name,
-			       c->size, count);
-	if (trace_reader_reserve(r, (void **)&r->heap, &r->heap_cap, count, sizeof *r->heap) < 0 ||
-	    trace_reader_reserve(r, (void **)&r->heap_order, &r->heap_order_cap, count, sizeof *r->heap_order) < 0)
-		return -1;
-	struct trace_heap_proc *proc = trace_heap_proc_get(&r->heap_procs, a->pid);
-	if (!proc)
-		return trace_reader_corrupt(r, c->offset, "out of memory");
-	struct trace_heap_event *ev = r->heap;
-	uint32_t *ops = r->heap_order, nallocs = 0, nfrees = 0, alloc_written = 0, free_written = 0;
-	const uint8_t *end = c->p + c->size;
-	struct vin in = { c->p + c->at, end };
-	int bad = 0;
-	for (uint32_t i = 0; i < count && !bad; i++) {
-		bad = vin_take(&in, &v);
-		uint32_t kind = (uint32_t)(v & 15);
-		ops[i] = (uint32_t)(v & 0x1ff);
-		nfrees += kind == TRACE_HEAP_FREE;
-		nallocs += kind != TRACE_HEAP_FREE && kind != TRACE_HEAP_NONE;
-	}
-	/* Where each column starts: seq, tid, time, size, stack, alloc_ref, [alloc_address,] free_ref, [free_address]. */
-	const uint8_t *col[9] = { 0 }, *p = in.p;
-	const uint64_t len[6] = { count, count, count, nallocs, nallocs, nallocs };
-	for (int k = 0; k < 6 && !bad; k++) {
-		col[k] = p;
-		p = vin_skip(p, end, len[k], &bad);
-	}
-	if (!bad && !ids) {
-		const uint8_t *q = col[5];
-		bad = vin_count_zeros(&q, end, nallocs, &alloc_written);
-		col[6] = p;
-		if (!bad)
-			p = vin_skip(p, end, alloc_written, &bad);
-	}
-	if (!bad) {
-		col[7] = p;
-		if (ids)
-			p = vin_skip(p, end, nfrees, &bad);
-		else if (!(bad = vin_count_zeros(&p, end, nfrees, &free_written))) {
-			col[8] = p;
-			p = vin_skip(p, end, free_written, &bad);
-		}
-	}
-	if (bad == 1)
-		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): an entry is cut short", name, c->size);
-	if (bad)
-		return trace_reader_corrupt(r, c->offset, "%s record: a number longer than 64 bits", name);
-	c->at = (size_t)(p - c->p);
-	uint64_t previous = proc->next_ordinal, tid = 0, alloc_address = 0, free_address = 0;
-	const uint64_t ordinal_mask = ((uint64_t)1 << TRACE_HEAP_ORDINAL_BITS) - 1;
-	for (uint32_t i = 0; i < count; i++) {
-		uint32_t op = ops[i], kind = op & 15;
-		/* Every field written once, in place (an event built aside and copied
-		 * was read back before its stores had landed). */
-		struct trace_heap_event *e = &ev[i];
-		e->kind = kind;
-		e->flags = op >> 4;
-		e->seq = seq = unzigzag_add(seq, vin_next(&col[0]));
-		tid = unzigzag_add(tid, vin_next(&col[1]));
-		e->tid = (uint32_t)tid;
-		e->time_ns = time_ns = unzigzag_add(time_ns, vin_next(&col[2]));
-		e->address = 0;
-		e->size = 0;
-		e->stack_id = 0;
-		if (kind == TRACE_HEAP_FREE) {
-			v = vin_next(&col[7]);
-			if (v) {
-				uint64_t ordinal = previous + ((v - 1) >> 1 ^ (uint64_t) - (int64_t)((v - 1) & 1));
-				if (!trace_heap_ordinal_take(proc, ordinal, &e->address))
-					return trace_reader_corrupt(r, c->offset, "%s record: a free of allocation %" PRIu64
-						       " of process %" PRIu32 ", which is not live", name, ordinal, a->pid);
-				previous = ordinal;
-				trace_heap_freed_push(proc, e->address);
-			} else if (!ids) {
-				e->address = free_address = unzigzag_add(free_address, vin_next(&col[8]));
-				trace_heap_freed_push(proc, e->address);
-			} /* else a free of no recorded block: no identity, and not one of the latest frees */
-		} else if (kind != TRACE_HEAP_NONE) {
-			e->size = vin_next(&col[3]);
-			v = vin_next(&col[4]);
-			e->stack_id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-			v = vin_next(&col[5]);
-			if (!v && ids) {
-				e->address = TRACE_HEAP_NEW_BLOCK | (uint64_t)proc->index << TRACE_HEAP_ORDINAL_BITS |
-					    (proc->next_ordinal & ordinal_mask); /* a new block */
-			} else if (!v) {
-				e->address = alloc_address = unzigzag_add(alloc_address, vin_next(&col[6]));
-			} else if (ids && v > TRACE_HEAP_FREED) { /* replaces a live block: takes its identity */
-				uint64_t back = v - TRACE_HEAP_FREED;
-				if (back > proc->next_ordinal ||
-				    !trace_heap_ordinal_take(proc, proc->next_ordinal - back, &e->address))
-					return trace_reader_corrupt(r, c->offset, "%s record: an allocation replaces allocation %" PRIu64
-						       " back, which is not live", name, back);
-			} else {
-				uint64_t *slot = &proc->freed[(proc->nfreed - v) % TRACE_HEAP_FREED];
-				if (v > TRACE_HEAP_FREED || v > proc->nfreed || !*slot)
-					return trace_reader_corrupt(r, c->offset, "%s record: an allocation names free %" PRIu64
-						       " back, which is not there", name, v);
-				e->address = *slot;
-				*slot = 0;
-			}
-			if (trace_heap_ordinal_add(proc, e->address) < 0)
-				return trace_reader_corrupt(r, c->offset, "out of memory");
-		}
-	}
-	a->count = count;
-	a->events = ev;
-	return 0;
-}
-
 static const char *const record_names[] = {
 	[TRACE_META] = "META",         [TRACE_MODULE] = "MODULE", [TRACE_MODULE_UNLOAD] = "MODULE_UNLOAD",
 	[TRACE_THREAD] = "THREAD",     [TRACE_STACK] = "STACK",   [TRACE_SAMPLES] = "SAMPLES",
@@ -578,10 +287,10 @@ int trace_parse_record(struct cursor *c, enum trace_type type, struct trace_reco
 	case TRACE_PROCESS:
 		return parse_process(c, &rec->u.process);
 	case TRACE_ALLOCS:
-		return parse_allocs(c, &rec->u.allocs);
+		return trace_parse_allocs(c, &rec->u.allocs);
 	case TRACE_ALLOCS_PACKED:
 	case TRACE_ALLOCS_IDS:
-		if (parse_allocs_packed(c, &rec->u.allocs, type == TRACE_ALLOCS_IDS) < 0)
+		if (trace_parse_allocs_packed(c, &rec->u.allocs, type == TRACE_ALLOCS_IDS) < 0)
 			return -1;
 		rec->type = TRACE_ALLOCS; /* the same events, however encoded */
 		return 0;

@@ -445,6 +445,118 @@ static void test_process_heaps(void)
 	profile_free(p);
 }
 
+/*
+ * The allocation consumer's two loops (load_allocs.c: allocs_events_fast for a
+ * plain load, allocs_events with time bins for plots) give the same figures
+ * on a stream with everything in it: blocks that outlive the live array (its
+ * hash part), huge sizes, reallocs whose free is undone (RESTORED), blocks
+ * allocated again without a free, frees of nothing, temporaries, two threads
+ * and a forked process.
+ */
+static struct profile *load_bins(const char *name, struct load_stats *st, uint32_t bins)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	struct diag_list list = { 0 };
+	struct diag_sink sink = diag_list_sink(&list);
+	struct load_options o;
+	load_options_init(&o);
+	o.diag = &sink;
+	o.alloc_bins = bins;
+	struct profile *p = load_trace(path, &o, st);
+	diag_list_free(&list);
+	return p;
+}
+
+static void test_alloc_paths_agree(void)
+{
+	int fd;
+	struct trace_writer *w = start("paths.zst", &fd, 1);
+	trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, "all");
+	module(w, 1, "/nonexistent/liba.so", START_NS);
+	for (uint32_t id = 1; id <= 4; id++)
+		stack(w, id, BIAS + 0x1000 + 16 * id);
+	enum { N = 60000, LIVE = 12000 };
+	struct trace_heap_event *ev = calloc(N, sizeof *ev);
+	uint64_t *live = calloc(LIVE, sizeof *live), x = 12345, next_address = 0x100000, seq = 1;
+	uint32_t nlive = 0, n = 0, restored = 0, repeated = 0;
+	for (uint32_t pid = 1; pid <= 2; pid++) {
+		if (pid == 2) {
+			struct trace_process forked = { 2, 1, START_NS + N, TRACE_PROCESS_FORKED, 0, "", "", 0, "" };
+			CHECK(trace_writer_process(w, &forked) == 0);
+			nlive = 0;
+			seq = 1;
+		}
+		for (n = 0; n < N - 2;) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t r = (uint32_t)(x >> 33) % 100, tid = pid * 10 + (uint32_t)(x >> 20) % 2;
+			uint64_t t = START_NS + (pid - 1) * N + n, size = 1 + (x >> 40) % 1000;
+			if ((x >> 13) % 700 == 0)
+				size += 5ull << 30; /* 4 GiB and more: beside the live slots */
+			uint32_t stack_id = 1 + (uint32_t)(x >> 50) % 4;
+			if ((r < 52 || !nlive) && nlive < LIVE) {
+				uint64_t a = next_address += 16;
+				if (r < 4 && nlive) { /* the address of a live block: allocated again, no free */
+					a = live[(x >> 24) % nlive];
+					repeated++;
+				} else {
+					live[nlive++] = a;
+				}
+				ev[n++] = (struct trace_heap_event){ seq++, t, a, size, tid, stack_id, TRACE_HEAP_MALLOC, 0 };
+			} else if (r < 92 && nlive) {
+				/* Mostly a recent block, now and then one of any age. */
+				uint32_t j = (x >> 24) % 8 ? nlive - 1 - (uint32_t)(x >> 28) % (nlive < 64 ? nlive : 64)
+							   : (uint32_t)((x >> 24) % nlive);
+				uint64_t a = live[j];
+				uint32_t flags = (x >> 8) % 4 == 0 ? TRACE_HEAP_TEMPORARY : 0;
+				if ((x >> 10) % 5 == 0)
+					flags |= TRACE_HEAP_BY_REALLOC;
+				ev[n++] = (struct trace_heap_event){ seq++, t, a, 0, tid, 0, TRACE_HEAP_FREE, flags };
+				if ((flags & TRACE_HEAP_BY_REALLOC) && (x >> 12) % 3 == 0) { /* the realloc failed */
+					ev[n++] = (struct trace_heap_event){ seq++, t, a, size, tid, stack_id, TRACE_HEAP_REALLOC,
+									    TRACE_HEAP_RESTORED };
+					restored++;
+				} else {
+					live[j] = live[--nlive];
+				}
+			} else {
+				ev[n++] = (struct trace_heap_event){ seq++, t, 0x10 + 16 * (x >> 44), 0, tid, 0, TRACE_HEAP_FREE, 0 };
+			}
+		}
+		for (uint32_t i = 0; i < n; i += 4096)
+			CHECK(trace_writer_allocs(w, pid, ev + i, n - i < 4096 ? n - i : 4096) == 0);
+	}
+	finish(w, fd, START_NS + 100000000, 0);
+	free(ev);
+	free(live);
+	CHECKF(restored > 1000 && repeated > 1000, "%u restored, %u repeated", restored, repeated);
+
+	struct load_stats plain, binned;
+	struct profile *a = load_bins("paths.zst", &plain, 0), *b = load_bins("paths.zst", &binned, 8);
+	CHECK(a && b && plain.has_allocs && binned.has_allocs);
+	CHECKF(plain.allocs == binned.allocs && plain.alloc_bytes == binned.alloc_bytes && plain.frees == binned.frees &&
+		       plain.freed_bytes == binned.freed_bytes,
+	       "allocs %lld/%lld bytes %lld/%lld frees %lld/%lld", (long long)plain.allocs, (long long)binned.allocs,
+	       (long long)plain.alloc_bytes, (long long)binned.alloc_bytes, (long long)plain.frees,
+	       (long long)binned.frees);
+	CHECKF(plain.peak_bytes == binned.peak_bytes && plain.peak_objects == binned.peak_objects &&
+		       plain.peak_ns == binned.peak_ns,
+	       "peak %lld/%lld", (long long)plain.peak_bytes, (long long)binned.peak_bytes);
+	CHECKF(plain.leaked_bytes == binned.leaked_bytes && plain.leaked_objects == binned.leaked_objects,
+	       "leaked %lld/%lld", (long long)plain.leaked_bytes, (long long)binned.leaked_bytes);
+	CHECKF(plain.temporary == binned.temporary && plain.temporary_bytes == binned.temporary_bytes &&
+		       plain.unmatched_frees == binned.unmatched_frees,
+	       "temporary %lld/%lld unmatched %llu/%llu", (long long)plain.temporary, (long long)binned.temporary,
+	       (unsigned long long)plain.unmatched_frees, (unsigned long long)binned.unmatched_frees);
+	CHECKF(plain.unmatched_frees > 1000 && plain.leaked_objects > 1000 && plain.temporary > 1000,
+	       "unmatched %llu leaked %lld temporary %lld", (unsigned long long)plain.unmatched_frees,
+	       (long long)plain.leaked_objects, (long long)plain.temporary);
+	load_stats_free(&plain);
+	load_stats_free(&binned);
+	profile_free(a);
+	profile_free(b);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -456,6 +568,7 @@ int main(void)
 	test_fifo_module();
 	test_huge_blocks();
 	test_process_heaps();
+	test_alloc_paths_agree();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

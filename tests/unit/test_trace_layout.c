@@ -688,12 +688,90 @@ static void test_allocs_ids_long_columns(void)
 	free(raw.p);
 }
 
+/* An op column long enough to be counted eight bytes at a time (trace_allocs.c:
+ * ops_count), with two-byte ops across word ends, NONE entries and a reserved
+ * kind (an allocation: it has size, stack and alloc_ref): a miscounted kind
+ * would shift every column after the ops. Then the same with an op longer
+ * than 64 bits among them. */
+static void put_mixed_ops(struct bytes *raw, int too_long)
+{
+	enum { M = 45 };
+	put_file_header(raw, 1, 5, 16);
+	size_t at = begin_record(raw, 14, 1);
+	put_le(raw, 77, 4), put_le(raw, M, 4), put_le(raw, 100, 8), put_le(raw, 5000000, 8);
+	for (unsigned i = 0; i < M; i++)
+		if (too_long && i == 20)
+			PUT(raw, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0); /* 11 bytes */
+		else switch (i % 5) {
+		case 0: PUT(raw, 0); break;          /* NONE */
+		case 1: PUT(raw, 0x81, 0x01); break; /* malloc, NESTED: 1 | 8 << 4 */
+		case 2: PUT(raw, 0x8f, 0x01); break; /* free, NESTED: 15 | 8 << 4 */
+		case 3: PUT(raw, 10); break;         /* reserved kind 10: an allocation entry */
+		default: PUT(raw, 79); break;        /* free, TEMPORARY: 15 | 4 << 4 */
+		}
+	for (unsigned i = 0; i < M; i++)
+		PUT(raw, i ? 2 : 0); /* seq +1 */
+	PUT(raw, 0x9a, 0x01); /* tid 77 */
+	for (unsigned i = 1; i < M; i++)
+		PUT(raw, 0);
+	for (unsigned i = 0; i < M; i++)
+		PUT(raw, 0); /* time */
+	for (unsigned i = 0; i < M; i++)
+		if (i % 5 == 1 || i % 5 == 3)
+			PUT(raw, (uint8_t)i); /* size */
+	for (unsigned i = 0; i < M; i++)
+		if (i % 5 == 1 || i % 5 == 3)
+			PUT(raw, (uint8_t)(i + 1)); /* stack_id */
+	for (unsigned i = 0; i < M; i++)
+		if (i % 5 == 1 || i % 5 == 3)
+			PUT(raw, 0); /* alloc_ref: new blocks */
+	for (unsigned i = 0; i < M; i++)
+		if (i % 5 == 2 || i % 5 == 4)
+			PUT(raw, 0); /* free_ref: frees of no recorded block */
+	end_record(raw, at);
+	put_end_1_4(raw, 0);
+}
+
+static void test_allocs_ids_mixed_ops(void)
+{
+	const uint64_t NEW = 1ull << 63;
+	struct bytes raw = { 0 }, z;
+	put_mixed_ops(&raw, 0);
+	struct trace_reader *r = open_raw(&raw, &z, "t");
+	struct trace_record rec;
+	CHECK(r && trace_reader_next(r, &rec) == 1 && rec.type == TRACE_ALLOCS && rec.u.allocs.count == 45);
+	if (r && rec.type == TRACE_ALLOCS && rec.u.allocs.count == 45) {
+		const struct trace_heap_event *e = rec.u.allocs.events;
+		uint64_t ordinal = 0;
+		for (unsigned i = 0; i < 45; i++) {
+			static const uint32_t kind[5] = { TRACE_HEAP_NONE, TRACE_HEAP_MALLOC, TRACE_HEAP_FREE, 10, TRACE_HEAP_FREE };
+			static const uint32_t flags[5] = { 0, TRACE_HEAP_NESTED, TRACE_HEAP_NESTED, 0, TRACE_HEAP_TEMPORARY };
+			int alloc = i % 5 == 1 || i % 5 == 3;
+			CHECKF(e[i].kind == kind[i % 5] && e[i].flags == flags[i % 5] && e[i].seq == 100 + i && e[i].tid == 77 &&
+				       e[i].size == (alloc ? i : 0) && e[i].stack_id == (alloc ? i + 1 : 0) &&
+				       e[i].address == (alloc ? (NEW | ordinal) : 0),
+			       "entry %u: kind %u flags %u size %llu stack %u address %llx", i, e[i].kind, e[i].flags,
+			       (unsigned long long)e[i].size, e[i].stack_id, (unsigned long long)e[i].address);
+			ordinal += alloc;
+		}
+	}
+	{ int got = r ? trace_reader_next(r, &rec) : -1; CHECKF(got == 1 && rec.type == TRACE_END, "%d", got); }
+	trace_reader_close(r);
+	free(z.p);
+	free(raw.p);
+	memset(&raw, 0, sizeof raw);
+	put_mixed_ops(&raw, 1);
+	expect_corrupt(&raw, "longer than 64 bits");
+	free(raw.p);
+}
+
 int main(void)
 {
 	alarm(600); /* a hang is a failure too */
 	test_allocs();
 	test_allocs_ids();
 	test_allocs_ids_long_columns();
+	test_allocs_ids_mixed_ops();
 	test_allocs_packed();
 	test_jit_map();
 	test_versions_and_unknown_records();
