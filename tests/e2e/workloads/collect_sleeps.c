@@ -7,7 +7,8 @@
  *   CALL late_ms=MEDIAN max_ms=MAX
  * and exits 1 (printing "EARLY CALL ..." or "EINTR CALL ...") if any call
  * returned before its 100 ms or failed with EINTR. Known answer: no call
- * returns early, none fails, each is late by scheduling only. sleep(1) is
+ * returns early (socket timeouts: by less than a tick, see early_allowed),
+ * none fails, each is late by scheduling only. sleep(1) is
  * timed once, against its 1000 ms.
  *
  * sigwaitinfo and pause have no timeout: a helper thread sends SIGUSR1 after
@@ -31,6 +32,19 @@
 
 #define ROUNDS 3
 #define TIMEOUT_MS 100
+
+/*
+ * Socket timeouts are counted in jiffies (alone they return 3-4 ms late at
+ * HZ=250), and a tick that updates jiffies late (a busy VM) makes one expire
+ * up to a tick early: seen once, 99.937 ms of 100, in a fresh-clone run
+ * under load. The agent retries an interrupted socket call with its whole
+ * timeout (later, never earlier), so a return that early is the kernel's:
+ * less than one tick (10 ms covers HZ=100) is allowed there, nowhere else.
+ */
+static double early_allowed(const char *call)
+{
+	return strstr(call, "_SO_") ? 10.0 : 0.0;
+}
 
 static int failed;
 static int pipe_fds[2], sock_fds[2], full_fds[2], epoll_fd;
@@ -212,7 +226,7 @@ int main(void)
 				printf("FAILED %s: returned %ld, %s\n", calls[c], r, strerror(err));
 				failed = 1;
 			}
-			if (took < timeout) {
+			if (took < timeout - early_allowed(calls[c])) {
 				printf("EARLY %s: %.3f ms of %d\n", calls[c], took, timeout);
 				failed = 1;
 			}
