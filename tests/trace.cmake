@@ -18,6 +18,7 @@ foreach(test unit_trace unit_trace_layout)
   add_test(NAME ${test} COMMAND ${test})
   set_tests_properties(${test} PROPERTIES TIMEOUT 600 LABELS unit)
 endforeach()
+target_sources(unit_trace_layout PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_trace_layout_allocs.c)
 
 # The fuzzer runs on a copy of the committed seed corpus (libFuzzer adds the
 # inputs it finds to its first directory), for a bounded time; crashes land
