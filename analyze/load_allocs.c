@@ -127,17 +127,26 @@ static double weight(const struct allocs_state *st, uint64_t size)
 }
 
 /* allocs_key_of_event's first test (load_alloc_keys.c), inline: nearly every allocation passes it. */
+/* The key stack_sites (st's, or a copy of its pointer) remember for e's stack, or HASHMAP_NONE. */
+static inline __attribute__((always_inline)) uint32_t remembered_key(const struct allocs_state *st,
+								     const struct stack_site *stack_sites,
+								     uint32_t thread, const struct trace_heap_event *e)
+{
+	uint32_t id = e->stack_id;
+	if (id >= st->stack_site_cap) /* entries past DENSE_SITE_IDS are never filled: no key */
+		return HASHMAP_NONE;
+	const struct stack_site *ss = &stack_sites[id];
+	return ss->kind == e->kind && ss->size == e->size && ss->thread == thread && ss->heap == st->cur &&
+			       ss->epoch == st->ranged_epoch
+		       ? ss->key
+		       : HASHMAP_NONE;
+}
+
 static inline __attribute__((always_inline)) uint32_t key_of_event(struct loader *L, struct allocs_state *st,
 								   uint32_t thread, const struct trace_heap_event *e)
 {
-	uint32_t id = e->stack_id;
-	if (id < st->stack_site_cap) { /* entries past DENSE_SITE_IDS are never filled: no key */
-		const struct stack_site *ss = &st->stack_site[id];
-		if (ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size && ss->thread == thread &&
-		    ss->heap == st->cur && ss->epoch == st->ranged_epoch)
-			return ss->key;
-	}
-	return allocs_key_of_event(L, st, thread, e);
+	uint32_t key = remembered_key(st, st->stack_site, thread, e);
+	return key != HASHMAP_NONE ? key : allocs_key_of_event(L, st, thread, e);
 }
 
 /* ---- time bins ---- */
@@ -469,12 +478,8 @@ static NO_SLP_VECTORIZE void allocs_events_fast(struct loader *L, struct allocs_
 				fast_load(&f, st, h);
 				continue;
 			}
-			uint32_t id = e->stack_id;
-			const struct stack_site *ss = &f.stack_site[id];
-			if (id < st->stack_site_cap && ss->key != HASHMAP_NONE && ss->kind == e->kind && ss->size == e->size &&
-			    ss->thread == thread && ss->heap == st->cur && ss->epoch == st->ranged_epoch) {
-				key = ss->key;
-			} else {
+			key = remembered_key(st, f.stack_site, thread, e);
+			if (key == HASHMAP_NONE) {
 				key = allocs_key_of_event(L, st, thread, e);
 				f.keys = st->keys;
 				f.stack_site = st->stack_site;
