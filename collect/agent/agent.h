@@ -88,7 +88,7 @@ struct agent_thread {
 	volatile sig_atomic_t internal; /* the agent itself is allocating, or forking: not recorded */
 	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
 	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; <= 0: not
-	 * drawn, or an allocation's choice in progress (alloc_choice.h). Only choice_take and choice_decide touch it. */
+	 * drawn, or an allocation's choice in progress (alloc_choice.h: only its functions change it, and alloc_forget). */
 	int64_t countdown;
 	uint32_t tid;
 	uint32_t ring; /* AGENT_NO_RING until claimed */

@@ -8,8 +8,8 @@
  * any two instructions of the hook it interrupted, and call these functions
  * itself. So nothing here reads a per-thread value and writes it back later:
  *  - choice_take takes a step off the countdown in one instruction (x86-64:
- *    xadd without lock, which a signal cannot split and which costs what a
- *    load, subtract and store cost), and says what it was before. Above the
+ *    xadd without lock, which a signal cannot split; elsewhere a relaxed
+ *    atomic add), and says what it was before. Above the
  *    step: not chosen, and nothing is left to write (the hooks' fast path).
  *  - Else choice_decide. A countdown it found above 0 ran out in this
  *    allocation: chosen, and a fresh countdown is stored. One found at or
