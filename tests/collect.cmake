@@ -44,6 +44,15 @@ target_include_directories(unit_tick_weight PRIVATE ${CMAKE_SOURCE_DIR}/collect/
 add_test(NAME unit_tick_weight COMMAND unit_tick_weight)
 set_tests_properties(unit_tick_weight PROPERTIES LABELS unit)
 
+# The sampled schemes' choice under a handler that decides too; "old": the logic before alloc_choice.h fails it.
+add_executable(unit_alloc_choice unit/test_alloc_choice.c)
+target_include_directories(unit_alloc_choice PRIVATE ${CMAKE_SOURCE_DIR}/collect/agent)
+target_link_libraries(unit_alloc_choice PRIVATE m)
+add_test(NAME unit_alloc_choice COMMAND unit_alloc_choice)
+add_test(NAME unit_alloc_choice_old COMMAND unit_alloc_choice old)
+set_tests_properties(unit_alloc_choice unit_alloc_choice_old PROPERTIES LABELS unit TIMEOUT 120)
+set_tests_properties(unit_alloc_choice_old PROPERTIES WILL_FAIL TRUE)
+
 add_executable(unit_transport unit/test_transport.c)
 target_link_libraries(unit_transport PRIVATE ipscope_transport)
 add_test(NAME unit_transport COMMAND unit_transport)

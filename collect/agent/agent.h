@@ -27,6 +27,7 @@
  *   alloc_hooks.c  the malloc family interposed, bootstrap, set-up, fork
  *   alloc_record.c what is recorded and how: choice, seq, stack, ring write;
  *                  nested writers, so an event needs no system call
+ *   alloc_choice.h which allocations a sampled scheme chooses: the countdown, its random numbers
  *   alloc_live.c   the set of live chosen blocks when only some are recorded
  *
  * The agent is a guest: it only captures (raw instruction pointers,
@@ -47,6 +48,7 @@
 #include <ucontext.h>
 
 #include "../transport.h"
+#include "alloc_choice.h"
 
 #define AGENT_TLS __attribute__((tls_model("initial-exec")))
 #define AGENT_NO_RING UINT32_MAX
@@ -86,7 +88,8 @@ struct agent_thread {
 	_Alignas(64) volatile sig_atomic_t depth; /* below */
 	volatile sig_atomic_t internal; /* the agent itself is allocating, or forking: not recorded */
 	uint64_t last_alloc; /* the latest block this thread allocated (temporaries) */
-	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; 0: not drawn. */
+	/* Allocations (bytes, TRANSPORT_ALLOC_BYTES) until the next chosen one, counting it; <= 0: not
+	 * drawn, or an allocation's choice in progress (alloc_choice.h: only its functions change it, and alloc_forget). */
 	int64_t countdown;
 	uint32_t tid;
 	uint32_t ring; /* AGENT_NO_RING until claimed */
@@ -120,7 +123,7 @@ struct agent_thread {
 	uint32_t nested_done; /* of which the outer writer wrote this many */
 	_Atomic uint32_t hook_weight; /* sampling periods that fell inside a hook */
 	uint64_t hook_time_ns;
-	uint64_t prng; /* per-thread xorshift state; 0: not seeded */
+	struct choice_stream prng; /* the countdown's random numbers (alloc_choice.h); key 0: not keyed */
 	int allocs_noted; /* header.allocs_seen was set for this thread */
 	struct agent_nested_event nested[AGENT_NESTED_EVENTS];
 };
@@ -379,8 +382,8 @@ struct alloc_state {
 		void *(*valloc)(size_t);
 		void *(*pvalloc)(size_t);
 	} real;
-	double log_keep;     /* RATE: log(1 - RATE), for geometric skips */
-	double mean_bytes;   /* BYTES: the mean N */
+	struct choice_scheme choice; /* what the countdown counts, and its distribution */
+	uint64_t start_ns;   /* CLOCK_REALTIME at alloc_init, in every thread's random key */
 };
 extern struct alloc_state alloc_state;
 /* Whether this thread's allocations are being recorded now. */
@@ -410,8 +413,9 @@ void agent_enter(void);
 void agent_leave(void);
 /* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
 uint64_t alloc_marker_pc(void);
-/* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path); caller: the hook's return address. */
-void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller);
+/* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path: before is its choice_take's answer,
+ * at most its step); caller: the hook's return address. */
+void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller, int64_t before);
 /* A failed realloc left p live whose free record_free recorded: p allocated again (RESTORED). */
 void record_restored(void *p, uint16_t kind, uint64_t caller);
 /* p (not NULL) is about to be freed (flags: TR_HEAP_BY_REALLOC or 0); whether it was recorded. */
@@ -437,22 +441,21 @@ static inline int live_may_hold(uint64_t address)
 
 /*
  * The hooks' fast paths (alloc_hooks.c), inline so that at RATE < 1 an
- * unchosen allocation costs a compare and a decrement and a free of an
- * unchosen block a filter load; anything else goes to alloc_record.c.
+ * unchosen allocation costs a decrement and a compare (one xadd: a signal
+ * handler's allocation can run between any two instructions, alloc_choice.h)
+ * and a free of an unchosen block a filter load; anything else goes to
+ * alloc_record.c.
  */
 /* The allocation of size bytes that returned p (not NULL), while alloc_recording. */
 static inline void alloc_seen(struct agent_thread *self, void *p, size_t size, uint16_t kind, uint16_t flags,
 			      uint64_t caller)
 {
 	self->last_alloc = (uint64_t)(uintptr_t)p;
-	int64_t step = 1;
-	if (__builtin_expect(alloc_state.by_bytes, 0))
-		step = size < INT64_MAX ? (int64_t)size : INT64_MAX;
-	if (__builtin_expect(self->countdown > step, 1)) {
-		self->countdown -= step; /* not chosen (a thread's first allocation never ends here: 0) */
-		return;
-	}
-	record_alloc(p, size, kind, flags, caller);
+	int64_t step = choice_step(alloc_state.by_bytes, size);
+	int64_t before = choice_take(&self->countdown, step);
+	if (__builtin_expect(before > step, 1))
+		return; /* not chosen (a thread's first allocation never ends here: 0) */
+	record_alloc(p, size, kind, flags, caller, before);
 }
 /* p (not NULL) is about to be freed, while alloc_recording; whether it was recorded. */
 static inline int free_seen(struct agent_thread *self, void *p, uint16_t flags)

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "trace.h"
 
@@ -267,8 +268,12 @@ int alloc_init(void)
 	alloc_state.sampled = h->alloc_scheme != TRANSPORT_ALLOC_ALL;
 	alloc_state.by_bytes = h->alloc_scheme == TRANSPORT_ALLOC_BYTES;
 	/* RATE = threshold / 2^64, what a 64-bit draw below the threshold used to choose with */
-	alloc_state.log_keep = log1p(-(double)h->alloc_threshold * (1.0 / 18446744073709551616.0));
-	alloc_state.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
+	alloc_state.choice.by_bytes = alloc_state.by_bytes;
+	alloc_state.choice.log_keep = log1p(-(double)h->alloc_threshold * (1.0 / 18446744073709551616.0));
+	alloc_state.choice.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	alloc_state.start_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	pthread_atfork(fork_prepare, fork_parent, NULL);
 	alloc_state.wanted = 1;
 	return 0;
@@ -291,7 +296,8 @@ void alloc_forget(void)
 	fork_parent(); /* the child's copy of the forking state, undone as in the parent */
 	atomic_store(&agent_alloc_seq.n, 0);
 	agent_self.last_alloc = 0;
-	agent_self.prng = 0;
+	agent_self.prng.count = 0;
+	agent_self.prng.key = 0; /* keyed again with the child's thread id */
 	agent_self.countdown = 0;
 	agent_self.allocs_noted = 0;
 	agent_self.depth = 0;

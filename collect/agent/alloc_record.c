@@ -27,15 +27,17 @@
  * with probability RATE (Julia's Profile.Allocs: uniform over allocations);
  * or each byte with probability 1/N (tcmalloc, Go): an allocation of s bytes
  * is chosen with probability 1 - exp(-s/N), which analyze turns into its
- * weight. Both are a per-thread countdown drawn from a xorshift generator
- * once per chosen allocation: of allocations, geometric (the number of
- * Bernoulli(RATE) trials to the first success: the same choice as a draw
- * per allocation, which with its call was 3% of lua's time at 1%), or of
- * exponentially distributed bytes; so an unchosen allocation costs the hook
- * a compare and a decrement (alloc_seen in agent.h). A signal handler's
- * allocation between a hook's read and write of the countdown can make two
- * allocations share one step (their choices alike, each still at RATE): a
- * window of two instructions. When not every allocation is chosen,
+ * weight. Both are a per-thread countdown drawn once per chosen allocation:
+ * of allocations, geometric (the number of Bernoulli(RATE) trials to the
+ * first success: the same choice as a draw per allocation, which with its
+ * call was 3% of lua's time at 1%), or of exponentially distributed bytes;
+ * so an unchosen allocation costs the hook one decrement, which says what
+ * the countdown was, and a compare (alloc_seen in agent.h). A program's
+ * signal handler that allocates may interrupt a hook anywhere: the decrement
+ * is one instruction, a countdown found at or below 0 (a choice in progress
+ * on the thread) is decided by a draw of its own, and no random number is
+ * ever handed out twice (alloc_choice.h), so every allocation is chosen on
+ * its own with its probability, nested or not. When not every allocation is chosen,
  * the chosen live blocks are kept in a set (alloc_live.c), so only their
  * frees are recorded: an unchosen block's free costs a lookup and never
  * shows in leaks, peak or temporaries. A free is TEMPORARY when its block is
@@ -95,7 +97,6 @@
 #include "agent.h"
 
 #include <dlfcn.h>
-#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,60 +114,23 @@ struct agent_alloc_seq agent_alloc_seq;
 
 /* ---- per-thread choices ---- */
 
-static uint64_t next_random(struct agent_thread *self)
+/* Whether the allocation of size bytes is chosen; before: what alloc_seen's choice_take (which skips most
+ * of them) found, at most the step. */
+static int chosen(struct agent_thread *self, size_t size, int64_t before)
 {
-	uint64_t x = self->prng;
-	if (UNLIKELY(!x)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)agent_gettid() << 40) ^
-		    (uint64_t)(uintptr_t)self;
-		x = x ? x : 0x9e3779b97f4a7c15ull;
-	}
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	self->prng = x;
-	return x;
-}
-
-/*
- * What is left until the next chosen allocation, counting it: allocations,
- * geometric with parameter RATE (P(n > k) = (1 - RATE)^k: each allocation
- * chosen independently with probability RATE, as one draw per allocation
- * would, at one draw per chosen one); or bytes, exponential with mean N; or
- * 1 (every allocation chosen).
- */
-static int64_t draw_countdown(struct agent_thread *self)
-{
-	if (alloc_state.scheme != TRANSPORT_ALLOC_RATE && alloc_state.scheme != TRANSPORT_ALLOC_BYTES)
-		return 1;
-	double u = ((double)(next_random(self) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-	double n = alloc_state.scheme == TRANSPORT_ALLOC_RATE ? ceil(log(u) / alloc_state.log_keep)
-							       : -log(u) * alloc_state.mean_bytes;
-	return n < 1 ? 1 : n > 9e18 ? (int64_t)9e18 : (int64_t)n;
-}
-
-/* Whether the allocation of size bytes is chosen (alloc_seen in agent.h skips most of them). */
-static int chosen(struct agent_thread *self, size_t size)
-{
-	/* Every allocation: no countdown to keep. The countdown is the thread's, but a signal handler
-	 * that allocates can run between its read and its write: at rate 1 such a handler left it at
-	 * 1 after this allocation had taken it to 0, so this one was "not chosen" and silently lost,
-	 * while its free was recorded (1 to 2 of 200050 in a third of the ASan runs of alloc_cases
-	 * signal). Sampled schemes decide from one read and write once: a handler in between can only
-	 * shift one draw, and a free is recorded only for a block in the live set. */
+	/* Every allocation: no countdown to keep (alloc_seen's decrements leave it below 0, 2^63
+	 * allocations from wrapping). Keeping one was wrong: a signal handler that allocated between
+	 * its read and its write left it at 1 after this allocation had taken it to 0, so this one
+	 * was "not chosen" and silently lost, while its free was recorded (1 to 2 of 200050 in a
+	 * third of the ASan runs of alloc_cases signal). Sampled schemes never write back what they
+	 * read: alloc_choice.h says how a handler between any two instructions leaves them exact. */
 	if (!alloc_state.sampled)
 		return 1;
-	int64_t step = 1;
-	if (alloc_state.by_bytes)
-		step = size < INT64_MAX ? (int64_t)size : INT64_MAX;
-	int64_t left = self->countdown;
-	if (UNLIKELY(left == 0))
-		left = draw_countdown(self);
-	left -= step;
-	self->countdown = left > 0 ? left : draw_countdown(self);
-	return left <= 0;
+	/* The key is the same whoever computes it first (a handler in between included). */
+	if (UNLIKELY(!self->prng.key))
+		self->prng.key = choice_key(agent_gettid(), (uint64_t)(uintptr_t)self, alloc_state.start_ns);
+	return choice_decide(&self->countdown, before, choice_step(alloc_state.by_bytes, size), &alloc_state.choice,
+			     &self->prng);
 }
 
 static uint64_t coarse_now(void)
@@ -414,12 +378,12 @@ static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_
 			uint64_t caller);
 
 /* An allocation returned p (not NULL); caller: the hook's return address. */
-NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller)
+NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller, int64_t before)
 {
 	struct agent_thread *self = &agent_self;
 	note_seen(self);
 	self->last_alloc = (uint64_t)(uintptr_t)p;
-	if (!chosen(self, size))
+	if (!chosen(self, size, before))
 		return;
 	write_alloc(self, p, size, kind, flags, caller);
 }
