@@ -11,8 +11,7 @@
  * its disposition gives SIG_DFL. If the program installs a handler for it
  * (or ignores it), that is the program's right: the agent stops every
  * thread's sampling first, so the program's handler never receives a
- * sample, then lets the call through, and collect says so. SIGTRAP, while
- * the perf events use it, is trap.c's to answer for.
+ * sample, then lets the call through, and collect says so.
  */
 #include "agent.h"
 
@@ -246,8 +245,6 @@ static void give_up_signal(int sig)
 AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	NEED(agent_libc, sigaction);
-	if (sig == SIGTRAP && trap_state_now() != TRAP_UNUSED)
-		return trap_sigaction(act, old);
 	if (!is_sampling_signal(sig))
 		return agent_libc.sigaction(sig, act, old);
 	struct sigaction untouched;
@@ -263,17 +260,11 @@ AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	return rc;
 }
 
-/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT
- * entry. For SIGTRAP while trap.c keeps it, each with the flags glibc gives it. */
-#define SIGNAL_WRAPPER(name, trap_flags)                                  \
+/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT entry. */
+#define SIGNAL_WRAPPER(name)                                              \
 	AGENT_EXPORT handler_fn name(int sig, handler_fn handler)         \
 	{                                                                 \
 		NEED(next, name);                                         \
-		if (sig == SIGTRAP && trap_state_now() != TRAP_UNUSED &&  \
-		    handler != SIG_ERR && handler != SIG_HOLD) {          \
-			handler_fn old;                                   \
-			return trap_signal(handler, trap_flags, &old) ? SIG_ERR : old; \
-		}                                                         \
 		if (!is_sampling_signal(sig))                             \
 			return next.name(sig, handler);                   \
 		if (handler != SIG_DFL) {                                 \
@@ -283,7 +274,7 @@ AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 		}                                                         \
 		return SIG_DFL;                                           \
 	}
-SIGNAL_WRAPPER(signal, SA_RESTART)
-SIGNAL_WRAPPER(bsd_signal, SA_RESTART)
-SIGNAL_WRAPPER(sysv_signal, SA_RESETHAND | SA_NODEFER)
-SIGNAL_WRAPPER(sigset, 0)
+SIGNAL_WRAPPER(signal)
+SIGNAL_WRAPPER(bsd_signal)
+SIGNAL_WRAPPER(sysv_signal)
+SIGNAL_WRAPPER(sigset)

@@ -28,11 +28,6 @@
  * A set of signals to wait for (sigwait, sigwaitinfo, sigtimedwait,
  * signalfd) never holds the sampling signal either: the program must not
  * receive one of the profiler's signals as if it were its own.
- *
- * While the perf events signal by SIGTRAP (trap.c), SIGTRAP is kept out the
- * same way, and a SIGTRAP of the program's own that arrives while it
- * believes it blocked is blocked for real then (trap.c). A program that
- * waits for SIGTRAP with sigwait then gets its default action instead.
  */
 #include "agent.h"
 
@@ -48,81 +43,43 @@ int sigmask_program_blocks(void)
 	return agent_self.program_blocks;
 }
 
-/*
- * The agent's signals whose blocking the program's view tracks, as SIGMASK_*
- * bits with their numbers; the first *strip of them the kernel is never told
- * to block. SIGTRAP once the program took it back (TRAP_RETIRED) is the
- * kernel's again, but its view is still kept: a thread that blocked it
- * before holds it unblocked in the kernel until it changes its mask (trap.c).
- */
-static int ours(int signals[2], int bits[2], int *strip)
+/* The mask change to ask the kernel for, into *copy; the program's view after it, into *after. */
+static const sigset_t *for_kernel(int how, const sigset_t *set, sigset_t *copy, int *after)
 {
-	int n = 0;
-	if (agent_config.signal && !agent_signal_taken()) {
-		signals[n] = agent_config.signal;
-		bits[n++] = SIGMASK_SAMPLING;
-	}
-	int trap = trap_state_now();
-	*strip = n + (trap == TRAP_ACTIVE);
-	if (trap != TRAP_UNUSED) {
-		signals[n] = SIGTRAP;
-		bits[n++] = SIGMASK_TRAP;
-	}
-	return n;
-}
-
-/* The program's view of its blocked signals of ours after a change (SIGMASK_* bits). */
-static int view_after(int how, const sigset_t *set, int before, int n, const int signals[2], const int bits[2])
-{
-	int after = before;
-	for (int i = 0; i < n; i++) {
-		int member = sigismember(set, signals[i]) == 1;
-		if ((how == SIG_SETMASK || how == SIG_BLOCK) && member)
-			after |= bits[i];
-		else if (how == SIG_SETMASK || (how == SIG_UNBLOCK && member))
-			after &= ~bits[i];
-	}
-	return after;
-}
-
-/* The mask change to ask the kernel for: set, or *copy without our signals (with them, inside an agent section). */
-static const sigset_t *for_kernel(int how, const sigset_t *set, sigset_t *copy, int n, const int signals[2])
-{
+	int sig = agent_config.signal, member = sigismember(set, sig) == 1;
+	*after = how == SIG_SETMASK ? member : how == SIG_BLOCK ? (member || agent_self.program_blocks)
+						: (!member && agent_self.program_blocks);
 	int keep_blocked = agent_self.in_agent_section > 0;
+	if (how == SIG_UNBLOCK && (!member || !keep_blocked))
+		return set;
+	if (how == SIG_BLOCK && !member)
+		return set;
 	*copy = *set;
-	for (int i = 0; i < n; i++) {
-		if (how == SIG_UNBLOCK && keep_blocked)
-			sigdelset(copy, signals[i]); /* stays blocked until the section ends */
-		else if (how == SIG_SETMASK && keep_blocked)
-			sigaddset(copy, signals[i]);
-		else if (how != SIG_UNBLOCK)
-			sigdelset(copy, signals[i]);
-	}
+	if (how == SIG_SETMASK && keep_blocked)
+		sigaddset(copy, sig);
+	else
+		sigdelset(copy, sig);
 	return copy;
 }
 
 static int filtered(int how, const sigset_t *set, sigset_t *old, int (*real)(int, const sigset_t *, sigset_t *))
 {
-	int signals[2], bits[2], strip = 0, n = agent_flags->enabled ? ours(signals, bits, &strip) : 0;
-	if (!n || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
+	int sig = agent_config.signal;
+	if (!agent_flags->enabled || !sig || agent_signal_taken() || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
 		return real(how, set, old);
-	int before = agent_self.program_blocks, after = set ? view_after(how, set, before, n, signals, bits) : before;
+	int before = agent_self.program_blocks, after = before;
 	sigset_t copy;
-	const sigset_t *use = set ? for_kernel(how, set, &copy, strip, signals) : NULL;
-	/* What it unblocks is unblocked in its view before the call: a SIGTRAP of its own that waited
-	 * (trap.c) is delivered as the call returns, and must not be made to wait again. */
-	agent_self.program_blocks = before & after;
+	const sigset_t *use = set ? for_kernel(how, set, &copy, &after) : NULL;
 	int rc = real(how, use, old);
-	agent_self.program_blocks = rc == 0 ? after : before;
 	if (rc != 0)
 		return rc;
-	if (old)
-		for (int i = 0; i < n; i++) {
-			if (before & bits[i])
-				sigaddset(old, signals[i]);
-			else
-				sigdelset(old, signals[i]);
-		}
+	agent_self.program_blocks = after;
+	if (old) {
+		if (before)
+			sigaddset(old, sig);
+		else
+			sigdelset(old, sig);
+	}
 	return rc;
 }
 
@@ -151,12 +108,11 @@ AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy)
 {
-	int signals[2], bits[2], strip = 0;
-	if (!set || !agent_flags->enabled || (ours(signals, bits, &strip), !strip))
+	if (!set || !agent_flags->enabled || !agent_config.signal || agent_signal_taken() ||
+	    sigismember(set, agent_config.signal) != 1)
 		return set;
 	*copy = *set;
-	for (int i = 0; i < strip; i++)
-		sigdelset(copy, signals[i]);
+	sigdelset(copy, agent_config.signal);
 	return copy;
 }
 
