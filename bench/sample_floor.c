@@ -3,9 +3,8 @@
  * alone, for bench/cpu-overhead: an LD_PRELOAD library that arms, for the
  * main thread, the same two sources the agent arms per thread (sampler.c: a
  * task-clock perf event, user mode only, signalling its own thread on every
- * overflow, by SIGTRAP where the kernel has sigtrap events as in trap.c; and
- * a CPU-time timer at the same interval) with a real-time signal (and
- * SIGTRAP) whose handler returns at once. No unwinding, no records, no
+ * overflow; and a CPU-time timer at the same interval) with a real-time
+ * signal whose handler returns at once. No unwinding, no records, no
  * collect process: the difference between this run and the bare run is the
  * hrtimer, the signal's delivery and its return, which no change in ipscope
  * can remove; the difference between collect and this run is ipscope's own.
@@ -53,21 +52,11 @@ __attribute__((constructor)) static void sample_floor_start(void)
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	/* SIGTRAP from a sigtrap event where the kernel has them, as the agent (collect/agent/trap.c). */
-	attr.sigtrap = 1;
-	attr.remove_on_exec = 1;
-	int trap = sigaction(SIGTRAP, &sa, NULL) == 0;
-	int fd = trap ? (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
-	if (fd < 0) {
-		trap = 0;
-		attr.sigtrap = 0;
-		attr.remove_on_exec = 0;
-		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {
 		struct f_owner_ex owner = { F_OWNER_TID, tid };
-		if ((trap || (fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, sig) == 0 &&
-			      fcntl(fd, F_SETOWN_EX, &owner) == 0)) &&
+		if (fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, sig) == 0 &&
+		    fcntl(fd, F_SETOWN_EX, &owner) == 0 &&
 		    mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED)
 			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		close(fd); /* the mapping keeps the event alive, as in the agent */

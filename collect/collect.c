@@ -430,15 +430,6 @@ int main(int argc, char **argv)
 	struct drain_totals t;
 	drain_totals(d, &t);
 	if (w) {
-		const struct transport_header *h = l.transport.header;
-		if (h->perf_signal) {
-			char buf[32];
-			if (atomic_load(&h->trap_retired) && h->perf_signal != h->signal)
-				snprintf(buf, sizeof buf, "%u %u", h->perf_signal, h->signal);
-			else
-				snprintf(buf, sizeof buf, "%u", h->perf_signal);
-			trace_writer_meta(w, TRACE_META_PERF_SIGNAL, buf);
-		}
 		uint32_t taken = atomic_load(&l.transport.header->signal_taken);
 		if (taken) {
 			char buf[16];

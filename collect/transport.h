@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TRANSPORT_MAGIC 0x34505049u /* "IPP4" */
+#define TRANSPORT_MAGIC 0x33505049u /* "IPP3" */
 #define TRANSPORT_HEADER_BYTES 4096u
 #define TRANSPORT_RING_BYTES (256u << 10) /* power of two; pages are only touched when used */
 #define TRANSPORT_RINGS_PER_CHUNK 32u /* power of two */
@@ -86,9 +86,6 @@ struct transport_header {
 	_Atomic uint32_t next_module_id;
 	_Atomic uint32_t images; /* program images that attached: 1 + execs in the same process */
 	_Atomic uint32_t perf_fallback_threads; /* threads that could not map a perf event: timer only */
-	/* The signal the first process's perf events send: SIGTRAP (the agent's trap.c) or `signal`; 0: none. */
-	uint32_t perf_signal;
-	_Atomic uint32_t trap_retired; /* a program took SIGTRAP back: its perf events send `signal` since */
 	_Atomic uint32_t threads_without_ring; /* threads that ended without ever getting a ring */
 	/* An agent found every ring taken and sent collect TRANSPORT_WAKE_SIGNAL; collect clears it. */
 	_Atomic uint32_t wake_pending;

@@ -67,10 +67,6 @@ ipscope_workload(collect_signals e2e/workloads/collect_signals.c)
 add_test(NAME e2e_collect_signals COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_signals.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_signals PROPERTIES LABELS e2e TIMEOUT 120)
 
-ipscope_workload(collect_trap e2e/workloads/collect_trap.c)
-add_test(NAME e2e_collect_trap COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_trap.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e_collect_trap PROPERTIES LABELS e2e TIMEOUT 120)
-
 ipscope_workload(collect_churn e2e/workloads/collect_churn.c)
 target_link_libraries(collect_churn PRIVATE pthread)
 foreach(test threads_short threads_many)

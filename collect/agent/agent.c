@@ -76,7 +76,6 @@ static void child_attach(void)
 
 static void after_fork_child(void)
 {
-	trap_after_fork();
 	child_attach();
 	process_fork_done(); /* last: a handler deferred across the fork runs in the child, recorded */
 }

@@ -11,7 +11,6 @@
  *   unwinder.c  libunwind kept a guest too: no pipe, no masking in the handler
  *   sampler.c   the sampling signal: per-thread sources and the handler
  *   sources.c   the sources set up for a thread by its kernel id: perf event, CPU-time timer
- *   trap.c      SIGTRAP as the perf events' signal, while the program leaves SIGTRAP alone
  *   tick_weight.h  what a CPU-time timer sample at a system call weighs beside perf
  *   map_grow.h  the growth idiom of memory the agent cannot take from malloc
  *   foreign.c   threads whose thread-local storage is another's (raw clone()): state by tid
@@ -255,8 +254,6 @@ int sampler_init(uint32_t requested_source, int requested_signal);
 void sampler_thread_start(void);
 /* Stop them and free their slot. */
 void sampler_thread_stop(void);
-/* The program took SIGTRAP: open every thread's perf event again, signalling the sampling signal. */
-void sampler_retire_trap(void);
 /* Stop every thread's sources (the program took the sampling signal). */
 void sampler_stop_all(void);
 /* In a forked child: the parent's sources were not inherited; forget them. */
@@ -285,38 +282,12 @@ int sampler_knows(uint32_t tid);
 #define AGENT_PERF_PAGE_BYTES 4096u
 /* sival_ptr of our CPU-time timers' signals: tells them from a timer of the program's. */
 extern int source_timer_cookie;
-/* A task-clock perf event of thread tid (0: the caller), disabled, close-on-exec, sending SIGTRAP
- * when trap (trap.c): its fd or -1. */
-int source_perf_open(uint64_t period_ns, uint32_t tid, int trap);
+/* A task-clock perf event of thread tid (0: the caller), disabled, close-on-exec: its fd or -1. */
+int source_perf_open(uint64_t period_ns, uint32_t tid);
 /* Close a perf event's descriptor if it still is ours (signal_set: F_SETSIG was done on it). */
 void source_perf_close(int fd, const struct stat *opened, int signal_set);
-/* A perf event signalling thread tid on every overflow (by SIGTRAP when trap), kept alive by its
- * one-page mapping (returned); NULL. */
-void *source_perf_start(uint32_t tid, int trap);
-
-/* trap.c */
-enum { TRAP_UNUSED, TRAP_ACTIVE, TRAP_RETIRED };
-/* si_perf_data of our events' SIGTRAPs: tells them from a program's. */
-extern int trap_cookie;
-/* TRAP_ACTIVE while perf events sample by SIGTRAP; TRAP_RETIRED once the program named SIGTRAP. */
-int trap_state_now(void);
-/* Whether a signal is a sample of one of our perf events. */
-int trap_is_sample(const siginfo_t *si);
-/* At start, if the program left SIGTRAP alone and the kernel sends sigtrap events as task work: install
- * handler (with handler_mask) for it and go TRAP_ACTIVE; whether it did. */
-int trap_start(void (*handler)(int, siginfo_t *, void *), const sigset_t *handler_mask);
-/* In the handler, TRAP_ACTIVE: a SIGTRAP that is not a sample gets the default action, as the program's. */
-void trap_program_signal(const siginfo_t *si);
-/* The program named SIGTRAP (a disposition, a mask, a wait): give it back (TRAP_ACTIVE only). */
-void trap_retire(void);
-/* TRAP_RETIRED: libc set SIGTRAP's disposition past the wrappers (sigset): take it as the program's view. */
-void trap_sync(void);
-/* sigaction(SIGTRAP) for the program once trap_start ran: its view kept (0 or -1). */
-int trap_sigaction(const struct sigaction *act, struct sigaction *old);
-/* signal() and the like for SIGTRAP once trap_start ran, with glibc's flags for that call. */
-int trap_signal(void (*handler)(int), int flags, void (**old)(int));
-/* In a fork child: no other thread holds the disposition's lock any more. */
-void trap_after_fork(void);
+/* A perf event signalling thread tid on every overflow, kept alive by its one-page mapping (returned); NULL. */
+void *source_perf_start(uint32_t tid);
 /* A CPU-time timer on thread tid's clock signalling tid every interval: 0 or -1. */
 int source_timer_start(timer_t *timer, uint32_t tid);
 

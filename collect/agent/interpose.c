@@ -11,8 +11,7 @@
  * its disposition gives SIG_DFL. If the program installs a handler for it
  * (or ignores it), that is the program's right: the agent stops every
  * thread's sampling first, so the program's handler never receives a
- * sample, then lets the call through, and collect says so. SIGTRAP, while
- * the perf events use it, is trap.c's to answer for.
+ * sample, then lets the call through, and collect says so.
  */
 #include "agent.h"
 
@@ -101,11 +100,6 @@ static void *thread_trampoline(void *p)
 	free(p);
 	agent_internal_end(&old);
 	agent_self.program_blocks = ts.program_blocks;
-	if (trap_state_now() == TRAP_ACTIVE) {
-		sigset_t mask; /* started with SIGTRAP blocked (pthread_attr_setsigmask_np): the program's now */
-		if (agent_libc.sigprocmask(SIG_BLOCK, NULL, &mask) == 0 && sigismember(&mask, SIGTRAP))
-			trap_retire();
-	}
 	if (agent_flags->enabled && agent_config.pid == getpid()) {
 		sigset_t old;
 		agent_block_signal(&old);
@@ -251,8 +245,6 @@ static void give_up_signal(int sig)
 AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	NEED(agent_libc, sigaction);
-	if (sig == SIGTRAP && trap_state_now() != TRAP_UNUSED)
-		return trap_sigaction(act, old);
 	if (!is_sampling_signal(sig))
 		return agent_libc.sigaction(sig, act, old);
 	struct sigaction untouched;
@@ -268,30 +260,11 @@ AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	return rc;
 }
 
-/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT
- * entry. For SIGTRAP once trap.c took it, each with the flags glibc gives it; sigset (own) keeps libc's
- * own semantics (it blocks and unblocks past the wrappers), after trap.c gave SIGTRAP back. */
-#define SIGNAL_WRAPPER(name, trap_flags, own)                                 \
+/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT entry. */
+#define SIGNAL_WRAPPER(name)                                              \
 	AGENT_EXPORT handler_fn name(int sig, handler_fn handler)         \
 	{                                                                 \
 		NEED(next, name);                                         \
-		if (sig == SIGTRAP && trap_state_now() != TRAP_UNUSED &&  \
-		    handler != SIG_ERR && !(own)) {                        \
-			handler_fn old;                                   \
-			return trap_signal(handler, trap_flags, &old) ? SIG_ERR : old; \
-		}                                                         \
-		if (sig == SIGTRAP && (own) &&                            \
-		    trap_state_now() != TRAP_UNUSED) {                    \
-			/* sigset: libc's own semantics (it blocks and unblocks past the wrappers) */ \
-			if (handler == SIG_DFL && trap_state_now() == TRAP_ACTIVE) \
-				return SIG_DFL;                           \
-			struct sigaction view; /* the kernel's old one may be trap.c's trampoline */ \
-			trap_sigaction(NULL, &view);                      \
-			trap_retire();                                    \
-			handler_fn was = next.name(sig, handler);         \
-			trap_sync();                                      \
-			return was == SIG_ERR || was == SIG_HOLD ? was : view.sa_handler; \
-		}                                                         \
 		if (!is_sampling_signal(sig))                             \
 			return next.name(sig, handler);                   \
 		if (handler != SIG_DFL) {                                 \
@@ -301,7 +274,7 @@ AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 		}                                                         \
 		return SIG_DFL;                                           \
 	}
-SIGNAL_WRAPPER(signal, SA_RESTART, 0)
-SIGNAL_WRAPPER(bsd_signal, SA_RESTART, 0)
-SIGNAL_WRAPPER(sysv_signal, SA_RESETHAND | SA_NODEFER, 0)
-SIGNAL_WRAPPER(sigset, 0, 1)
+SIGNAL_WRAPPER(signal)
+SIGNAL_WRAPPER(bsd_signal)
+SIGNAL_WRAPPER(sysv_signal)
+SIGNAL_WRAPPER(sigset)

@@ -3,9 +3,7 @@
  * takes it.
  *
  * The signal: a real-time signal whose disposition is still the default when
- * the agent starts, highest first (or collect --signal N); the perf events
- * send SIGTRAP instead while trap.c can have it (no second interrupt per
- * sample). SIGPROF and
+ * the agent starts, highest first (or collect --signal N). SIGPROF and
  * ITIMER_PROF stay the program's; real-time signals queue instead of
  * coalescing, so a burst of samples is not folded into one.
  *
@@ -121,48 +119,18 @@ static void release_sources(struct sampling_slot *s)
 		timer_delete(s->timer);
 }
 
-/* Open slot s's perf event again (its kind now trap.c's state) and end the old one. */
-static void restart_perf(struct sampling_slot *s, uint32_t tid)
-{
-	void *page = source_perf_start(tid, trap_state_now() == TRAP_ACTIVE);
-	if (atomic_load(&s->tid) != tid || !atomic_load(&s->used)) {
-		if (page)
-			munmap(page, AGENT_PERF_PAGE_BYTES); /* the thread ended, and the slot may be another's now */
-		return;
-	}
-	if (!page)
-		atomic_fetch_add(&agent_transport.header->perf_fallback_threads, 1);
-	void *old = atomic_exchange(&s->perf_page, page);
-	if (old)
-		munmap(old, AGENT_PERF_PAGE_BYTES);
-}
-
-void sampler_retire_trap(void)
-{
-	uint32_t high = (uint32_t)atomic_load(&slots_high);
-	for (uint32_t i = 0; i < high; i++) {
-		uint32_t tid = atomic_load(&slots[i].tid);
-		if (tid && atomic_load(&slots[i].used) && atomic_load(&slots[i].perf_page))
-			restart_perf(&slots[i], tid);
-	}
-}
-
 /* Start tid's sources in slot s (wall mode: the sampler thread is its source); what started. */
 static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 {
 	uint32_t sources = 0;
-	atomic_store(&s->tid, tid); /* first: sampler_retire_trap finds the slot by it */
 	if (agent_config.wall) {
 		sources = SOURCE_WALL;
 	} else {
 		if (agent_config.source == TRANSPORT_SOURCE_PERF) {
-			int trap = trap_state_now() == TRAP_ACTIVE;
-			void *page = source_perf_start(tid, trap);
+			void *page = source_perf_start(tid);
 			if (page) {
 				atomic_store(&s->perf_page, page);
 				sources |= SOURCE_PERF;
-				if (trap && trap_state_now() != TRAP_ACTIVE)
-					restart_perf(s, tid); /* sampler_retire_trap may have looked at this slot too early */
 			} else {
 				atomic_fetch_add(&agent_transport.header->perf_fallback_threads, 1);
 			}
@@ -378,7 +346,7 @@ static uint32_t sample_weight(const siginfo_t *si, const ucontext_t *uc, uint32_
 	if (sources & SOURCE_WALL)
 		return wall_signal_for(si, slot) ? wall_take_weight((uint32_t)slot, syscall_nr) : 0;
 	int both = (sources & (SOURCE_PERF | SOURCE_TIMER)) == (SOURCE_PERF | SOURCE_TIMER);
-	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP || trap_is_sample(si)) && (sources & SOURCE_PERF)) {
+	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && (sources & SOURCE_PERF)) {
 		if (both && at_syscall(uc))
 			return 0;
 		/* Only this thread's handlers write it, one at a time (the handler blocks the signal): no locked add. */
@@ -522,10 +490,7 @@ static int foreign_signal(const siginfo_t *si, const ucontext_t *uc)
 
 static void on_signal(int sig, siginfo_t *si, void *ucontext)
 {
-	if (sig == SIGTRAP && !trap_is_sample(si)) {
-		trap_program_signal(si);
-		return;
-	}
+	(void)sig;
 	if (foreign_active() && foreign_signal(si, ucontext))
 		return;
 	int saved_errno = errno;
@@ -584,8 +549,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	/* Asynchronous signals wait until the handler is done (microseconds): libunwind
 	 * then needs no masking of its own (unwinder.c). Faults stay deliverable. */
 	sigfillset(&sa.sa_mask);
-	/* SIGTRAP stays blocked: it may be the perf events' signal (trap.c), and one handler runs at a time. */
-	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS };
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS };
 	for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
 		sigdelset(&sa.sa_mask, faults[i]);
 	if (agent_libc.sigaction(agent_config.signal, &sa, NULL) < 0) {
@@ -594,7 +558,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	}
 	/* Probe the precise source once; every thread then uses the same one. */
 	int fd = requested_source == TRANSPORT_SOURCE_TIMER || agent_config.wall
-			 ? -1 : source_perf_open(agent_config.interval_ns, 0, 0);
+			 ? -1 : source_perf_open(agent_config.interval_ns, 0);
 	if (fd < 0 && requested_source == TRANSPORT_SOURCE_PERF && !agent_config.wall) {
 		strcpy(error, "perf_event_open refused a task-clock event "
 				       "(see /proc/sys/kernel/perf_event_paranoid)");
@@ -604,11 +568,9 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	if (fd >= 0 && fstat(fd, &opened) == 0)
 		source_perf_close(fd, &opened, 0);
 	agent_config.source = fd >= 0 ? TRANSPORT_SOURCE_PERF : TRANSPORT_SOURCE_TIMER;
-	int trap = agent_config.source == TRANSPORT_SOURCE_PERF && trap_start(on_signal, &sa.sa_mask);
 	if (h->pid == (uint32_t)getpid()) {
 		h->source = agent_config.source;
 		h->signal = (uint32_t)agent_config.signal;
-		h->perf_signal = agent_config.source != TRANSPORT_SOURCE_PERF ? 0 : trap ? SIGTRAP : h->signal;
 	}
 	return 0;
 }

@@ -28,11 +28,6 @@
  * A set of signals to wait for (sigwait, sigwaitinfo, sigtimedwait,
  * signalfd) never holds the sampling signal either: the program must not
  * receive one of the profiler's signals as if it were its own.
- *
- * SIGTRAP, while the perf events send it (trap.c), is the agent's only as
- * long as the program never names it: a mask that blocks it or a set that
- * waits for it gives it back first (trap_retire), and the call then goes
- * through as it is.
  */
 #include "agent.h"
 
@@ -67,17 +62,8 @@ static const sigset_t *for_kernel(int how, const sigset_t *set, sigset_t *copy, 
 	return copy;
 }
 
-/* A block or a wait that names SIGTRAP: the program's from now on (trap.c). */
-static void touches_trap(const sigset_t *set)
-{
-	if (set && trap_state_now() == TRAP_ACTIVE && sigismember(set, SIGTRAP) == 1)
-		trap_retire();
-}
-
 static int filtered(int how, const sigset_t *set, sigset_t *old, int (*real)(int, const sigset_t *, sigset_t *))
 {
-	if (how == SIG_BLOCK || how == SIG_SETMASK)
-		touches_trap(set);
 	int sig = agent_config.signal;
 	if (!agent_flags->enabled || !sig || agent_signal_taken() || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
 		return real(how, set, old);
@@ -122,7 +108,6 @@ AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy)
 {
-	touches_trap(set);
 	if (!set || !agent_flags->enabled || !agent_config.signal || agent_signal_taken() ||
 	    sigismember(set, agent_config.signal) != 1)
 		return set;

@@ -4,8 +4,7 @@
  * perf task-clock event signalling that thread, and a CPU-time timer on its
  * clock. Both name their thread by its kernel id, so the thread that starts
  * them need not be the one they sample (a raw clone() thread's sources are
- * started by whoever found it, foreign.c). The perf event signals by SIGTRAP
- * while trap.c holds it, else by the sampling signal.
+ * started by whoever found it, foreign.c).
  */
 #include "agent.h"
 
@@ -22,7 +21,7 @@
 
 int source_timer_cookie;
 
-int source_perf_open(uint64_t period_ns, uint32_t tid, int trap)
+int source_perf_open(uint64_t period_ns, uint32_t tid)
 {
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
@@ -33,12 +32,6 @@ int source_perf_open(uint64_t period_ns, uint32_t tid, int trap)
 	attr.disabled = 1;
 	attr.exclude_kernel = 1; /* see the header: kernel-mode overflows would interrupt system calls */
 	attr.exclude_hv = 1;
-	if (trap) {
-		/* SIGTRAP as task work on the way back to user space (trap.c); the kernel wants it gone at exec. */
-		attr.sigtrap = 1;
-		attr.remove_on_exec = 1;
-		attr.sig_data = (uint64_t)(uintptr_t)&trap_cookie;
-	}
 	return (int)syscall(SYS_perf_event_open, &attr, tid ? (pid_t)tid : 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -54,15 +47,11 @@ void source_perf_close(int fd, const struct stat *opened, int signal_set)
 	agent_close_own(fd, opened);
 }
 
-/*
- * A task-clock event signalling thread tid on every overflow (no event limit, so no REFRESH): by
- * SIGTRAP when trap, else by the sampling signal through its descriptor. F_SETSIG is done either
- * way: it is what tells our descriptor from another anonymous inode's (source_perf_close).
- */
-void *source_perf_start(uint32_t tid, int trap)
+/* A task-clock event signalling thread tid on every overflow (no event limit, so no REFRESH). */
+void *source_perf_start(uint32_t tid)
 {
 	struct stat opened;
-	int fd = source_perf_open(agent_config.interval_ns, tid == agent_gettid() ? 0 : tid, trap);
+	int fd = source_perf_open(agent_config.interval_ns, tid == agent_gettid() ? 0 : tid);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &opened) < 0) {
@@ -71,9 +60,8 @@ void *source_perf_start(uint32_t tid, int trap)
 	}
 	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)tid };
 	void *page = MAP_FAILED;
-	int signal_set = fcntl(fd, F_SETSIG, agent_config.signal) == 0 &&
-			 (trap || (fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETOWN_EX, &owner) == 0));
-	if (signal_set)
+	int signal_set = fcntl(fd, F_SETFL, O_ASYNC) == 0 && fcntl(fd, F_SETSIG, agent_config.signal) == 0;
+	if (signal_set && fcntl(fd, F_SETOWN_EX, &owner) == 0)
 		page = mmap(NULL, AGENT_PERF_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
 	if (page != MAP_FAILED) {
 		madvise(page, AGENT_PERF_PAGE_BYTES, MADV_DONTFORK);

@@ -219,8 +219,6 @@ void agent_block_signal(sigset_t *old)
 	sigemptyset(&set);
 	if (agent_config.signal)
 		sigaddset(&set, agent_config.signal);
-	if (trap_state_now() == TRAP_ACTIVE)
-		sigaddset(&set, SIGTRAP);
 	agent_libc.syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
 	agent_self.in_agent_section++;
 }
@@ -241,8 +239,7 @@ void agent_internal_begin(sigset_t *old)
 		sigdelset(&set, SIGBUS);
 		sigdelset(&set, SIGILL);
 		sigdelset(&set, SIGFPE);
-		if (trap_state_now() != TRAP_ACTIVE) /* else the perf events' signal (trap.c) */
-			sigdelset(&set, SIGTRAP);
+		sigdelset(&set, SIGTRAP);
 		sigdelset(&set, SIGSYS);
 		agent_libc.syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
 		agent_self.in_agent_section++;

@@ -50,7 +50,6 @@ enum trace_type {
 #define TRACE_META_MAX_FRAMES "max_frames"
 #define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.2) */
 #define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.2) */
-#define TRACE_META_PERF_SIGNAL "perf_signal"  /* the signals the perf events sent, in order, decimal (1.5) */
 #define TRACE_META_FOLLOW "follow"            /* "1": every process of the tree was followed, "0": --no-follow (1.4) */
 #define TRACE_META_PAUSED "paused"            /* "1": sampling started off (--paused, --delay) (1.4) */
 #define TRACE_META_DELAY_NS "delay_ns"        /* --delay, decimal (1.4) */
