@@ -21,6 +21,7 @@ add_library(collect_plugin_ctor SHARED e2e/workloads/collect_plugin_ctor.c)
 set_target_properties(collect_plugin_ctor PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/workloads)
 target_compile_options(collect_plugin_ctor PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(collect_plugin_ctor PRIVATE -fno-sanitize=all)
+target_link_libraries(collect_plugin_ctor PRIVATE pthread)
 target_include_directories(collect_plugin_ctor PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
 
 # The demo the README's first command profiles.

@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "trace.h"
@@ -100,6 +101,15 @@ static void *thread_trampoline(void *p)
 	free(p);
 	agent_internal_end(&old);
 	agent_self.program_blocks = ts.program_blocks;
+	if (agent_config.signal && !agent_signal_taken()) {
+		/* Made inside an agent section (a thread pool a dlopen'd constructor starts): the kernel gave
+		 * it its creator's mask, the sampling signal blocked for that section only. Outside sections
+		 * the kernel never blocks it (sigmask.c), whatever the program asked. */
+		sigset_t ours;
+		sigemptyset(&ours);
+		sigaddset(&ours, agent_config.signal);
+		agent_libc.syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &ours, NULL, _NSIG / 8);
+	}
 	if (agent_flags->enabled && agent_config.pid == getpid()) {
 		sigset_t old;
 		agent_block_signal(&old);
