@@ -26,6 +26,7 @@
 
 #include "alloc.h"
 #include "symbolize.h"
+#include "search.h"
 
 static uint64_t module_key(const struct trace_module *m, uint32_t idlen)
 {
@@ -171,15 +172,7 @@ void resolver_finish_modules(struct resolver *R)
 
 uint32_t resolver_epoch(const struct resolver *R, uint64_t time_ns)
 {
-	uint32_t lo = 0, hi = R->nunloads; /* unloads at or before time_ns */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (R->unloads[mid] <= time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)u64_first_above(R->unloads, 0, R->nunloads, time_ns); /* unloads at or before time_ns */
 }
 
 /* Was range r mapped at some time within epoch e? */

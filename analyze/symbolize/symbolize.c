@@ -27,6 +27,7 @@
 #include "symbolize_internal.h"
 
 #include "file.h"
+#include "search.h"
 
 struct symbol_module {
 	struct symbolizer *owner;
@@ -385,15 +386,8 @@ static void reload_whole(struct symbol_module *m)
 
 static int is_wanted(const struct symbol_module *m, uint64_t vaddr)
 {
-	size_t lo = 0, hi = m->nwant;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->want[mid] < vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nwant && m->want[lo] == vaddr;
+	size_t at = u64_first_not_below(m->want, 0, m->nwant, vaddr);
+	return at < m->nwant && m->want[at] == vaddr;
 }
 
 int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_frame *frames,

@@ -40,6 +40,7 @@
  * before; DWARF 4 range lists are relative to the unit's base address.
  */
 #include "symbolize_internal.h"
+#include "search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,14 +292,7 @@ static int holds_wanted(const uint64_t (*ranges)[2], size_t n, const uint64_t *w
 		if (ranges[i][0] == 0)
 			return 1;
 	for (size_t i = 0; i < n; i++) {
-		size_t lo = 0, hi = nwant; /* the first wanted address >= the range's start */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (want[mid] < ranges[i][0])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = u64_first_not_below(want, 0, nwant, ranges[i][0]); /* the first wanted address in it, if any */
 		if (lo < nwant && want[lo] < ranges[i][1])
 			return 1;
 	}

@@ -8,6 +8,7 @@
  * node's parent links give the inline chain.
  */
 #include "symbolize_internal.h"
+#include "search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,15 +231,7 @@ static size_t keys_count_at_or_below(const struct sym_keys *k, uint64_t addr)
 	if (page >= k->npages)
 		return k->n;
 	/* Keys before the page are <= addr, keys after it are > addr. */
-	size_t lo = k->page_first[page], hi = k->page_first[page + 1];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->keys[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return u64_first_above(k->keys, k->page_first[page], k->page_first[page + 1], addr);
 }
 
 /* Build the key index of an array of structs by one uint64_t member. */

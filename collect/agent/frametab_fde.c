@@ -246,12 +246,6 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 			if ((r = rule_of(s, get_uleb(&c), cie->ra_reg)))
 				*r = (struct rule){ W_SAME, 0 };
 			break;
-		case 0x09: /* register */
-			reg = get_uleb(&c);
-			get_uleb(&c);
-			if ((r = rule_of(s, reg, cie->ra_reg)))
-				*r = (struct rule){ W_OTHER, 0 };
-			break;
 		case 0x0a: /* remember_state: the CFA rule too, as libgcc and libunwind keep it */
 			if (depth == STATE_STACK)
 				return -1;
@@ -298,6 +292,7 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 			s->cfa_expr = 0;
 			break;
 		case 0x13: s->cfa_off = get_sleb(&c) * cie->data_align; break; /* def_cfa_offset_sf */
+		case 0x09: /* register */
 		case 0x14: /* val_offset */
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = get_uleb(&c);
