@@ -38,6 +38,7 @@
 #define FLUSH_INTERVAL_NS 100000000ull
 /* How often rings of threads that died without handing them back are looked for. */
 #define DEAD_RING_CHECK_NS 500000000ull
+#define DEAD_RING_RECHECK_NS 5000000ull /* when rings are wanted: not more often (a check is a tgkill per ring) */
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -244,11 +245,14 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 			write_agent_meta(w, h);
 			agent_meta_written = 1;
 		}
-		launch_grow(l);
-		if (done || now - last_check >= DEAD_RING_CHECK_NS) {
+		/* Rings of threads that ended without closing them (a process's last) are freed once closed
+		 * and drained: at once when an agent found none free, else twice a second. */
+		if (done || now - last_check >= (l->rings_wanted ? DEAD_RING_RECHECK_NS : DEAD_RING_CHECK_NS)) {
 			drain_close_dead(d);
 			last_check = now;
+			l->rings_wanted = 0;
 		}
+		launch_grow(l);
 		/* After a write error the rings are still emptied: the program must never wait on them. */
 		int failed = (done ? drain_finish(d) : drain_all(d)) < 0;
 		if (!failed && !done && now - last_flush >= FLUSH_INTERVAL_NS) {
@@ -306,6 +310,11 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 	if (fallback)
 		fprintf(stderr, "collect: %u threads could not map a perf event: CPU-time timers sampled them "
 				"at the scheduler tick\n", fallback);
+	uint64_t records_lost = atomic_load(&h->records_lost);
+	if (records_lost)
+		fprintf(stderr, "collect: %llu records of processes, modules or threads were lost (every buffer was "
+				"taken for 0.4 s): processes may be shown as not profiled and samples as in no "
+				"module\n", (unsigned long long)records_lost);
 	uint32_t ringless = atomic_load(&h->threads_without_ring);
 	if (ringless)
 		fprintf(stderr, "collect: %u threads ended without a buffer to write to (every ring was taken): "

@@ -60,6 +60,7 @@ struct launch {
 	uint32_t ring_bytes; /* of each ring (larger when allocations are recorded) */
 	int shm_fd; /* collect's own descriptor of the shared memory, close-on-exec */
 	int grow_errno; /* why the shared memory stopped growing; 0: it did not */
+	int rings_wanted; /* an agent found every ring taken: close the dead ones' now (launch_wait sets it) */
 	struct transport transport;
 	sigset_t original_mask; /* what the program gets back */
 	struct sigaction original_sigchld;
@@ -75,7 +76,7 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 /* A child collect reaped (the program, or an orphan of the tree) with its wait status. */
 typedef void (*launch_reaped_fn)(void *ctx, pid_t pid, int status);
 /* Wait up to timeout_ms for a child to end (reaped through fn; l->ended once the program has), rings to be
- * wanted or SIGUSR2; returns how many SIGUSR2 arrived. */
+ * wanted (l->rings_wanted set) or SIGUSR2; returns how many SIGUSR2 arrived. */
 int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx);
 /* The file execvp would run for argv0 (searching PATH), into buf; NULL when none is found. */
 const char *launch_program_path(const char *argv0, char *buf, size_t size);

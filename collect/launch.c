@@ -325,8 +325,10 @@ int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx
 	/* All three are blocked in collect, so this wakes exactly when a child ends, rings are needed or
 	 * sampling is toggled. */
 	int sig = sigtimedwait(&chld, NULL, &ts);
-	if (sig == TRANSPORT_WAKE_SIGNAL)
+	if (sig == TRANSPORT_WAKE_SIGNAL) {
 		atomic_store(&l->transport.header->wake_pending, 0);
+		l->rings_wanted = 1;
+	}
 	else if (sig == SIGUSR2)
 		toggles++;
 	reap(l, fn, ctx);

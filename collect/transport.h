@@ -118,6 +118,9 @@ struct transport_header {
 	 * program) takes the next number: its stream of allocation events, with
 	 * a seq of its own (transport_ring.stream). */
 	_Atomic uint32_t next_stream;
+	/* Records that must not be lost (processes, modules, threads' names and ends) that found no
+	 * ring for about 0.4 s (agent_ring_waiting). */
+	_Atomic uint64_t records_lost;
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its

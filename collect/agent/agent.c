@@ -125,9 +125,11 @@ static void take_over_from_previous_image(void)
 	if (agent_transport.header->mode & TRANSPORT_MODE_ALLOCS)
 		wait_for_drain(pid);
 	agent_enter();
-	uint32_t ring = agent_thread_ring();
+	uint32_t ring = agent_ring_waiting();
 	struct tr_exec *e = ring == AGENT_NO_RING ? NULL :
-			    transport_reserve(&agent_transport, ring, TR_EXEC, sizeof *e);
+			    agent_reserve_waiting(ring, TR_EXEC, sizeof *e);
+	if (!e)
+		agent_count_record_lost();
 	if (e) {
 		e->time_ns = agent_now_ns();
 		transport_commit(&agent_transport, ring);

@@ -157,6 +157,10 @@ int agent_close_own(int fd, const struct stat *opened);
 uint32_t agent_map_new_chunks(void);
 /* Claim a ring for the calling thread (and write its START record); AGENT_NO_RING when all are taken (collect is woken). */
 uint32_t agent_thread_ring(void);
+/* agent_thread_ring, waiting (up to ~0.4 s, while collect lives) for collect to free or map one; not in the handler. */
+uint32_t agent_ring_waiting(void);
+/* Count a record that must not be lost and found no ring (collect warns: records_lost). */
+void agent_count_record_lost(void);
 /* Wait (a little) for room for a record that must not be lost; NULL once collect is gone. */
 void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size);
 /* Write a thread record for the calling thread: its name and CPU time (waits briefly for a ring). */
@@ -178,8 +182,9 @@ void agent_thread_begin(void);
 /* Stop sampling it, record its end and hand its ring back; call with the signal blocked. */
 void agent_thread_end(void);
 /* Begin a record outside the handler: the signal blocked (old: the mask to restore), depth raised as
- * in a hook (agent_enter), and the ring (or AGENT_NO_RING when none, or when this thread is already
- * writing: a program's signal handler interrupted a writer). End it with agent_write_end. */
+ * in a hook (agent_enter), and the ring, waited for as agent_ring_waiting does (or AGENT_NO_RING when
+ * none, counted lost, or when this thread is already writing: a program's signal handler interrupted
+ * a writer). End it with agent_write_end. */
 uint32_t agent_write_begin(sigset_t *old);
 void agent_write_end(const sigset_t *old);
 /* A THREAD record for another thread of this process (its name, e.g. set by pthread_setname_np). */

@@ -355,15 +355,7 @@ static uint32_t heap_ring(void)
 {
 	if (LIKELY(agent_self.ring != AGENT_NO_RING && !agent_self.start_pending))
 		return agent_self.ring; /* what agent_thread_ring would say, without the call */
-	uint32_t ring = agent_thread_ring();
-	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
-		if (agent_now_ns() - atomic_load(&agent_transport.header->consumer_heartbeat_ns) > 2000000000ull)
-			break;
-		struct timespec ts = { 0, 200000 };
-		nanosleep(&ts, NULL);
-		ring = agent_thread_ring();
-	}
-	return ring;
+	return agent_ring_waiting();
 }
 
 static void note_seen(struct agent_thread *self)

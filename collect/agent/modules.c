@@ -172,9 +172,11 @@ static void write_module(uint32_t ring, const struct new_module *m)
 {
 	uint32_t path_len = (uint32_t)strlen(m->path);
 	uint32_t size = (uint32_t)(sizeof(struct tr_module) + m->nsegments * sizeof(struct tr_segment) + path_len);
-	struct tr_module *r = agent_reserve_waiting(ring, TR_MODULE, size);
-	if (!r)
+	struct tr_module *r = ring == AGENT_NO_RING ? NULL : agent_reserve_waiting(ring, TR_MODULE, size);
+	if (!r) {
+		agent_count_record_lost();
 		return;
+	}
 	memset(r, 0, sizeof *r);
 	r->time_ns = agent_now_ns();
 	r->load_bias = m->load_bias;
@@ -191,9 +193,11 @@ static void write_module(uint32_t ring, const struct new_module *m)
 
 static void write_unload(uint32_t ring, uint32_t id)
 {
-	struct tr_module_unload *u = agent_reserve_waiting(ring, TR_MODULE_UNLOAD, sizeof *u);
-	if (!u)
+	struct tr_module_unload *u = ring == AGENT_NO_RING ? NULL : agent_reserve_waiting(ring, TR_MODULE_UNLOAD, sizeof *u);
+	if (!u) {
+		agent_count_record_lost();
 		return;
+	}
 	u->time_ns = agent_now_ns();
 	u->id = id;
 	u->reserved = 0;
@@ -207,11 +211,12 @@ static void scan_objects(void)
 		known[i].seen = 0;
 	agent_libc.dl_iterate_phdr(on_object, &scan); /* the signal is blocked already */
 
-	uint32_t ring = agent_thread_ring();
-	for (uint32_t i = 0; i < scan.nfound; i++) {
-		if (ring != AGENT_NO_RING)
-			write_module(ring, &scan.found[i]);
-	}
+	uint32_t unloaded = 0;
+	for (uint32_t i = 0; i < nknown; i++)
+		unloaded += !known[i].seen;
+	uint32_t ring = scan.nfound || unloaded ? agent_ring_waiting() : AGENT_NO_RING;
+	for (uint32_t i = 0; i < scan.nfound; i++)
+		write_module(ring, &scan.found[i]);
 	if (scan.found)
 		munmap(scan.found, scan.capacity * sizeof *scan.found);
 
@@ -219,7 +224,7 @@ static void scan_objects(void)
 	for (uint32_t i = 0; i < nknown; i++) {
 		if (known[i].seen)
 			known[kept++] = known[i];
-		else if (ring != AGENT_NO_RING)
+		else
 			write_unload(ring, known[i].id);
 	}
 	nknown = kept;

@@ -270,8 +270,16 @@ uint32_t agent_write_begin(sigset_t *old)
 	 * suspended), a raw fork does not. */
 	if (!agent_flags->enabled || agent_self.depth > 1 ||
 	    (agent_config.pid != getpid() && mincore(agent_transport.header, 4096, &resident) < 0))
-		return AGENT_NO_RING;
-	return agent_thread_ring();
+		return AGENT_NO_RING; /* nested: the caller's record is skipped (process.c says what shows it) */
+	uint32_t ring = agent_ring_waiting();
+	if (ring == AGENT_NO_RING)
+		agent_count_record_lost();
+	return ring;
+}
+
+void agent_count_record_lost(void)
+{
+	atomic_fetch_add_explicit(&agent_transport.header->records_lost, 1, memory_order_relaxed);
 }
 
 void agent_write_end(const sigset_t *old)
@@ -293,15 +301,23 @@ void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
 	}
 }
 
-/* Outside the signal handler a thread may wait a little for collect to make a ring. */
-static uint32_t ring_waiting(void)
+/*
+ * Every ring is taken when threads or processes start faster than collect
+ * frees the rings of those that ended (it is woken by the first that finds
+ * none) or maps more: a burst of 200 short processes started at once found
+ * none in 1 to 10 of them, whose records that they had started were lost.
+ * Outside the handler a record that must not be lost waits, while collect
+ * lives, up to about 0.4 s (a full table of live threads, which collect
+ * cannot grow past, must not hang the program).
+ */
+uint32_t agent_ring_waiting(void)
 {
 	uint32_t ring = agent_thread_ring();
-	for (int i = 0; ring == AGENT_NO_RING && i < 100; i++) {
-		uint64_t heartbeat = atomic_load(&agent_transport.header->consumer_heartbeat_ns);
-		if (agent_now_ns() - heartbeat > 2000000000ull)
+	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
+		if (agent_now_ns() - atomic_load(&agent_transport.header->consumer_heartbeat_ns) > 2000000000ull)
 			break; /* collect is gone */
-		usleep(200);
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
 		ring = agent_thread_ring();
 	}
 	return ring;
@@ -310,9 +326,11 @@ static uint32_t ring_waiting(void)
 void agent_thread_record(uint32_t flags)
 {
 	agent_enter();
-	uint32_t ring = ring_waiting();
+	uint32_t ring = agent_ring_waiting();
 	if (ring != AGENT_NO_RING)
 		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
+	else
+		agent_count_record_lost();
 	agent_leave();
 }
 
@@ -343,7 +361,7 @@ void agent_thread_begin(void)
 	capture_warm_up();
 	agent_self.start_pending = 1;
 	agent_enter();
-	ring_waiting(); /* writes the START record */
+	agent_ring_waiting(); /* writes the START record */
 	agent_leave();
 	sampler_thread_start();
 	agent_self.registered = 1;
