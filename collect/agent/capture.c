@@ -183,8 +183,13 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	}
 	if (n < 0) {
 		int walked = n;
-		if ((n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0)
+		if ((n = unwind_libunwind(ips, max + lead, uc, skip, &first)) < 0) {
+			/* libunwind declines during a fork: the rows this walk asked for must still be built,
+			 * or every later sample there is lost too (a shell forking 300 children lost 9 of 11). */
+			if (walked == FRAMETAB_UNBUILT)
+				foreign_wake_agent();
 			return UINT32_MAX;
+		}
 		/* Rows not built where the walk stopped: all this stack's frames are asked for, so the next
 		 * walk through them need not decline; the agent's thread builds them (modules_build_tables). */
 		int from = first < 0 ? 0 : first < n ? first : n;

@@ -31,7 +31,9 @@
  * a thread inside a malloc hook holds (it has left the real malloc), and the
  * handlers of libraries that registered theirs before the agent did; one of
  * those that waited for a lock such a thread holds would hold the fork up
- * until the hook gives up waiting (FORK_HOOK_WAIT_NS).
+ * until the hook gives up waiting (FORK_HOOK_WAIT_NS). The forking thread
+ * itself passes the gate: what it unwinds, in its sampling handler, ends
+ * before its own fork goes on.
  */
 #include "agent.h"
 
@@ -104,13 +106,15 @@ void process_init(void)
 
 /* ---- the fork gate ---- */
 
-static _Atomic int forking, unwinding;
+static _Atomic int forking, unwinding; /* forking: threads between our prepare and parent handlers */
 static int enabled_at_fork;
 
 int process_unwind_begin(void)
 {
 	atomic_fetch_add(&unwinding, 1);
-	if (!atomic_load(&forking))
+	/* The forking thread itself may: its handler returns before its fork goes on, so it holds no
+	 * lock across it (refused, a shell forking 300 children lost most of its samples, all in fork). */
+	if (!atomic_load(&forking) || agent_self.fork_gate_own)
 		return 0;
 	atomic_fetch_sub(&unwinding, 1);
 	return -1;
@@ -154,7 +158,8 @@ void process_fork_prepare(void)
 		agent_internal_begin(&agent_self.fork_mask);
 		agent_self.fork_blocked = 1;
 	}
-	atomic_store(&forking, 1);
+	agent_self.fork_gate_own = 1;
+	atomic_fetch_add(&forking, 1);
 	uint64_t give_up = agent_now_ns() + FORK_WAIT_NS;
 	while (atomic_load(&unwinding) > 0 && agent_now_ns() < give_up)
 		sched_yield();
@@ -162,7 +167,10 @@ void process_fork_prepare(void)
 
 void process_fork_parent(void)
 {
-	atomic_store(&forking, 0);
+	if (agent_self.fork_gate_own) {
+		agent_self.fork_gate_own = 0;
+		atomic_fetch_sub(&forking, 1); /* another thread's fork may still be on */
+	}
 	process_fork_done();
 }
 
@@ -178,6 +186,7 @@ int process_fork_child(void)
 {
 	atomic_store(&unwinding, 0);
 	atomic_store(&forking, 0);
+	agent_self.fork_gate_own = 0;
 	return enabled_at_fork;
 }
 

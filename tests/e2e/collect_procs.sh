@@ -6,8 +6,9 @@
 # its own module map, under its own pid in every report); the static one is
 # listed as not profiled, and so is a setuid one; `make -j2` running two
 # workloads at once profiles both; a child that outlives its parent loses
-# nothing; 300 processes started at once are all profiled; --no-follow
-# profiles the first process only.
+# nothing; a process that forks all the time loses no samples in its forks;
+# 300 processes started at once are all profiled; --no-follow profiles the
+# first process only.
 . "$(dirname "$0")/lib.sh"
 busy=$workloads/collect_busy
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_procs" tree "$busy" >"$scratch/out" 2>"$scratch/err" ||
@@ -120,6 +121,16 @@ for mode in "" --allocs "-m wall"; do
 		fail "raw fork, collect $mode: exit $rc, '$(cat "$scratch/raw.out")' (alone: 3, 'child status=3') $(cat "$scratch/err")"
 done
 echo "raw fork: ok"
+
+# A process that forks all the time: the samples of its forks (its kernel time, delivered before
+# fork's parent handlers run) are kept, not refused for the fork gate of other threads' unwinds.
+"$bin/collect" -q -o "$scratch/forks.zst" "$workloads/collect_procs" forks 0.4 >"$scratch/forks.out" 2>"$scratch/err" ||
+	fail "forker: collect exited $?: $(cat "$scratch/err")"
+lost=$(info_lost "$scratch/forks.zst")
+cpu=$(info_json "$scratch/forks.zst" | jq -r '.processes[0].value / 1e9')
+echo "forker: $(grep -o 'forks [0-9]*' "$scratch/forks.out"), ${cpu}s profiled of 0.4 s, $lost samples lost"
+[ "$lost" -eq 0 ] || fail "forker: $lost samples lost in its forks"
+within "$cpu" 0.4 0.06 || fail "forker: ${cpu}s profiled of its 0.4 s"
 
 # 300 processes started at once take rings faster than collect frees those of the ended: each
 # waits for one, so none is listed as not profiled for a lost record that it started.

@@ -11,11 +11,16 @@
  *              "pid PID ROLE" for itself and each child.
  *   sink S     burns S seconds in sink_work, then reads stdin to its end
  *              (the second program of a pipeline).
+ *   forks S    forks children that exit at once, one after the other, from
+ *              fork_loop until its own CPU clock has advanced S seconds:
+ *              with 32 MiB touched, its time is mostly the kernel's fork.
+ *              It prints "pid PID forker" and its CPU time.
  */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +94,29 @@ static int tree(const char *busy)
 	return bad;
 }
 
+__attribute__((noinline)) static int fork_loop(double seconds)
+{
+	size_t size = 32u << 20;
+	char *memory = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (memory == MAP_FAILED)
+		return 1;
+	memset(memory, 1, size);
+	printf("pid %d forker\n", (int)getpid());
+	fflush(stdout);
+	double start = thread_cpu_seconds();
+	int bad = 0, forks = 0;
+	while (!bad && thread_cpu_seconds() - start < seconds) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(0);
+		bad = pid < 0 || wait_for(pid, 0);
+		forks++;
+	}
+	printf("forks %d cpu_seconds %.6f\n", forks, thread_cpu_seconds() - start);
+	__asm__ volatile("" ::: "memory");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "tree"))
@@ -100,6 +128,8 @@ int main(int argc, char **argv)
 			;
 		return 0;
 	}
-	fprintf(stderr, "usage: collect_procs tree BUSY | sink SECONDS\n");
+	if (argc == 3 && !strcmp(argv[1], "forks"))
+		return fork_loop(atof(argv[2]));
+	fprintf(stderr, "usage: collect_procs tree BUSY | sink SECONDS | forks SECONDS\n");
 	return 2;
 }
