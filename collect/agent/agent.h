@@ -79,7 +79,11 @@ struct agent_nested_event {
 	uint32_t decide; /* 1: the outer writer decides its membership in the live set;
 			    2: made while unwinding: libunwind's own unless its caller is the program's */
 };
-#define AGENT_NESTED_EVENTS 32
+/* A program's handler that allocates adds two events each run (its malloc and free) while the thread
+ * is in an agent section; the section writes them on leaving, while more arrive. 32 overflowed on a VM
+ * whose 50 us SIGALRM cost the thread half its time (e2e_alloc_cases' threads: a new thread's first
+ * section wrote 28-40 before it caught up); 256 hold a burst of 6 ms at that rate (12 KiB a thread). */
+#define AGENT_NESTED_EVENTS 256
 
 /* Per-thread state, in initial-exec TLS so the signal handler can reach it. */
 struct agent_thread {
