@@ -450,6 +450,12 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&l.transport.header->sampler_cpu_ns));
 			trace_writer_meta(w, TRACE_META_SAMPLER_CPU_NS, buf);
 		}
+		uint64_t records_lost = atomic_load(&l.transport.header->records_lost);
+		if (records_lost) {
+			char buf[32];
+			snprintf(buf, sizeof buf, "%llu", (unsigned long long)records_lost);
+			trace_writer_meta(w, TRACE_META_RECORDS_LOST, buf);
+		}
 		char jit_message[256];
 		if (!write_failed &&
 		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,

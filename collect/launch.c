@@ -122,9 +122,12 @@ void launch_grow(struct launch *l)
 		uint32_t n = atomic_load(&t->nmapped);
 		if (resize(l, n + 1) < 0 || map_chunk(l, n) < 0) {
 			l->grow_errno = errno;
+			atomic_store(&t->header->cannot_grow, 1); /* agents then wait for a ring only briefly */
 			return;
 		}
 		atomic_store_explicit(&t->header->nchunks, n + 1, memory_order_release);
+		if (n + 1 == t->max_chunks)
+			atomic_store(&t->header->cannot_grow, 1);
 	}
 }
 

@@ -119,8 +119,9 @@ struct transport_header {
 	 * a seq of its own (transport_ring.stream). */
 	_Atomic uint32_t next_stream;
 	/* Records that must not be lost (processes, modules, threads' names and ends) that found no
-	 * ring for about 0.4 s (agent_ring_waiting). */
+	 * ring for about 0.4 s, or 20 ms once collect cannot grow (agent_ring_waiting). */
 	_Atomic uint64_t records_lost;
+	_Atomic uint32_t cannot_grow; /* collect mapped its last chunk, or failed to map one */
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its

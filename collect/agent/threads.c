@@ -307,15 +307,18 @@ void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
  * none) or maps more: a burst of 200 short processes started at once found
  * none in 1 to 10 of them, whose records that they had started were lost.
  * Outside the handler a record that must not be lost waits, while collect
- * lives, up to about 0.4 s (a full table of live threads, which collect
- * cannot grow past, must not hang the program).
+ * lives, up to about 0.4 s; once collect cannot grow (its last chunk, or no
+ * memory) only 20 ms, for it to free the rings of ended threads: a table
+ * full of live threads must not make every new thread wait.
  */
 uint32_t agent_ring_waiting(void)
 {
+	struct transport_header *h = agent_transport.header;
 	uint32_t ring = agent_thread_ring();
 	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
-		if (agent_now_ns() - atomic_load(&agent_transport.header->consumer_heartbeat_ns) > 2000000000ull)
-			break; /* collect is gone */
+		if (agent_now_ns() - atomic_load(&h->consumer_heartbeat_ns) > 2000000000ull ||
+		    (i >= 100 && atomic_load_explicit(&h->cannot_grow, memory_order_relaxed)))
+			break; /* collect is gone, or cannot make more */
 		struct timespec ts = { 0, 200000 };
 		nanosleep(&ts, NULL);
 		ring = agent_thread_ring();

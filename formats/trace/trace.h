@@ -55,6 +55,7 @@ enum trace_type {
 #define TRACE_META_DELAY_NS "delay_ns"        /* --delay, decimal (1.4) */
 #define TRACE_META_DURATION_NS "duration_ns"  /* --duration, decimal (1.4) */
 #define TRACE_META_SAMPLER_CPU_NS "sampler_cpu_ns" /* wall mode, at the end: the agents' sampler threads' CPU time (1.4) */
+#define TRACE_META_RECORDS_LOST "records_lost" /* at the end, when not 0: process, module or thread records that found no buffer (1.5) */
 #define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
 #define TRACE_META_ALLOC_RATE "alloc_rate"     /* 1.3: scheme rate: the probability of each allocation */
 #define TRACE_META_ALLOC_MEAN_BYTES "alloc_mean_bytes" /* 1.3: scheme bytes: the mean bytes per recorded byte */
