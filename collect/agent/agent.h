@@ -118,8 +118,8 @@ struct agent_thread {
 	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
 	volatile sig_atomic_t forking; /* between fork's prepare and parent/child handlers */
 	int internal_blocked; /* agent_internal_begin depth: the program's signals are blocked */
-	int fork_blocked; /* process_fork_prepare blocked the program's signals (process.c) */
-	volatile sig_atomic_t fork_gate_own; /* this thread's fork closed the fork gate: it alone may unwind (process.c) */
+	int fork_blocked; /* process_fork_prepare blocked 1: the program's signals, 2: the sampling signal (process.c) */
+	int fork_depth; /* this thread's forks in progress (process.c): a program's handler may fork inside one */
 	sigset_t fork_mask; /* the mask to restore then */
 	volatile sig_atomic_t in_loader; /* inside dlopen/dlclose/dl_iterate_phdr: no unwinding */
 	uint64_t loader_caller; /* the return address of that call */

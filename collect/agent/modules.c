@@ -263,10 +263,8 @@ void modules_build_tables(void)
 	if (!agent_flags->enabled || !frametab_wanted())
 		return;
 	/* In the fork gate (modules_rescan says why: a bash subshell's child hung so, 1 in 4 runs of
-	 * e2e_collect_fds under ASan). During a fork the agent's thread waits for its end: the walk that
-	 * woke it met the rows unbuilt in the forking thread, so giving up until the next wake-up meant
-	 * giving up at every fork (a shell forking 300 children lost most of its samples in fork). */
-	if (process_unwind_begin() < 0 && process_unwind_wait() < 0)
+	 * e2e_collect_fds under ASan); during a fork the agent's thread builds them next time round. */
+	if (process_unwind_begin() < 0)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);

@@ -32,8 +32,7 @@
  * handlers of libraries that registered theirs before the agent did; one of
  * those that waited for a lock such a thread holds would hold the fork up
  * until the hook gives up waiting (FORK_HOOK_WAIT_NS). The forking thread
- * itself passes the gate: what it unwinds, in its sampling handler, ends
- * before its own fork goes on.
+ * takes its own samples after the fork (process_fork_prepare).
  */
 #include "agent.h"
 
@@ -112,9 +111,7 @@ static int enabled_at_fork;
 int process_unwind_begin(void)
 {
 	atomic_fetch_add(&unwinding, 1);
-	/* The forking thread itself may: its handler returns before its fork goes on, so it holds no
-	 * lock across it (refused, a shell forking 300 children lost most of its samples, all in fork). */
-	if (!atomic_load(&forking) || agent_self.fork_gate_own)
+	if (!atomic_load(&forking))
 		return 0;
 	atomic_fetch_sub(&unwinding, 1);
 	return -1;
@@ -148,18 +145,26 @@ void process_unwind_end(void)
  * until it returns (a second each time; under a frequent timer the program never got further),
  * or be taken for the agent's own allocating, or deadlock on the malloc locks glibc holds across
  * the fork of a process with a second thread, which the agent's thread makes of every program.
- * Deferred, it runs after the fork and is recorded. */
+ * Deferred, it runs after the fork and is recorded. Not recording allocations, only the sampling
+ * signal waits: a sample of the fork itself (its kernel time, delivered at the system call's
+ * return) taken in the window would meet the gate and be lost when the frame tables cannot walk
+ * it (a shell forking 300 children lost most of its samples so), and libunwind there could
+ * deadlock: glibc holds the malloc locks, and dl_iterate_phdr's lock may be held by a thread that
+ * frees (dlclose). Deferred, it is taken just after the fork. A fork made by a program's handler
+ * that interrupted this window (depth) is inside it. */
 void process_fork_prepare(void)
 {
 	enabled_at_fork = agent_flags->enabled; /* the child finds agent_flags zeroed */
-	if (!agent_flags->enabled)
+	if (!agent_flags->enabled || agent_self.fork_depth++)
 		return;
 	if (alloc_enabled()) {
 		agent_internal_begin(&agent_self.fork_mask);
 		agent_self.fork_blocked = 1;
+	} else {
+		agent_block_signal(&agent_self.fork_mask);
+		agent_self.fork_blocked = 2;
 	}
-	agent_self.fork_gate_own = 1;
-	atomic_fetch_add(&forking, 1);
+	atomic_fetch_add(&forking, 1); /* a count: another thread's fork may end first */
 	uint64_t give_up = agent_now_ns() + FORK_WAIT_NS;
 	while (atomic_load(&unwinding) > 0 && agent_now_ns() < give_up)
 		sched_yield();
@@ -167,26 +172,26 @@ void process_fork_prepare(void)
 
 void process_fork_parent(void)
 {
-	if (agent_self.fork_gate_own) {
-		agent_self.fork_gate_own = 0;
-		atomic_fetch_sub(&forking, 1); /* another thread's fork may still be on */
-	}
+	if (!agent_self.fork_depth || --agent_self.fork_depth)
+		return; /* not ours (the agent was off at prepare), or a nested fork's */
+	atomic_fetch_sub(&forking, 1);
 	process_fork_done();
 }
 
 void process_fork_done(void)
 {
-	if (agent_self.fork_blocked) {
-		agent_self.fork_blocked = 0;
+	agent_self.fork_depth = 0; /* the child: its fork is over */
+	if (agent_self.fork_blocked == 1)
 		agent_internal_end(&agent_self.fork_mask);
-	}
+	else if (agent_self.fork_blocked == 2)
+		agent_restore_signal(&agent_self.fork_mask);
+	agent_self.fork_blocked = 0;
 }
 
 int process_fork_child(void)
 {
 	atomic_store(&unwinding, 0);
 	atomic_store(&forking, 0);
-	agent_self.fork_gate_own = 0;
 	return enabled_at_fork;
 }
 
