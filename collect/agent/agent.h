@@ -79,11 +79,8 @@ struct agent_nested_event {
 	uint32_t decide; /* 1: the outer writer decides its membership in the live set;
 			    2: made while unwinding: libunwind's own unless its caller is the program's */
 };
-/* A program's handler that allocates adds two events each run (its malloc and free) while the thread
- * is in an agent section; the section writes them on leaving, while more arrive. 32 overflowed on a VM
- * whose 50 us SIGALRM cost the thread half its time (e2e_alloc_cases' threads: a new thread's first
- * section wrote 28-40 before it caught up); 256 hold a burst of 6 ms at that rate (12 KiB a thread). */
-#define AGENT_NESTED_EVENTS 256
+/* Nested events in TLS; past them, the thread's mapped overflow (agent_thread.nested_more). */
+#define AGENT_NESTED_EVENTS 32
 
 /* Per-thread state, in initial-exec TLS so the signal handler can reach it. */
 struct agent_thread {
@@ -130,6 +127,7 @@ struct agent_thread {
 	struct choice_stream prng; /* the countdown's random numbers (alloc_choice.h); key 0: not keyed */
 	int allocs_noted; /* header.allocs_seen was set for this thread */
 	struct agent_nested_event nested[AGENT_NESTED_EVENTS];
+	struct agent_nested_event *nested_more; /* mapped by alloc_thread_begin; NULL: none */
 };
 
 extern struct agent_config agent_config;
@@ -384,6 +382,10 @@ void alloc_start(void);
 int alloc_enabled(void);
 /* A forked child: record nothing, touch no shared state (alloc_start, once attached, starts it anew). */
 void alloc_forget(void);
+/* Map the calling thread's overflow of nested events (recording allocations); not in a handler. */
+void alloc_thread_begin(void);
+/* Unmap it (the thread ends); its events still waiting there are counted lost. */
+void alloc_thread_end(void);
 
 /* alloc_record.c */
 /* The image's seq of allocation events (tr_heap.seq): a forked child's counts from 1 again. */

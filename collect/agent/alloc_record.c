@@ -77,7 +77,14 @@
  *    profiler's ("[ipscope: recording allocations]", the marker's stack),
  *    never the program's function's, and no unwinding happens in there;
  *  - a nested allocation or free takes its seq at once and goes into the
- *    thread's nested[] side buffer (32 events) with its caller as its stack.
+ *    thread's side buffer with its caller as its stack: 32 events in TLS,
+ *    then 256 in a mapping of the thread's (nested_more). A handler that
+ *    allocates adds two each run while the section writes them on leaving
+ *    and more arrive: on a VM where a 50 us SIGALRM cost the thread half its
+ *    time, a new thread's first section needed 28 to 40 (e2e_alloc_cases'
+ *    threads case lost events with 32). In TLS they would cost every
+ *    thread's stack 12 KiB (glibc takes static TLS from it: threads of
+ *    PTHREAD_STACK_MIN could not start).
  * The outer writer, when done (agent_leave), writes what was left there, then
  * lowers depth and checks once more, so nothing stays behind. A nested event
  * that finds the side buffer full is lost and counted (alloc_events_lost;
@@ -98,6 +105,7 @@
 
 #include <dlfcn.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -238,6 +246,36 @@ static int unwinder_own(uint64_t caller)
 }
 
 /* Write what nested writers left, in their order. */
+#define NESTED_MORE_BYTES 12288u
+#define NESTED_MORE (NESTED_MORE_BYTES / sizeof(struct agent_nested_event))
+
+/* The side buffer's slot i; NULL past its end. */
+static struct agent_nested_event *nested_slot(struct agent_thread *self, uint32_t i)
+{
+	if (i < AGENT_NESTED_EVENTS)
+		return &self->nested[i];
+	struct agent_nested_event *more = self->nested_more;
+	return more && i - AGENT_NESTED_EVENTS < NESTED_MORE ? &more[i - AGENT_NESTED_EVENTS] : NULL;
+}
+
+void alloc_thread_begin(void)
+{
+	if (agent_self.nested_more || !(agent_transport.header->mode & TRANSPORT_MODE_ALLOCS))
+		return; /* a fork child keeps its copy */
+	void *m = mmap(NULL, NESTED_MORE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		agent_self.nested_more = m;
+}
+
+void alloc_thread_end(void)
+{
+	struct agent_nested_event *more = agent_self.nested_more;
+	agent_self.nested_more = NULL; /* before it is unmapped: no handler may find it after */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (more)
+		munmap(more, NESTED_MORE_BYTES);
+}
+
 static void write_nested(uint32_t ring)
 {
 	struct agent_thread *self = &agent_self;
@@ -253,7 +291,11 @@ static void write_nested(uint32_t ring)
 			}
 			continue;
 		}
-		struct agent_nested_event *e = &self->nested[self->nested_done++];
+		struct agent_nested_event *e = nested_slot(self, self->nested_done++);
+		if (!e) {
+			atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1); /* unmapped at the thread's end */
+			continue;
+		}
 		uint16_t kind = e->kind;
 		if ((e->decide & 2) && kind != TR_HEAP_FREE && unwinder_own(e->caller))
 			kind = TR_HEAP_NONE; /* libunwind's (or liblzma's, for its minidebuginfo) */
@@ -332,11 +374,11 @@ static void push_nested(uint64_t seq, uint64_t address, uint64_t size, uint64_t 
 {
 	struct agent_thread *self = &agent_self;
 	uint32_t n = atomic_load_explicit(&self->nested_count, memory_order_relaxed);
-	if (n >= AGENT_NESTED_EVENTS) {
+	struct agent_nested_event *e = nested_slot(self, n);
+	if (!e) {
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
 		return;
 	}
-	struct agent_nested_event *e = &self->nested[n];
 	e->seq = seq;
 	e->time_ns = coarse_now();
 	e->address = address;

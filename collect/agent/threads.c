@@ -362,6 +362,7 @@ void agent_thread_begin(void)
 	agent_self.tid = 0;
 	agent_gettid();
 	capture_warm_up();
+	alloc_thread_begin();
 	agent_self.start_pending = 1;
 	agent_enter();
 	agent_ring_waiting(); /* writes the START record */
@@ -389,5 +390,6 @@ void agent_thread_end(void)
 	stack_table_free(agent_self.stacks);
 	agent_self.stacks = NULL;
 	capture_thread_end();
+	alloc_thread_end();
 	agent_self.registered = 0;
 }
