@@ -65,6 +65,13 @@ add_test(NAME e2e_collect_fds COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect
 set_tests_properties(e2e_collect_fds PROPERTIES LABELS e2e TIMEOUT 120)
 
 ipscope_workload(collect_signals e2e/workloads/collect_signals.c)
+add_library(collect_forkmask_lib SHARED e2e/workloads/collect_forkmask_lib.c)
+set_target_properties(collect_forkmask_lib PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/workloads)
+target_compile_options(collect_forkmask_lib PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(collect_forkmask_lib PRIVATE -fno-sanitize=all)
+target_link_libraries(collect_forkmask_lib PRIVATE pthread)
+ipscope_workload(collect_forkmask e2e/workloads/collect_forkmask.c)
+target_link_libraries(collect_forkmask PRIVATE collect_forkmask_lib)
 add_test(NAME e2e_collect_signals COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_signals.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_signals PROPERTIES LABELS e2e TIMEOUT 120)
 

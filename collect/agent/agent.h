@@ -172,7 +172,7 @@ void agent_thread_record(uint32_t flags);
 void agent_record_running_threads(void);
 /* Block the sampling signal around non-handler ring writes (old: the mask to restore). */
 void agent_block_signal(sigset_t *old);
-/* Restore the mask agent_block_signal saved. */
+/* Undo agent_block_signal: unblock the sampling signal unless old (the mask it saved) had it blocked. */
 void agent_restore_signal(const sigset_t *old);
 /* Begin work of the agent's own that allocates on a program's thread: its allocations are not
  * recorded (internal), and every signal but the synchronous faults is blocked (old: the mask to

@@ -223,10 +223,18 @@ void agent_block_signal(sigset_t *old)
 	agent_self.in_agent_section++;
 }
 
+/* Undo the block only: program code that ran inside the section (fork handlers of libraries loaded
+ * before the agent, a dlopen'd constructor) may have changed the mask, and that change stays (a
+ * child handler's block of SIGUSR1 was undone so). */
 void agent_restore_signal(const sigset_t *old)
 {
 	agent_self.in_agent_section--;
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	if (!agent_config.signal || sigismember(old, agent_config.signal))
+		return;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, agent_config.signal);
+	agent_libc.syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, _NSIG / 8);
 }
 
 void agent_internal_begin(sigset_t *old)
