@@ -340,8 +340,8 @@ void agent_thread_record(uint32_t flags)
 	uint32_t ring = agent_ring_waiting();
 	if (ring != AGENT_NO_RING)
 		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
-	else
-		agent_count_record_lost();
+	else if (!agent_self.start_pending)
+		agent_count_record_lost(); /* a thread that never had a ring is threads_without_ring's */
 	agent_leave();
 }
 
