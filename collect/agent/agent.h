@@ -166,7 +166,7 @@ uint32_t agent_ring_waiting(void);
 void agent_count_record_lost(void);
 /* Wait (a little) for room for a record that must not be lost; NULL once collect is gone. */
 void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size);
-/* Write a thread record for the calling thread: its name and CPU time (waits briefly for a ring). */
+/* Write the calling thread's end record: its name and CPU time (waits for a ring; without one, counted: threads_without_ring or records_lost). */
 void agent_thread_record(uint32_t flags);
 /* At exit: the CPU time of every other thread that still holds a ring. */
 void agent_record_running_threads(void);

@@ -340,8 +340,10 @@ void agent_thread_record(uint32_t flags)
 	uint32_t ring = agent_ring_waiting();
 	if (ring != AGENT_NO_RING)
 		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
-	else if (!agent_self.start_pending)
-		agent_count_record_lost(); /* a thread that never had a ring is threads_without_ring's */
+	else if (agent_self.start_pending) /* it never had a ring: it and its samples are missing */
+		atomic_fetch_add(&agent_transport.header->threads_without_ring, 1);
+	else
+		agent_count_record_lost();
 	agent_leave();
 }
 
@@ -385,8 +387,6 @@ void agent_thread_end(void)
 		return;
 	sampler_thread_stop();
 	agent_thread_record(TRACE_THREAD_NAME | TRACE_THREAD_EXIT);
-	if (agent_self.ring == AGENT_NO_RING)
-		atomic_fetch_add(&agent_transport.header->threads_without_ring, 1);
 	if (agent_self.ring != AGENT_NO_RING) {
 		agent_enter();
 		agent_leave(); /* anything a handler left behind */
