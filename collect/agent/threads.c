@@ -224,8 +224,9 @@ void agent_block_signal(sigset_t *old)
 }
 
 /* Undo the block only: program code that ran inside the section (fork handlers of libraries loaded
- * before the agent, a dlopen'd constructor) may have changed the mask, and that change stays (a
- * child handler's block of SIGUSR1 was undone so). */
+ * before the agent, a dlopen'd constructor) may have changed the mask of other signals, and that
+ * change stays (a child handler's block of SIGUSR1 was undone so); the sampling signal is unblocked
+ * as before the section. */
 void agent_restore_signal(const sigset_t *old)
 {
 	agent_self.in_agent_section--;
