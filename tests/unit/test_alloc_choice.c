@@ -13,7 +13,10 @@
  * countdown (measured, the countdowns the handler found there were not
  * geometric: 1 and 2 over-represented at -O2 and -O3), and in Release builds
  * it came out at 0.37-0.41 for bytes where 0.31 is right, for this logic and
- * the old alike, so it tells neither apart.
+ * the old alike, so it tells neither apart. Both conditional checks are
+ * made exactly instead with a handler's decision injected, without a timer,
+ * just after every take of the main loop (the old logic: between its read
+ * and its write), a million times for each scheme.
  *
  * `unit_alloc_choice old` runs the same checks on the agent's logic before
  * alloc_choice.h, transcribed below (ctest expects it to fail): a handler
@@ -41,6 +44,9 @@ struct logic {
 };
 
 static struct choice_scheme scheme;
+/* Called, when set, where a handler can interrupt a decision: after the take (or, in the old logic,
+ * between its read and its write of the countdown): a handler's decision injected there. */
+static void (*interrupt)(void);
 
 static int64_t new_countdown;
 static struct choice_stream new_stream;
@@ -51,6 +57,8 @@ static uint64_t new_random(void)
 static int new_decide(int64_t step)
 {
 	int64_t before = choice_take(&new_countdown, step);
+	if (interrupt)
+		interrupt();
 	if (before > step)
 		return 0;
 	return choice_decide(&new_countdown, before, step, &scheme, &new_stream);
@@ -83,6 +91,8 @@ static int64_t old_draw(void)
 static int old_decide(int64_t step)
 {
 	int64_t c = old_countdown;
+	if (interrupt)
+		interrupt();
 	if (c > step) {
 		old_countdown = c - step;
 		return 0;
@@ -231,6 +241,33 @@ static void check_decisions(const char *name, int64_t main_step, double p_main, 
 	show_fraction("handler's, in an unchosen one", pairs[0][1], pairs[0][0] + pairs[0][1], p_handler, 0);
 }
 
+/* The handler's decisions, injected where a signal can land in every decision of the main loop (no
+ * timer: where a timer's signal lands is not independent of the countdown, see the header). */
+#define INJECTED_TRIALS 1000000
+static int injected_choice;
+static void inject_handler(void)
+{
+	interrupt = NULL; /* the handler's own decision is not interrupted */
+	injected_choice = logic->decide(handler_step);
+	interrupt = inject_handler;
+}
+
+static void check_injected(const char *name, int64_t main_step, double p_main, double p_handler)
+{
+	uint64_t pairs[2][2] = { { 0, 0 }, { 0, 0 } }, main_chosen = 0;
+	interrupt = inject_handler;
+	for (int i = 0; i < INJECTED_TRIALS; i++) {
+		int c = logic->decide(main_step);
+		main_chosen += (uint64_t)c;
+		pairs[c][injected_choice]++;
+	}
+	interrupt = NULL;
+	printf("%s, a handler's decision injected in each:\n", name);
+	show_fraction("loop's chosen", main_chosen, INJECTED_TRIALS, p_main, 1);
+	show_fraction("handler's, in a chosen one", pairs[1][1], pairs[1][0] + pairs[1][1], p_handler, 1);
+	show_fraction("handler's, in an unchosen one", pairs[0][1], pairs[0][0] + pairs[0][1], p_handler, 1);
+}
+
 /* The arithmetic, without signals. */
 static void check_arithmetic(void)
 {
@@ -298,9 +335,11 @@ int main(int argc, char **argv)
 	scheme = (struct choice_scheme){ 0, log(1 - 0.125), 0 };
 	handler_step = 1;
 	check_decisions("rate 1/8", 1, 0.125, 0.125);
+	check_injected("rate 1/8", 1, 0.125, 0.125);
 	scheme = (struct choice_scheme){ 1, 0, 64 };
 	handler_step = 24;
 	check_decisions("bytes, mean 64", 8, -expm1(-8.0 / 64), -expm1(-24.0 / 64));
+	check_injected("bytes, mean 64", 8, -expm1(-8.0 / 64), -expm1(-24.0 / 64));
 
 	free(main_numbers);
 	free(handler_numbers);
