@@ -24,11 +24,6 @@ target_link_options(collect_plugin_ctor PRIVATE -fno-sanitize=all)
 target_link_libraries(collect_plugin_ctor PRIVATE pthread)
 target_include_directories(collect_plugin_ctor PRIVATE ${CMAKE_SOURCE_DIR}/tests/e2e/workloads)
 
-# The demo the README's first command profiles.
-ipscope_workload(ipscope-demo e2e/workloads/demo.c)
-set_target_properties(ipscope-demo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
-target_link_libraries(ipscope-demo PRIVATE pthread)
-
 foreach(test cpu_time threads_share exit_status program_killed truncated errors dlopen interrupt exec)
   add_test(NAME e2e_collect_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_${test}.sh ${CMAKE_BINARY_DIR})

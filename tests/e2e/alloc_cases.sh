@@ -2,6 +2,7 @@
 # against valgrind memcheck's figures measured here, two threads at once, a
 # signal handler that allocates, fork in the middle, and a static binary.
 . "$(dirname "$0")/lib.sh"
+need valgrind valgrind
 a=$bin/analyze
 t=$scratch/t.zst
 w=$workloads/alloc_cases

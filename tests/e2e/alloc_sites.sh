@@ -3,6 +3,7 @@
 # frame with -C, go tool pprof -sample_index=alloc_space, folded), and the
 # views --leaks, --peak, --temporary.
 . "$(dirname "$0")/lib.sh"
+need go golang-go
 a=$bin/analyze
 t=$scratch/t.zst
 "$bin/collect" -q --allocs -o "$t" "$workloads/alloc_sites" 2>"$scratch/err" || fail "collect: $(cat "$scratch/err")"

@@ -9,20 +9,44 @@
 # nothing; a process that forks all the time loses no samples in its forks;
 # 300 processes started at once are all profiled; --no-follow profiles the
 # first process only.
+# A process's CPU check is a ratio of what its threads measured with their own
+# clocks (at least 70%, at most 105% + 10 ms), never a few ms of a fixed budget:
+# on a busy 2-core machine the share that samples cover moves (kernel work
+# outside system calls is not sampled), and the test is labelled "timing".
 . "$(dirname "$0")/lib.sh"
+need make make
 busy=$workloads/collect_busy
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_procs" tree "$busy" >"$scratch/out" 2>"$scratch/err" ||
 	fail "collect exited $?: $(cat "$scratch/err")"
 cat "$scratch/out"
 "$bin/analyze" info "$scratch/t.zst" | sed -n '/^Processes/,/^Modules/p'
+# covered WHAT TRACE PID SECONDS: process PID of TRACE burns SECONDS, and its samples stand for
+# most of the CPU time its threads measured with their own clocks at their end (a process that
+# ends in _exit has no such measure: then of SECONDS).
+covered() {
+	[ -n "$3" ] || fail "$1: no such process in $2"
+	set -- "$@" $(info_json "$2" | jq -r --argjson p "$3" '[([.processes[] | select(.pid == $p) | .value] | add),
+		([.threads[] | select(.pid == $p) | .measured_cpu_ns] | add)] | map((. // 0) / 1e9) | "\(.[0]) \(.[1])"')
+	if awk -v m="$6" 'BEGIN { exit !(m > 0) }'; then
+		echo "$1 (pid $3): ${5}s profiled of the ${6}s its threads measured; it burns $4 s"
+		awk -v m="$6" -v s="$4" 'BEGIN { exit !(m >= 0.99 * s) }' || fail "$1: its threads measured ${6}s, it burns $4 s"
+		set -- "$1" "$2" "$3" "$4" "$5" "$6" "the ${6}s its threads measured"
+	else
+		echo "$1 (pid $3): ${5}s profiled; it burns $4 s (its threads' measure is unknown)"
+		set -- "$1" "$2" "$3" "$4" "$5" "$4" "the $4 s it burns"
+	fi
+	awk -v p="$5" -v m="$6" 'BEGIN { exit !(p >= 0.7 * m && p <= 1.05 * m + 0.01) }' ||
+		fail "$1: ${5}s profiled of $7"
+}
+# pid_of TRACE_JSON COMMAND_END: the pid of the process whose command ends with COMMAND_END.
+pid_of() {
+	jq -r --arg c "$2" '.processes[] | select(.command | endswith($c)) | .pid' "$1" | head -n 1
+}
 # check_process ROLE SECONDS FUNCTION: process ROLE has SECONDS of CPU, in FUNCTION, with its exit status.
 check_process() {
 	pid=$(awk -v r="$1" '$1 == "pid" && $3 == r { print $2 }' "$scratch/out")
 	[ -n "$pid" ] || fail "$1: the workload did not say its pid"
-	cpu=$(info_json "$scratch/t.zst" | jq -r --argjson p "$pid" '.processes[] | select(.pid == $p) | .value / 1e9')
-	[ -n "$cpu" ] || fail "$1: process $pid is not listed"
-	echo "$1 (pid $pid): ${cpu}s of $2 s"
-	within "$cpu" "$2" "$(awk -v s="$2" 'BEGIN { print s / 10 + 0.01 }')" || fail "$1: ${cpu}s profiled, it burned $2 s"
+	covered "$1" "$scratch/t.zst" "$pid" "$2"
 	"$bin/analyze" flat --pid "$pid" "$scratch/t.zst" >"$scratch/flat.$1" || fail "$1: analyze flat --pid failed"
 	share=$(awk -v f="$3" '$NF == f { sub("%", "", $2); print $2; exit }' "$scratch/flat.$1")
 	[ -n "$share" ] && awk -v s="$share" 'BEGIN { exit !(s > 90) }' ||
@@ -53,10 +77,7 @@ grep -q "collect_busy_static, which is not profiled: statically linked" "$scratc
 	fail "pipeline: collect did not say the static program is not profiled: $(cat "$scratch/err")"
 info_json "$scratch/p.zst" >"$scratch/p.json"
 for pair in "collect_busy 0.3:0.3" "collect_procs sink 0.2:0.2"; do
-	cmd=${pair%:*}
-	cpu=$(jq -r --arg c "$cmd" '.processes[] | select(.command | endswith($c)) | .value / 1e9' "$scratch/p.json")
-	echo "pipeline: $cmd: ${cpu}s"
-	within "${cpu:-0}" "${pair##*:}" 0.04 || fail "pipeline: '$cmd' has ${cpu:-no} s"
+	covered "pipeline: ${pair%:*}" "$scratch/p.zst" "$(pid_of "$scratch/p.json" "${pair%:*}")" "${pair##*:}"
 done
 jq -e '.processes[] | select(.command | endswith("collect_busy_static")) | select(.profiled | not)' \
 	"$scratch/p.json" >/dev/null || fail "pipeline: the static program is not listed as not profiled"
@@ -73,9 +94,9 @@ if [ "$(id -u)" -eq 0 ]; then
 		fail "setuid: collect did not say the setuid program is not profiled: $(cat "$scratch/err")"
 	"$bin/analyze" info "$scratch/u.zst" | grep -q "not profiled: setuid or setgid" ||
 		fail "setuid: analyze info does not say the setuid program was not profiled"
-	cpu=$(info_json "$scratch/u.zst" | jq -r '.processes[] | select(.command | endswith("collect_busy 0.2")) | .value / 1e9')
-	within "${cpu:-0}" 0.2 0.04 || fail "setuid: the profiled program has ${cpu:-no} s of its 0.2 s"
-	echo "setuid: not profiled, said; the other program's ${cpu}s of 0.2 s"
+	info_json "$scratch/u.zst" >"$scratch/u.json"
+	covered "setuid: the other program" "$scratch/u.zst" "$(pid_of "$scratch/u.json" "collect_busy 0.2")" 0.2
+	echo "setuid: not profiled, said"
 else
 	echo "setuid case skipped: not root"
 fi
@@ -87,9 +108,7 @@ printf 'all: a b\na:\n\t%s 0.3\nb:\n\t%s 0.2\n.PHONY: all a b\n' "$busy" "$busy"
 	fail "make -j2: collect exited $?: $(cat "$scratch/err")"
 info_json "$scratch/m.zst" >"$scratch/m.json"
 for want in 0.3 0.2; do
-	cpu=$(jq -r --arg c "collect_busy $want" '.processes[] | select(.command | endswith($c)) | .value / 1e9' "$scratch/m.json")
-	echo "make -j2: collect_busy $want: ${cpu:-no}s"
-	within "${cpu:-0}" "$want" 0.04 || fail "make -j2: 'collect_busy $want' has ${cpu:-no} s"
+	covered "make -j2: collect_busy $want" "$scratch/m.zst" "$(pid_of "$scratch/m.json" "collect_busy $want")" "$want"
 done
 
 # The first process exits first (status 3) while its child still works: collect waits for the
@@ -99,9 +118,8 @@ set +e
 rc=$?
 set -e
 [ $rc -eq 3 ] || fail "parent first: collect exited $rc, the program 3: $(cat "$scratch/err")"
-cpu=$(info_json "$scratch/b.zst" | jq -r '.processes[] | select(.command | endswith("collect_busy 0.4")) | .value / 1e9')
-echo "parent first: the child's ${cpu:-no}s of 0.4 s"
-within "${cpu:-0}" 0.4 0.04 || fail "parent first: the child has ${cpu:-no} s of its 0.4 s"
+info_json "$scratch/b.zst" >"$scratch/b.json"
+covered "parent first: the child" "$scratch/b.zst" "$(pid_of "$scratch/b.json" "collect_busy 0.4")" 0.4
 
 # A child of the raw fork system call (no fork handler runs in it): it allocates, loads a library,
 # starts a thread and forks, as without collect, in every mode (it died of SIGSEGV).
@@ -127,10 +145,9 @@ echo "raw fork: ok"
 "$bin/collect" -q -o "$scratch/forks.zst" "$workloads/collect_procs" forks 0.4 >"$scratch/forks.out" 2>"$scratch/err" ||
 	fail "forker: collect exited $?: $(cat "$scratch/err")"
 lost=$(info_lost "$scratch/forks.zst")
-cpu=$(info_json "$scratch/forks.zst" | jq -r '.processes[0].value / 1e9')
-echo "forker: $(grep -o 'forks [0-9]*' "$scratch/forks.out"), ${cpu}s profiled of 0.4 s, $lost samples lost"
+echo "forker: $(grep -o 'forks [0-9]*' "$scratch/forks.out"), $lost samples lost"
 [ "$lost" -eq 0 ] || fail "forker: $lost samples lost in its forks"
-within "$cpu" 0.4 0.06 || fail "forker: ${cpu}s profiled of its 0.4 s"
+covered forker "$scratch/forks.zst" "$(info_json "$scratch/forks.zst" | jq -r '.processes[0].pid')" 0.4
 
 # 300 processes started at once take rings faster than collect frees those of the ended: each
 # waits for one, so none is listed as not profiled for a lost record that it started.

@@ -2,6 +2,7 @@
 # read up to its last complete record with a warning. A corrupt trace gets a
 # one-line error naming the file, exit status 1, never a crash.
 . "$(dirname "$0")/lib.sh"
+need pgrep procps
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/collect_busy" 3 2>/dev/null &
 pid=$!
 sleep 1.5

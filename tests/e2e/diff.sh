@@ -66,7 +66,7 @@ echo "70/30 against 30/70: heavy -40, light +40 points (within 5), significant i
 
 # pprof: the -diff_base profile go tool pprof reads; percentages of base's total.
 # go is in scripts/debian-packages.txt: without it this test fails, never skips.
-command -v go >/dev/null 2>&1 || fail "go not installed (scripts/debian-packages.txt has golang-go)"
+need go golang-go
 {
 	export HOME="$scratch/home"
 	mkdir -p "$HOME"

@@ -11,7 +11,7 @@
 #         (a ctest fixture) and the others read its trace from
 #         BUILD_DIR/tests/export-e2e; speedscope needs export_setup_node.sh
 #         to have installed the npm packages into BUILD_DIR/tests/export-node.
-# Exit 0 pass, 1 fail, 77 skip (go or node missing; said on stderr).
+# Exit 0 pass, 1 fail (a consumer not installed too, naming its Debian package).
 set -eu
 step=${1:?usage: export_consumers.sh STEP BUILD_DIR}
 build=$(cd "${2:?usage: export_consumers.sh STEP BUILD_DIR}" && pwd)
@@ -26,9 +26,10 @@ fail() {
 	exit 1
 }
 
-skip() {
-	echo "SKIP ($step): $*" >&2
-	exit 77
+# need COMMAND PACKAGE: fail, naming the Debian package, when COMMAND is not installed.
+need() {
+	command -v "$1" >/dev/null 2>&1 ||
+		fail "$1 is not installed: the Debian package $2 has it (scripts/debian-packages.txt)"
 }
 
 # Per-function "name<TAB>self<TAB>cum" rows of `analyze flat` (its TSV:
@@ -97,7 +98,7 @@ collect)
 	;;
 
 pprof)
-	command -v go >/dev/null 2>&1 || skip "go not found: install golang-go (scripts/setup) for go tool pprof"
+	need go golang-go
 	# go tool pprof keeps settings under $HOME; give it a private one.
 	export HOME="$work/home"
 	mkdir -p "$HOME"
@@ -137,7 +138,7 @@ pprof)
 	;;
 
 speedscope)
-	command -v node >/dev/null 2>&1 || skip "node not found: install nodejs and npm (scripts/setup)"
+	need node nodejs
 	[ -f "$node_dir/node_modules/speedscope/dist/release/file-format-schema.json" ] ||
 		fail "speedscope package not installed in $node_dir (export_setup_node.sh)"
 	for opt in "" -C; do

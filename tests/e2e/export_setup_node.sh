@@ -5,17 +5,17 @@
 # (normally BUILD/tests/export-node). The export tests run them from there.
 #
 # usage: export_setup_node.sh DEST
-# Exit 0 when installed (or already installed from the same lock file), 77
-# when node or npm is missing (ctest reports the tests that need it as
-# skipped), 1 when the installation failed.
+# Exit 0 when installed (or already installed from the same lock file), 1
+# when node or npm is missing (naming the Debian package) or the installation
+# failed.
 set -eu
 dest=${1:?usage: export_setup_node.sh DEST}
 src=$(cd "$(dirname "$0")/node" && pwd)
 
-for tool in node npm; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "SKIP: $tool not found; install the Debian packages nodejs and npm (scripts/setup)" >&2
-		exit 77
+for tool in node:nodejs npm:npm; do
+	if ! command -v "${tool%:*}" >/dev/null 2>&1; then
+		echo "FAIL: ${tool%:*} is not installed: the Debian package ${tool#*:} has it (scripts/debian-packages.txt)" >&2
+		exit 1
 	fi
 done
 

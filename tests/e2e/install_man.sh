@@ -4,6 +4,7 @@
 # man(1) without warnings.
 # usage: install_man.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+need man man-db
 man_dir=$build/man
 help_options() { # --help text on stdin -> options, one per line
 	sed -n 's/^ \{1,6\}\(-[^ ].*\)/\1/p' | sed 's/   .*//; s/, / /g' | tr ' ' '\n' | grep '^-' | sort -u

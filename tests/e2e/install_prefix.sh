@@ -7,6 +7,8 @@
 # analyze finds its plot templates in share/ipscope/plots/.
 # usage: install_prefix.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+need man man-db
+need zstd zstd
 prefix=$scratch/prefix
 cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" 2>&1 ||
 	fail "cmake --install failed: $(cat "$scratch/install.log")"
@@ -33,7 +35,7 @@ cd "$scratch"
 cmp -s installed.tree build.tree || fail "installed and build-tree reports differ: $(diff installed.tree build.tree)"
 grep -q heavy installed.tree || fail "installed collect recorded no samples of heavy(): $(cat installed.tree)"
 # gnuplot is in scripts/debian-packages.txt: its absence fails, never skips.
-command -v gnuplot >/dev/null 2>&1 || fail "gnuplot not installed (scripts/debian-packages.txt has gnuplot-nox)"
+need gnuplot gnuplot-nox
 "$prefix/bin/analyze" plot top -o top.txt t.zst 2>err || fail "installed analyze plot: $(cat err)"
 grep -q "top functions of report_split" top.txt || fail "installed analyze plot drew no top: $(cat top.txt)"
 MANPATH="$prefix/share/man" man -w analyze-tree >/dev/null 2>&1 || man -l "$prefix/share/man/man1/analyze-tree.1" >/dev/null ||

@@ -70,3 +70,11 @@ info_thread_count() {
 info_lost() {
 	info_json "$1" | jq -r '.lost_samples'
 }
+
+# need COMMAND PACKAGE: fail, naming the Debian package, when COMMAND is not
+# installed (scripts/debian-packages.txt lists every test's programs).
+need() {
+	command -v "$1" >/dev/null 2>&1 ||
+		fail "$1 is not installed: the Debian package $2 has it (scripts/debian-packages.txt; scripts/setup build test installs it)"
+}
+need jq jq

@@ -8,6 +8,8 @@
 # hand, and the errors: heap of a CPU trace, an unknown output type, gnuplot
 # missing.
 . "$(dirname "$0")/lib.sh"
+need gnuplot gnuplot-nox
+need xmllint libxml2-utils
 png_info=$build/tests/png_info
 
 "$bin/collect" -q -o "$scratch/t.zst" "$workloads/export_threads" 0.6 >/dev/null 2>"$scratch/err" ||

@@ -31,7 +31,7 @@ zstd -dc "$scratch/s.zst" 2>/dev/null | grep -qa "stale_name" &&
 	fail "the stale map was copied"
 
 # node: names present, shares plausible (hotAlpha does twice hotBeta's work).
-command -v node >/dev/null || fail "node missing (scripts/debian-packages.txt)"
+need node nodejs
 cat >"$scratch/app.js" <<'JS'
 // Two known hot functions: hotAlpha is called twice as often as hotBeta.
 function hotAlpha(n) { let x = 0; for (let i = 0; i < n; i++) x = (x * 31 + i) % 1000003; return x; }

@@ -5,6 +5,8 @@
 # debug info anywhere gets names from its symbol table; a binary rebuilt
 # after collection is warned about and never given wrong names.
 . "$(dirname "$0")/lib.sh"
+need objcopy binutils
+need readelf binutils
 src=$(dirname "$0")/workloads/report_cpp.cpp
 name='geometry::Accumulator<double>::add_many'
 mangled='_ZN8geometry11AccumulatorIdE8add_manyEl'

@@ -4,6 +4,8 @@
 # a search dir that holds only another build is never used, and the warning
 # says which file had which build-id.
 . "$(dirname "$0")/lib.sh"
+need objcopy binutils
+need readelf binutils
 src=$(dirname "$0")/workloads/report_cpp.cpp
 name='geometry::Accumulator<double>::add_many'
 line=$(marker_line "@add-many-line" "$src")

@@ -7,8 +7,8 @@
 src=$(dirname "$0")/workloads/report_cpp.cpp
 name='geometry::Accumulator<double>::add_many'
 line=$(marker_line "@add-many-line" "$src")
-command -v debuginfod >/dev/null || fail "debuginfod missing (scripts/debian-packages.txt)"
-command -v node >/dev/null || fail "node missing (scripts/debian-packages.txt)"
+need debuginfod debuginfod
+need node nodejs
 server_pid=""
 stop_server() {
 	if [ -n "$server_pid" ]; then

@@ -4,7 +4,7 @@
 # capture-pane, polled until the expected text shows (never fixed sleeps:
 # the machine is loaded). Sets a (the analyze binary); kills the server
 # and removes the scratch directory on exit.
-command -v tmux >/dev/null || fail "tmux is not installed (scripts/debian-packages.txt lists it)"
+need tmux tmux
 a=$(cd "$bin" && pwd)/analyze
 sock=ipscope-view-test-$$
 T() { tmux -L "$sock" -f /dev/null "$@"; }
