@@ -169,6 +169,8 @@ static int write_output(const struct diff_args *a, struct analyze_options *o, co
 		report_init(&r, out.file, d->p, o, DIFF_VALUE);
 		struct diff_view v = a->view;
 		v.tsv = a->format == FORMAT_TSV;
+		if (!out.path)
+			options_start_pager(o);
 		diff_report(&r, d, &v);
 		ok = !ferror(out.file);
 	} else {
@@ -211,7 +213,7 @@ int cmd_diff(int argc, char **argv)
 			   "have no noise: every change is marked. The filters apply to both runs first.",
 		.help = diff_help,
 		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES |
-			  OPTGROUP_COMBINE | OPTGROUP_DISPLAY,
+			  OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.operands = "BASE NEW",
 		.options = diff_long_options,
 		.short_options = "f:o:",

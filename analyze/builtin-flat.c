@@ -69,19 +69,22 @@ int cmd_flat(int argc, char **argv)
 {
 	struct flat_args a;
 	memset(&a, 0, sizeof(a));
+	a.fo.sort = FLAT_SORT_SELF; /* the answer first, as perf report and pprof -top */
 	const struct analyze_command cmd = {
 		.name = "flat",
 		.synopsis = "analyze flat [options] TRACE",
 		.summary = "Print one row per function with its inclusive count (each sample counted\n"
 			   "once per row, even under recursion) and its self count.",
-		.help = "      --sortedby KEY      filefuncline (default), count or self (largest first)\n"
+		.help = "      --sortedby KEY      self (the default: largest self cost first, then\n"
+			"                          count), count (largest first), or filefuncline\n"
+			"                          (Julia's order: file, function, line)\n"
 			"      --limit N           print the first N rows only\n"
 			"      --format FORMAT     text (default) or tsv: a header line, then per row\n"
 			"                          count, self, file, line, function, address, inlined\n"
 			"                          and TYPE, TYPE_self for every value type; raw\n"
 			"                          integers, nothing cut, fields escaped (\\t \\n \\\\)\n",
 		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES |
-			  OPTGROUP_COMBINE | OPTGROUP_DISPLAY,
+			  OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.options = flat_long_options,
 		.handle = flat_handle,
 		.ctx = &a,

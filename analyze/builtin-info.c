@@ -490,7 +490,7 @@ int cmd_info(int argc, char **argv)
 		.help = "      --format FORMAT     text (default) or json: one object with every figure\n"
 			"                          the text shows (totals per value type, threads,\n"
 			"                          modules, file, metadata, corrected figures)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_SELECT,
+		.groups = OPTGROUP_LOAD | OPTGROUP_SELECT | OPTGROUP_PAGER,
 		.options = info_long_options,
 		.handle = info_handle,
 		.ctx = &args,
@@ -558,6 +558,7 @@ int cmd_info(int argc, char **argv)
 			fputc('\n', stdout);
 			json_decref(doc);
 		} else {
+			options_start_pager(&o);
 			print_text(&in);
 		}
 		free(in.thread_values);

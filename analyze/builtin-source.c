@@ -81,7 +81,7 @@ int cmd_source(int argc, char **argv)
 			"      --format FORMAT     text (default) or tsv: a header line, then file, line\n"
 			"                          and every value type per charged line (line 0:\n"
 			"                          unknown), raw integers, fields escaped (\\t \\n \\\\)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY,
+		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.operands = "TRACE FILE",
 		.optional_operands = 1,
 		.options = source_long_options,
@@ -104,6 +104,7 @@ int cmd_source(int argc, char **argv)
 		struct report r;
 		char err[2048];
 		report_init(&r, stdout, p, &o, value);
+		options_start_pager(&o);
 		if (source_report(&r, &a.so, err, sizeof(err)) < 0)
 			rc = usage_error(&cmd, "%s", err);
 		else

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "pager.h"
 #include "terminal.h"
 
 struct shared_option {
@@ -100,6 +101,10 @@ static const struct shared_option shared_options[] = {
 	{OPTGROUP_LOOK, {"color", required_argument, NULL, OPTION_COLOR},
 	 "      --color WHEN        auto (default: on a terminal unless NO_COLOR is\n"
 	 "                          set), always or never"},
+	{OPTGROUP_PAGER, {"no-pager", no_argument, NULL, OPTION_NO_PAGER},
+	 "      --no-pager          never page; on a terminal the report goes through\n"
+	 "                          IPSCOPE_PAGER, PAGER or less (none when it is empty\n"
+	 "                          or cat); a pipe or a file is never paged"},
 	{0, {"value", required_argument, NULL, OPTION_VALUE},
 	 "      --value TYPE        the value type to show: samples (default: timer\n"
 	 "                          periods) or cpu (nanoseconds) in a CPU trace"},
@@ -343,6 +348,7 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 		strcat(shortopts, cmd->short_options);
 
 	const char *color = "auto";
+	int no_pager = 0;
 	int rc = -1;
 	opterr = 0;
 	optind = 1;
@@ -371,6 +377,8 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 				goto out;
 			}
 			color = optarg;
+		} else if (opt == OPTION_NO_PAGER) {
+			no_pager = 1;
 		} else if (opt == 'C' || (opt >= 256 && opt < OPTION_COMMAND_FIRST)) {
 			if (handle_shared(cmd, o, opt, optarg)) {
 				rc = 2;
@@ -387,6 +395,7 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 	o->color = terminal_use_color(color, STDOUT_FILENO);
 	if (o->width < 0)
 		o->width = terminal_width(STDOUT_FILENO);
+	o->pager = (cmd->groups & OPTGROUP_PAGER) && pager_wanted(no_pager);
 	return -1;
 out:
 	analyze_options_free(o);
@@ -411,6 +420,12 @@ void analyze_options_free(struct analyze_options *o)
 	o->load.ndebug_dirs = 0;
 	o->filter.tids = NULL;
 	o->filter.ntids = 0;
+}
+
+void options_start_pager(const struct analyze_options *o)
+{
+	if (o->pager)
+		pager_start();
 }
 
 int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,

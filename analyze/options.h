@@ -48,6 +48,7 @@
 #define OPTGROUP_LOOK 0x40u     /* --full-paths, --color auto|always|never */
 #define OPTGROUP_DISPLAY (OPTGROUP_WIDTH | OPTGROUP_LOOK) /* what the text reports take */
 #define OPTGROUP_SELECT 0x80u   /* --pid N (repeatable), --state on-cpu|off-cpu: which samples */
+#define OPTGROUP_PAGER 0x400u   /* --no-pager: a long text report, through a pager on a terminal (pager.h) */
 /* Every command takes --value TYPE (the value type shown: samples, cpu...). */
 
 /*
@@ -81,6 +82,7 @@ enum {
 	OPTION_LEAKS,
 	OPTION_PEAK,
 	OPTION_TEMPORARY,
+	OPTION_NO_PAGER,
 	OPTION_COMMAND_FIRST = 512,
 };
 
@@ -95,6 +97,7 @@ struct analyze_options {
 	int width;                    /* columns; 0: unlimited (no truncation) */
 	int full_paths;               /* --full-paths: no path shortening */
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
+	int pager;                    /* resolved OPTGROUP_PAGER: 1 to page (options_start_pager) */
 	const char *value_name;       /* --value TYPE, NULL: the profile's default */
 	const char *trace;            /* the TRACE operand (the first operand) */
 	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
@@ -138,6 +141,9 @@ struct analyze_command {
 int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd,
 			  struct analyze_options *o);
 void analyze_options_free(struct analyze_options *o);
+
+/* Before a report's first line: its output goes through a pager when o->pager says so. */
+void options_start_pager(const struct analyze_options *o);
 
 /* Print the command's --help text (synopsis, summary, its options, shared ones). */
 void analyze_options_help(FILE *out, const struct analyze_command *cmd);

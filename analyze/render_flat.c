@@ -220,6 +220,8 @@ static int row_order(const void *a, const void *b, void *ctx)
 		return cx > cy ? -1 : 1;
 	if (ro->sort == FLAT_SORT_SELF && sx != sy)
 		return sx > sy ? -1 : 1;
+	if (ro->sort == FLAT_SORT_SELF && cx != cy) /* then by inclusive: callers of equal self */
+		return cx > cy ? -1 : 1;
 	return flat_row_compare(ro->ft->t->profile, x, y);
 }
 
@@ -250,21 +252,20 @@ static void print_rows(const struct report *r, const struct flat_table *ft, cons
 	uint32_t *order;
 	uint32_t n = shown_rows(ft, o, fo, &order);
 
-	int64_t maxcount = 0, maxself = 0;
 	uint32_t maxline = 0;
-	int wfile = 4;
+	int wfile = 4, wcount = 5, wself = 4;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flat_row *row = &ft->rows[order[i]];
-		int dc = report_digits(row->count), ds = report_digits(row->self);
-		maxcount = dc > report_digits(maxcount) ? row->count : maxcount;
-		maxself = ds > report_digits(maxself) ? row->self : maxself;
+		char buf[32];
+		int w = (int)strlen(report_row_value(r, row->count, buf, sizeof(buf)));
+		wcount = w > wcount ? w : wcount;
+		w = (int)strlen(report_row_value(r, row->self, buf, sizeof(buf)));
+		wself = w > wself ? w : wself;
 		maxline = row->key.line > maxline ? row->key.line : maxline;
 		char ebuf[4096];
 		int len = (int)strlen(escape_text(report_file(p, row->key.file, o->full_paths), ebuf, sizeof(ebuf)));
 		wfile = len > wfile ? len : wfile;
 	}
-	int wcount = report_digits(maxcount) > 5 ? report_digits(maxcount) : 5;
-	int wself = report_digits(maxself) > 4 ? report_digits(maxself) : 4;
 	int wline = decimal_digits(maxline) > 4 ? decimal_digits(maxline) : 4;
 	int wfunc = 0;
 	if (o->width) {
@@ -293,9 +294,12 @@ static void print_rows(const struct report *r, const struct flat_table *ft, cons
 			name = addressed;
 		}
 		name = fit_text(name, wfunc, 0, nbuf, sizeof(nbuf));
-		fprintf(out, "%s%*lld%s %5.1f%% %s%*lld%s %5.1f%% %-*s %*s %s%s%s", pal->count, wcount,
-			(long long)row->count, pal->reset, report_percent(row->count, t->total_abs), pal->self,
-			wself, (long long)row->self, pal->reset, report_percent(row->self, t->total_abs), wfile,
+		char count[32], self[32];
+		fprintf(out, "%s%*s%s %5.1f%% %s%*s%s %5.1f%% %-*s %*s %s%s%s", pal->count, wcount,
+			report_row_value(r, row->count, count, sizeof(count)), pal->reset,
+			report_percent(row->count, t->total_abs), pal->self, wself,
+			report_row_value(r, row->self, self, sizeof(self)), pal->reset,
+			report_percent(row->self, t->total_abs), wfile,
 			file, wline, report_line(row->key.line, lbuf, sizeof(lbuf)), pal->bold, name, pal->reset);
 		if (!row->seen_outlined)
 			fprintf(out, " %s[inlined]%s", pal->inlined, pal->reset);

@@ -2,14 +2,20 @@
  * render_tree.c - the call tree as Julia's Profile.print(format=:tree) shows
  * it (tree_report in report.h; the command is builtin-tree.c).
  *
- * One line per node: self count ("overhead"), a "╎" rail, indentation by
- * depth (a "╎" guide every 5 levels), the inclusive count, "file:line;
- * function". Children are sorted by |count|, largest first. Options as
- * Julia's:
+ * One line per node: self count ("overhead"), the inclusive count's share of
+ * the tree's total, a "╎" rail, indentation by depth (a "╎" guide every 5
+ * levels), the inclusive count, "file:line; function". Children are sorted
+ * by |count|, largest first. Options as Julia's:
  *   noisefloor X  a child is hidden with its subtree when |count| is below
  *                 floor(X * sqrt(|parent count|)); top level never;
  *   mincount N    nodes with |count| below N are hidden with their subtree;
- *   maxdepth N    at most N levels are printed (the top level is level 1).
+ *   maxdepth N    at most N levels are printed (the top level is level 1);
+ * and as pprof's:
+ *   nodefraction F  nodes with |count| below F of the tree's total are
+ *                 hidden with their subtree (the command's default, 0.5%,
+ *                 unless noisefloor or mincount ask for Julia's filters),
+ *                 and a line before the footer says how many nodes and how
+ *                 much cost that hid, and how to see everything.
  * When the indentation would take more than half the width, it is cut and
  * the cut levels shown as "+n", as Julia does. Without a width (not a
  * terminal) the indentation stops at MAX_INDENT columns the same way, so a
@@ -34,7 +40,16 @@ struct tree_printer {
 	const struct calltree *t;
 	const struct tree_options *to;
 	int wself, wcount;
+	uint64_t hidden_nodes, hidden_abs; /* hidden by nodefraction: nodes (subtrees whole), |count| */
 };
+
+static uint64_t add_capped(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Columns of the share column: " 100.0% ". */
+#define SHARE_COLUMNS 8
 
 /* Julia's indent(): a "╎" every fifth column, spaces elsewhere. */
 static void put_indent(FILE *out, int columns)
@@ -102,13 +117,15 @@ static void print_node(struct tree_printer *tp, uint32_t id, int maxline_digits)
 	const struct calltree_node *n = &tp->t->nodes[id];
 	const struct palette *pal = &tp->r->pal;
 	FILE *out = tp->r->out;
+	char self[32], count[32];
 	if (n->self)
-		fprintf(out, "%s%*lld%s", pal->self, tp->wself, (long long)n->self, pal->reset);
+		fprintf(out, "%s%*s%s", pal->self, tp->wself, report_row_value(tp->r, n->self, self, sizeof(self)),
+			pal->reset);
 	else
 		fprintf(out, "%*s", tp->wself, "");
-	char count[24];
-	snprintf(count, sizeof(count), "%lld", (long long)n->count);
-	tree_print_line_end(tp->r, tp->t, id, tp->wself, count, tp->wcount, maxline_digits);
+	fprintf(out, " %5.1f%% ", report_percent(n->count, tp->t->total_abs));
+	report_row_value(tp->r, n->count, count, sizeof(count));
+	tree_print_line_end(tp->r, tp->t, id, tp->wself + SHARE_COLUMNS, count, tp->wcount, maxline_digits);
 }
 
 int tree_children_line_digits(const struct calltree *t, const uint32_t *children, uint32_t n)
@@ -133,17 +150,43 @@ static void print_tree(struct tree_printer *tp)
 	const struct calltree *t = tp->t;
 	FILE *out = tp->r->out;
 	uint64_t mincount = tp->r->o->mincount;
+	/* Columns as wide as the widest figure: the largest's digits, or with units (where the
+	 * largest is not always the widest) every figure formatted. */
 	int64_t maxself = 0, maxcount = 0;
+	int units = report_row_units(tp->r);
+	tp->wself = tp->wcount = 1;
 	for (uint32_t i = 1; i < t->nnodes; i++) {
+		if (units) {
+			char buf[32];
+			int w = (int)strlen(report_row_value(tp->r, t->nodes[i].self, buf, sizeof(buf)));
+			tp->wself = w > tp->wself ? w : tp->wself;
+			w = (int)strlen(report_row_value(tp->r, t->nodes[i].count, buf, sizeof(buf)));
+			tp->wcount = w > tp->wcount ? w : tp->wcount;
+			continue;
+		}
 		if (abs_i64(t->nodes[i].self) > abs_i64(maxself))
 			maxself = t->nodes[i].self;
 		if (abs_i64(t->nodes[i].count) > abs_i64(maxcount))
 			maxcount = t->nodes[i].count;
 	}
-	tp->wself = report_digits(maxself);
-	tp->wcount = report_digits(maxcount);
-	fprintf(out, "Overhead ╎ [+additional indent] Count File:Line; Function\n");
-	fprintf(out, "=========================================================\n");
+	if (!units) {
+		tp->wself = report_digits(maxself);
+		tp->wcount = report_digits(maxcount);
+	}
+	fprintf(out, "Overhead  Total ╎ [+additional indent] Count File:Line; Function\n");
+	fprintf(out, "================================================================\n");
+	/* Nodes below the fraction go with their subtrees: how many nodes that is, once,
+	 * from each node's subtree size (a parent's index is below its children's). */
+	uint64_t fraction_floor = 0;
+	uint32_t *subtree = NULL;
+	if (tp->to->nodefraction > 0) {
+		fraction_floor = (uint64_t)ceil(tp->to->nodefraction * (double)t->total_abs);
+		subtree = calloc_or_abort(t->nnodes, sizeof(*subtree));
+		for (uint32_t i = t->nnodes; i-- > 1;) {
+			subtree[i] += 1;
+			subtree[t->nodes[i].parent] += subtree[i];
+		}
+	}
 
 	struct work *stack = calloc_or_abort((size_t)t->nnodes + 1, sizeof(*stack));
 	uint32_t top = 0;
@@ -163,8 +206,12 @@ static void print_tree(struct tree_printer *tp)
 		uint32_t kept = 0;
 		for (uint32_t i = 0; i < nc; i++) {
 			uint64_t c = abs_i64(t->nodes[children[i]].count);
-			if (c >= mincount && c >= floor_count)
+			if (c >= mincount && c >= floor_count && c >= fraction_floor)
 				children[kept++] = children[i];
+			else if (c >= mincount && c >= floor_count) {
+				tp->hidden_nodes += subtree[children[i]];
+				tp->hidden_abs = add_capped(tp->hidden_abs, c);
+			}
 		}
 		int digits = tree_children_line_digits(t, children, kept);
 		for (uint32_t i = kept; i-- > 0;)
@@ -172,10 +219,23 @@ static void print_tree(struct tree_printer *tp)
 		free(children);
 	}
 	free(stack);
+	free(subtree);
 }
 
-/* One tree: of all threads (with the footer) or of one (with its heading). */
-static void print_one(const struct report *r, const struct tree_options *to, struct calltree *t, uint32_t thread)
+/* What the node fraction hid, before the footer: nothing when it hid nothing. */
+static void print_hidden(const struct report *r, const struct tree_options *to, uint64_t nodes, uint64_t hidden_abs,
+			 uint64_t total_abs)
+{
+	if (!nodes)
+		return;
+	fprintf(r->out, "Hidden: %llu nodes below %g%% of the total each, %.1f%% of it together (--nodefraction 0 shows every node)\n",
+		(unsigned long long)nodes, 100 * to->nodefraction,
+		total_abs ? 100.0 * (double)hidden_abs / (double)total_abs : 0.0);
+}
+
+/* One tree: of all threads (with the footer) or of one (with its heading); adds to *hidden_nodes and *hidden_abs. */
+static void print_one(const struct report *r, const struct tree_options *to, struct calltree *t, uint32_t thread,
+		      uint64_t *hidden_nodes, uint64_t *hidden_abs)
 {
 	const struct profile *p = r->p;
 	calltree_build_nodes(t);
@@ -196,10 +256,14 @@ static void print_one(const struct report *r, const struct tree_options *to, str
 		fputs("No samples.\n", r->out);
 	else
 		print_tree(&tp);
-	if (thread == CALLTREE_ALL_THREADS)
+	*hidden_nodes += tp.hidden_nodes;
+	*hidden_abs = add_capped(*hidden_abs, tp.hidden_abs);
+	if (thread == CALLTREE_ALL_THREADS) {
+		print_hidden(r, to, *hidden_nodes, *hidden_abs, t->total_abs);
 		report_footer(r, t);
-	else
+	} else {
 		fputc('\n', r->out);
+	}
 }
 
 void tree_report(const struct report *r, const struct tree_options *to)
@@ -208,8 +272,9 @@ void tree_report(const struct report *r, const struct tree_options *to)
 	/* The tree of all samples carries the totals the header and footer print. */
 	struct calltree *all = calltree_new(p, r->o->combine, CALLTREE_ALL_THREADS, r->value);
 	report_header(r, all);
+	uint64_t hidden_nodes = 0, hidden_abs = 0;
 	if (!to->threads) {
-		print_one(r, to, all, CALLTREE_ALL_THREADS);
+		print_one(r, to, all, CALLTREE_ALL_THREADS, &hidden_nodes, &hidden_abs);
 		calltree_free(all);
 		return;
 	}
@@ -220,11 +285,12 @@ void tree_report(const struct report *r, const struct tree_options *to)
 		if (!rows[i])
 			continue;
 		struct calltree *t = calltree_new(p, r->o->combine, i, r->value);
-		print_one(r, to, t, i);
+		print_one(r, to, t, i, &hidden_nodes, &hidden_abs);
 		calltree_free(t);
 	}
 	free(totals);
 	free(rows);
+	print_hidden(r, to, hidden_nodes, hidden_abs, all->total_abs);
 	report_footer(r, all);
 	calltree_free(all);
 }

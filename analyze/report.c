@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "debug_hint.h"
 #include "load.h"
 
@@ -47,6 +48,7 @@ int report_command(int argc, char **argv, const struct analyze_command *cmd, rep
 	if (rc == 0) {
 		struct report r;
 		report_init(&r, stdout, p, &o, value);
+		options_start_pager(&o);
 		print(&r, ctx);
 		rc = finish_output(cmd);
 	}
@@ -217,6 +219,36 @@ const char *report_line(uint32_t line, char *buf, size_t len)
 	if (line == 0)
 		return "?";
 	snprintf(buf, len, "%u", line);
+	return buf;
+}
+
+int report_row_units(const struct report *r)
+{
+	const struct profile *p = r->p;
+	const char *unit = profile_string(p, p->value_types[r->value].unit);
+	const char *type = profile_string(p, p->value_types[r->value].type);
+	return !strcmp(unit, "bytes") || (p->alloc_scheme && !strcmp(unit, "count") && strcmp(type, "samples"));
+}
+
+const char *report_row_value(const struct report *r, int64_t v, char *buf, size_t len)
+{
+	const struct profile *p = r->p;
+	const char *unit = profile_string(p, p->value_types[r->value].unit);
+	if (!strcmp(unit, "bytes"))
+		return format_value(v, unit, buf, len);
+	uint64_t m = abs_i64(v);
+	if (m < 10000 || !report_row_units(r)) {
+		snprintf(buf, len, "%" PRId64, v);
+		return buf;
+	}
+	static const char *const units[] = {"K", "M", "G", "T", "P", "E"};
+	double x = (double)m / 1000.0;
+	int u = 0;
+	while (x >= 999.95 && u < 5) {
+		x /= 1000.0;
+		u++;
+	}
+	snprintf(buf, len, "%s%.1f %s", v < 0 ? "-" : "", x, units[u]);
 	return buf;
 }
 

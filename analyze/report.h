@@ -45,10 +45,14 @@ const char *report_alloc_sampling(const struct profile *p, char *buf, size_t len
 void report_init(struct report *r, FILE *out, const struct profile *p, const struct analyze_options *o,
 		 uint32_t value);
 
+/* tree's default node fraction, as pprof's: nodes below 0.5% of the total are hidden. */
+#define TREE_DEFAULT_NODEFRACTION 0.005
+
 struct tree_options {
-	double noisefloor; /* 0: off */
-	uint64_t maxdepth; /* 0: unlimited */
-	int threads;       /* one tree per thread */
+	double noisefloor;   /* 0: off */
+	double nodefraction; /* hide a node below this fraction of its tree's total; 0: off */
+	uint64_t maxdepth;   /* 0: unlimited */
+	int threads;         /* one tree per thread */
 };
 
 /* Header, tree(s) and footer as analyze tree prints them. */
@@ -186,6 +190,15 @@ const char *report_totals(const struct profile *p, const int64_t *totals, int sa
 /* A frame's source file as shown ("?" when unknown) and line ("?" when 0). */
 const char *report_file(const struct profile *p, uint32_t file, int full_paths);
 const char *report_line(uint32_t line, char *buf, size_t len);
+
+/*
+ * A row's figure of r's value type as tree and flat print it: raw for CPU
+ * samples (Julia's counts); bytes as B/KiB/MiB, and an allocation profile's
+ * counts from 10000 on as "12.3 K", "4.5 M" (as the headers say them).
+ */
+const char *report_row_value(const struct report *r, int64_t v, char *buf, size_t len);
+/* 1 when report_row_value gives r's figures units (bytes, an allocation profile's counts), 0 when raw integers. */
+int report_row_units(const struct report *r);
 
 /* Percentage of |part| in whole, 0 when whole is 0. */
 double report_percent(int64_t part, uint64_t whole);

@@ -422,24 +422,34 @@ void view_say(struct view *v, int error, const char *fmt, ...)
 	v->status_error = error;
 }
 
-/* Expand the chains of single children from the top, as far as they go. */
+/* A hot path is followed while its next node holds at least this share of the total. */
+#define HOT_PATH_SHARE 0.05
+
+/*
+ * Open on the answer: the hottest path expanded from the top, as far as its
+ * hottest child holds HOT_PATH_SHARE of the total (below that a chain is
+ * noise). The cursor stays on the top row: the path reads downwards from it.
+ */
 static void open_data(struct view *v)
 {
 	struct view_data *d = view_cur(v);
 	if (d->opened)
 		return;
 	d->opened = 1;
+	const struct view_rank *r = view_rank(v);
+	uint64_t floor_abs = (uint64_t)((double)r->total_abs * HOT_PATH_SHARE);
 	uint32_t node = 0, n;
 	for (int steps = 0; steps < 256; steps++) {
 		const uint32_t *kids = view_children(v, node, &n);
-		uint32_t shown = 0, only = 0;
-		for (uint32_t i = 0; i < n && shown < 2; i++)
+		uint32_t hottest = 0; /* children are sorted by |inclusive|: the first shown is the hottest */
+		for (uint32_t i = 0; i < n && !hottest; i++)
 			if (view_child_shown(v, node, kids[i]))
-				shown++, only = kids[i];
-		if (shown != 1)
+				hottest = kids[i];
+		if (!hottest || (node && abs_i64(r->incl[hottest]) < floor_abs))
 			break;
-		d->expanded[only] = 1;
-		node = only;
+		if (node)
+			d->expanded[node] = 1;
+		node = hottest;
 	}
 	v->rows_dirty = 1;
 }

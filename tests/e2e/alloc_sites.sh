@@ -36,7 +36,7 @@ check_site big_blocks 1000 1048576000 0 0 0 0 1000 1048576000
 check_site grow_chain 10 56320 0 0 0 0 10 56320
 
 # The header: exact, and the run's peak is at least what these sites held then.
-"$a" tree "$t" >"$scratch/tree" 2>/dev/null
+"$a" tree --nodefraction 0 "$t" >"$scratch/tree" 2>/dev/null
 grep -q "recorded fraction 1 (every allocation: exact)" "$scratch/tree" || fail "header: $(head -3 "$scratch/tree")"
 grep -q "shown by allocations" "$scratch/tree" || fail "no word on the CPU samples: $(head -4 "$scratch/tree")"
 # Leaves say what was allocated.
@@ -44,7 +44,7 @@ for leaf in "new 48 B" "malloc 32 B" "calloc 1 MiB" "realloc 8-16 KiB" "realloc 
 	grep -q "; $leaf\$" "$scratch/tree" || fail "no leaf '$leaf' in the tree"
 done
 # No allocator frame, even with -C: branches end at the program's frame, then the leaf.
-"$a" tree -C "$t" >"$scratch/treeC" 2>/dev/null
+"$a" tree --nodefraction 0 -C "$t" >"$scratch/treeC" 2>/dev/null
 if grep -E "; (malloc|calloc|realloc|free|operator new.*|__libc_(malloc|calloc|realloc|memalign)|_int_malloc|malloc@plt|operator new@plt)( \[inlined\])?\$" "$scratch/treeC" ||
 	grep -q "libipscope-agent\|alloc_hooks.c.*record_alloc" "$scratch/treeC"; then
 	fail "an allocator frame is left: $(grep -E '; (malloc|operator new|__libc_malloc)$' "$scratch/treeC" | head -3)"

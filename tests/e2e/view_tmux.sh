@@ -3,7 +3,7 @@
 # polled until the expected text shows (never fixed sleeps: the machine is
 # loaded). Known answers:
 #  - tests/golden/threads.trace.zst (exact): rows and percentages at the
-#    start, after u, after s, search, the thread picker;
+#    start (the hottest path open), after c, after u, after s, search, the thread picker;
 #  - report_split (~70% heavy, ~30% light): the rows within 5 points, the
 #    source panel's hot line with exactly analyze source's percentage;
 #  - resizing to 80x24 and 200x60 (the status line last, the flame strip in
@@ -20,6 +20,10 @@ run "'$a' view '$golden'"
 wait_for "golden+0x10ff"
 expect_row "$(row "weight 3711 = 3.711 s of CPU" "by cpu")"
 expect_row "$(row "3.651 s  98.4%" "golden+0x10ff")"
+# The hottest path is open from the start: golden+0x10ff's hottest callee shows; c closes all.
+expect_row "$(row "919.0 ms  24.8%" "golden+0x12ff")"
+keys c
+wait_for "[truncated]"
 # 38 samples of the stacks cut at max frames sit under their [truncated] root.
 expect_row "$(row "38.0 ms   1.0%" "[truncated]")"
 expect_row "$(row "22.0 ms   0.6%" "[unknown]")"
@@ -66,10 +70,14 @@ run "'$a' view t.zst"
 wait_for "report_split.c:35"
 share=$(sed -n 's/.* \([0-9.]*\)% .*main  report_split\.c:35.*/\1/p' "$scratch/screen" | head -1)
 within "$share" 70 5 || fail "main at heavy's call has $share%, expected 70 +- 5"
-keys Right
+# The hottest path is open from the start, down to heavy's hottest line; a search goes there.
 wait_for "heavy  report_split.c:$hot"
 expect_row "$(row "$hot_pct" "heavy  report_split.c:$hot")"
-keys Down Enter
+keys /
+T send-keys -t v -l heavy
+keys Enter
+wait_for "/heavy: heavy"
+keys o
 wait_for "| source"
 wait_for "split_sink += i ^ (i >> 3);"
 expect_row "$(row " $hot " "$hot_pct" "split_sink += i ^ (i >> 3);")"

@@ -1,8 +1,14 @@
 #!/bin/sh
 # check.sh - CPU traces give byte-identical tree, flat, folded and speedscope
 # output, and the same `go tool pprof -top` numbers, as main did before the
-# values model (commit 626e6a0), but for one deliberate change: a stack the
-# agent cut at max frames has a [truncated] frame at its root (issue 9). Each
+# values model (commit 626e6a0), but for deliberate changes: a stack the
+# agent cut at max frames has a [truncated] frame at its root (issue 9); tree
+# has a column of each node's share of the total (issue 27: the outputs saved
+# again after checking that removing that column gives main's bytes, but for
+# tree-width's names, shortened 8 columns more); the commands pin Julia's
+# filters (--nodefraction 0) and order (--sortedby filefuncline) where the
+# defaults changed, and tree-default, tree-nodefraction and flat-default
+# hold the new defaults' outputs. Each
 # line of tests/golden/commands is run on its trace and compared with
 # tests/golden/expected/NAME.
 #

@@ -99,18 +99,42 @@ static void default_options(struct analyze_options *o)
 	o->trace = "test";
 }
 
-static char *run_tree(const struct profile *in, const struct analyze_options *o,
-		      const struct tree_options *to)
+static char *run_tree_value(const struct profile *in, const struct analyze_options *o,
+			    const struct tree_options *to, uint32_t value)
 {
 	struct profile *p = filter_profile(in, &o->filter);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	struct report r;
-	report_init(&r, out, p, o, p->default_value);
+	report_init(&r, out, p, o, value == PROFILE_NO_VALUE ? p->default_value : value);
 	tree_report(&r, to);
 	fclose(out);
 	profile_free(p);
+	return buf;
+}
+
+/* The tree as printed, with each node's share of the total (" 97.0% " before the rail). */
+static char *run_tree_shares(const struct profile *in, const struct analyze_options *o,
+			     const struct tree_options *to)
+{
+	return run_tree_value(in, o, to, PROFILE_NO_VALUE);
+}
+
+/* The tree as Julia prints it: the share column taken out, so the lines say what Julia's would. */
+static char *run_tree(const struct profile *in, const struct analyze_options *o,
+		      const struct tree_options *to)
+{
+	char *buf = run_tree_shares(in, o, to);
+	static const char rail[] = "╎";
+	for (char *line = buf; line && *line;) {
+		char *at = strstr(line, rail), *end = strchr(line, '\n');
+		if (at && (!end || at < end) && at - line >= 8 && at[-1] == ' ' && at[-2] == '%') {
+			memmove(at - 8, at, strlen(at) + 1);
+			end = strchr(line, '\n');
+		}
+		line = end ? end + 1 : NULL;
+	}
 	return buf;
 }
 
@@ -190,6 +214,66 @@ static void test_tree_shape(const struct profile *p)
 	CHECKF(strstr(out, "Total samples: 6 (weight 100 = 100.0 ms of CPU)") != NULL,
 	      "footer wrong:\n%s", out);
 	free(out);
+}
+
+/* The share column, and the node fraction hiding small nodes with the line that says so. */
+static void test_tree_share_and_fraction(const struct profile *p)
+{
+	struct analyze_options o;
+	struct tree_options to = {0};
+	default_options(&o);
+	char *out = run_tree_shares(p, &o, &to);
+	EXPECT_LINE(out, "    97.0% ╎97 t.c:10; main");
+	EXPECT_LINE(out, "50  81.0% ╎ 81 t.c:20; a");
+	EXPECT_LINE(out, " 1   1.0% ╎  1  t.c:30; b");
+	CHECKF(!strstr(out, "Hidden:"), "nothing hidden, yet:\n%s", out);
+	free(out);
+	/* Below 5%: main:11 with its c (3), and a's b (1): 3 nodes, 4% of the total. */
+	to.nodefraction = 0.05;
+	out = run_tree_shares(p, &o, &to);
+	EXPECT_LINE(out, "50  81.0% ╎ 81 t.c:20; a");
+	EXPECT_LINE(out, "16  16.0% ╎ 16 t.c:30; b");
+	EXPECT_NO_LINE(out, " 1   1.0% ╎  1  t.c:30; b");
+	CHECKF(!strstr(out, "t.c:11; main"), "main:11 (3%%) shown:\n%s", out);
+	EXPECT_LINE(out, "Hidden: 3 nodes below 5% of the total each, 4.0% of it together (--nodefraction 0 "
+			 "shows every node)");
+	free(out);
+	/* Per thread: each tree against its own total, one line for all. */
+	to.threads = 1;
+	out = run_tree_shares(p, &o, &to);
+	CHECKF(strstr(out, "100.0% ╎10 t.c:10; main") != NULL, "thread 2's tree not of its own total:\n%s", out);
+	EXPECT_LINE(out, "Hidden: 3 nodes below 5% of the total each, 4.0% of it together (--nodefraction 0 "
+			 "shows every node)");
+	free(out);
+}
+
+/* An allocation profile's rows in people's units; a CPU profile's counts raw. */
+static void test_alloc_units(const struct profile *cpu)
+{
+	struct analyze_options o;
+	default_options(&o);
+	struct profile *p = build_alloc_workload();
+	struct tree_options to = {0};
+	char *out = run_tree(p, &o, &to); /* alloc_space */
+	EXPECT_LINE(out, "       ╎3.0 MiB app.c:6; main");
+	EXPECT_LINE(out, "       ╎ 3.0 MiB app.c:21; make_big");
+	EXPECT_LINE(out, "3.0 MiB╎  3.0 MiB ?:?; calloc 1.0 MiB");
+	EXPECT_LINE(out, "3.1 KiB╎  3.1 KiB ?:?; malloc 32 B");
+	free(out);
+	struct flat_options fo = {.sort = FLAT_SORT_SELF};
+	out = run_flat(p, &o, &fo);
+	CHECKF(strstr(out, "3.0 MiB  99.9% 3.0 MiB  99.9% app.c   20 make_big") != NULL, "flat bytes:\n%s", out);
+	free(out);
+	struct report r;
+	report_init(&r, stdout, p, &o, profile_find_value_type(p, "alloc_objects"));
+	char buf[32];
+	CHECK(!strcmp(report_row_value(&r, 9999, buf, sizeof(buf)), "9999"));
+	CHECK(!strcmp(report_row_value(&r, 12345, buf, sizeof(buf)), "12.3 K"));
+	CHECK(!strcmp(report_row_value(&r, -1234567, buf, sizeof(buf)), "-1.2 M"));
+	CHECK(!strcmp(report_row_value(&r, 999999, buf, sizeof(buf)), "1.0 M"));
+	report_init(&r, stdout, cpu, &o, cpu->default_value);
+	CHECK(!strcmp(report_row_value(&r, 1234567, buf, sizeof(buf)), "1234567"));
+	profile_free(p);
 }
 
 static void test_tree_noisefloor(const struct profile *p)
@@ -537,6 +621,8 @@ int main(void)
 {
 	struct profile *p = main_profile();
 	test_tree_shape(p);
+	test_tree_share_and_fraction(p);
+	test_alloc_units(p);
 	test_tree_noisefloor(p);
 	test_tree_mincount(p);
 	test_tree_maxdepth(p);

@@ -77,21 +77,22 @@ static void test_cpu(void)
 {
 	struct view *v = new_view(cpu_profile());
 	draw(v);
-	/* The single top-level frame is expanded: run and its three callers' lines. */
+	/* The hottest path is open: run, its three callers' lines, and main:5's hot (60%);
+	 * main:6's cold (30%) stays closed. The cursor is on the top row. */
 	EXPECT_ROW("start", "ipscope view: ./viewtest --run", "all threads", "tree");
 	EXPECT_ROW("start", "weight 1000 = 1.000 s of CPU", "by cpu");
 	EXPECT_ROW("start", "1.000 s 100.0%", "run  a.c:41");
 	EXPECT_ROW("start", "600.0 ms  60.0%", "main  a.c:5");
 	EXPECT_ROW("start", "300.0 ms  30.0%", "main  a.c:6");
 	EXPECT_ROW("start", "100.0 ms  10.0%", "main  a.c:7");
-	EXPECT_NO_ROW("start", "hot  a.c:11");
+	EXPECT_ROW("start", "600.0 ms  60.0%", "hot  a.c:11");
+	EXPECT_NO_ROW("start", "cold  a.c:21");
 	CHECK(selected_has("run"));
 	/* The status line: the full name of the selection. */
 	CHECK(ROW("run  a.c:41", "? keys") != NULL);
 
-	/* Down, Right: main:5 expands to hot. */
+	/* Down: main:5, open on hot. */
 	key(v, VIEW_KEY_DOWN);
-	key(v, VIEW_KEY_RIGHT);
 	draw(v);
 	EXPECT_ROW("expanded", "600.0 ms  60.0%", "hot  a.c:11");
 	CHECK(selected_has("main  a.c:5"));
