@@ -158,6 +158,8 @@ void sym_sections_close(struct sym_sections *s);
 const uint8_t *sym_section_data(struct sym_sections *s, const char *name, size_t *size);
 /* The same as a slice (empty when absent). */
 struct sym_slice sym_section_slice(struct sym_sections *s, const char *name);
+/* Address section name is loaded at (sh_addr), 0 when absent. */
+uint64_t sym_section_address(const struct sym_sections *s, const char *name);
 
 /* The string sections a line table's file names may point into. */
 struct sym_line_sections {
@@ -422,5 +424,23 @@ int sym_locate_module(const char *recorded, const uint8_t *id, size_t len,
 		      struct sym_elf_info *info, char *why, size_t why_len);
 /* symbolize_plt.c: name path's PLT stubs "function@plt"; count named. */
 size_t sym_elf_load_plt(struct sym_index *ix, struct sym_strings *st, const char *path);
+
+/* symbolize_fde.c: function bounds from the call frame information */
+struct sym_code_range {
+	uint64_t lo, hi;
+};
+struct sym_code_ranges {
+	struct sym_code_range *ranges; /* after sym_code_ranges_finish: sorted, one per start */
+	size_t n, cap;
+	uint64_t *starts; /* their starts, for the binary search */
+};
+/* Add the range of each FDE of path's .eh_frame and .debug_frame to r
+ * (damaged entries skipped). */
+void sym_fde_load(struct sym_code_ranges *r, const char *path);
+/* Sort r for lookups. */
+void sym_code_ranges_finish(struct sym_code_ranges *r);
+/* The start of the range holding addr: 1, or 0 when none does. */
+int sym_code_range_start(const struct sym_code_ranges *r, uint64_t addr, uint64_t *start);
+void sym_code_ranges_free(struct sym_code_ranges *r);
 
 #endif
