@@ -11,9 +11,10 @@
  * part reads as a function of its own, as its symbol would with
  * --keep-clones). An FDE spanning several functions (hand-written assembly
  * with one CFI region around many entry points) names them all by its
- * start: what the FDE says is all that is known. Overlapping FDEs (only in
- * damaged files) answer by the nearest start below an address, when its
- * range reaches it.
+ * start: what the FDE says is all that is known (so does the linker's one
+ * FDE for all of .plt: stubs symbolize_plt.c cannot name read as .plt's
+ * start). Overlapping FDEs (only in damaged files) answer by the nearest
+ * start below an address, when its range reaches it.
  *
  * The file comes from a trace, which is untrusted: every read is
  * bounds-checked, lengths and offsets are checked against the section,
@@ -199,8 +200,10 @@ static void parse_cie(const struct frame_section *fs, uint64_t offset, struct ci
 		} else if (*k == 'L') {
 			fixed(&a, 1);
 		} else if (*k == 'P') {
+			/* The personality routine, unused: only its size matters, so
+			 * whatever it is relative to (and an indirection) is no matter. */
 			unsigned enc = (unsigned)fixed(&a, 1);
-			pointer(&a, enc & 0x7f, 0, cie->address_size); /* the personality, unused */
+			pointer(&a, enc & 0x0f, 0, cie->address_size);
 		} else if (*k != 'S' && *k != 'B' && *k != 'G') {
 			/* An unknown letter: its data's size is unknown, and 'R' may follow. */
 			return;
