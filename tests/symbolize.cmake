@@ -39,10 +39,17 @@ add_custom_command(OUTPUT ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/debugd
   COMMENT "symbolize workloads: stripped copies")
 
 # No symbols at all (strip --strip-all keeps .eh_frame): functions bounded by
-# their FDEs; and a build exporting its functions, whose .dynsym names them.
+# their FDEs; the same with the workload's FDEs in .debug_frame only (built
+# without unwind tables); and a build exporting its functions, whose .dynsym
+# names them.
 add_custom_command(OUTPUT ${SYM_BIN}/stripped/inline_workload ${SYM_BIN}/stripped/inline_workload_dyn
+    ${SYM_BIN}/stripped/inline_workload_debug_frame
   COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}/stripped
   COMMAND ${OBJCOPY} --strip-all ${SYM_BIN}/inline_workload ${SYM_BIN}/stripped/inline_workload
+  COMMAND ${CMAKE_C_COMPILER} -O2 -g -fno-asynchronous-unwind-tables
+    -o ${SYM_BIN}/stripped/inline_workload_debug_frame.full ${SYM_SRC}/inline_workload.c
+  COMMAND ${OBJCOPY} --strip-all --keep-section=.debug_frame
+    ${SYM_BIN}/stripped/inline_workload_debug_frame.full ${SYM_BIN}/stripped/inline_workload_debug_frame
   COMMAND ${CMAKE_C_COMPILER} -O2 -g -rdynamic -o ${SYM_BIN}/stripped/inline_workload_dyn.full
     ${SYM_SRC}/inline_workload.c
   COMMAND ${OBJCOPY} --strip-all ${SYM_BIN}/stripped/inline_workload_dyn.full

@@ -261,17 +261,20 @@ static void walk(struct sym_code_ranges *r, const struct frame_section *fs)
 	}
 }
 
+void sym_fde_parse(struct sym_code_ranges *r, const uint8_t *data, uint64_t size, uint64_t address, int eh,
+		   unsigned pointer_size)
+{
+	struct frame_section fs = {data, size, address, eh, pointer_size == 4 ? 4 : 8};
+	walk(r, &fs);
+}
+
 /* The FDEs of one file's frame section name (eh: .eh_frame). */
 static void load_section(struct sym_code_ranges *r, struct sym_sections *s, const char *name, int eh)
 {
-	struct frame_section fs = {.eh = eh, .pointer_size = (unsigned)s->pointer_size};
 	size_t size;
-	fs.data = sym_section_data(s, name, &size);
-	if (fs.data == NULL)
-		return;
-	fs.size = size;
-	fs.address = sym_section_address(s, name);
-	walk(r, &fs);
+	const uint8_t *data = sym_section_data(s, name, &size);
+	if (data != NULL)
+		sym_fde_parse(r, data, size, sym_section_address(s, name), eh, (unsigned)s->pointer_size);
 }
 
 void sym_fde_load(struct sym_code_ranges *r, const char *path)

@@ -437,6 +437,10 @@ struct sym_code_ranges {
 /* Add the range of each FDE of path's .eh_frame and .debug_frame to r
  * (damaged entries skipped). */
 void sym_fde_load(struct sym_code_ranges *r, const char *path);
+/* The same for the bytes of one frame section loaded at address (eh:
+ * .eh_frame, else .debug_frame; pointer_size 4 or 8). */
+void sym_fde_parse(struct sym_code_ranges *r, const uint8_t *data, uint64_t size, uint64_t address, int eh,
+		   unsigned pointer_size);
 /* Sort r for lookups. */
 void sym_code_ranges_finish(struct sym_code_ranges *r);
 /* The start of the range holding addr: 1, or 0 when none does. */
