@@ -5,7 +5,9 @@
  *
  * The index is built once per module (symbolize_dwarf.c, symbolize_elf.c),
  * then sorted and flattened (symbolize_index.c) so that a lookup is three
- * binary searches: segment -> innermost node, line row, symbol.
+ * binary searches: segment -> innermost node, line row, symbol. Code no
+ * symbol names is bounded by the FDE ranges (symbolize_fde.c), read on
+ * first need.
  */
 #ifndef IPSCOPE_SYMBOLIZE_INTERNAL_H
 #define IPSCOPE_SYMBOLIZE_INTERNAL_H
