@@ -220,9 +220,15 @@ static uint32_t function_index(struct resolver *R, const struct profile_function
 	return id;
 }
 
-/* The location of an address nothing could name: "module+0xoffset". */
+/*
+ * The location of an address nothing could name: "module+0xoffset", the
+ * offset an ELF virtual address (runtime address - load bias). Where the
+ * module's FDEs bound the function holding it (sm: the module, when open),
+ * the offset is the function's start, so that the addresses of one
+ * stripped function are one function; the location keeps its address.
+ */
 static uint32_t unknown_location(struct resolver *R, const struct address *a, uint32_t module,
-				 uint64_t lookup)
+				 uint64_t lookup, struct symbol_module *sm)
 {
 	struct profile *p = R->p;
 	char name[512];
@@ -233,8 +239,11 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 	} else {
 		const char *path = profile_string(p, p->modules[module].path);
 		const char *slash = strrchr(path, '/');
+		uint64_t offset = lookup - p->modules[module].load_bias, start;
+		if (sm != NULL && symbol_module_code_start(sm, offset, &start))
+			offset = start;
 		snprintf(name, sizeof(name), "%s+0x%llx", slash ? slash + 1 : path,
-			 (unsigned long long)(lookup - p->modules[module].load_bias));
+			 (unsigned long long)offset);
 	}
 	uint32_t id = profile_intern(p, name);
 	struct profile_function f = {
@@ -298,7 +307,7 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a, uint32_
 					  MAX_INLINE_CHAIN)
 		   : 0;
 	if (n <= 0)
-		return unknown_location(R, a, module, lookup);
+		return unknown_location(R, a, module, lookup, sm);
 
 	struct profile *p = R->p;
 	struct profile_location loc = {

@@ -38,6 +38,25 @@ add_custom_command(OUTPUT ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/debugd
   DEPENDS ${SYM_BIN}/inline_workload
   COMMENT "symbolize workloads: stripped copies")
 
+# No symbols at all (strip --strip-all keeps .eh_frame): functions bounded by
+# their FDEs; the same with the workload's FDEs in .debug_frame only (built
+# without unwind tables); and a build exporting its functions, whose .dynsym
+# names them.
+add_custom_command(OUTPUT ${SYM_BIN}/stripped/inline_workload ${SYM_BIN}/stripped/inline_workload_dyn
+    ${SYM_BIN}/stripped/inline_workload_debug_frame
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}/stripped
+  COMMAND ${OBJCOPY} --strip-all ${SYM_BIN}/inline_workload ${SYM_BIN}/stripped/inline_workload
+  COMMAND ${CMAKE_C_COMPILER} -O2 -g -fno-asynchronous-unwind-tables
+    -o ${SYM_BIN}/stripped/inline_workload_debug_frame.full ${SYM_SRC}/inline_workload.c
+  COMMAND ${OBJCOPY} --strip-all --keep-section=.debug_frame
+    ${SYM_BIN}/stripped/inline_workload_debug_frame.full ${SYM_BIN}/stripped/inline_workload_debug_frame
+  COMMAND ${CMAKE_C_COMPILER} -O2 -g -rdynamic -o ${SYM_BIN}/stripped/inline_workload_dyn.full
+    ${SYM_SRC}/inline_workload.c
+  COMMAND ${OBJCOPY} --strip-all ${SYM_BIN}/stripped/inline_workload_dyn.full
+    ${SYM_BIN}/stripped/inline_workload_dyn
+  DEPENDS ${SYM_BIN}/inline_workload ${SYM_INLINE_DEPS}
+  COMMENT "symbolize workloads: copies without symbols")
+
 add_custom_command(OUTPUT ${SYM_BIN}/cpp_workload
   COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}
   COMMAND ${CMAKE_CXX_COMPILER} -O2 -g -o ${SYM_BIN}/cpp_workload ${SYM_SRC}/cpp_workload.cpp
@@ -66,7 +85,7 @@ add_custom_command(OUTPUT ${SYM_BIN}/rust_legacy ${SYM_BIN}/rust_v0
   COMMENT "symbolize workloads: rust_workload")
 
 add_custom_target(symbolize_workloads ALL DEPENDS ${SYM_BIN}/inline_workload
-  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/cpp_workload ${SYM_BIN}/symbols_workload
+  ${SYM_BIN}/debuglink/inline_workload ${SYM_BIN}/stripped/inline_workload ${SYM_BIN}/cpp_workload ${SYM_BIN}/symbols_workload
   ${SYM_BIN}/rust_legacy)
 
 add_executable(unit_symbolize_names ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_symbolize_names.c)

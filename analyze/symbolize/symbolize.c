@@ -43,6 +43,8 @@ struct symbol_module {
 	size_t nwant;
 	char warning[5 * PATH_MAX];
 	struct sym_index ix;
+	struct sym_code_ranges code; /* FDE ranges: functions no symbol names */
+	int code_loaded;
 };
 
 struct symbolizer {
@@ -246,7 +248,8 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 		size_t used = strlen(m->warning);
 		snprintf(m->warning + used, sizeof(m->warning) - used, "%s",
 			 nsymbols > 0 ? ": function names from the symbol table only"
-				      : " and no symbols: frames shown as module+offset");
+				      : " and no symbols: frames shown as module+offset"
+					" (their function's start, from .eh_frame)");
 	}
 	/* PLT stubs alone (a stripped binary keeps them) name no function of it. */
 	if (m->ix.nsegments > 0 || nsymbols > 0)
@@ -432,6 +435,24 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_
 	return n;
 }
 
+/* The FDEs are read on the first address no symbol names: most modules
+ * never need them. The module's .eh_frame (and any .debug_frame of it or
+ * of its debug file) bounds the functions; a debug file's .eh_frame is
+ * NOBITS, and duplicates are merged. */
+int symbol_module_code_start(struct symbol_module *m, uint64_t vaddr, uint64_t *start)
+{
+	if (m == NULL || !m->usable)
+		return 0;
+	if (!m->code_loaded) {
+		m->code_loaded = 1;
+		for (size_t i = 0; i < m->nfiles; i++)
+			if (strcmp(m->files[i].kind, "module") == 0 || strcmp(m->files[i].kind, "debug") == 0)
+				sym_fde_load(&m->code, m->files[i].path);
+		sym_code_ranges_finish(&m->code);
+	}
+	return sym_code_range_start(&m->code, vaddr, start);
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
 	if (s == NULL)
@@ -439,6 +460,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nmodules; i++) {
 		free(s->modules[i]->want);
 		sym_index_free(&s->modules[i]->ix);
+		sym_code_ranges_free(&s->modules[i]->code);
 		free(s->modules[i]->files);
 		free(s->modules[i]->path);
 		free(s->modules[i]);

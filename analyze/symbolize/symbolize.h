@@ -11,7 +11,9 @@
  * Each module is opened and indexed once; lookups are binary searches. A module
  * whose file is missing or whose build-id differs from the traced one answers
  * every lookup with 0 frames, so the caller prints module+0xoffset instead of
- * a wrong name.
+ * a wrong name. Code of a usable module that no symbol names is bounded by
+ * its FDEs (symbol_module_code_start): the caller names it by the start of
+ * its function.
  */
 #ifndef IPSCOPE_SYMBOLIZE_H
 #define IPSCOPE_SYMBOLIZE_H
@@ -98,6 +100,14 @@ size_t symbol_module_files(const struct symbol_module *m, const struct symbol_fi
  */
 int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr,
 			 struct symbol_frame *frames, int max);
+
+/*
+ * Where no symbol names the code at vaddr (symbol_module_lookup gave 0):
+ * the start of the function holding it, as the FDEs of .eh_frame and
+ * .debug_frame bound it, in *start (an ELF virtual address, as vaddr):
+ * 1, or 0 when no FDE covers vaddr or the module is unusable.
+ */
+int symbol_module_code_start(struct symbol_module *m, uint64_t vaddr, uint64_t *start);
 
 /* 1 when path is a system module (libc, libstdc++, ld.so, vdso, the agent...). */
 int symbol_path_is_system(const char *path);

@@ -5,7 +5,9 @@
  *
  * The index is built once per module (symbolize_dwarf.c, symbolize_elf.c),
  * then sorted and flattened (symbolize_index.c) so that a lookup is three
- * binary searches: segment -> innermost node, line row, symbol.
+ * binary searches: segment -> innermost node, line row, symbol. Code no
+ * symbol names is bounded by the FDE ranges (symbolize_fde.c), read on
+ * first need.
  */
 #ifndef IPSCOPE_SYMBOLIZE_INTERNAL_H
 #define IPSCOPE_SYMBOLIZE_INTERNAL_H
@@ -158,6 +160,8 @@ void sym_sections_close(struct sym_sections *s);
 const uint8_t *sym_section_data(struct sym_sections *s, const char *name, size_t *size);
 /* The same as a slice (empty when absent). */
 struct sym_slice sym_section_slice(struct sym_sections *s, const char *name);
+/* Address section name is loaded at (sh_addr), 0 when absent. */
+uint64_t sym_section_address(const struct sym_sections *s, const char *name);
 
 /* The string sections a line table's file names may point into. */
 struct sym_line_sections {
@@ -422,5 +426,27 @@ int sym_locate_module(const char *recorded, const uint8_t *id, size_t len,
 		      struct sym_elf_info *info, char *why, size_t why_len);
 /* symbolize_plt.c: name path's PLT stubs "function@plt"; count named. */
 size_t sym_elf_load_plt(struct sym_index *ix, struct sym_strings *st, const char *path);
+
+/* symbolize_fde.c: function bounds from the call frame information */
+struct sym_code_range {
+	uint64_t lo, hi;
+};
+struct sym_code_ranges {
+	struct sym_code_range *ranges; /* after sym_code_ranges_finish: sorted, one per start */
+	size_t n, cap;
+	uint64_t *starts; /* their starts, for the binary search */
+};
+/* Add the range of each FDE of path's .eh_frame and .debug_frame to r
+ * (damaged entries skipped). */
+void sym_fde_load(struct sym_code_ranges *r, const char *path);
+/* The same for the bytes of one frame section loaded at address (eh:
+ * .eh_frame, else .debug_frame; pointer_size 4 or 8). */
+void sym_fde_parse(struct sym_code_ranges *r, const uint8_t *data, uint64_t size, uint64_t address, int eh,
+		   unsigned pointer_size);
+/* Sort r for lookups. */
+void sym_code_ranges_finish(struct sym_code_ranges *r);
+/* The start of the range holding addr: 1, or 0 when none does. */
+int sym_code_range_start(const struct sym_code_ranges *r, uint64_t addr, uint64_t *start);
+void sym_code_ranges_free(struct sym_code_ranges *r);
 
 #endif

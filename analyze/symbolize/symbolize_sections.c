@@ -212,3 +212,11 @@ struct sym_slice sym_section_slice(struct sym_sections *s, const char *name)
 	const uint8_t *data = sym_section_data(s, name, &size);
 	return (struct sym_slice){.data = data, .size = data != NULL ? size : 0};
 }
+
+uint64_t sym_section_address(const struct sym_sections *s, const char *name)
+{
+	for (size_t i = 1; i < s->nsections; i++)
+		if (strcmp(s->sections[i].name, name) == 0)
+			return s->sections[i].shdr.sh_addr;
+	return 0;
+}

@@ -7,6 +7,9 @@
  *   BIN/debuglink/inline_workload  stripped, DWARF in .debug/ via .gnu_debuglink
  *   BIN/debugdir/inline_workload   stripped, DWARF in BIN/store (a --debug-dir)
  *   BIN/nodebug/inline_workload    stripped, no debuglink: symbol table only
+ *   BIN/stripped/inline_workload   strip --strip-all: no symbols, .eh_frame kept
+ *   BIN/stripped/inline_workload_dyn  the same, built -rdynamic: .dynsym names churn
+ *   BIN/stripped/inline_workload_debug_frame  the same, its FDEs in .debug_frame only
  *   BIN/cpp_workload               C++ namespaces and templates
  *   BIN/generated_dwarf5           the generated program: .cold clones
  *   BIN/links/{dwz,split}-corrupt  dwz and split DWARF copies to damage
@@ -140,6 +143,69 @@ static void check_symbols_only(const char *path)
 	n = symbol_module_lookup(m, plt + 16, f, 4);
 	CHECKF(n == 1 && ends_with(f[0].function, "@plt"), "PLT stub named %s",
 	       n ? f[0].function : "nothing");
+	symbolizer_free(s);
+}
+
+/*
+ * The module path without symbols, built as unstripped: nothing is named,
+ * but the FDEs bound each function, so every address of churn gives
+ * churn's start (as the unstripped file's symbol table says), and every
+ * function the FDEs cover starts where its symbol does.
+ */
+static void check_function_starts(const char *path, const char *unstripped)
+{
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
+	uint64_t addr = 0, size = 0, start = 0;
+	CHECKF(symbol_extent(unstripped, "churn", &addr, &size), "no churn in %s", unstripped);
+	struct symbol_frame f[4];
+	size_t wrong = 0;
+	for (uint64_t a = addr; a < addr + size; a++) {
+		CHECKF(symbol_module_lookup(m, a, f, 4) == 0, "%s: %#llx named %s", path, (unsigned long long)a,
+		       f[0].function);
+		if ((!symbol_module_code_start(m, a, &start) || start != addr) && wrong++ == 0)
+			CHECKF(0, "%s: %#llx: function start %#llx, want churn's %#llx", path, (unsigned long long)a,
+			       (unsigned long long)start, (unsigned long long)addr);
+	}
+	CHECKF(wrong == 0, "%s: %zu of %llu addresses of churn not in churn", path, wrong,
+	       (unsigned long long)size);
+	CHECKF(!symbol_module_code_start(m, 0x10, &start), "%s: the ELF header is in a function at %#llx",
+	       path, (unsigned long long)start);
+	struct sym_index symbols = {0};
+	struct sym_strings st = {0};
+	sym_elf_load_symbols(&symbols, &st, unstripped);
+	size_t covered = 0;
+	for (size_t i = 0; i < symbols.nsymbols; i++) {
+		const struct sym_symbol *sym = &symbols.symbols[i];
+		if (sym->size == 0 || !symbol_module_code_start(m, sym->addr + sym->size - 1, &start))
+			continue;
+		covered++;
+		CHECKF(start == sym->addr, "%s: %s at %#llx: function start %#llx", path,
+		       symbols.functions[sym->function].linkage_name, (unsigned long long)sym->addr,
+		       (unsigned long long)start);
+	}
+	CHECKF(covered >= 2, "%s: only %zu functions covered by FDEs", path, covered);
+	sym_index_free(&symbols);
+	sym_strings_free(&st);
+	symbolizer_free(s);
+}
+
+/* No symbols at all (strip --strip-all): functions from .eh_frame, or from
+ * .debug_frame; a build exporting churn (.dynsym) still names it. */
+static void test_stripped_functions(void)
+{
+	check_function_starts(path_in(bin_dir, "stripped/inline_workload"), path_in(bin_dir, "inline_workload"));
+	check_function_starts(path_in(bin_dir, "stripped/inline_workload_debug_frame"),
+			      path_in(bin_dir, "stripped/inline_workload_debug_frame.full"));
+	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+	struct symbol_module *m = symbolizer_module(s, path_in(bin_dir, "stripped/inline_workload_dyn"), NULL, 0,
+						    NULL, 0);
+	uint64_t addr = 0, size = 0;
+	CHECKF(symbol_extent(path_in(bin_dir, "stripped/inline_workload_dyn.full"), "churn", &addr, &size),
+	       "no churn in the exporting build");
+	struct symbol_frame f[4];
+	int n = symbol_module_lookup(m, addr + size / 2, f, 4);
+	CHECKF(n == 1 && strcmp(f[0].function, "churn") == 0, ".dynsym: %s", n ? f[0].function : "nothing");
 	symbolizer_free(s);
 }
 
@@ -394,8 +460,115 @@ static void test_wanted_addresses(void)
 	sym_strings_free(&st);
 }
 
+/* File offset and size of section name in path: 1, or 0 if none. */
+static int section_bytes(const char *path, const char *name, uint64_t *offset, uint64_t *size)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY), found = 0;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !found; scn = elf_nextscn(elf, scn)) {
+			GElf_Shdr shdr;
+			const char *s;
+			if (gelf_getshdr(scn, &shdr) && (s = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+			    strcmp(s, name) == 0) {
+				*offset = shdr.sh_offset;
+				*size = shdr.sh_size;
+				found = 1;
+			}
+		}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/*
+ * A damaged frame section (.eh_frame, .debug_frame) in a copy of the file
+ * pristine without symbols (where it names functions): bytes flipped,
+ * lengths made huge (0xffffffff: a 64-bit length follows), words set at
+ * random (CIE pointers anywhere, unknown encodings), the file cut inside
+ * it. Every address of the code is asked for; any answer is a start at or
+ * below the address.
+ */
+static void corrupt_frames(const char *pristine, const char *section)
+{
+	const char *victim = path_in(bin_dir, "corrupt_frames");
+	uint64_t offset = 0, size = 0, text = section_address(pristine, ".text");
+	CHECKF(section_bytes(pristine, section, &offset, &size) && size >= 64, "no %s in %s", section,
+	       pristine);
+	FILE *in = fopen(pristine, "rb");
+	CHECKF(in != NULL, "open %s", pristine);
+	if (!in || size < 64)
+		return;
+	static unsigned char data[4 << 20], copy[4 << 20];
+	size_t n = fread(data, 1, sizeof(data), in);
+	fclose(in);
+	CHECKF(offset + size <= n, ".eh_frame past the end of %s", pristine);
+	srandom(11);
+	for (int round = 0; round < 200 && offset + size <= n; round++) {
+		memcpy(copy, data, n);
+		size_t len = n;
+		uint64_t at = offset + (uint64_t)random() % (size - 4);
+		switch (round % 4) {
+		case 0:
+			for (int i = 0; i < 16; i++)
+				copy[offset + (uint64_t)random() % size] = (unsigned char)random();
+			break;
+		case 1: memset(copy + at, 0xff, 4); break;
+		case 2:
+			for (int i = 0; i < 4; i++)
+				copy[at + (uint64_t)i] = (unsigned char)random();
+			break;
+		default: len = (size_t)at; break;
+		}
+		FILE *out = fopen(victim, "wb");
+		CHECKF(out != NULL, "write %s", victim);
+		if (!out)
+			return;
+		fwrite(copy, 1, len, out);
+		fclose(out);
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
+		struct symbol_module *m = symbolizer_module(s, victim, NULL, 0, NULL, 0);
+		size_t below = 0;
+		for (uint64_t a = text; a < text + 4096; a++) {
+			uint64_t start = UINT64_MAX;
+			if (symbol_module_code_start(m, a, &start) && start > a)
+				below++;
+		}
+		CHECKF(below == 0, "%s, round %d: %zu function starts above their address", section, round,
+		       below);
+		symbolizer_free(s);
+	}
+	unlink(victim);
+	/* The parser alone on damaged copies in buffers of the section's exact
+	 * size, so that a sanitizer build sees any read past its end. */
+	for (int round = 0; round < 2000; round++) {
+		uint64_t len = round % 8 == 7 ? (uint64_t)random() % size : size;
+		uint8_t *bytes = malloc(len ? len : 1);
+		memcpy(bytes, data + offset, len);
+		for (int i = 0; len > 0 && i < 1 + round % 16; i++)
+			bytes[(uint64_t)random() % len] = round % 3 == 0 ? 0xff : (uint8_t)random();
+		struct sym_code_ranges r = {0};
+		sym_fde_parse(&r, bytes, len, section_address(pristine, section), strcmp(section, ".eh_frame") == 0,
+			      8);
+		sym_code_ranges_finish(&r);
+		uint64_t start;
+		for (uint64_t a = text; a < text + 512; a += 3)
+			if (sym_code_range_start(&r, a, &start))
+				CHECKF(start <= a, "%s: start %#llx above %#llx", section, (unsigned long long)start,
+				       (unsigned long long)a);
+		sym_code_ranges_free(&r);
+		free(bytes);
+	}
+}
+
 static void test_corrupt_files(void)
 {
+	corrupt_frames(path_in(bin_dir, "stripped/inline_workload"), ".eh_frame");
+	corrupt_frames(path_in(bin_dir, "stripped/inline_workload_debug_frame"), ".debug_frame");
 	const char *orig = path_in(bin_dir, "inline_workload");
 	const char *tmp = path_in(bin_dir, "corrupt_workload");
 	corrupt_rounds(orig, tmp, tmp, 200);
@@ -447,6 +620,7 @@ int main(int argc, char **argv)
 	const char *store[] = {path_in(bin_dir, "store")};
 	check_inline_chain(path_in(bin_dir, "debugdir/inline_workload"), store, 1);
 	check_symbols_only(path_in(bin_dir, "nodebug/inline_workload"));
+	test_stripped_functions();
 	test_build_id_debug_dir();
 	test_unusable_modules();
 	test_cpp();
