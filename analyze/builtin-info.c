@@ -3,7 +3,8 @@
  * start, duration, mode, sampling source and its effective rate, exit), the
  * totals (samples, value types, losses, what the agent's signal handler
  * cost), threads (with the CPU time each measured at its end against what
- * its samples cover; in wall mode each thread's shares on and off CPU),
+ * its samples cover, what they miss split by cause (coverage.h); in wall
+ * mode each thread's shares on and off CPU),
  * processes (pid, parent, command line, samples, how each ended), modules
  * (build-ids and what debug info exists for each) and the file itself
  * (size, compression, stacks cut at max frames);
