@@ -3,7 +3,8 @@
  * start, duration, mode, sampling source and its effective rate, exit), the
  * totals (samples, value types, losses, what the agent's signal handler
  * cost), threads (with the CPU time each measured at its end against what
- * its samples cover; in wall mode each thread's shares on and off CPU),
+ * its samples cover, what they miss split by cause (coverage.h); in wall
+ * mode each thread's shares on and off CPU),
  * processes (pid, parent, command line, samples, how each ended), modules
  * (build-ids and what debug info exists for each) and the file itself
  * (size, compression, stacks cut at max frames);
@@ -25,6 +26,7 @@
 
 #include "alloc.h"
 #include "builtin.h"
+#include "coverage.h"
 #include "debug_hint.h"
 #include "filter.h"
 #include "info.h"
@@ -324,6 +326,84 @@ static void print_wall(const struct info *in)
 		       100.0 * (double)info_sampler_cpu_ns(in) / (double)in->p->duration_ns);
 }
 
+/* Whether sampling was off for part of the run (--paused, --delay, --duration). */
+static int sampling_was_off(const struct info *in)
+{
+	const char *paused = meta_value(in, TRACE_META_PAUSED), *delay = meta_value(in, TRACE_META_DELAY_NS),
+		   *duration = meta_value(in, TRACE_META_DURATION_NS);
+	return (paused && strcmp(paused, "0")) || (delay && strtoull(delay, NULL, 10)) ||
+	       (duration && strtoull(duration, NULL, 10));
+}
+
+/* Over the threads whose CPU time was measured: what their samples miss, by cause (coverage.h). */
+void info_coverage(const struct info *in, struct coverage *c)
+{
+	memset(c, 0, sizeof(*c));
+	uint64_t interval = in->p->period > 0 ? (uint64_t)in->p->period : 0;
+	for (uint32_t i = 0; i < in->p->nthreads; i++)
+		if (info_measured_ns(in, i))
+			coverage_add(c, info_measured_ns(in, i), in->thread_cpu[i] > 0 ? (uint64_t)in->thread_cpu[i] : 0,
+				     interval);
+}
+
+/*
+ * The measured CPU time against the samples. CPU mode: what they miss, each
+ * cause with its figure (a trace missing a fifth of a single thread's time is
+ * kernel work, not short threads). Wall mode: on CPU means running or
+ * runnable (a signalled thread's handler runs once it gets a CPU), so on-CPU
+ * samples stand for wall time and may pass the CPU time: the excess is time
+ * spent waiting for a CPU, said as such.
+ */
+static void print_coverage(const struct info *in)
+{
+	uint64_t measured, sampled;
+	uint32_t threads = info_measured_totals(in, &measured, &sampled);
+	char a[64], b[64], c[64], d[64];
+	if (!threads)
+		return;
+	printf("Measured CPU:  %s by %u threads at their end; ", format_duration(measured, a, sizeof(a)), threads);
+	if (in->wall) {
+		printf("their on-CPU samples stand for %s of wall time", format_duration(sampled, b, sizeof(b)));
+		if (sampled > measured)
+			printf(", %s more than they ran: on CPU counts time runnable, waiting for a CPU\n",
+			       format_duration(sampled - measured, c, sizeof(c)));
+		else
+			printf(" (%.1f%% of their CPU time; on CPU counts runnable time too)\n",
+			       100.0 * (double)sampled / (double)measured);
+		return;
+	}
+	printf("their samples cover %s (%.1f%%), %s unsampled\n", format_duration(sampled, b, sizeof(b)),
+	       100.0 * (double)sampled / (double)measured,
+	       format_duration(measured > sampled ? measured - sampled : 0, c, sizeof(c)));
+	struct coverage cov;
+	info_coverage(in, &cov);
+	if (!coverage_missing(&cov))
+		return;
+	/* Only the causes that have time, each with it: threads too short for a sample are named only when there are some. */
+	const char *sep = "";
+	printf("  missing:     ");
+	if (cov.unsampled_threads) {
+		printf("%s in %u threads that ended before their first sample", format_duration(cov.unsampled_threads_ns, a, sizeof(a)),
+		       cov.unsampled_threads);
+		sep = "; ";
+	}
+	if (cov.partial_ns) {
+		printf("%s%s in the last partial interval of %u threads (at most %s each)", sep,
+		       format_duration(cov.partial_ns, b, sizeof(b)), cov.partial_threads,
+		       format_duration(in->p->period > 0 ? (uint64_t)in->p->period : 0, d, sizeof(d)));
+		sep = "; ";
+	}
+	if (cov.unseen_ns) {
+		const char *source = in->p->source ? profile_string(in->p, in->p->source) : "";
+		printf("%s%s beyond that, not sampled: %s%s", sep, format_duration(cov.unseen_ns, c, sizeof(c)),
+		       !strcmp(source, "perf-task-clock+cpu-timer")
+			       ? "kernel time outside system calls (page faults, interrupts)"
+			       : "time between samples",
+		       sampling_was_off(in) ? ", and time while sampling was off" : "");
+	}
+	printf("\n");
+}
+
 static void print_text(const struct info *in)
 {
 	const struct profile *p = in->p;
@@ -386,14 +466,7 @@ static void print_text(const struct info *in)
 	printf("Exit:          %s\n", info_exit_text(p, a, sizeof(a)));
 	if (in->wall)
 		print_wall(in);
-	uint64_t measured, sampled;
-	uint32_t measured_threads = info_measured_totals(in, &measured, &sampled);
-	if (measured_threads)
-		printf("Measured CPU:  %s by %u threads at their end; their %ssamples cover %s (%.1f%%), %s unsampled\n",
-		       format_duration(measured, a, sizeof(a)), measured_threads, in->wall ? "on-CPU " : "",
-		       format_duration(sampled, b, sizeof(b)),
-		       100.0 * (double)sampled / (double)measured,
-		       format_duration(measured > sampled ? measured - sampled : 0, c, sizeof(c)));
+	print_coverage(in);
 
 	printf("Threads:       %u\n", p->nthreads);
 	if (p->nthreads) {

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "coverage.h"
 #include "filter.h"
 #include "load.h"
 #include "profile.h"
@@ -38,6 +39,8 @@ int info_pid_shown(const struct info *in, uint32_t pid);
 uint64_t info_measured_ns(const struct info *in, uint32_t thread);
 /* Over the threads whose CPU time was measured: how many, that time, and what their samples cover. */
 uint32_t info_measured_totals(const struct info *in, uint64_t *measured, uint64_t *sampled);
+/* Over the threads whose CPU time was measured: what their samples miss, by cause (coverage.h). */
+void info_coverage(const struct info *in, struct coverage *c);
 /* The modules table's debug-info column for a module of these PROFILE_MODULE_* flags. */
 const char *info_debug_info_text(const char *path, uint32_t flags);
 /* Samples per CPU second (wall mode: per second of a thread's wall time): under

@@ -78,9 +78,15 @@ json_t *info_json(const struct info *in)
 		json_object_set_new(root, "recording_allocations_weight", juint(st->hook_samples));
 	uint64_t measured, sampled;
 	uint32_t measured_threads = info_measured_totals(in, &measured, &sampled);
+	struct coverage cov;
+	info_coverage(in, &cov);
+	/* What the samples miss by cause (CPU mode; in wall mode sampled_ns is on-CPU wall time). */
 	json_object_set_new(root, "measured_cpu",
-			    json_pack("{s:I,s:o,s:o}", "threads", (json_int_t)measured_threads, "measured_ns",
-				      juint(measured), "sampled_ns", juint(sampled)));
+			    json_pack("{s:I,s:o,s:o,s:{s:I,s:o,s:I,s:o,s:o}}", "threads", (json_int_t)measured_threads,
+				      "measured_ns", juint(measured), "sampled_ns", juint(sampled), "missing",
+				      "unsampled_threads", (json_int_t)cov.unsampled_threads, "unsampled_threads_ns",
+				      juint(cov.unsampled_threads_ns), "partial_threads", (json_int_t)cov.partial_threads,
+				      "partial_ns", juint(cov.partial_ns), "unseen_ns", juint(cov.unseen_ns)));
 	json_t *threads = json_array();
 	/* values[v * nthreads + i]: thread i's total of value type v. */
 	int64_t *values = calloc_or_abort((size_t)p->nvalue_types * p->nthreads + 1, sizeof(*values));

@@ -245,6 +245,22 @@ static uint32_t find_phases(const int64_t *bins, uint32_t nbins, uint32_t stride
 	return n;
 }
 
+struct timeline_bins {
+	const struct profile *p;
+	int64_t *tbins, *fbins; /* per bin, per thread series and per function series */
+	uint32_t tseries, fseries;
+	const uint32_t *thread_series, *stack_series;
+};
+
+static void timeline_add(uint64_t i, uint32_t b, int64_t x, void *ctx)
+{
+	struct timeline_bins *tb = ctx;
+	const struct profile_sample *smp = &tb->p->samples[i];
+	if (smp->thread < tb->p->nthreads)
+		tb->tbins[(uint64_t)b * tb->tseries + tb->thread_series[smp->thread]] += x;
+	tb->fbins[(uint64_t)b * tb->fseries + tb->stack_series[smp->stack]] += x;
+}
+
 int plot_data_timeline(const struct plot_request *rq, const char *dir, struct plot_script *s, char *err,
 		       size_t errlen)
 {
@@ -291,17 +307,17 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 		function_series[function_order[k]] = k;
 	for (uint32_t st = 0; st < p->nstacks; st++)
 		stack_series[st] = leaf[st] == UINT32_MAX ? nfuncs : function_series[leaf[st]];
-	/* Pass 2: the bins. */
-	int64_t *tbins = calloc_or_abort((uint64_t)sp.nbins * (tseries ? tseries : 1), sizeof(*tbins));
-	int64_t *fbins = calloc_or_abort((uint64_t)sp.nbins * fseries, sizeof(*fbins));
-	for (uint64_t i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *smp = &p->samples[i];
-		int64_t x = p->values[i * ncol + col];
-		uint64_t b = plot_bin_of(&sp, smp->time_ns);
-		if (smp->thread < p->nthreads)
-			tbins[b * tseries + thread_series[smp->thread]] += x;
-		fbins[b * fseries + stack_series[smp->stack]] += x;
-	}
+	/* Pass 2: the bins, each sample over the time it stands for (plot_spread.c: binned at its
+	 * time, a sample of many ticks drew more cores than the threads alive). */
+	struct timeline_bins tb = {
+		.p = p,
+		.tbins = calloc_or_abort((uint64_t)sp.nbins * (tseries ? tseries : 1), sizeof(*tb.tbins)),
+		.fbins = calloc_or_abort((uint64_t)sp.nbins * fseries, sizeof(*tb.fbins)),
+		.tseries = tseries, .fseries = fseries,
+		.thread_series = thread_series, .stack_series = stack_series,
+	};
+	int64_t *tbins = tb.tbins, *fbins = tb.fbins;
+	plot_spread(p, v, &sp, timeline_add, &tb);
 	int rc = -1;
 	FILE *ft = plot_open_data(dir, "timeline-threads.dat", err, errlen), *ff = NULL;
 	if (!ft)
@@ -318,12 +334,12 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 		fprintf(ff, "%.6f", plot_bin_middle(&sp, b));
 		int64_t sum = 0;
 		for (uint32_t k = 0; k < tseries; k++) {
-			int64_t x = profile_scale_value(p, v, tbins[(uint64_t)b * tseries + k], NULL);
+			int64_t x = tbins[(uint64_t)b * tseries + k]; /* scaled already (plot_spread) */
 			sum += x;
 			fprintf(ft, " %" PRId64, x);
 		}
 		for (uint32_t k = 0; k < fseries; k++)
-			fprintf(ff, " %" PRId64, profile_scale_value(p, v, fbins[(uint64_t)b * fseries + k], NULL));
+			fprintf(ff, " %" PRId64, fbins[(uint64_t)b * fseries + k]);
 		fputc('\n', ft);
 		fputc('\n', ff);
 		peak = (double)sum > peak ? (double)sum : peak;

@@ -63,4 +63,10 @@ uint32_t plot_bin_of(const struct plot_span *sp, uint64_t t);
 double plot_bin_middle(const struct plot_span *sp, uint32_t b);
 double plot_bin_seconds(const struct plot_span *sp);
 
+/* Called with each piece of sample i's value (scaled: profile_sample_value) that lands in bin. */
+typedef void (*plot_spread_fn)(uint64_t i, uint32_t bin, int64_t value, void *ctx);
+/* Every sample's value of type v over sp's bins, laid over the time its weight stands for, before
+ * its time, never two of a thread's samples over the same time (plot_spread.c). */
+void plot_spread(const struct profile *p, uint32_t v, const struct plot_span *sp, plot_spread_fn add, void *ctx);
+
 #endif

@@ -244,9 +244,11 @@ static void print_one(const struct report *r, const struct tree_options *to, str
 		char name[300], safe[1300], totals[512];
 		const char *title = escape_text(profile_thread_title(p, thread, name, sizeof(name)), safe, sizeof(safe));
 		char cpu[64];
+		/* A wall profile's weights are wall time, on CPU or off. */
 		if (profile_period_count(p) != PROFILE_NO_VALUE)
-			snprintf(totals, sizeof(totals), "%s of CPU",
-				 format_value(t->totals[p->period_type], "nanoseconds", cpu, sizeof(cpu)));
+			snprintf(totals, sizeof(totals), "%s of %s",
+				 format_value(t->totals[p->period_type], "nanoseconds", cpu, sizeof(cpu)),
+				 strcmp(profile_string(p, p->value_types[p->period_type].type), "wall") ? "CPU" : "wall time");
 		else
 			report_totals(p, t->totals, t->saturated, totals, sizeof(totals));
 		fprintf(r->out, "%sThread %s%s: %llu samples, %s\n", r->pal.bold, title, r->pal.reset,

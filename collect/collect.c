@@ -323,14 +323,34 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 		fprintf(stderr, "collect: the shared memory could not grow past %u threads (%s): samples of "
 				"threads beyond that are counted lost\n", transport_nrings(&l->transport),
 			strerror(l->grow_errno));
-	/* Short threads end between samples: say how much of their time the samples miss. */
+	/* The samples miss much of the threads' CPU time: say how much, and why (coverage.h), naming
+	 * short threads only for the time they account for. */
+	const struct coverage *c = &t->coverage;
 	uint64_t sampled = t->measured_weight * o->interval_ns;
-	if (o->cpu && t->measured_cpu_ns && sampled < t->measured_cpu_ns && !atomic_load(&h->ever_paused) &&
+	if (o->cpu && !o->wall && t->measured_cpu_ns && sampled < t->measured_cpu_ns && !atomic_load(&h->ever_paused) &&
 	    t->measured_cpu_ns - sampled > t->measured_cpu_ns / 10 &&
-	    t->measured_cpu_ns - sampled > 20 * o->interval_ns)
-		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used "
-				"(short threads end between samples; a shorter -i covers more)\n",
+	    t->measured_cpu_ns - sampled > 20 * o->interval_ns) {
+		fprintf(stderr, "collect: the samples cover %.0f%% of the %.3f s of CPU time the threads used; missing:",
 			100.0 * (double)sampled / (double)t->measured_cpu_ns, (double)t->measured_cpu_ns / 1e9);
+		const char *sep = "";
+		if (c->unsampled_threads) {
+			fprintf(stderr, " %.3f s in %u threads that ended before their first sample",
+				(double)c->unsampled_threads_ns / 1e9, c->unsampled_threads);
+			sep = ";";
+		}
+		if (c->partial_ns) {
+			fprintf(stderr, "%s %.3f s in the last partial interval of %u threads", sep, (double)c->partial_ns / 1e9,
+				c->partial_threads);
+			sep = ";";
+		}
+		if (c->unseen_ns)
+			fprintf(stderr, "%s %.3f s beyond that, not sampled: %s", sep, (double)c->unseen_ns / 1e9,
+				l->transport.header->source == TRANSPORT_SOURCE_PERF
+					? "kernel time outside system calls (page faults, interrupts)"
+					: "time between samples");
+		/* A shorter interval helps only with what falls between samples. */
+		fprintf(stderr, "%s\n", c->unsampled_threads_ns + c->partial_ns > c->unseen_ns ? " (a shorter -i covers more)" : "");
+	}
 }
 
 static void summarize(const struct collect_options *o, const struct launch *l, const struct drain_totals *t,

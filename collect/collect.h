@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include "coverage.h"
 #include "trace.h"
 #include "transport.h"
 
@@ -146,6 +147,7 @@ struct drain_totals {
 	/* Threads whose CPU time the agent measured at their end: that time and their samples' weight. */
 	uint32_t measured_threads;
 	uint64_t measured_cpu_ns, measured_weight;
+	struct coverage coverage; /* what they miss, by cause */
 	struct heap_totals heap;
 };
 /* A drain that writes what the agents recorded to w (NULL: discard); process records go to procs. */

@@ -501,12 +501,15 @@ void drain_totals(const struct drain *d, struct drain_totals *out)
 	out->handler_ns = d->cost_timed ? (uint64_t)((double)d->cost_ns * (double)d->cost_calls / (double)d->cost_timed) : 0;
 	out->measured_threads = 0;
 	out->measured_cpu_ns = out->measured_weight = 0;
+	memset(&out->coverage, 0, sizeof(out->coverage));
+	uint64_t interval = d->t->header->interval_ns;
 	for (uint32_t i = 0; i < d->threads_cap; i++) {
 		const struct thread_seen *t = &d->threads[i];
 		if (t->tid && t->measured) {
 			out->measured_threads++;
 			out->measured_cpu_ns += t->cpu_ns;
 			out->measured_weight += t->weight;
+			coverage_add(&out->coverage, t->cpu_ns, t->weight * interval, interval);
 		}
 	}
 }

@@ -8,7 +8,8 @@
 # thread_names[], nfunctions and function_names[] (the last is "other"),
 # nphases, phase_start[] (s) and phase_name[].
 # Data: timeline-threads.dat and timeline-functions.dat: the bin's middle
-# (s since the start), then one column per series, raw values per bin.
+# (s since the start), then one column per series, raw values per bin (each
+# sample spread over the time it stands for: a thread fills at most a bin).
 colors = '#4e79a7 #f28e2b #e15759 #76b7b2 #59a14f #edc948 #b07aa1 #ff9da7 #9c755f #86bcb6 #d37295 #fabfd2'
 color(i, n, named) = (i == n && !named) ? '#bab0ac' : word(colors, (i - 1) % 12 + 1)
 set multiplot layout 2,1 title sprintf("timeline of %s\n%s", program, trace) noenhanced

@@ -82,6 +82,10 @@ ipscope_workload(collect_kernel e2e/workloads/collect_kernel.c)
 target_link_libraries(collect_kernel PRIVATE pthread)
 add_test(NAME e2e_collect_kernel_time COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_kernel_time.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_kernel_time PROPERTIES LABELS e2e TIMEOUT 120)
+# Kernel time outside system calls (page faults): what the samples miss, and why.
+ipscope_workload(collect_faults e2e/workloads/collect_faults.c)
+add_test(NAME e2e_collect_faults COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_faults.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_faults PROPERTIES LABELS e2e TIMEOUT 120)
 
 # ulimit -v leaves no room for ASan's shadow memory: not under sanitizers.
 add_test(NAME e2e_collect_ulimit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_ulimit.sh ${CMAKE_BINARY_DIR})

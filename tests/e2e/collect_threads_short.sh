@@ -1,8 +1,9 @@
 # Threads shorter than a sampling interval or two spend most of their time
 # between samples: the trace carries each thread's own CPU clock at its end,
 # and analyze info shows what the samples cover of it (per thread and in
-# total), as collect's summary does. The workload reports the sum of its
-# threads' clocks: the answer.
+# total), as collect's summary does, and both say why: threads that ended
+# before their first sample, each thread's last partial interval. The
+# workload reports the sum of its threads' clocks: the answer.
 . "$(dirname "$0")/lib.sh"
 check() { # COUNT SECONDS_EACH
 	"$bin/collect" -o "$scratch/t.zst" "$workloads/collect_churn" short "$1" "$2" 2>"$scratch/err" ||
@@ -29,6 +30,15 @@ check() { # COUNT SECONDS_EACH
 	awk -v s="$sampled" -v m="$measured" 'BEGIN { exit !(s < 0.9 * m) }' ||
 		fail "$1 threads: samples cover ${sampled}s of ${measured}s: the workload was not short enough to test this"
 	grep -q 'the samples cover [0-9]*% of the' "$scratch/err" || fail "$1 threads: collect did not warn"
+	# ...and why: threads too short for a sample and each thread's last partial interval explain
+	# most of it, and the text names them with their time.
+	short=$(info_json "$scratch/t.zst" | jq '.measured_cpu.missing | .unsampled_threads_ns + .partial_ns')
+	awk -v s="$short" -v m="$measured" -v c="$sampled" 'BEGIN { exit !(s >= 0.8 * (m - c) * 1e9) }' ||
+		fail "$1 threads: short threads and last intervals explain ${short} ns of the $(awk -v m="$measured" -v c="$sampled" 'BEGIN { print m - c }') s missing"
+	grep -A1 '^Measured CPU:' "$scratch/info" | grep -q 'threads that ended before their first sample\|last partial interval of' ||
+		fail "$1 threads: analyze info does not name short threads: $(grep -A1 '^Measured CPU:' "$scratch/info")"
+	grep -q '^collect: the samples cover .*\(threads that ended before their first sample\|last partial interval\)' "$scratch/err" ||
+		fail "$1 threads: collect does not name short threads: $(grep 'samples cover' "$scratch/err")"
 }
 check 500 0.0015
 check 2000 0.0003

@@ -26,6 +26,22 @@ while read -r _ tid role wall blocked; do
 done <"$scratch/out"
 [ "$(wc -l <"$scratch/out")" -eq 4 ] || fail "the workload did not report its four threads"
 
+# Labels: a wall profile's per-thread trees total wall time, not CPU; info's
+# measured-CPU line compares the on-CPU samples (running or runnable: a
+# signalled thread's handler runs once it gets a CPU) as wall time, saying
+# so, never as a coverage of the CPU time (which reached 243.9%).
+"$bin/analyze" tree --threads "$scratch/w.zst" >"$scratch/threads.tree"
+grep '^Thread ' "$scratch/threads.tree"
+[ "$(grep -c '^Thread .* of wall time$' "$scratch/threads.tree")" -eq 4 ] ||
+	fail "per-thread headers do not total wall time: $(grep '^Thread ' "$scratch/threads.tree")"
+measured=$("$bin/analyze" info "$scratch/w.zst" | grep '^Measured CPU:') || fail "analyze info has no Measured CPU line"
+echo "$measured"
+echo "$measured" | grep -q 'on-CPU samples stand for .* of wall time.*runnable' ||
+	fail "wall mode: the measured CPU line does not say on CPU is wall time, runnable included: $measured"
+if echo "$measured" | grep -q 'cover\|unsampled'; then
+	fail "wall mode: the measured CPU line calls on-CPU wall time a coverage of CPU time: $measured"
+fi
+
 # Where threads wait: each blocked stack ends in the blocking call, called from its marked line.
 "$bin/analyze" tree -C --state off-cpu "$scratch/w.zst" >"$scratch/off.tree"
 "$bin/analyze" flat --lines --state off-cpu "$scratch/w.zst" >"$scratch/off.flat"

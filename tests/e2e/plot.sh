@@ -4,7 +4,8 @@
 # (png_info), an SVG that is well-formed XML holding the title (xmllint) and
 # a PDF; the data files hold flat's and diff's numbers: timeline's column of
 # each thread adds up to flat --tid's total, top's rows are flat's, diff's
-# bars are diff --format tsv's. The text terminal, a kept script rerun by
+# bars are diff --format tsv's; a wall trace's timeline holds no more than
+# its threads in any bin. The text terminal, a kept script rerun by
 # hand, and the errors: heap of a CPU trace, an unknown output type, gnuplot
 # missing.
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +68,32 @@ echo "$names" | while read -r k tid; do
 	[ "$got" = "$want" ] || fail "timeline: thread $tid's column adds up to $got ns, flat --tid says $want"
 	echo "timeline: thread $tid $got ns, as flat --tid"
 done
+# A wall trace's timeline never draws more than the threads there are: threads
+# blocked for long are sampled every 8 ticks, each sample weighing 8, which
+# binned at its time put 8 ms into a 2 ms bin (4 threads' worth from one).
+# Each sample is laid over the time it stands for: per bin, each thread's
+# column is at most the bin's width (1 ns of rounding), all of them at most
+# the threads times it, and each column still adds up to the thread's total.
+"$bin/collect" -q -m wall -o "$scratch/idle.zst" "$workloads/collect_wall" idle 2 1 2>"$scratch/err" ||
+	fail "collect -m wall collect_wall idle: $(cat "$scratch/err")"
+plot timeline "$scratch/idle.png" --bins 500 --keep-data "$scratch/il" "$scratch/idle.zst"
+width=$(sed -n 's/^binwidth = //p' "$scratch/il/timeline.gp")
+threads=$(info_json "$scratch/idle.zst" | jq '.threads | length')
+awk -v w="$width" -v n="$threads" '!/^#/ {
+	s = 0
+	for (i = 2; i <= NF; i++) {
+		s += $i
+		if ($i > w * 1e9 + 1) { printf "bin at %ss: thread column %d holds %d ns, the bin is %.0f ns\n", $1, i - 1, $i, w * 1e9; bad = 1 }
+	}
+	if (s > n * (w * 1e9 + 1)) { printf "bin at %ss: %d ns, %d threads of %.0f ns\n", $1, s, n, w * 1e9; bad = 1 }
+	if (s > peak) peak = s
+} END { printf "wall timeline: peak %.2f threads of %d\n", peak / (w * 1e9), n; exit bad }' "$scratch/il/timeline-threads.dat" >"$scratch/bins" ||
+	fail "wall timeline: bins hold more than the threads: $(head -n 5 "$scratch/bins")"
+cat "$scratch/bins"
+got=$(awk '!/^#/ { for (i = 2; i <= NF; i++) s += $i } END { printf "%.0f", s }' "$scratch/il/timeline-threads.dat")
+want=$(info_json "$scratch/idle.zst" | jq '[.value_types[] | select(.type == "wall") | .total] | add')
+[ "$got" = "$want" ] || fail "wall timeline: the bins add up to $got ns, the trace to $want ns"
+
 # Rerun by hand: the kept script draws the same file again.
 rm "$scratch/t.png"
 (cd "$scratch/tl" && gnuplot timeline.gp) || fail "the kept timeline.gp does not rerun"
