@@ -199,10 +199,27 @@ static void extent_of(struct builder *b, const struct charge *c, struct disasm_f
 		f->bounds = DISASM_FDE;
 		return;
 	}
-	f->name = strdup_or_abort(profile_string(b->p, b->p->functions[c->function].name));
+	/* Neither (the module file is missing, or code outside every FDE): the
+	 * addresses of one named function, or every unnamed one of the module,
+	 * so a missing file gives one listing, not one per address. */
+	const struct profile_function *pf = &b->p->functions[c->function];
+	const char *path = profile_string(b->p, b->p->modules[c->module].path), *slash = strrchr(path, '/');
+	f->function = (pf->flags & PROFILE_FUNCTION_UNKNOWN) ? UINT32_MAX : c->function;
+	f->name = strdup_or_abort(f->function == UINT32_MAX ? (slash ? slash + 1 : path) : profile_string(b->p, pf->name));
 	f->bounds = DISASM_ADDRESSES;
 	f->lo = c->vaddr;
 	f->hi = c->vaddr + 1;
+}
+
+/* Is charge c f's? */
+static int holds(const struct builder *b, const struct disasm_function *f, const struct charge *c)
+{
+	if (f->module != c->module)
+		return 0;
+	if (f->bounds != DISASM_ADDRESSES)
+		return f->lo <= c->vaddr && c->vaddr < f->hi;
+	return f->function == UINT32_MAX ? (b->p->functions[c->function].flags & PROFILE_FUNCTION_UNKNOWN) != 0
+					 : f->function == c->function;
 }
 
 /* f's bytes from the module file into *buf (freed by the caller): their number, 0 with f->note said. */
@@ -317,17 +334,31 @@ static uint32_t insn_at(const struct disasm_function *f, uint64_t vaddr)
 /* f's charges onto its instructions (or, without code, onto one row per charged address). */
 static void charge_function(struct builder *b, struct disasm_function *f)
 {
-	uint32_t first = first_charge(b, f->module, f->lo), end = first_charge(b, f->module, f->hi);
-	if (decode(b, f) < 0 || f->ninsns == 0) {
+	int by_address = f->bounds == DISASM_ADDRESSES;
+	uint32_t first = first_charge(b, f->module, by_address ? 0 : f->lo);
+	uint32_t end = by_address ? first_charge(b, f->module + 1, 0) : first_charge(b, f->module, f->hi);
+	if (by_address) {
+		struct module_file *mf = module_file(b, f->module);
+		snprintf(f->note, sizeof(f->note), "%s: costs by address only",
+			 mf->elf ? "no symbol or FDE holds this code" : mf->why);
+	}
+	if (by_address || decode(b, f) < 0 || f->ninsns == 0) {
 		uint32_t cap = f->ninsns;
 		for (uint32_t i = first; i < end; i++)
-			if (f->ninsns == 0 || f->insns[f->ninsns - 1].vaddr != b->charges[i].vaddr)
+			if (holds(b, f, &b->charges[i]) &&
+			    (f->ninsns == 0 || f->insns[f->ninsns - 1].vaddr != b->charges[i].vaddr))
 				add_insn(f, &cap, b->charges[i].vaddr, 0, "");
+		if (f->ninsns) {
+			f->lo = f->insns[0].vaddr;
+			f->hi = f->insns[f->ninsns - 1].vaddr + 1;
+		}
 	}
 	f->values = calloc_or_abort((size_t)f->ninsns * b->nvalues + 1, sizeof(int64_t));
 	uint32_t stray = 0;
 	for (uint32_t i = first; i < end; i++) {
 		const struct charge *c = &b->charges[i];
+		if (!holds(b, f, c))
+			continue;
 		uint32_t at = insn_at(f, c->vaddr);
 		const struct disasm_insn *in = &f->insns[at];
 		stray += c->vaddr >= in->vaddr + (in->size ? in->size : 1);
@@ -396,10 +427,9 @@ int disasm_table_build(struct disasm_table *dt, const struct profile *p, const s
 			matched[c->function] = name_matches(p, c->function, pattern, have_re ? &re : NULL) ? 1 : -1;
 		if (matched[c->function] < 0)
 			continue;
-		int known = 0; /* inside a function found already (charges come in address order) */
+		int known = 0; /* a function found already holds it (charges come in address order) */
 		for (uint32_t j = dt->nfunctions; j-- > 0 && !known;)
-			known = dt->functions[j].module == c->module && dt->functions[j].lo <= c->vaddr &&
-				c->vaddr < dt->functions[j].hi;
+			known = holds(&b, &dt->functions[j], c);
 		if (known)
 			continue;
 		ALLOC_GROW(dt->functions, dt->nfunctions + 1, cap);

@@ -16,7 +16,8 @@
  * lets "app+0x11a9", the name of stripped code, be typed as it is shown).
  * A function is the extent of its symbol; stripped code has none, and the
  * .eh_frame FDE holding the address gives it (fde.h), and its name is
- * module+0xSTART; code with neither is listed by address alone.
+ * module+0xSTART; code with neither (its file missing) is listed by
+ * address alone, one listing per named function or per module.
  *
  * Bytes are read from the module file the symbolizer finds for the trace's
  * path and build-id (--search-dir, --debug-dir as for names; only regular
@@ -52,6 +53,8 @@ struct disasm_function {
 	char *file;          /* the file the bytes were read from, NULL when none */
 	uint64_t lo, hi;     /* its extent [lo, hi), ELF virtual addresses */
 	enum disasm_bounds bounds;
+	uint32_t function;   /* DISASM_ADDRESSES: the profile function whose addresses these are
+				(UINT32_MAX: every unnamed address of the module) */
 	struct disasm_insn *insns; /* in address order */
 	uint32_t ninsns;
 	int64_t *values;     /* per instruction, nvalues each */

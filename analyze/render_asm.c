@@ -24,7 +24,7 @@
 
 static const char *bounds_text(enum disasm_bounds b)
 {
-	return b == DISASM_SYMBOL ? "symbol table" : b == DISASM_FDE ? "FDE: stripped code" : "no symbol or FDE";
+	return b == DISASM_SYMBOL ? "symbol table" : b == DISASM_FDE ? "FDE: stripped code" : "by address";
 }
 
 static void print_heading(const struct report *r, const struct disasm_function *f, uint64_t whole)

@@ -7,7 +7,8 @@
 # debug info), which holds most of heavy's cost. Then a stripped
 # copy (objcopy --strip-all): the same function found by its FDE, the same
 # instructions at the same addresses, the hottest again in the loop, its
-# total the flat self cost of the addresses inside it. Bad uses: errors.
+# total the flat self cost of the addresses inside it; with the file gone,
+# the costs by address. Bad uses: errors.
 . "$(dirname "$0")/lib.sh"
 need objcopy binutils
 src=$(dirname "$0")/workloads/report_split.c
@@ -62,7 +63,7 @@ echo "stripped: $first, $ssum samples, hottest $shot (line $sline in the build w
 lo=$(head -1 "$scratch/s.addr")
 hi=$(tail -1 "$scratch/s.addr")
 flat=0
-"$a" flat --value samples --format tsv "$scratch/s.zst" 2>/dev/null | awk -F'\t' 'NR > 1 && $9 != 0 { print $5, $9 }' >"$scratch/sflat"
+"$a" flat --value samples --format tsv "$scratch/s.zst" 2>/dev/null | awk -F'\t' '$5 ~ /^split\+0x[0-9a-f]+$/ && $9 != 0 { print $5, $9 }' >"$scratch/sflat"
 while read -r name n; do
 	off=$((0x${name##*+0x}))
 	[ "$off" -ge $((lo)) ] && [ "$off" -le $((hi)) ] && flat=$((flat + n))
@@ -70,6 +71,15 @@ done <"$scratch/sflat"
 [ "$ssum" -eq "$flat" ] || fail "the stripped function's instructions add up to $ssum, flat's addresses in it to $flat"
 "$a" source --asm 'split\+' "$scratch/s.zst" 2>/dev/null | grep -q "^$first in .* (FDE: stripped code): " ||
 	fail "no FDE heading for $first"
+
+# The module gone: one listing of its addresses, their flat self costs all there.
+mv "$scratch/split" "$scratch/split.away"
+"$a" source --asm 'split\+' --value samples "$scratch/s.zst" >"$scratch/gone" 2>/dev/null || fail "source --asm (module gone) failed"
+grep -q "^Note: .*file not found.*: costs by address only" "$scratch/gone" || fail "no note for the missing module: $(sed -n 5,7p "$scratch/gone")"
+total=$("$a" flat --value samples --format tsv "$scratch/s.zst" 2>/dev/null |
+	awk -F'\t' '$5 ~ /^split\+0x[0-9a-f]+$/ { s += $9 } END { print s }')
+grep -q "^Total samples in split: $total\$" "$scratch/gone" || fail "the addresses do not add up to $total: $(grep ^Total "$scratch/gone")"
+mv "$scratch/split.away" "$scratch/split"
 
 # Bad uses: a FUNCTION matching nothing, --asm with FILE (usage errors, 2).
 set +e
