@@ -12,6 +12,8 @@
  *   render_diff.c  diff_report: tree or flat rows of a diff (diff.h) with
  *                  both runs' values, the change and its significance
  *   render_source.c source_report: per-line costs beside the code (source.h)
+ *   render_asm.c   asm_report: per-instruction costs of the functions
+ *                  source --asm names (disasm.h)
  *
  * Every report is told which value type it shows (struct report's value);
  * headers and footers format totals by unit (durations, bytes, counts).
@@ -217,6 +219,7 @@ struct source_options {
 	uint32_t top;      /* without file: the top lines of each */
 	uint32_t context;  /* lines of code shown around each top line */
 	enum source_format format;
+	const char *asm_function; /* --asm FUNCTION: instructions instead of lines (asm_report) */
 };
 
 /*
@@ -228,5 +231,14 @@ struct source_options {
  * which), else 0.
  */
 int source_report(const struct report *r, const struct source_options *so, char *err, size_t errlen);
+
+/*
+ * analyze source --asm (render_asm.c): header, then per function matching
+ * so->asm_function (disasm.h), costliest first, its instructions with
+ * their self cost, the so->top hottest marked; TSV: a header line, then
+ * function, address, every value type, line and instruction. -1 without
+ * printing when nothing matches (err says so), else 0.
+ */
+int asm_report(const struct report *r, const struct source_options *so, char *err, size_t errlen);
 
 #endif

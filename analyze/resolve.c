@@ -250,7 +250,8 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 		.name = id, .system_name = id, .module = module, .flags = PROFILE_FUNCTION_UNKNOWN};
 	struct profile_line line = {.function = function_index(R, &f, 0)};
 	struct profile_location loc = {
-		.address = a->ip, .module = module, .first_line = profile_add_line(p, &line), .nlines = 1};
+		.address = a->ip, .module = module, .first_line = profile_add_line(p, &line), .nlines = 1,
+		.flags = a->is_return ? PROFILE_LOCATION_RETURN : 0};
 	R->unresolved++;
 	return profile_add_location(p, &loc);
 }
@@ -279,7 +280,8 @@ static uint32_t jit_location(struct resolver *R, const struct address *a,
 		.line = sym->line,
 	};
 	struct profile_location loc = {
-		.address = a->ip, .module = UINT32_MAX, .first_line = profile_add_line(p, &line), .nlines = 1};
+		.address = a->ip, .module = UINT32_MAX, .first_line = profile_add_line(p, &line), .nlines = 1,
+		.flags = a->is_return ? PROFILE_LOCATION_RETURN : 0};
 	return profile_add_location(p, &loc);
 }
 
@@ -311,7 +313,8 @@ static uint32_t resolve_one(struct resolver *R, const struct address *a, uint32_
 
 	struct profile *p = R->p;
 	struct profile_location loc = {
-		.address = a->ip, .module = module, .first_line = p->nlines, .nlines = (uint32_t)n};
+		.address = a->ip, .module = module, .first_line = p->nlines, .nlines = (uint32_t)n,
+		.flags = a->is_return ? PROFILE_LOCATION_RETURN : 0};
 	for (int i = 0; i < n; i++) {
 		const struct symbol_frame *fr = &frames[i];
 		struct profile_function f = {

@@ -393,6 +393,25 @@ static int is_wanted(const struct symbol_module *m, uint64_t vaddr)
 	return at < m->nwant && m->want[at] == vaddr;
 }
 
+int symbol_module_symbol_extent(struct symbol_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi,
+				const char **name)
+{
+	if (m == NULL || !m->usable)
+		return 0;
+	if (m->partial && !is_wanted(m, vaddr))
+		reload_whole(m);
+	const struct sym_symbol *sym = sym_find_symbol(&m->ix, vaddr);
+	if (sym == NULL)
+		return 0;
+	struct symbol_frame frame;
+	memset(&frame, 0, sizeof(frame));
+	name_frame(m, sym->function, &frame);
+	*lo = sym->addr;
+	*hi = sym->limit;
+	*name = frame.function;
+	return 1;
+}
+
 int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_frame *frames,
 			 int max)
 {

@@ -109,6 +109,15 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr,
  */
 int symbol_module_code_start(struct symbol_module *m, uint64_t vaddr, uint64_t *start);
 
+/*
+ * The extent [*lo, *hi) of the symbol-table symbol holding vaddr (its size,
+ * or up to the next symbol or its section's end when unsized), and its name
+ * as lookups give it: 1, or 0 when no symbol holds vaddr (stripped code, or
+ * m unusable).
+ */
+int symbol_module_symbol_extent(struct symbol_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi,
+				const char **name);
+
 /* 1 when path is a system module (libc, libstdc++, ld.so, vdso, the agent...). */
 int symbol_path_is_system(const char *path);
 

@@ -552,14 +552,20 @@ const struct sym_row *sym_find_row(const struct sym_index *ix, uint64_t addr)
 	return &ix->rows[n - 1];
 }
 
-uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr)
+const struct sym_symbol *sym_find_symbol(const struct sym_index *ix, uint64_t addr)
 {
 	size_t n = keys_count_at_or_below(&ix->symbol_keys, addr);
 	if (n == 0)
-		return SYM_NONE;
+		return NULL;
 	/* The nearest symbol below, if its extent reaches addr (finish_symbols). */
 	const struct sym_symbol *sym = &ix->symbols[n - 1];
-	return addr < sym->limit ? sym->function : SYM_NONE;
+	return addr < sym->limit ? sym : NULL;
+}
+
+uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr)
+{
+	const struct sym_symbol *sym = sym_find_symbol(ix, addr);
+	return sym ? sym->function : SYM_NONE;
 }
 
 uint32_t sym_find_public_name(const struct sym_index *ix, const char *name)

@@ -131,6 +131,8 @@ uint32_t sym_find_node(const struct sym_index *ix, uint64_t addr);
 const struct sym_row *sym_find_row(const struct sym_index *ix, uint64_t addr);
 /* Symbol containing addr (SYM_NONE if none). */
 uint32_t sym_find_symbol_function(const struct sym_index *ix, uint64_t addr);
+/* The symbol whose extent [addr, limit) holds addr, NULL if none. */
+const struct sym_symbol *sym_find_symbol(const struct sym_index *ix, uint64_t addr);
 /* The public function named by the symbol table at the address where the
  * function called name (interned) is an internal alias (__libc_malloc ->
  * malloc), SYM_NONE when name is no such alias. */

@@ -71,12 +71,19 @@ struct profile_line {
 	uint32_t inlined;  /* 1 when this call was inlined into the next entry */
 };
 
+/* location flags */
+/* The address is a return address: the instruction it stands for (the call)
+ * is the one before it. A leaf sampled exactly is not (analyze source --asm
+ * charges each location to the instruction it means). */
+#define PROFILE_LOCATION_RETURN 0x1u
+
 struct profile_location {
 	uint64_t address; /* runtime address as sampled (return address for callers) */
 	uint32_t module;  /* module index, UINT32_MAX when outside every module */
 	uint32_t first_line; /* lines[first_line .. first_line+nlines): innermost first;
 				these rows are this location's own, never shared */
 	uint32_t nlines;  /* >= 1 */
+	uint32_t flags;   /* PROFILE_LOCATION_* (in the padding: the struct stays 24 bytes) */
 };
 
 struct profile_stack {

@@ -228,6 +228,7 @@ uint32_t profile_remap_location(struct profile_remap *m, uint32_t id)
 			.module = profile_remap_module(m, l->module),
 			.first_line = m->dst->nlines,
 			.nlines = l->nlines,
+			.flags = by_name(m) ? 0 : l->flags,
 		};
 		for (uint32_t i = 0; i < l->nlines; i++)
 			profile_add_line(m->dst, &lines[i]);

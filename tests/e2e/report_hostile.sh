@@ -12,7 +12,7 @@ chmod 000 "$scratch/unreadable"
 "$build/tests/hostile_traces" "$scratch" "$scratch/fifo" "$scratch/unreadable" || fail "hostile_traces failed"
 
 # A FIFO module: every command returns (an open() of it would block forever).
-for cmd in info tree flat; do
+for cmd in info tree flat "source --asm ."; do
 	set +e
 	timeout 20 "$a" $cmd "$scratch/fifo.zst" >"$scratch/out" 2>"$scratch/err"
 	rc=$?
@@ -28,7 +28,7 @@ esc=$(printf '\033')
 bel=$(printf '\007')
 cr=$(printf '\r')
 csi=$(printf '\233')
-for cmd in info tree flat "tree --threads"; do
+for cmd in info tree flat "tree --threads" "source --asm ."; do
 	"$a" $cmd "$scratch/escapes.zst" >"$scratch/out" 2>"$scratch/err" || fail "analyze $cmd failed on escapes"
 	for c in "$esc" "$bel" "$cr"; do
 		if grep -q "$c" "$scratch/out" "$scratch/err"; then
@@ -86,7 +86,7 @@ timeout 60 "$a" flat "$scratch/deep.zst" >/dev/null 2>&1 || fail "flat of a 1000
 
 # An empty file is not a trace.
 : >"$scratch/empty.zst"
-for cmd in info tree flat; do
+for cmd in info tree flat "source --asm ."; do
 	set +e
 	"$a" $cmd "$scratch/empty.zst" >/dev/null 2>"$scratch/err"
 	rc=$?

@@ -83,9 +83,9 @@ static struct profile *build_profile(void)
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		CHECK(profile_add_line(p, &lines[i]) == i);
 	struct profile_location locs[] = {
-		{ 0x7f0000029d90, 1, 0, 1 }, { 0x400110, 0, 1, 1 }, { 0x400020, 0, 2, 2 },
-		{ 0x400120, 0, 4, 1 },       { 0x400300, 0, 5, 1 }, { 0x400130, 0, 6, 1 },
-		{ 0x400400, 0, 7, 1 },
+		{ 0x7f0000029d90, 1, 0, 1, 0 }, { 0x400110, 0, 1, 1, 0 }, { 0x400020, 0, 2, 2, 0 },
+		{ 0x400120, 0, 4, 1, 0 },       { 0x400300, 0, 5, 1, 0 }, { 0x400130, 0, 6, 1, 0 },
+		{ 0x400400, 0, 7, 1, 0 },
 	};
 	for (size_t i = 0; i < sizeof(locs) / sizeof(locs[0]); i++)
 		CHECK(profile_add_location(p, &locs[i]) == i);
@@ -443,7 +443,7 @@ static struct profile *one_function_profile(const char *name, uint32_t nstacks)
 	profile_add_function(p, &f);
 	struct profile_line l = { 0, 0, 0, 0 };
 	profile_add_line(p, &l);
-	struct profile_location loc = { 0x10, UINT32_MAX, 0, 1 };
+	struct profile_location loc = { 0x10, UINT32_MAX, 0, 1, 0 };
 	profile_add_location(p, &loc);
 	uint32_t location = 0;
 	for (uint32_t i = 0; i < nstacks; i++)
@@ -516,7 +516,7 @@ static void test_invalid_utf8(void)
 	profile_add_function(p, &f);
 	struct profile_line l = { 0, profile_intern(p, "caf\xe9.c"), 2, 0 };
 	profile_add_line(p, &l);
-	struct profile_location loc = { 0x1010, 0, 0, 1 };
+	struct profile_location loc = { 0x1010, 0, 0, 1, 0 };
 	profile_add_location(p, &loc);
 	uint32_t location = 0;
 	profile_add_stack(p, &location, 1);
