@@ -490,7 +490,7 @@ int cmd_info(int argc, char **argv)
 		.help = "      --format FORMAT     text (default) or json: one object with every figure\n"
 			"                          the text shows (totals per value type, threads,\n"
 			"                          modules, file, metadata, corrected figures)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_SELECT,
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_SELECT,
 		.options = info_long_options,
 		.handle = info_handle,
 		.ctx = &args,

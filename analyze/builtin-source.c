@@ -81,7 +81,7 @@ int cmd_source(int argc, char **argv)
 			"      --format FORMAT     text (default) or tsv: a header line, then file, line\n"
 			"                          and every value type per charged line (line 0:\n"
 			"                          unknown), raw integers, fields escaped (\\t \\n \\\\)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY,
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY,
 		.operands = "TRACE FILE",
 		.optional_operands = 1,
 		.options = source_long_options,

@@ -101,6 +101,13 @@ struct profile_thread {
 	uint32_t flags;
 	/* Totals are computed from the samples (profile_thread_totals), never
 	 * stored here: a filter or a merge cannot leave them stale. */
+	/*
+	 * String id of the program its process runs, by its basename ("cc1",
+	 * not the command line): what --comm selects and what tells apart the
+	 * programs of one trace (flat's module names, folded roots, pprof's
+	 * command label). 0: unknown (a trace before 1.4, a built profile).
+	 */
+	uint32_t command;
 };
 
 /*

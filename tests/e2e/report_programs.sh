@@ -1,0 +1,52 @@
+# Many programs in one trace (a build: cc1, as, ld, sh...), on a shell
+# pipeline of two workloads, collect_busy (busy_loop) and collect_procs
+# (sink_work), each with its main and burn_cpu: every report selects by
+# program (--comm), module (--module) and function (--focus, --ignore REGEX);
+# flat names the module of each function, the exports keep programs apart,
+# analyze info is one line per command and per module, and warnings are said
+# once (-q: none). Every check runs and each failure is said, then the
+# script fails.
+. "$(dirname "$0")/lib.sh"
+a=$bin/analyze
+t=$scratch/t.zst
+"$bin/collect" -q -o "$t" sh -c "'$workloads/collect_busy' 0.2 | '$workloads/collect_procs' sink 0.15" \
+	>/dev/null 2>"$scratch/err" || fail "collect exited $?: $(cat "$scratch/err")"
+failed=0
+check() { # check WHAT COMMAND...: COMMAND must succeed
+	what=$1
+	shift
+	"$@" || { echo "FAIL: $what" >&2; failed=$((failed + 1)); }
+}
+has() { grep -q -- "$1" "$2"; }
+hasnt() { ! grep -q -- "$1" "$2"; }
+
+# 1. --comm, --module, --focus, --ignore in every report; a bad regex is a usage error.
+"$a" flat --comm collect_busy "$t" >"$scratch/comm" 2>&1 || true
+check "flat --comm collect_busy keeps busy_loop, drops sink_work: $(cat "$scratch/comm")" \
+	eval 'has busy_loop "$scratch/comm" && hasnt sink_work "$scratch/comm"'
+"$a" flat --comm collect_procs --comm /no/such/program "$t" >"$scratch/comm2" 2>&1 || true
+check "flat --comm collect_procs keeps sink_work only: $(cat "$scratch/comm2")" \
+	eval 'has sink_work "$scratch/comm2" && hasnt busy_loop "$scratch/comm2"'
+"$a" flat --module collect_busy "$t" >"$scratch/module" 2>&1 || true
+check "flat --module collect_busy: $(cat "$scratch/module")" \
+	eval 'has busy_loop "$scratch/module" && hasnt sink_work "$scratch/module"'
+"$a" export --format folded --focus '^sink_w' -o "$scratch/focus" "$t" >/dev/null 2>&1 || true
+check "export --focus ^sink_w keeps sink_work's stacks only: $(cat "$scratch/focus" 2>&1)" \
+	eval 'has sink_work "$scratch/focus" && hasnt busy_loop "$scratch/focus"'
+"$a" tree --ignore 'busy_lo+p' "$t" >"$scratch/ignore" 2>&1 || true
+check "tree --ignore busy_lo+p drops busy_loop's stacks: $(cat "$scratch/ignore")" \
+	eval 'has sink_work "$scratch/ignore" && hasnt busy_loop "$scratch/ignore"'
+for cmd in "info" "tree" "flat" "export --format folded" "source" "plot top -o $scratch/p.txt" "diff $t"; do
+	check "analyze $cmd --comm --module --focus --ignore" \
+		"$a" $cmd --comm collect_busy --module collect_busy --focus main --ignore xyz "$t" \
+		>/dev/null 2>"$scratch/err.opts"
+done
+set +e
+"$a" flat --focus 'sink(' "$t" >/dev/null 2>"$scratch/err.re"
+rc=$?
+set -e
+check "a bad --focus regex: exit $rc, want 2, one line: $(cat "$scratch/err.re")" \
+	eval '[ $rc -eq 2 ] && [ "$(wc -l <"$scratch/err.re")" -eq 1 ] && has "sink(" "$scratch/err.re"'
+
+[ $failed -eq 0 ] || fail "$failed checks failed"
+echo "many programs: ok"
