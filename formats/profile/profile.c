@@ -426,6 +426,29 @@ int profile_is_diff(const struct profile *p)
 	return 0;
 }
 
+int profile_many_programs(const struct profile *p)
+{
+	for (uint32_t i = 1; i < p->nthreads; i++)
+		if (p->threads[i].command != p->threads[0].command)
+			return 1;
+	return 0;
+}
+
+int profile_many_processes(const struct profile *p)
+{
+	for (uint32_t i = 1; i < p->nthreads; i++)
+		if (p->threads[i].pid != p->threads[0].pid)
+			return 1;
+	return 0;
+}
+
+const char *profile_module_name(const struct profile *p, uint32_t m)
+{
+	const char *path = m < p->nmodules ? profile_string(p, p->modules[m].path) : "";
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
 {
 	const struct profile_thread *t = &p->threads[thread];

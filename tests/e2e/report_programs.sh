@@ -48,5 +48,16 @@ set -e
 check "a bad --focus regex: exit $rc, want 2, one line: $(cat "$scratch/err.re")" \
 	eval '[ $rc -eq 2 ] && [ "$(wc -l <"$scratch/err.re")" -eq 1 ] && has "sink(" "$scratch/err.re"'
 
+# 2. flat names each function's module (two burn_cpu, of two programs); TSV: a module field, last.
+"$a" flat "$t" >"$scratch/flat" 2>/dev/null || true
+check "flat names modules: $(cat "$scratch/flat")" \
+	eval 'has "busy_loop (collect_busy)" "$scratch/flat" && has "sink_work (collect_procs)" "$scratch/flat"'
+"$a" flat --format tsv "$t" >"$scratch/tsv" 2>/dev/null || true
+check "TSV: module is the last field: $(head -n 3 "$scratch/tsv")" \
+	eval 'head -n 1 "$scratch/tsv" | grep -q "	inlined	samples	samples_self	cpu	cpu_self	module\$" &&
+	awk -F"\t" "\$5 == \"sink_work\" && \$NF == \"collect_procs\"" "$scratch/tsv" | grep -q .'
+"$a" flat --comm collect_busy --format tsv "$t" 2>/dev/null | head -n 1 >"$scratch/tsv1" || true
+check "TSV of one program: no module field: $(cat "$scratch/tsv1")" eval 'hasnt module "$scratch/tsv1"'
+
 [ $failed -eq 0 ] || fail "$failed checks failed"
 echo "many programs: ok"
