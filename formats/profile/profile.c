@@ -436,9 +436,15 @@ int profile_many_programs(const struct profile *p)
 
 int profile_many_processes(const struct profile *p)
 {
-	for (uint32_t i = 1; i < p->nthreads; i++)
-		if (p->threads[i].pid != p->threads[0].pid)
+	/* A diff's two runs are two processes of one program: each run is judged alone. */
+	uint32_t first[2] = {UINT32_MAX, UINT32_MAX};
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		int run = (p->threads[i].flags & PROFILE_THREAD_DIFF_BASE) != 0;
+		if (first[run] == UINT32_MAX)
+			first[run] = i;
+		else if (p->threads[i].pid != p->threads[first[run]].pid)
 			return 1;
+	}
 	return 0;
 }
 

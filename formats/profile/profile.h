@@ -364,7 +364,8 @@ int profile_is_diff(const struct profile *p);
 
 /*
  * A trace of many programs (a build): 1 when p's threads run more than one
- * program (profile_thread.command), resp. belong to more than one process.
+ * program (profile_thread.command), resp. belong to more than one process
+ * (of a diff: in one of its runs).
  * Reports name modules and programs only then, so that the output of one
  * program stays as it was.
  */

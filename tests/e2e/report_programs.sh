@@ -59,5 +59,19 @@ check "TSV: module is the last field: $(head -n 3 "$scratch/tsv")" \
 "$a" flat --comm collect_busy --format tsv "$t" 2>/dev/null | head -n 1 >"$scratch/tsv1" || true
 check "TSV of one program: no module field: $(cat "$scratch/tsv1")" eval 'hasnt module "$scratch/tsv1"'
 
+# 3. Exports keep programs apart: folded stacks rooted at the program, pprof's command label.
+"$a" export --format folded -o "$scratch/folded" "$t" 2>/dev/null || true
+check "folded: each program's main under its own root: $(cat "$scratch/folded")" \
+	eval 'grep -q "^collect_busy;main;busy_loop" "$scratch/folded" &&
+	grep -q "^collect_procs;main;sink_work" "$scratch/folded"'
+"$a" export --format folded --comm collect_busy -o "$scratch/folded1" "$t" 2>/dev/null || true
+check "folded of one process: no root: $(cat "$scratch/folded1")" eval 'grep -q "^main;busy_loop" "$scratch/folded1"'
+need go golang-go
+"$a" export --format pprof -o "$scratch/p.pb.gz" "$t" 2>/dev/null || true
+HOME=$scratch go tool pprof -tags "$scratch/p.pb.gz" >"$scratch/tags" 2>&1 || true
+check "pprof: command labels: $(cat "$scratch/tags")" \
+	eval 'grep -q "^ *command:" "$scratch/tags" && grep -q "): collect_procs\$" "$scratch/tags" &&
+	grep -q "^ *pid:" "$scratch/tags"'
+
 [ $failed -eq 0 ] || fail "$failed checks failed"
 echo "many programs: ok"
