@@ -73,5 +73,17 @@ check "pprof: command labels: $(cat "$scratch/tags")" \
 	eval 'grep -q "^ *command:" "$scratch/tags" && grep -q "): collect_procs\$" "$scratch/tags" &&
 	grep -q "^ *pid:" "$scratch/tags"'
 
+# 5. info: one line per command and per distinct module; every row behind --processes, --modules.
+"$a" info "$t" >"$scratch/info" 2>/dev/null || true
+check "info: one line per command: $(cat "$scratch/info")" \
+	eval 'grep -Eq "^ +1 +1 +[0-9]+ +.* collect_procs\$" "$scratch/info" && hasnt "^Processes:" "$scratch/info"'
+check "info: libc once, in 3 processes: $(cat "$scratch/info")" \
+	eval '[ "$(grep -c "/libc\.so" "$scratch/info")" -eq 1 ] && grep -q "3 processes .*/libc\.so" "$scratch/info"'
+"$a" info --processes --modules "$t" >"$scratch/info.all" 2>/dev/null || true
+check "info --processes --modules: every row: $(cat "$scratch/info.all")" \
+	eval 'has "^Processes:" "$scratch/info.all" && [ "$(grep -c "/libc\.so" "$scratch/info.all")" -eq 3 ]'
+check "info --format json: every module still" \
+	eval '[ "$(info_json "$t" | jq "[.modules[] | select(.path | endswith(\"libc.so.6\"))] | length")" -eq 3 ]'
+
 [ $failed -eq 0 ] || fail "$failed checks failed"
 echo "many programs: ok"
