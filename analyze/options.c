@@ -113,6 +113,8 @@ static const struct shared_option shared_options[] = {
 	{OPTGROUP_LOOK, {"color", required_argument, NULL, OPTION_COLOR},
 	 "      --color WHEN        auto (default: on a terminal unless NO_COLOR is\n"
 	 "                          set), always or never"},
+	{0, {"quiet", no_argument, NULL, 'q'},
+	 "  -q, --quiet             no warnings (each is said once per run otherwise)"},
 	{0, {"value", required_argument, NULL, OPTION_VALUE},
 	 "      --value TYPE        the value type to show: samples (default: timer\n"
 	 "                          periods) or cpu (nanoseconds) in a CPU trace"},
@@ -378,7 +380,7 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 	memset(&longopts[n], 0, sizeof(longopts[n]));
 
 	/* ':' first: getopt reports a missing argument as ':' and stays quiet. */
-	char shortopts[64] = ":h";
+	char shortopts[64] = ":hq";
 	if (cmd->groups & OPTGROUP_FILTER)
 		strcat(shortopts, "C");
 	if (cmd->short_options && strlen(cmd->short_options) < sizeof(shortopts) - 8)
@@ -406,6 +408,8 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 		} else if (opt == ':') {
 			rc = usage_error(cmd, "option '%s' needs a value", bad);
 			goto out;
+		} else if (opt == 'q') {
+			diag_stderr_set_quiet(1); /* the one stderr sink every command's messages go to */
 		} else if (opt == OPTION_COLOR) {
 			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never")) {
 				rc = usage_error(cmd, "--color wants auto, always or never, not '%s'",

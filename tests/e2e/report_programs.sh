@@ -85,5 +85,11 @@ check "info --processes --modules: every row: $(cat "$scratch/info.all")" \
 check "info --format json: every module still" \
 	eval '[ "$(info_json "$t" | jq "[.modules[] | select(.path | endswith(\"libc.so.6\"))] | length")" -eq 3 ]'
 
+# 6. A warning is said once per run, not once per process mapping the module; -q says none.
+"$a" flat "$t" >/dev/null 2>"$scratch/warn" || true
+check "each warning once: $(cat "$scratch/warn")" eval '[ -z "$(sort "$scratch/warn" | uniq -d)" ] && [ -s "$scratch/warn" ]'
+"$a" flat -q "$t" >/dev/null 2>"$scratch/warn.q" || true
+check "-q: no warnings: $(cat "$scratch/warn.q")" eval '[ ! -s "$scratch/warn.q" ]'
+
 [ $failed -eq 0 ] || fail "$failed checks failed"
 echo "many programs: ok"
