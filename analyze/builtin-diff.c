@@ -212,7 +212,7 @@ int cmd_diff(int argc, char **argv)
 			   "'*' beyond noise, '~' within it, '=' unchanged. Exact traces (no sampling)\n"
 			   "have no noise: every change is marked. The filters apply to both runs first.",
 		.help = diff_help,
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES |
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES |
 			  OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.operands = "BASE NEW",
 		.options = diff_long_options,

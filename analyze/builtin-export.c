@@ -102,7 +102,7 @@ int cmd_export(int argc, char **argv)
 		.synopsis = "analyze export --format folded|speedscope|pprof [-o FILE] [options] TRACE",
 		.summary = "Write the profile for flamegraph.pl/inferno, speedscope or go tool pprof.",
 		.help = export_help,
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES,
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES,
 		.options = export_options_long,
 		.short_options = "f:o:",
 		.handle = handle_export_option,

@@ -83,7 +83,7 @@ int cmd_flat(int argc, char **argv)
 			"                          count, self, file, line, function, address, inlined\n"
 			"                          and TYPE, TYPE_self for every value type; raw\n"
 			"                          integers, nothing cut, fields escaped (\\t \\n \\\\)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES |
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES |
 			  OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.options = flat_long_options,
 		.handle = flat_handle,

@@ -468,16 +468,20 @@ static void print_text(const struct info *in)
 		print_wall(in);
 	print_coverage(in);
 
-	printf("Threads:       %u\n", p->nthreads);
+	int compact_procs = info_many_processes(in) && !in->list_processes;
+	printf("Threads:       %u%s\n", p->nthreads, compact_procs ? " (each: analyze info --processes)" : "");
 	if (p->nthreads) {
 		const char *unit = profile_string(p, p->value_types[in->value].unit);
 		int is_cpu = in->value == p->period_type;
 		snprintf(c, sizeof(c), "%s", is_cpu ? (in->wall ? "WALL TIME" : "CPU TIME") : profile_string(p, p->value_types[in->value].type));
 		for (char *u = c; *u; u++)
 			*u = *u >= 'a' && *u <= 'z' ? (char)(*u - 32) : *u;
-		printf("  %8s %8s %10s %12s %12s%s  %s\n", "PID", "TID", "SAMPLES", c, "MEASURED",
-		       in->wall ? "  ON-CPU OFF-CPU" : "", "NAME");
-		for (uint32_t i = 0; i < p->nthreads; i++) {
+		if (compact_procs)
+			info_print_programs(in, c);
+		else
+			printf("  %8s %8s %10s %12s %12s%s  %s\n", "PID", "TID", "SAMPLES", c, "MEASURED",
+			       in->wall ? "  ON-CPU OFF-CPU" : "", "NAME");
+		for (uint32_t i = 0; i < p->nthreads && !compact_procs; i++) {
 			const struct profile_thread *t = &p->threads[i];
 			char m[64] = "-";
 			if (info_measured_ns(in, i))
@@ -492,15 +496,19 @@ static void print_text(const struct info *in)
 			       format_value(in->thread_values[i], unit, b, sizeof(b)), m, shares, text(p, t->name, a, sizeof(a)));
 		}
 	}
-	print_processes(in);
+	if (!compact_procs)
+		print_processes(in);
 
+	double *share = debug_hint_module_shares(p, in->value);
+	if (info_many_processes(in) && !in->list_modules)
+		info_print_distinct_modules(in, share);
 	uint32_t with_id = 0;
 	for (uint32_t i = 0; i < p->nmodules; i++)
 		with_id += p->modules[i].build_id != 0;
-	printf("Modules:       %u, %u with a build-id (share: of %s, the samples in it)\n", p->nmodules,
-	       with_id, profile_string(p, p->value_types[in->value].type));
-	double *share = debug_hint_module_shares(p, in->value);
-	for (uint32_t i = 0; i < p->nmodules; i++) {
+	if (!info_many_processes(in) || in->list_modules)
+		printf("Modules:       %u, %u with a build-id (share: of %s, the samples in it)\n", p->nmodules,
+		       with_id, profile_string(p, p->value_types[in->value].type));
+	for (uint32_t i = 0; i < p->nmodules && (!info_many_processes(in) || in->list_modules); i++) {
 		const struct profile_module *m = &p->modules[i];
 		const char *id = profile_string(p, m->build_id);
 		printf("  %-18s %-8.8s %5.1f%%  %s%s\n", info_debug_info_text(profile_string(p, m->path), m->flags),
@@ -530,16 +538,21 @@ static void print_text(const struct info *in)
 }
 
 /* A JSON string of s: Jansson takes only UTF-8; other bytes become '?'. */
-enum { OPT_FORMAT = OPTION_COMMAND_FIRST };
+enum { OPT_FORMAT = OPTION_COMMAND_FIRST, OPT_PROCESSES, OPT_MODULES };
 
 struct info_args {
 	const struct analyze_command *cmd;
 	int json;
+	int processes, modules; /* --processes, --modules */
 };
 
 static int info_handle(int opt, const char *arg, void *ctx)
 {
 	struct info_args *a = ctx;
+	if (opt == OPT_PROCESSES || opt == OPT_MODULES) {
+		*(opt == OPT_PROCESSES ? &a->processes : &a->modules) = 1;
+		return 0;
+	}
 	if (opt == OPT_FORMAT && (!strcmp(arg, "text") || !strcmp(arg, "json"))) {
 		a->json = !strcmp(arg, "json");
 		return 0;
@@ -550,6 +563,8 @@ static int info_handle(int opt, const char *arg, void *ctx)
 
 static const struct option info_long_options[] = {
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"processes", no_argument, NULL, OPT_PROCESSES},
+	{"modules", no_argument, NULL, OPT_MODULES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -562,8 +577,12 @@ int cmd_info(int argc, char **argv)
 		.summary = "Describe a trace: the run, its totals, threads, modules and the file.",
 		.help = "      --format FORMAT     text (default) or json: one object with every figure\n"
 			"                          the text shows (totals per value type, threads,\n"
-			"                          modules, file, metadata, corrected figures)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_SELECT | OPTGROUP_PAGER,
+			"                          modules, file, metadata, corrected figures)\n"
+			"      --processes         a trace of many processes: every process and\n"
+			"                          thread (default: one line per command)\n"
+			"      --modules           a trace of many processes: every module of each\n"
+			"                          (default: one line per distinct module)\n",
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_SELECT | OPTGROUP_PAGER,
 		.options = info_long_options,
 		.handle = info_handle,
 		.ctx = &args,
@@ -579,7 +598,8 @@ int cmd_info(int argc, char **argv)
 	o.load.offline = 1; /* info says what is here; downloads are for reports */
 	struct load_stats st;
 	struct profile *p = load_trace(o.trace, &o.load, &st);
-	struct info in = {.trace = o.trace, .p = p, .st = &st, .select = &o.filter};
+	struct info in = {.trace = o.trace, .p = p, .st = &st, .select = &o.filter,
+			  .list_processes = args.processes, .list_modules = args.modules};
 	uint64_t *measured = NULL;
 	if (p) {
 		in.wall = !strcmp(profile_string(p, p->mode), "wall") || !strncmp(profile_string(p, p->mode), "wall,", 5);

@@ -104,7 +104,7 @@ int cmd_plot(int argc, char **argv)
 			   "(live bytes over time, the peak and what is still live at the end) and rate\n"
 			   "(allocations or bytes per second). Big traces are binned before plotting.",
 		.help = plot_help,
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES | OPTGROUP_COMBINE |
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES | OPTGROUP_COMBINE |
 			  OPTGROUP_DISPLAY,
 		.operands = "KIND TRACE NEW",
 		.optional_operands = 1,

@@ -102,7 +102,7 @@ int cmd_source(int argc, char **argv)
 			"                          unknown), raw integers, fields escaped (\\t \\n \\\\);\n"
 			"                          with --asm: function, address, every value type,\n"
 			"                          line and instruction per instruction\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.operands = "TRACE FILE",
 		.optional_operands = 1,
 		.options = source_long_options,

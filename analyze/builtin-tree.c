@@ -95,7 +95,7 @@ int cmd_tree(int argc, char **argv)
 			"                          floor(X * sqrt(parent count)); try 2 (Julia's)\n"
 			"      --maxdepth N        print at most N levels\n"
 			"      --threads           one tree per thread\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE |
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE |
 			  OPTGROUP_DISPLAY | OPTGROUP_PAGER,
 		.options = tree_long_options,
 		.handle = tree_handle,

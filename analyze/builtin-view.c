@@ -75,7 +75,7 @@ int cmd_view(int argc, char **argv)
 			   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
 			   "? lists the keys, q quits. Needs a terminal.",
 		.help = "      --noisefloor X      start with tree's noisefloor X (f changes it)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE | OPTGROUP_LOOK,
+		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE | OPTGROUP_LOOK,
 		.options = view_long_options,
 		.handle = view_handle,
 		.ctx = &a,

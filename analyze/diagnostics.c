@@ -9,7 +9,15 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "hashmap.h"
 #include "terminal.h"
+
+/* The stderr sink's state: one per process, as stderr is. */
+struct stderr_state {
+	struct progress pr;
+	struct hashmap said; /* hashes of the warnings said */
+	int quiet;
+};
 
 void diag(const struct diag_sink *sink, enum diag_level level, const char *fmt, ...)
 {
@@ -37,7 +45,19 @@ void diag_progress(const struct diag_sink *sink, const char *fmt, ...)
 
 static void stderr_message(void *ctx, enum diag_level level, const char *text)
 {
-	struct progress *pr = ctx;
+	struct stderr_state *st = ctx;
+	struct progress *pr = &st->pr;
+	if (level == DIAG_WARNING) {
+		if (st->quiet)
+			return;
+		uint64_t h = 1469598103934665603ull; /* FNV-1a: a repeat is the same text */
+		for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+			h = (h ^ *c) * 1099511628211ull;
+		uint32_t *slot = hashmap_slot(&st->said, h);
+		if (*slot != HASHMAP_NONE)
+			return;
+		*slot = 1;
+	}
 	progress_done(pr);
 	/* Paths and names come from the trace: never let them drive the terminal. */
 	char safe[4 * 2048 + 1];
@@ -47,7 +67,7 @@ static void stderr_message(void *ctx, enum diag_level level, const char *text)
 
 static void stderr_progress(void *ctx, const char *text)
 {
-	struct progress *pr = ctx;
+	struct progress *pr = &((struct stderr_state *)ctx)->pr;
 	if (!*text) {
 		progress_done(pr);
 		progress_init(pr);
@@ -57,16 +77,28 @@ static void stderr_progress(void *ctx, const char *text)
 	progress_update(pr, "analyze: %s", escape_text(text, safe, sizeof(safe)));
 }
 
-const struct diag_sink *diag_stderr_sink(void)
+static struct stderr_state *stderr_state(void)
 {
-	static struct progress pr;
-	static struct diag_sink sink = { stderr_message, stderr_progress, &pr };
+	static struct stderr_state st;
 	static int started;
 	if (!started) {
-		progress_init(&pr);
+		progress_init(&st.pr);
+		hashmap_init(&st.said, 16);
 		started = 1;
 	}
+	return &st;
+}
+
+const struct diag_sink *diag_stderr_sink(void)
+{
+	static struct diag_sink sink = { stderr_message, stderr_progress, NULL };
+	sink.ctx = stderr_state();
 	return &sink;
+}
+
+void diag_stderr_set_quiet(int quiet)
+{
+	stderr_state()->quiet = quiet;
 }
 
 static void list_message(void *ctx, enum diag_level level, const char *text)

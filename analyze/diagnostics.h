@@ -38,6 +38,12 @@ void diag_progress(const struct diag_sink *sink, const char *fmt, ...)
  * is a terminal and the work takes over a second.
  */
 const struct diag_sink *diag_stderr_sink(void);
+/*
+ * The stderr sink says a warning once per run however many times it comes
+ * (a module without debug info in each of a build's 81 processes); with
+ * quiet set (-q, --quiet) it says none. Errors are always said.
+ */
+void diag_stderr_set_quiet(int quiet);
 
 /* Messages collected in memory, in order. */
 struct diag_list {

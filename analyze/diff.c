@@ -219,6 +219,7 @@ static void collect_entries(struct diff *d, const struct diff_run *r, uint32_t f
 	for (uint32_t t = 0; t < src->nthreads; t++) {
 		struct profile_thread th = src->threads[t];
 		th.name = profile_remap_string(m, th.name);
+		th.command = profile_remap_string(m, th.command);
 		th.flags = flags;
 		threads[t] = profile_add_thread(dst, &th);
 	}

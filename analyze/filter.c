@@ -1,6 +1,8 @@
 /*
  * filter.c - hide system frames, select threads and fold inlined frames,
- * building a new profile (see filter.h for what the filters mean).
+ * building a new profile (see filter.h for what the filters mean; the
+ * selections of many programs, --comm, --module, --focus and --ignore, are
+ * judged in filter_select.c).
  *
  * The copy goes through the remapping of formats/profile/remap.h: strings,
  * modules and functions are mapped first and in order, so they keep their
@@ -84,7 +86,7 @@ static uint8_t *view_stacks(const struct profile *in, enum filter_view view, uin
 int filter_is_identity(const struct filter_options *f)
 {
 	return f->show_system && f->ntids == 0 && f->npids == 0 && f->state == FILTER_STATE_ANY && !f->no_inline &&
-	       !f->view;
+	       !f->view && !f->ncomms && !f->nmodules && !f->nfocus && !f->nignore;
 }
 
 /* The first line of l the filter keeps: with no_inline only the outermost. */
@@ -249,7 +251,8 @@ static void copy_tables(struct filter_state *st)
 	profile_remap_tables(st->remap);
 	profile_remap_run(st->remap);
 	for (uint32_t i = 0; i < in->nthreads; i++)
-		if (tid_selected(st->f, in->threads[i].tid) && pid_selected(st->f, in->threads[i].pid))
+		if (tid_selected(st->f, in->threads[i].tid) && pid_selected(st->f, in->threads[i].pid) &&
+		    filter_comm_selected(in, i, st->f))
 			st->thread_map[i] = profile_remap_thread(st->remap, i);
 }
 
@@ -274,10 +277,12 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 	uint8_t *keep = view_stacks(in, st->f->view, &view_type);
 	if (view_type != PROFILE_NO_VALUE)
 		out->default_value = view_type;
+	uint8_t *selected = filter_select_stacks(in, st->f); /* --module, --focus, --ignore */
 	for (uint64_t i = 0; i < in->nsamples; i++) {
 		struct profile_sample s = in->samples[i];
 		uint32_t t = s.thread < in->nthreads ? st->thread_map[s.thread] : UNMAPPED;
-		if (t == UNMAPPED || !state_selected(st->f, s.label) || (keep && !keep[s.stack]))
+		if (t == UNMAPPED || !state_selected(st->f, s.label) || (keep && !keep[s.stack]) ||
+		    (selected && !selected[s.stack]))
 			continue;
 		s.thread = t;
 		int off = PROFILE_LABEL_OFF_CPU(s.label) != 0;
@@ -288,6 +293,7 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 	}
 	free(st->scratch);
 	free(keep);
+	free(selected);
 	free(out->samples);
 	free(out->values);
 	out->samples = dst;

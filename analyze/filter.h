@@ -32,10 +32,19 @@
  * the code physically is in, at the line of the call that was inlined (so
  * ZSTD_compressBlock_doubleFast gets the self time its inlined helpers had).
  * A location is then hidden when that function is a system one.
+ *
+ * Many programs in one trace (a build: cc1, as, ld, sh...): --comm keeps the
+ * processes running a program (by the basename of what they exec'd, as
+ * profile_thread.command names it); --module keeps the samples with a frame
+ * in a module (by basename), --focus REGEX those with a frame whose function
+ * name matches and --ignore REGEX drops those, as pprof's -focus and
+ * -ignore do. Frames are matched before system ones are hidden, inlined
+ * ones included: --focus malloc finds the callers of malloc.
  */
 #ifndef IPSCOPE_FILTER_H
 #define IPSCOPE_FILTER_H
 
+#include <regex.h>
 #include <stdint.h>
 
 #include "profile.h"
@@ -60,6 +69,14 @@ struct filter_options {
 	int state;             /* --state: FILTER_STATE_* */
 	int no_inline;         /* --no-inline: inlined frames charged to their function */
 	enum filter_view view; /* --leaks, --peak, --temporary */
+	const char *const *comms;   /* --comm NAME (repeatable): keep only processes running these programs */
+	int ncomms;
+	const char *const *modules; /* --module NAME (repeatable): only samples with a frame in one */
+	int nmodules;
+	const regex_t *focus;       /* --focus REGEX (repeatable): only samples with a frame matching one */
+	int nfocus;
+	const regex_t *ignore;      /* --ignore REGEX (repeatable): not samples with a frame matching one */
+	int nignore;
 };
 
 /* The value type a view shows ("inuse_space"...), and its option ("--leaks"); NULL for none. */
@@ -77,8 +94,18 @@ struct profile *filter_profile(const struct profile *p, const struct filter_opti
  */
 struct profile *filter_profile_consume(struct profile *p, const struct filter_options *f);
 
-/* 1 when the filters would change nothing (-C, no --tid, --pid or --state, no --no-inline, no view). */
+/* 1 when the filters would change nothing (-C, no --tid, --pid or --state, no --no-inline, no view,
+ * no --comm, --module, --focus or --ignore). */
 int filter_is_identity(const struct filter_options *f);
+
+/* 1 when thread t of p runs a program --comm keeps (every one without --comm). */
+int filter_comm_selected(const struct profile *p, uint32_t t, const struct filter_options *f);
+
+/*
+ * Per stack of p: 1 when --module, --focus and --ignore keep its samples;
+ * NULL when none was given (every stack kept). Free the result.
+ */
+uint8_t *filter_select_stacks(const struct profile *p, const struct filter_options *f);
 
 /*
  * p with one sample per (stack, thread), its values summed (saturating) and

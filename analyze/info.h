@@ -29,6 +29,8 @@ struct info {
 	uint32_t nmeasured;
 	int wall;        /* a wall-mode trace: samples stand for wall time, on or off CPU */
 	const struct filter_options *select; /* --pid, --state */
+	int list_processes; /* --processes: every process and thread, even of many processes */
+	int list_modules;   /* --modules: every module of every process */
 };
 
 /* Process pid's total of a value type, given that type's total of every thread (by thread index). */
@@ -55,6 +57,15 @@ const char *info_newer_collector(const struct profile *p, const struct load_stat
 int64_t info_process_value(const struct info *in, uint32_t pid, uint64_t *rows);
 /* Wall mode: the agents' sampler threads' CPU time (their main cost), 0 when not said. */
 uint64_t info_sampler_cpu_ns(const struct info *in);
+/*
+ * Many processes (info_programs.c): the text lists one line per program
+ * (processes, threads, samples and value of the threads table's type under
+ * the column title unit_text) and one per distinct module (path and
+ * build-id; share: per module of p, summed), not per process.
+ */
+int info_many_processes(const struct info *in);
+void info_print_programs(const struct info *in, const char *unit_text);
+void info_print_distinct_modules(const struct info *in, const double *share);
 /* The whole of analyze info --format json for in (a new reference). */
 json_t *info_json(const struct info *in);
 

@@ -7,7 +7,8 @@
  * that never exec'd runs its parent's command), how it ended, and whether
  * it exec'd a program the agent could not enter. A process that has samples
  * or threads but no PROCESS record (a trace before 1.4) is listed too, with
- * the run's command line when it is the run's first process.
+ * the run's command line when it is the run's first process. Each thread
+ * of the profile is given its process's program (profile_thread.command).
  */
 #include "load_internal.h"
 
@@ -98,6 +99,17 @@ static uint32_t first_pid(const struct loader *L)
 	return 0;
 }
 
+/* The basename of the program p runs: of its exec'd path, else of its command line's first word. */
+static uint32_t program_of(struct loader *L, const struct load_process *p)
+{
+	const char *s = profile_string(L->p, p->path ? p->path : p->command);
+	size_t n = p->path ? strlen(s) : strcspn(s, " ");
+	size_t start = n;
+	while (start > 0 && s[start - 1] != '/')
+		start--;
+	return n > start ? profile_intern_n(L->p, s + start, n - start) : 0;
+}
+
 /* Processes without records (older traces, or threads the records did not mention); forks' commands. */
 static void procs_finish(struct loader *L, void *state)
 {
@@ -119,6 +131,12 @@ static void procs_finish(struct loader *L, void *state)
 		}
 		if (!p->command && p->pid == first_pid(L))
 			p->command = L->p->command;
+	}
+	/* Each thread names its process's program (profile.h). */
+	for (uint32_t t = 0; t < L->p->nthreads; t++) {
+		uint32_t i = hashmap_get(&st->index, L->p->threads[t].pid);
+		if (i != HASHMAP_NONE)
+			L->p->threads[t].command = program_of(L, &ls->processes[i]);
 	}
 }
 

@@ -66,6 +66,19 @@ static const struct shared_option shared_options[] = {
 	 "      --state STATE       only samples of threads on-cpu (running) or off-cpu\n"
 	 "                          (blocked: sleeping, waiting, in a system call); a\n"
 	 "                          wall-mode trace has both, a CPU trace only on-cpu"},
+	{OPTGROUP_PROGRAMS, {"comm", required_argument, NULL, OPTION_COMM},
+	 "      --comm NAME         only samples of processes running the program NAME\n"
+	 "                          (its basename: cc1; repeatable; analyze info lists\n"
+	 "                          the commands of a trace)"},
+	{OPTGROUP_PROGRAMS, {"module", required_argument, NULL, OPTION_MODULE},
+	 "      --module NAME       only samples with a frame in the module NAME (its\n"
+	 "                          basename: libz.so.1; repeatable)"},
+	{OPTGROUP_PROGRAMS, {"focus", required_argument, NULL, OPTION_FOCUS},
+	 "      --focus REGEX       only samples with a frame whose function matches\n"
+	 "                          REGEX (POSIX extended; system frames too; repeatable)"},
+	{OPTGROUP_PROGRAMS, {"ignore", required_argument, NULL, OPTION_IGNORE},
+	 "      --ignore REGEX      leave out samples with a frame whose function\n"
+	 "                          matches REGEX (repeatable)"},
 	{OPTGROUP_FILTER, {"no-inline", no_argument, NULL, OPTION_NO_INLINE},
 	 "      --no-inline         charge inlined frames to the function they were\n"
 	 "                          inlined into, as perf report --no-inline does"},
@@ -105,6 +118,8 @@ static const struct shared_option shared_options[] = {
 	 "      --no-pager          never page; on a terminal the report goes through\n"
 	 "                          IPSCOPE_PAGER, PAGER or less (none when it is empty\n"
 	 "                          or cat); a pipe or a file is never paged"},
+	{0, {"quiet", no_argument, NULL, 'q'},
+	 "  -q, --quiet             no warnings (each is said once per run otherwise)"},
 	{0, {"value", required_argument, NULL, OPTION_VALUE},
 	 "      --value TYPE        the value type to show: samples (default: timer\n"
 	 "                          periods) or cpu (nanoseconds) in a CPU trace"},
@@ -242,6 +257,35 @@ static int handle_shared(const struct analyze_command *cmd, struct analyze_optio
 		o->filter.pids = o->pids;
 		o->filter.npids = (int)n;
 		return 0;
+	case OPTION_COMM:
+	case OPTION_MODULE: {
+		if (!*arg)
+			return usage_error(cmd, "%s wants a name", opt == OPTION_COMM ? "--comm" : "--module");
+		int *count = opt == OPTION_COMM ? &o->filter.ncomms : &o->filter.nmodules;
+		const char ***names = opt == OPTION_COMM ? &o->comms : &o->modules;
+		n = (size_t)*count;
+		*names = append(*names, &n, sizeof(**names), &arg);
+		*count = (int)n;
+		o->filter.comms = o->comms;
+		o->filter.modules = o->modules;
+		return 0;
+	}
+	case OPTION_FOCUS:
+	case OPTION_IGNORE: {
+		int *count = opt == OPTION_FOCUS ? &o->filter.nfocus : &o->filter.nignore;
+		regex_t **res = opt == OPTION_FOCUS ? &o->focus : &o->ignore;
+		*res = realloc_or_abort(*res, ((size_t)*count + 1) * sizeof(**res));
+		int err = regcomp(&(*res)[*count], arg, REG_EXTENDED | REG_NOSUB);
+		if (err) {
+			char why[128];
+			regerror(err, &(*res)[*count], why, sizeof(why));
+			return usage_error(cmd, "%s '%s': %s", opt == OPTION_FOCUS ? "--focus" : "--ignore", arg, why);
+		}
+		(*count)++;
+		o->filter.focus = o->focus;
+		o->filter.ignore = o->ignore;
+		return 0;
+	}
 	case OPTION_STATE:
 		if (!strcmp(arg, "on-cpu"))
 			o->filter.state = FILTER_STATE_ON_CPU;
@@ -341,7 +385,7 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 	memset(&longopts[n], 0, sizeof(longopts[n]));
 
 	/* ':' first: getopt reports a missing argument as ':' and stays quiet. */
-	char shortopts[64] = ":h";
+	char shortopts[64] = ":hq";
 	if (cmd->groups & OPTGROUP_FILTER)
 		strcat(shortopts, "C");
 	if (cmd->short_options && strlen(cmd->short_options) < sizeof(shortopts) - 8)
@@ -370,6 +414,8 @@ int analyze_options_parse(int argc, char **argv, const struct analyze_command *c
 		} else if (opt == ':') {
 			rc = usage_error(cmd, "option '%s' needs a value", bad);
 			goto out;
+		} else if (opt == 'q') {
+			diag_stderr_set_quiet(1); /* the one stderr sink every command's messages go to */
 		} else if (opt == OPTION_COLOR) {
 			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never")) {
 				rc = usage_error(cmd, "--color wants auto, always or never, not '%s'",
@@ -404,6 +450,19 @@ out:
 
 void analyze_options_free(struct analyze_options *o)
 {
+	for (int i = 0; i < o->filter.nfocus; i++)
+		regfree(&o->focus[i]);
+	for (int i = 0; i < o->filter.nignore; i++)
+		regfree(&o->ignore[i]);
+	free(o->focus);
+	free(o->ignore);
+	free(o->comms);
+	free(o->modules);
+	o->focus = o->ignore = NULL;
+	o->comms = o->modules = NULL;
+	o->filter.focus = o->filter.ignore = NULL;
+	o->filter.comms = o->filter.modules = NULL;
+	o->filter.nfocus = o->filter.nignore = o->filter.ncomms = o->filter.nmodules = 0;
 	free(o->debug_dirs);
 	free(o->search_dirs);
 	free(o->tids);

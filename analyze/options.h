@@ -48,6 +48,8 @@
 #define OPTGROUP_LOOK 0x40u     /* --full-paths, --color auto|always|never */
 #define OPTGROUP_DISPLAY (OPTGROUP_WIDTH | OPTGROUP_LOOK) /* what the text reports take */
 #define OPTGROUP_SELECT 0x80u   /* --pid N (repeatable), --state on-cpu|off-cpu: which samples */
+#define OPTGROUP_PROGRAMS 0x100u /* --comm NAME, --module NAME, --focus REGEX, --ignore REGEX (each
+				    repeatable): which samples of a trace of many programs */
 #define OPTGROUP_PAGER 0x400u   /* --no-pager: a long text report, through a pager on a terminal (pager.h) */
 /* Every command takes --value TYPE (the value type shown: samples, cpu...). */
 
@@ -82,6 +84,10 @@ enum {
 	OPTION_LEAKS,
 	OPTION_PEAK,
 	OPTION_TEMPORARY,
+	OPTION_COMM,
+	OPTION_MODULE,
+	OPTION_FOCUS,
+	OPTION_IGNORE,
 	OPTION_NO_PAGER,
 	OPTION_COMMAND_FIRST = 512,
 };
@@ -102,11 +108,17 @@ struct analyze_options {
 	const char *trace;            /* the TRACE operand (the first operand) */
 	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
 	int noperands;
-	/* storage behind load.debug_dirs, load.search_dirs, filter.tids and filter.pids */
+	/* storage behind load.debug_dirs, load.search_dirs, filter.tids, filter.pids, filter.comms,
+	 * filter.modules, filter.focus and filter.ignore (compiled at parse time: a bad regex is a
+	 * usage error before the trace is read) */
 	const char **debug_dirs;
 	const char **search_dirs;
 	uint32_t *tids;
 	uint32_t *pids;
+	const char **comms;
+	const char **modules;
+	regex_t *focus;
+	regex_t *ignore;
 };
 
 struct analyze_command {

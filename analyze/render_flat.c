@@ -10,7 +10,9 @@
  * innermost shown frame is the row's. Sorting by count or self ranks by
  * absolute value (a diff's negative rows rank by size). An allocation
  * profile's leaves ("malloc 32 B") are no rows: their cost is the self of
- * the frame that allocated.
+ * the frame that allocated. In a trace of many programs (a build) each
+ * function is named with its module, "xmalloc (cc1)"; the text of one
+ * program's trace stays as it was.
  *
  * TSV (--format tsv): a header line naming the columns, then one line per
  * row, fields separated by tabs, nothing truncated or shortened:
@@ -21,6 +23,9 @@
  *   inlined           1 when every occurrence was inlined, else 0
  *   TYPE TYPE_self    then these two for every value type of the trace
  *                     (samples, samples_self, cpu, cpu_self...)
+ *   module            last, only when the trace has more than one program
+ *                     (profile_many_programs): the function's module by its
+ *                     basename, so that xmalloc of cc1 and of as differ
  * In fields, '\' '\t' '\n' '\r' are written \\ \t \n \r and other control
  * bytes \xHH (report_tsv_field).
  */
@@ -242,6 +247,17 @@ static uint32_t shown_rows(const struct flat_table *ft, const struct analyze_opt
 	return n;
 }
 
+/* The row's function as shown: with its module when p has many programs (and the name is no module+offset). */
+static const char *row_name(const struct profile *p, const struct flat_row *row, int many, char *buf, size_t len)
+{
+	const struct profile_function *fn = &p->functions[row->key.function];
+	const char *name = profile_string(p, fn->name);
+	if (!many || (fn->flags & PROFILE_FUNCTION_UNKNOWN))
+		return name;
+	snprintf(buf, len, "%s (%s)", name, profile_module_name(p, fn->module));
+	return buf;
+}
+
 static void print_rows(const struct report *r, const struct flat_table *ft, const struct flat_options *fo)
 {
 	const struct calltree *t = ft->t;
@@ -251,6 +267,7 @@ static void print_rows(const struct report *r, const struct flat_table *ft, cons
 	FILE *out = r->out;
 	uint32_t *order;
 	uint32_t n = shown_rows(ft, o, fo, &order);
+	int many = profile_many_programs(p);
 
 	uint32_t maxline = 0;
 	int wfile = 4, wcount = 5, wself = 4;
@@ -283,11 +300,10 @@ static void print_rows(const struct report *r, const struct flat_table *ft, cons
 		wfile, "====", wline, "====");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flat_row *row = &ft->rows[order[i]];
-		char ebuf[4096], fbuf[4096], nbuf[4096], lbuf[16], abuf[4096], addressed[4200];
+		char ebuf[4096], fbuf[4096], nbuf[4096], lbuf[16], abuf[4096], addressed[4200], mbuf[4200];
 		const char *file = fit_text(escape_text(report_file(p, row->key.file, o->full_paths), ebuf, sizeof(ebuf)),
 					    o->full_paths ? 0 : wfile, 1, fbuf, sizeof(fbuf));
-		const char *name = escape_text(profile_string(p, p->functions[row->key.function].name), abuf,
-					       sizeof(abuf));
+		const char *name = escape_text(row_name(p, row, many, mbuf, sizeof(mbuf)), abuf, sizeof(abuf));
 		if (!t->combine) {
 			snprintf(addressed, sizeof(addressed), "0x%016llx %s", (unsigned long long)row->key.address,
 				 name);
@@ -339,12 +355,13 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 		trees[v] = calltree_new(p, t->combine, CALLTREE_ALL_THREADS, v);
 		flat_table_build(&by_type[v], trees[v], r->o->lines, NULL);
 	}
+	int many = profile_many_programs(p);
 	fputs("count\tself\tfile\tline\tfunction\taddress\tinlined", out);
 	for (uint32_t v = 0; v < p->nvalue_types; v++) {
 		const char *type = profile_string(p, p->value_types[v].type);
 		fprintf(out, "\t%s\t%s_self", type, type);
 	}
-	fputc('\n', out);
+	fputs(many ? "\tmodule\n" : "\n", out);
 	uint32_t *order;
 	uint32_t n = shown_rows(ft, r->o, fo, &order);
 	for (uint32_t i = 0; i < n; i++) {
@@ -361,6 +378,10 @@ static void print_tsv(const struct report *r, const struct flat_table *ft, const
 		for (uint32_t v = 0; v < p->nvalue_types; v++) {
 			const struct flat_row *other = &by_type[v].rows[order[i]];
 			fprintf(out, "\t%" PRId64 "\t%" PRId64, other->count, other->self);
+		}
+		if (many) {
+			fputc('\t', out);
+			report_tsv_field(out, profile_module_name(p, p->functions[row->key.function].module));
 		}
 		fputc('\n', out);
 	}

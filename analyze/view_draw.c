@@ -44,12 +44,7 @@ static void draw_header(struct view *v, struct view_screen *s)
 	const struct profile *p = d->p;
 	char right[512], left[4096], title[300], safe[1300];
 	view_fill(s, 0, 0, s->cols, ' ', VA_TITLE);
-	if (v->thread_choice.kind == CHOICE_ALL)
-		snprintf(title, sizeof(title), "all threads");
-	else if (v->thread_choice.kind == CHOICE_PROCESS)
-		snprintf(title, sizeof(title), "process %u", v->thread_choice.id);
-	else
-		profile_thread_title(p, v->thread_choice.id, title, sizeof(title));
+	view_choice_title(v, &v->thread_choice, 0, title, sizeof(title));
 	snprintf(right, sizeof(right), " %s%s%s | %s ", v->ndata > 1 ? d->name : "", v->ndata > 1 ? " | " : "",
 		 escape_text(title, safe, sizeof(safe)),
 		 v->mode == VIEW_FLAT ? "flat" : v->mode == VIEW_SOURCE ? "source" : "tree");
@@ -356,16 +351,11 @@ static void draw_popup(struct view *v, struct view_screen *s)
 	int64_t whole = v->nchoices ? v->choices[0].value : 0;
 	for (int i = 0; i < h - 2 && v->popup_top + (uint32_t)i < n; i++) {
 		uint32_t k = v->popup_top + (uint32_t)i;
-		char line[4096], label[512], safe[2048], cost[64];
+		char line[4096], safe[2048], cost[64];
 		if (v->popup == POPUP_THREADS) {
 			const struct view_choice *c = &v->choices[k];
-			if (c->kind == CHOICE_ALL)
-				snprintf(label, sizeof(label), "all threads");
-			else if (c->kind == CHOICE_PROCESS)
-				snprintf(label, sizeof(label), "process %u", c->id);
-			else
-				snprintf(label, sizeof(label), "  thread %s",
-					 escape_text(profile_thread_title(p, c->id, safe, 300), safe + 300, sizeof(safe) - 300));
+			const char *label = escape_text(view_choice_title(v, c, 1, safe, 300), safe + 300,
+							sizeof(safe) - 300);
 			snprintf(line, sizeof(line), "%10s %5.1f%%  %s", cost_text(v, p, c->value, cost, sizeof(cost)),
 				 100.0 * share(c->value, abs_i64(whole)), label);
 		} else {

@@ -143,6 +143,10 @@ uint32_t view_preorder_next(struct view *v, uint32_t node, const uint8_t *within
 void view_select_threads(struct view *v, const struct view_choice *c);
 /* The thread picker's entries (v->choices). */
 void view_make_choices(struct view *v);
+/* Choice c as the picker and the title line name it: "all threads", "process 7 (cc1)" (its
+ * program, when known), "thread 8 (worker)" with indent; not escaped. Returns buf. */
+const char *view_choice_title(struct view *v, const struct view_choice *c, int indent, char *buf,
+			      size_t len);
 /* The self-cost rows of the rank shown (built if they are not). */
 struct view_rank *view_flat(struct view *v);
 /* The per-line costs of the source panel's file (v->src_file) in the rank shown (built if they are not). */

@@ -297,6 +297,30 @@ static int by_choice_value(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+const char *view_choice_title(struct view *v, const struct view_choice *c, int indent, char *buf,
+			      size_t len)
+{
+	const struct profile *p = view_cur(v)->p;
+	char thread[300];
+	if (c->kind == CHOICE_ALL) {
+		snprintf(buf, len, "all threads");
+	} else if (c->kind == CHOICE_PROCESS) {
+		/* A build's processes are told apart by what they run (cc1, as), not by their pids. */
+		uint32_t command = 0;
+		for (uint32_t i = 0; i < p->nthreads && !command; i++)
+			if (p->threads[i].pid == c->id)
+				command = p->threads[i].command;
+		if (command)
+			snprintf(buf, len, "process %u (%s)", c->id, profile_string(p, command));
+		else
+			snprintf(buf, len, "process %u", c->id);
+	} else {
+		snprintf(buf, len, "%s%s", indent ? "  thread " : "",
+			 profile_thread_title(p, c->id, thread, sizeof(thread)));
+	}
+	return buf;
+}
+
 void view_make_choices(struct view *v)
 {
 	const struct view_data *d = view_cur(v);

@@ -8,7 +8,10 @@
  * gets flamegraph.pl's differential input instead, "stack base new", base's
  * value as it was recorded and new's as the diff scaled it. Two stacks that differ
  * only in addresses render to the same text and become one line: consumers
- * key on the text, so we merge rather than emit duplicates.
+ * key on the text, so we merge rather than emit duplicates. In a trace of
+ * many processes (a build) each stack's root is its process's program,
+ * "cc1;main;...", so that the mains of cc1 and as stay apart; the program's
+ * processes merge, as a flame graph of a build wants them.
  */
 #include "export.h"
 #include "export_internal.h"
@@ -81,10 +84,20 @@ static int render_frame(struct export_buffer *b, struct frame_names *names,
 
 static int render_stack(struct export_buffer *b, struct frame_names *names,
 			const struct profile *p, const struct export_options *o,
-			const struct export_stack *w, uint32_t *frames)
+			const struct export_stack *w, uint32_t *frames, int program_root)
 {
 	int first = 1;
+	if (program_root) {
+		const struct profile_thread *t = &p->threads[w->thread];
+		char pid[32];
+		snprintf(pid, sizeof(pid), "pid %u", t->pid);
+		if (put_safe_text(b, t->command ? profile_string(p, t->command) : pid))
+			return -1;
+		first = 0;
+	}
 	if (o->thread_roots) {
+		if (!first && export_buffer_put(b, ";", 1))
+			return -1;
 		char title[256];
 		profile_thread_title(p, w->thread, title, sizeof(title));
 		if (put_safe_text(b, title))
@@ -125,7 +138,8 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 	struct export_stacks sums = { 0 };
 	/* A diff's runs are sets of threads: sum by thread to tell them apart. */
 	int diff = profile_is_diff(p);
-	int summed = export_sum_stacks(p, o->thread_roots || diff, &sums) == 0;
+	int programs = profile_many_processes(p); /* each stack rooted at its program */
+	int summed = export_sum_stacks(p, o->thread_roots || diff || programs, &sums) == 0;
 	uint64_t n = sums.n;
 	uint32_t *frames = malloc(((size_t)profile_max_stack_frames(p) + 1) * sizeof(*frames));
 	struct folded_line *lines = malloc((n ? n : 1) * sizeof(*lines));
@@ -149,9 +163,9 @@ int export_folded(const struct profile *p, const struct export_options *o, FILE 
 		lines[nlines].value = base ? 0 : value;
 		lines[nlines].base = base ? sat_neg_i64(value) : 0;
 		struct export_stack w = sums.stacks[i];
-		if (!o->thread_roots)
+		if (!o->thread_roots && !programs)
 			w.thread = 0;
-		if (render_stack(&text, &names, p, o, &w, frames) ||
+		if (render_stack(&text, &names, p, o, &w, frames, programs) ||
 		    export_buffer_reserve(&text, 1))
 			goto out;
 		lines[nlines].length = text.len - lines[nlines].offset;

@@ -8,7 +8,9 @@
  * model's string table is the start of the pprof string table (its id 0 is
  * already ""). A Sample, packed on its own after the rest (write_samples),
  * is one distinct (stack, thread) pair with labels "thread" (the name) and
- * "tid" (numeric), and one value per value type of the profile, in the
+ * "tid" (numeric), in a trace of many processes also "pid" (numeric) and
+ * "command" (the program: pprof -tagfocus=command=cc1 keeps apart the mains
+ * of a build's programs), and one value per value type of the profile, in the
  * profile's order: for a CPU trace samples/count (the weight in timer
  * periods) and cpu/nanoseconds (that times the interval), as Go writes them.
  * default_sample_type is the displayed type of the exported one, so a CPU
@@ -49,11 +51,13 @@ enum extra_string {
 	STR_BASE,
 	STR_TRUE,
 	STR_ALLOCATION,
+	STR_PID,
+	STR_COMMAND,
 	NEXTRA
 };
 
 static const char *const extra_strings[NEXTRA] = {
-	"thread", "tid", ("ipscope@" IPSCOPE_VERSION), "pprof::base", "true", "allocation",
+	"thread", "tid", ("ipscope@" IPSCOPE_VERSION), "pprof::base", "true", "allocation", "pid", "command",
 };
 
 /* An allocation profile's leaf ("malloc 32 B") is a label in pprof, as Go
@@ -70,7 +74,7 @@ static uint32_t alloc_leaf(const struct profile *p, uint32_t stack)
 }
 
 /* Labels per thread: thread, tid and, for a diff's base run, pprof::base. */
-#define LABELS_PER_THREAD 3
+#define LABELS_PER_THREAD 5
 
 /* All the message storage, allocated as a few arrays, freed together. */
 struct pprof {
@@ -83,7 +87,8 @@ struct pprof {
 	PprofFunction *functions, **function_ptrs;
 	PprofLine *lines, **line_ptrs;
 	PprofLocation *locations, **location_ptrs;
-	PprofLabel *labels, **label_ptrs; /* LABELS_PER_THREAD per thread */
+	PprofLabel *labels, **label_ptrs; /* LABELS_PER_THREAD per thread, nlabels of them used */
+	uint8_t *nlabels;                 /* per thread */
 	/* Samples are not in the Profile message: they are packed one by one
 	 * after it (see write_samples), from these. */
 	struct export_stacks sums; /* one per Sample, those kept by --mincount first */
@@ -199,7 +204,8 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 	x->location_ids = malloc(count_or_one(nids) * sizeof(*x->location_ids));
 	x->labels = calloc(count_or_one(LABELS_PER_THREAD * (size_t)p->nthreads), sizeof(*x->labels));
 	x->label_ptrs = calloc(count_or_one(LABELS_PER_THREAD * (size_t)p->nthreads), sizeof(*x->label_ptrs));
-	if (!x->location_ids || !x->labels || !x->label_ptrs)
+	x->nlabels = calloc(count_or_one(p->nthreads), sizeof(*x->nlabels));
+	if (!x->location_ids || !x->labels || !x->label_ptrs || !x->nlabels)
 		return -1;
 	for (uint32_t st = 0; st < p->nstacks; st++) {
 		if (x->stack_ids[st] == UINT64_MAX)
@@ -210,6 +216,7 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 			x->location_ids[x->stack_ids[st] + d - skip] =
 				(uint64_t)p->stack_locations[stack->first + d] + 1;
 	}
+	int many = profile_many_processes(p); /* one program's export stays as it was */
 	for (uint32_t t = 0; t < p->nthreads; t++) {
 		PprofLabel *l = &x->labels[LABELS_PER_THREAD * t];
 		for (int i = 0; i < LABELS_PER_THREAD; i++) {
@@ -220,10 +227,20 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 		l[0].str = p->threads[t].name;
 		l[1].key = p->nstrings + STR_TID;
 		l[1].num = p->threads[t].tid;
+		uint8_t n = 2;
+		if (many) {
+			l[n].key = p->nstrings + STR_PID;
+			l[n++].num = p->threads[t].pid;
+			l[n].key = p->nstrings + STR_COMMAND;
+			l[n++].str = p->threads[t].command;
+		}
 		/* pprof's own mark of a diff's base samples (what -diff_base
 		 * adds): its totals and percentages are then base's. */
-		l[2].key = p->nstrings + STR_BASE;
-		l[2].str = p->nstrings + STR_TRUE;
+		if (p->threads[t].flags & PROFILE_THREAD_DIFF_BASE) {
+			l[n].key = p->nstrings + STR_BASE;
+			l[n++].str = p->nstrings + STR_TRUE;
+		}
+		x->nlabels[t] = n;
 	}
 	return 0;
 }
@@ -282,6 +299,7 @@ static void free_pprof(struct pprof *x)
 	free(x->location_ptrs);
 	free(x->labels);
 	free(x->label_ptrs);
+	free(x->nlabels);
 	export_stacks_free(&x->sums);
 	free(x->location_ids);
 	free(x->stack_ids);
@@ -372,7 +390,7 @@ static void write_samples(const struct pprof *x, const struct profile *p, struct
 		sample.location_id = &x->location_ids[x->stack_ids[w->stack]];
 		for (uint32_t v = 0; v < p->nvalue_types; v++)
 			values[v] = export_stack_value(p, &x->sums, i, v);
-		size_t nlabels = p->threads[w->thread].flags & PROFILE_THREAD_DIFF_BASE ? 3 : 2;
+		size_t nlabels = x->nlabels[w->thread];
 		memcpy(labels, &x->label_ptrs[LABELS_PER_THREAD * (size_t)w->thread], nlabels * sizeof(*labels));
 		if (leaf) {
 			leaf_label.str = leaf;

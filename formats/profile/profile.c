@@ -426,6 +426,35 @@ int profile_is_diff(const struct profile *p)
 	return 0;
 }
 
+int profile_many_programs(const struct profile *p)
+{
+	for (uint32_t i = 1; i < p->nthreads; i++)
+		if (p->threads[i].command != p->threads[0].command)
+			return 1;
+	return 0;
+}
+
+int profile_many_processes(const struct profile *p)
+{
+	/* A diff's two runs are two processes of one program: each run is judged alone. */
+	uint32_t first[2] = {UINT32_MAX, UINT32_MAX};
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		int run = (p->threads[i].flags & PROFILE_THREAD_DIFF_BASE) != 0;
+		if (first[run] == UINT32_MAX)
+			first[run] = i;
+		else if (p->threads[i].pid != p->threads[first[run]].pid)
+			return 1;
+	}
+	return 0;
+}
+
+const char *profile_module_name(const struct profile *p, uint32_t m)
+{
+	const char *path = m < p->nmodules ? profile_string(p, p->modules[m].path) : "";
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len)
 {
 	const struct profile_thread *t = &p->threads[thread];

@@ -108,6 +108,13 @@ struct profile_thread {
 	uint32_t flags;
 	/* Totals are computed from the samples (profile_thread_totals), never
 	 * stored here: a filter or a merge cannot leave them stale. */
+	/*
+	 * String id of the program its process runs, by its basename ("cc1",
+	 * not the command line): what --comm selects and what tells apart the
+	 * programs of one trace (flat's module names, folded roots, pprof's
+	 * command label). 0: unknown (a trace before 1.4, a built profile).
+	 */
+	uint32_t command;
 };
 
 /*
@@ -361,6 +368,18 @@ uint32_t profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t 
 
 /* 1 when p is a diff (some thread is flagged PROFILE_THREAD_DIFF_BASE). */
 int profile_is_diff(const struct profile *p);
+
+/*
+ * A trace of many programs (a build): 1 when p's threads run more than one
+ * program (profile_thread.command), resp. belong to more than one process
+ * (of a diff: in one of its runs).
+ * Reports name modules and programs only then, so that the output of one
+ * program stays as it was.
+ */
+int profile_many_programs(const struct profile *p);
+int profile_many_processes(const struct profile *p);
+/* The basename of module m's path ("libc.so.6"). */
+const char *profile_module_name(const struct profile *p, uint32_t m);
 
 /* Thread title for every report: "tid (name)", or "tid" when unnamed; returns buf. */
 const char *profile_thread_title(const struct profile *p, uint32_t thread, char *buf, size_t len);

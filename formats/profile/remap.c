@@ -301,6 +301,7 @@ uint32_t profile_remap_thread(struct profile_remap *m, uint32_t id)
 		return m->threads[id];
 	struct profile_thread t = m->src->threads[id];
 	t.name = profile_remap_string(m, t.name);
+	t.command = profile_remap_string(m, t.command);
 	if (!by_name(m))
 		return m->threads[id] = profile_add_thread(m->dst, &t);
 	for (uint32_t i = 0; i < m->dst->nthreads; i++) /* index the ones dst had */

@@ -275,6 +275,35 @@ static void test_names(void)
 }
 
 /* A profile whose names would drive a terminal: nothing of them reaches a cell as a control character. */
+/* A trace of two programs: the picker names each process's program, not only its pid. */
+static void test_processes(void)
+{
+	struct profile *p = build_cpu_profile(1000000);
+	struct profile_module m = {.path = profile_intern(p, "/x")};
+	profile_add_module(p, &m);
+	struct profile_thread t1 = {.pid = 11, .tid = 11, .name = profile_intern(p, "cc1"),
+				    .command = profile_intern(p, "cc1")};
+	struct profile_thread t2 = {.pid = 12, .tid = 12, .name = profile_intern(p, "as"),
+				    .command = profile_intern(p, "as")};
+	profile_add_thread(p, &t1);
+	profile_add_thread(p, &t2);
+	uint32_t f = build_function(p, "main", "/x.c", 1, 0, 0), l = 3;
+	int loc = (int)build_location(p, 0x10, 0, &f, &l, 1);
+	uint32_t s = build_stack(p, (int[]){loc, -1});
+	build_weighted_sample(p, s, 0, 0, 30);
+	build_weighted_sample(p, s, 1, 0, 10);
+	struct view *v = new_view(p);
+	keys(v, "t");
+	draw(v);
+	EXPECT_ROW("processes", "30.0 ms  75.0%  process 11 (cc1)");
+	EXPECT_ROW("processes", "10.0 ms  25.0%  process 12 (as)");
+	key(v, VIEW_KEY_DOWN);
+	key(v, VIEW_KEY_ENTER);
+	draw(v);
+	EXPECT_ROW("process 11", "process 11 (cc1) | tree");
+	view_free(v);
+}
+
 static void test_hostile_and_sizes(void)
 {
 	struct profile *p = build_cpu_profile(1000000);
@@ -439,6 +468,7 @@ int main(void)
 	test_cpu();
 	test_names();
 	test_tables_from_nodes();
+	test_processes();
 	test_hostile_and_sizes();
 	view_screen_free(&screen);
 	unlink(source_path);
