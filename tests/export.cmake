@@ -23,7 +23,7 @@ set_tests_properties(e2e_export_setup_node PROPERTIES FIXTURES_SETUP export_node
   LABELS e2e TIMEOUT 300)
 add_test(NAME e2e_export_collect COMMAND sh ${EXPORT_E2E} collect ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_export_collect PROPERTIES FIXTURES_SETUP export_trace
-  LABELS e2e TIMEOUT 120)
+  LABELS e2e TIMEOUT 300)
 
 foreach(step pprof speedscope folded stable output)
   add_test(NAME e2e_export_${step} COMMAND sh ${EXPORT_E2E} ${step} ${CMAKE_BINARY_DIR})

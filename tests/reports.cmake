@@ -18,7 +18,7 @@ ipscope_workload(report_jit e2e/workloads/report_jit.c)
 foreach(test split stripped recursive inline cli symbols values pager programs)
   add_test(NAME e2e_report_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
-  set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 120)
+  set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 300)
 endforeach()
 
 # The values model on a hand-built profile with two value types (count and
@@ -64,12 +64,12 @@ set_tests_properties(e2e_symbols_debuginfod PROPERTIES LABELS e2e TIMEOUT 180)
 
 # The agent's own frames never show, -C included.
 add_test(NAME e2e_report_agent COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_agent.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e_report_agent PROPERTIES LABELS e2e TIMEOUT 120)
+set_tests_properties(e2e_report_agent PROPERTIES LABELS e2e TIMEOUT 300)
 
 # JIT code named from perf maps copied into the trace: a tiny C JIT, then node.
 add_test(NAME e2e_report_jit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_jit.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e_report_jit PROPERTIES LABELS e2e TIMEOUT 120)
+set_tests_properties(e2e_report_jit PROPERTIES LABELS e2e TIMEOUT 300)
 
 # analyze archive, then --search-dir on the unpacked archive.
 add_test(NAME e2e_symbols_archive COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/symbols_archive.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e_symbols_archive PROPERTIES LABELS e2e TIMEOUT 120)
+set_tests_properties(e2e_symbols_archive PROPERTIES LABELS e2e TIMEOUT 300)

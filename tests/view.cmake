@@ -19,11 +19,11 @@ target_link_libraries(unit_source PRIVATE ipscope_analyze)
 add_test(NAME unit_source COMMAND unit_source)
 set_tests_properties(unit_source PROPERTIES LABELS unit)
 add_test(NAME e2e_source COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/source.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e_source PROPERTIES LABELS e2e TIMEOUT 120)
+set_tests_properties(e2e_source PROPERTIES LABELS e2e TIMEOUT 300)
 # analyze source --asm: per-instruction costs of report_split's hot loop, with
 # symbols and stripped (the FDE's extent).
 add_test(NAME e2e_source_asm COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/source_asm.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e_source_asm PROPERTIES LABELS e2e TIMEOUT 120)
+set_tests_properties(e2e_source_asm PROPERTIES LABELS e2e TIMEOUT 300)
 add_test(NAME e2e_view_tmux COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/view_tmux.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_view_tmux PROPERTIES LABELS e2e TIMEOUT 300)
 add_test(NAME e2e_view_alloc COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/view_alloc.sh ${CMAKE_BINARY_DIR})

@@ -50,7 +50,9 @@ rm -f "/tmp/perf-$pid.map"
 head -n 12 "$scratch/flat"
 a=$(awk '$NF == "hotAlpha" { sub("%", "", $4); s += $4 } END { print s + 0 }' "$scratch/flat")
 b=$(awk '$NF == "hotBeta" { sub("%", "", $4); s += $4 } END { print s + 0 }' "$scratch/flat")
-awk -v a="$a" -v b="$b" 'BEGIN { exit !(a + b > 50 && a / (a + b) > 0.5 && a / (a + b) < 0.8) }' ||
+# Their sum is node's time in JIT code, which its compiler and GC threads cut into on a busy
+# machine (31% on a loaded 2-core run, 60% alone): the ratio is the check, the sum only a floor.
+awk -v a="$a" -v b="$b" 'BEGIN { exit !(a + b > 15 && a / (a + b) > 0.5 && a / (a + b) < 0.8) }' ||
 	fail "hotAlpha $a% and hotBeta $b% self: not the 2:1 of the work they do"
 grep -q "app\.js *2 hotAlpha" "$scratch/flat" || fail "hotAlpha is not placed at app.js:2"
 "$bin/analyze" tree "$scratch/n.zst" >"$scratch/tree" || fail "analyze tree failed"
