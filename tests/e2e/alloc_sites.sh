@@ -84,6 +84,13 @@ for pair in big_blocks:1048576000 small_blocks:3200000 grow_chain:56320 make_nod
 done
 go tool pprof -sample_index=inuse_space -unit=B -nodefraction=0 -top "$scratch/heap.pb.gz" 2>/dev/null | grep -Eq "^ *24000B .* make_nodes\$" ||
 	fail "pprof inuse_space of make_nodes"
+# A heap profile's period type (as Go's: space/bytes, every byte at rate 1), not the CPU samples'.
+go tool pprof -raw "$scratch/heap.pb.gz" 2>/dev/null >"$scratch/raw" || fail "pprof -raw"
+grep -qx "PeriodType: space bytes" "$scratch/raw" && grep -qx "Period: 1" "$scratch/raw" ||
+	fail "pprof of allocations: $(grep '^Period' "$scratch/raw" | tr '\n' ' ')"
+# Its CPU samples exported keep the CPU period.
+"$a" export --format pprof --value samples -o "$scratch/cpu.pb.gz" "$t" 2>/dev/null || fail "export pprof --value samples"
+go tool pprof -raw "$scratch/cpu.pb.gz" 2>/dev/null | grep -qx "PeriodType: cpu nanoseconds" || fail "pprof of CPU samples: no cpu period"
 # folded: the chosen value, leaves included.
 "$a" export --format folded "$t" 2>/dev/null | grep -q ";small_blocks;malloc 32 B 3200000\$" || fail "folded alloc_space"
 "$a" export --format folded --value alloc_objects "$t" 2>/dev/null | grep -q ";big_blocks;calloc 1 MiB 1000\$" ||
