@@ -1,7 +1,8 @@
 /*
  * builtin-diff.c - "analyze diff BASE NEW": load both traces with the same
  * filters as tree and flat, compare them (diff.c) and print the diff's tree
- * or flat rows (render_diff.c) or export the diff profile.
+ * or flat rows (render_diff.c) or export the diff profile (whole:
+ * --significant is refused there, see cmd_diff).
  */
 #include <errno.h>
 #include <string.h>
@@ -53,6 +54,8 @@ static const char diff_help[] =
 	"                          and a change is a change of share\n"
 	"      --confidence C      of the noise test, between 0 and 1 (default 0.99)\n"
 	"      --significant       hide the rows whose change is within sampling noise\n"
+	"                          (text and tsv; the exports refuse it: a viewer adds\n"
+	"                          their stacks up into rows of its own)\n"
 	"  -f, --format FORMAT     text (default); tsv: flat rows for scripts (base, new,\n"
 	"                          delta, delta_percent, p, p_adjusted, significant,\n"
 	"                          base_count, new_count, file, line, function, address,\n"
@@ -227,6 +230,16 @@ int cmd_diff(int argc, char **argv)
 		return rc;
 	if (a.format == FORMAT_PPROF && (!a.output || !strcmp(a.output, "-")) && isatty(STDOUT_FILENO)) {
 		rc = usage_error(&cmd, "pprof output is binary; use -o FILE or a pipe");
+		analyze_options_free(&o);
+		return rc;
+	}
+	/* A row's test is of the rows shown together (Holm over them): a stack
+	 * is no such row, and a viewer that sums kept stacks into its own rows
+	 * (pprof -top by function, a flame graph's frames) would show sums of
+	 * the significant part of each, figures no test stands behind. */
+	if (a.view.significant_only && a.format != FORMAT_TEXT && a.format != FORMAT_TSV) {
+		rc = usage_error(&cmd, "--significant hides rows of the text and tsv reports; %s keeps every stack",
+				 format_names[a.format]);
 		analyze_options_free(&o);
 		return rc;
 	}

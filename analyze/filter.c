@@ -10,7 +10,9 @@
  * Locations lose their system lines (a location with some hidden lines
  * becomes a new location holding only the shown ones); stacks are rebuilt
  * lazily, only for samples that survive, and merged when hiding frames made
- * two of them equal. Samples keep their values (all columns).
+ * two of them equal. Samples keep their values (all columns), but for a
+ * view of the allocations, whose types count only the view's blocks
+ * (restrict_row).
  */
 #include "filter.h"
 
@@ -81,6 +83,106 @@ static uint8_t *view_stacks(const struct profile *in, enum filter_view view, uin
 	free(sum_b);
 	free(sum_o);
 	return keep;
+}
+
+/*
+ * A view restricts every allocation type to its blocks. Per row (a key: one
+ * stack, thread and size) the view's own objects and bytes are its blocks'
+ * count and size, so they are what alloc_* becomes; inuse of temporaries
+ * and temporary of leaked blocks are 0 (the one freed at once, the other
+ * never freed). The loader does not keep which of a view's blocks are in
+ * another view too (leaked and live at the peak, temporary and live at the
+ * peak), so those types leave the profile (view_lacks) rather than show
+ * the figures of every block of the kept stacks.
+ */
+static const char *const alloc_types[8] = {
+	"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+	"peak_objects", "peak_space", "temporary_objects", "temporary_space",
+};
+
+/* Index in alloc_types of the view's objects type. */
+static int view_pair(enum filter_view view)
+{
+	return view == FILTER_VIEW_LEAKS ? PROFILE_ALLOC_RUN_INUSE : view == FILTER_VIEW_PEAK ? PROFILE_ALLOC_RUN_PEAK
+											     : PROFILE_ALLOC_RUN_TEMPORARY;
+}
+
+/* Pair (an index in alloc_types) under view: 'k' kept as it is, 'v' the view's
+ * figures, '0' zero, '-' not known for the view's blocks. */
+static char view_effect(enum filter_view view, int pair)
+{
+	int own = view_pair(view);
+	if (pair == own)
+		return 'k';
+	if (pair == PROFILE_ALLOC_RUN_ALLOC)
+		return 'v';
+	if ((view == FILTER_VIEW_LEAKS && pair == PROFILE_ALLOC_RUN_TEMPORARY) ||
+	    (view == FILTER_VIEW_TEMPORARY && pair == PROFILE_ALLOC_RUN_INUSE))
+		return '0';
+	return '-';
+}
+
+static const char *const pair_blocks[8] = {
+	[PROFILE_ALLOC_RUN_INUSE] = "leaked", [PROFILE_ALLOC_RUN_PEAK] = "live at the peak",
+	[PROFILE_ALLOC_RUN_TEMPORARY] = "temporary",
+};
+
+const char *filter_view_lacks(enum filter_view view, const char *type, char *buf, size_t len)
+{
+	for (int t = 0; view && t < 8; t++) {
+		int pair = t & ~1;
+		if (strcmp(type, alloc_types[t]) || view_effect(view, pair) != '-')
+			continue;
+		snprintf(buf, len, "which of the %s blocks were also %s is not recorded", pair_blocks[view_pair(view)],
+			 pair_blocks[pair]);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The columns of in's allocation types, or 0 when in lacks one (no view applies). */
+static int alloc_columns(const struct profile *in, uint32_t *columns)
+{
+	for (int t = 0; t < 8; t++) {
+		uint32_t v = profile_find_value_type(in, alloc_types[t]);
+		if (v == PROFILE_NO_VALUE || in->value_types[v].scale != 1)
+			return 0;
+		columns[t] = in->value_types[v].column;
+	}
+	return 1;
+}
+
+/* One row's values restricted to the view's blocks (see alloc_types). */
+static void restrict_row(int64_t *values, enum filter_view view, const uint32_t *columns)
+{
+	int own = view_pair(view);
+	for (int t = 0; t < 8; t++) {
+		char e = view_effect(view, t & ~1);
+		if (e == 'v')
+			values[columns[t]] = values[columns[own + (t & 1)]];
+		else if (e == '0')
+			values[columns[t]] = 0;
+	}
+}
+
+/* Remove from out the types the view does not know for its blocks. */
+static void drop_unknown_types(struct profile *out, enum filter_view view)
+{
+	uint32_t n = 0, map[PROFILE_MAX_VALUE_TYPES];
+	for (uint32_t v = 0; v < out->nvalue_types; v++) {
+		const char *name = profile_string(out, out->value_types[v].type);
+		int drop = 0;
+		for (int t = 0; t < 8; t++)
+			drop |= !strcmp(name, alloc_types[t]) && view_effect(view, t & ~1) == '-';
+		map[v] = drop ? PROFILE_NO_VALUE : n;
+		if (!drop)
+			out->value_types[n++] = out->value_types[v];
+	}
+	out->nvalue_types = n;
+	if (out->default_value < PROFILE_MAX_VALUE_TYPES)
+		out->default_value = map[out->default_value];
+	if (out->period_type != PROFILE_NO_VALUE)
+		out->period_type = map[out->period_type];
 }
 
 int filter_is_identity(const struct filter_options *f)
@@ -278,18 +380,33 @@ static void filter_samples(struct filter_state *st, struct profile_sample *dst, 
 	if (view_type != PROFILE_NO_VALUE)
 		out->default_value = view_type;
 	uint8_t *selected = filter_select_stacks(in, st->f); /* --module, --focus, --ignore */
+	/* Rows binned in time (plots) keep their figures: a bin's net inuse
+	 * change is not its leaked blocks' allocations. */
+	uint32_t columns[8];
+	int restrict_rows = keep && !in->time_resolution_ns && alloc_columns(in, columns);
+	int64_t run[8] = {0}; /* the selected samples' figures before the view keeps its blocks */
 	for (uint64_t i = 0; i < in->nsamples; i++) {
 		struct profile_sample s = in->samples[i];
 		uint32_t t = s.thread < in->nthreads ? st->thread_map[s.thread] : UNMAPPED;
-		if (t == UNMAPPED || !state_selected(st->f, s.label) || (keep && !keep[s.stack]) ||
-		    (selected && !selected[s.stack]))
+		if (t == UNMAPPED || !state_selected(st->f, s.label) || (selected && !selected[s.stack]))
+			continue;
+		for (int k = 0; restrict_rows && k < 8; k++) /* before row n, which may be row i, changes */
+			run[k] = sat_add_i64(run[k], in->values[i * ncol + columns[k]], NULL);
+		if (keep && !keep[s.stack])
 			continue;
 		s.thread = t;
 		int off = PROFILE_LABEL_OFF_CPU(s.label) != 0;
 		uint32_t stack = off ? UNMAPPED : st->stack_map[s.stack];
 		s.stack = stack != UNMAPPED ? stack : map_stack(st, s.stack, off);
 		memmove(dst_values + n * ncol, in->values + i * ncol, ncol * sizeof(*dst_values));
+		if (restrict_rows)
+			restrict_row(dst_values + n * ncol, st->f->view, columns);
 		dst[n++] = s;
+	}
+	if (restrict_rows) {
+		out->alloc_view = profile_intern(out, filter_view_type(st->f->view));
+		memcpy(out->alloc_run, run, sizeof(run));
+		drop_unknown_types(out, st->f->view);
 	}
 	free(st->scratch);
 	free(keep);

@@ -45,6 +45,7 @@
 #define IPSCOPE_FILTER_H
 
 #include <regex.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"
@@ -53,10 +54,15 @@
 #define FILTER_STATE_ON_CPU 1  /* --state on-cpu: samples of running (or runnable) threads */
 #define FILTER_STATE_OFF_CPU 2 /* --state off-cpu: of blocked threads (wall mode) */
 /*
- * Views of an allocation profile: only the rows of stacks with something in
- * the view's type, which becomes the default value type (leaks: inuse_space,
- * live at exit; peak: peak_space, live at the highest live heap; temporary:
- * temporary_space). Every report, exporter, diff and plot takes them.
+ * Views of an allocation profile: only the blocks of the view, and only the
+ * rows of stacks with some (leaks: inuse_space, live at exit; peak:
+ * peak_space, live at the highest live heap; temporary: temporary_space,
+ * the view's type, which becomes the default). Every allocation type counts
+ * those blocks only (alloc_space of --leaks is the leaked bytes); a type the
+ * trace does not know for them (which leaked blocks were live at the peak)
+ * leaves the profile, and the run's figures before the view stay in
+ * profile.alloc_run. Every report, exporter, diff and plot takes them (a
+ * plot's rows binned in time keep every figure of the kept stacks).
  */
 enum filter_view { FILTER_VIEW_NONE, FILTER_VIEW_LEAKS, FILTER_VIEW_PEAK, FILTER_VIEW_TEMPORARY };
 
@@ -82,6 +88,9 @@ struct filter_options {
 /* The value type a view shows ("inuse_space"...), and its option ("--leaks"); NULL for none. */
 const char *filter_view_type(enum filter_view view);
 const char *filter_view_option(enum filter_view view);
+
+/* Why view has no type named type (a sentence into buf, returned), or NULL when it has. */
+const char *filter_view_lacks(enum filter_view view, const char *type, char *buf, size_t len);
 
 /* A filtered copy of p (p is unchanged); aborts on out of memory. */
 struct profile *filter_profile(const struct profile *p, const struct filter_options *f);

@@ -501,6 +501,9 @@ int options_resolve_value(const struct analyze_command *cmd, const struct analyz
 	if (*value != PROFILE_NO_VALUE)
 		return 0;
 	char names[256];
+	if (filter_view_lacks(o->filter.view, o->value_name, names, sizeof(names)))
+		return usage_error(cmd, "--value %s with %s: %s", o->value_name, filter_view_option(o->filter.view),
+				   names);
 	return usage_error(cmd, "--value %s: %s has the value types %s", o->value_name, o->trace,
 			   profile_value_type_names(p, names, sizeof(names)));
 }

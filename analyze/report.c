@@ -119,22 +119,40 @@ const char *report_alloc_sampling(const struct profile *p, char *buf, size_t len
 	return buf;
 }
 
-/* What an allocation profile's header says: both units' totals, the sampling, peak, leaks, temporaries. */
+/*
+ * What an allocation profile's header says: both units' totals, the
+ * sampling, peak, leaks, temporaries. In a view (--leaks...) those are the
+ * run's, kept by the filter, and the Allocations line says how many of them
+ * the view holds, the ones shown: the profile's own totals, which count the
+ * view's blocks only, would read as the run's.
+ */
 static void alloc_lines(const struct report *r, const char *indent, const struct profile *p, const int64_t *totals)
 {
 	const struct palette *pal = &r->pal;
 	char a[32], b[32], c[32], sampling[160];
-	int64_t objects = total_of(p, totals, "alloc_objects"), bytes = total_of(p, totals, "alloc_space");
-	int64_t live_o = total_of(p, totals, "inuse_objects"), live_b = total_of(p, totals, "inuse_space");
-	fprintf(r->out, "%s%sAllocations:%s %" PRId64 " (%s), %" PRId64 " frees; %s\n", indent, pal->bold, pal->reset,
-		objects, format_value(bytes, "bytes", a, sizeof(a)), objects - live_o,
-		report_alloc_sampling(p, sampling, sizeof(sampling)));
+	static const char *const types[8] = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+					     "peak_objects", "peak_space", "temporary_objects", "temporary_space"};
+	int64_t run[8];
+	for (int t = 0; t < 8; t++)
+		run[t] = p->alloc_view ? p->alloc_run[t] : total_of(p, totals, types[t]);
+	int64_t objects = run[PROFILE_ALLOC_RUN_ALLOC], live_o = run[PROFILE_ALLOC_RUN_INUSE];
+	fprintf(r->out, "%s%sAllocations:%s %" PRId64 "%s (%s), ", indent, pal->bold, pal->reset, objects,
+		p->alloc_view ? " in the run" : "", format_value(run[PROFILE_ALLOC_RUN_ALLOC + 1], "bytes", a, sizeof(a)));
+	if (p->alloc_view) {
+		const char *view = profile_string(p, p->alloc_view);
+		const char *what = !strcmp(view, "inuse_space") ? "leaked"
+				   : !strcmp(view, "peak_space") ? "live at the peak" : "temporary";
+		fprintf(r->out, "%" PRId64 " of them %s (%s), shown; ", total_of(p, totals, "alloc_objects"), what,
+			format_value(total_of(p, totals, "alloc_space"), "bytes", b, sizeof(b)));
+	}
+	fprintf(r->out, "%" PRId64 " frees; %s\n", objects - live_o, report_alloc_sampling(p, sampling, sizeof(sampling)));
 	fprintf(r->out, "%s%sHeap:%s peak %s live in %" PRId64 " blocks at %.3f s; leaked %s in %" PRId64
 			" blocks at exit; temporary %" PRId64 " (%s)\n",
-		indent, pal->bold, pal->reset, format_value(total_of(p, totals, "peak_space"), "bytes", b, sizeof(b)),
-		total_of(p, totals, "peak_objects"), (double)p->alloc_peak_ns / 1e9,
-		format_value(live_b, "bytes", c, sizeof(c)), live_o, total_of(p, totals, "temporary_objects"),
-		format_value(total_of(p, totals, "temporary_space"), "bytes", a, sizeof(a)));
+		indent, pal->bold, pal->reset, format_value(run[PROFILE_ALLOC_RUN_PEAK + 1], "bytes", b, sizeof(b)),
+		run[PROFILE_ALLOC_RUN_PEAK], (double)p->alloc_peak_ns / 1e9,
+		format_value(run[PROFILE_ALLOC_RUN_INUSE + 1], "bytes", c, sizeof(c)), live_o,
+		run[PROFILE_ALLOC_RUN_TEMPORARY],
+		format_value(run[PROFILE_ALLOC_RUN_TEMPORARY + 1], "bytes", a, sizeof(a)));
 }
 
 void report_samples_line(const struct report *r, const char *indent, const struct profile *p,

@@ -4,10 +4,11 @@
  * and temporary (freed before the allocating thread allocated again). Each
  * is the shared filters' view (filter.h: --leaks, --peak, --temporary), a
  * dataset of its own; the viewer ranks the same types in every dataset
- * (alloc_space, alloc_objects), and a view's type map says which of its
- * types stands for each: in leaks alloc_space reads inuse_space, so every
- * ranking, percentage, flat row and source line of the viewer reads the
- * view with no code of its own.
+ * (alloc_space, alloc_objects), which in a view count its blocks only
+ * (leaks: alloc_space is the leaked bytes), and a view's type map says which
+ * of its types stands for each (leaks: inuse_space, the same figures named
+ * for the view; a view's profile lacks some types), so every ranking, percentage, flat row and source line of the
+ * viewer reads the view with no code of its own.
  */
 #include "view_internal.h"
 
@@ -37,16 +38,21 @@ int view_is_alloc_type(const struct profile *p, uint32_t type)
 	return (n > 6 && !strcmp(name + n - 6, "_space")) || (n > 8 && !strcmp(name + n - 8, "_objects"));
 }
 
-/* The type named prefix + what follows "alloc_" in type's name, or type itself. */
-static uint32_t view_type_of(const struct profile *p, uint32_t type, const char *prefix)
+/* The type of q that stands for p's type: prefix + what follows "alloc_" in
+ * its name (the same figures in the view, named for it), else the type of
+ * the same name, else q's view type (its default) when q has none. */
+static uint32_t view_type_of(const struct profile *p, uint32_t type, const struct profile *q, const char *prefix)
 {
 	const char *name = profile_string(p, p->value_types[type].type);
-	if (strncmp(name, "alloc_", 6))
-		return type;
-	char want[80];
-	snprintf(want, sizeof(want), "%s%s", prefix, name + 6);
-	uint32_t u = profile_find_value_type(p, want);
-	return u == PROFILE_NO_VALUE ? type : u;
+	uint32_t u = PROFILE_NO_VALUE;
+	if (!strncmp(name, "alloc_", 6)) {
+		char want[80];
+		snprintf(want, sizeof(want), "%s%s", prefix, name + 6);
+		u = profile_find_value_type(q, want);
+	}
+	if (u == PROFILE_NO_VALUE)
+		u = profile_find_value_type(q, name);
+	return u == PROFILE_NO_VALUE ? q->default_value : u;
 }
 
 /* Does p have view k's bytes and objects? */
@@ -78,8 +84,9 @@ struct profile *view_alloc_profile(const struct profile *p, enum filter_view vie
 		k++;
 	*name = views[k].name;
 	*about = views[k].about;
-	for (uint32_t t = 0; t < p->nvalue_types; t++)
-		type_map[t] = view_type_of(p, t, views[k].prefix);
 	struct filter_options f = {.show_system = 1, .view = view};
-	return filter_profile(p, &f);
+	struct profile *q = filter_profile(p, &f);
+	for (uint32_t t = 0; t < p->nvalue_types; t++)
+		type_map[t] = view_type_of(p, t, q, views[k].prefix);
+	return q;
 }

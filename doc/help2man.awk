@@ -10,7 +10,10 @@
 #   commands:                (analyze --help only: "  NAME   summary" lines)
 #   text after the options   (becomes NOTES)
 #
-# Variables: name (page name, e.g. analyze-tree), version.
+# Variables: name (page name, e.g. analyze-tree), version, summary (the
+# NAME line's text, e.g. the command's line in `analyze --help`; without
+# it, the first sentence of the description, whole: a NAME line cut
+# mid-sentence is what whatis and apropos would show).
 function esc(s) {
 	gsub(/\\/, "\\e", s)
 	gsub(/-/, "\\-", s)
@@ -32,6 +35,19 @@ function end_option() {
 		opt = ""
 		desc = ""
 	}
+}
+# The description's first sentence, its lines joined: up to the first
+# period that ends the paragraph or is followed by a space.
+function first_sentence(    i, s) {
+	s = ""
+	for (i = 1; i <= nparagraphs && (s == "" || paragraphs[i] != ""); i++) {
+		if (paragraphs[i] == "")
+			continue
+		s = s (s == "" ? "" : " ") paragraphs[i]
+		if (match(s, /\. /))
+			return substr(s, 1, RSTART)
+	}
+	return s
 }
 /^usage: / {
 	s = $0
@@ -94,12 +110,8 @@ END {
 	end_option()
 	printf ".TH %s 1 \"\" \"ipscope %s\" \"ipscope manual\"\n", toupper(esc(name)), version
 	print ".SH NAME"
-	summary = ""
-	for (i = 1; i <= nparagraphs; i++)
-		if (paragraphs[i] != "") {
-			summary = paragraphs[i]
-			break
-		}
+	if (summary == "")
+		summary = first_sentence()
 	if (summary == "")
 		summary = "part of the ipscope profiler"
 	sub(/\.$/, "", summary)

@@ -39,7 +39,8 @@ int export_speedscope(const struct profile *p, const struct export_options *o, F
 
 /* gzip-compressed pprof perftools.profiles.Profile: every value type of p
  * as sample_type, default_sample_type profile_display_value(p, o->value),
- * period_type and period from p; one Sample per distinct (stack, thread)
+ * period_type and period from p (an allocation type's: a heap profile's
+ * space/bytes); one Sample per distinct (stack, thread)
  * with labels "thread" (name) and "tid"; o->lines and o->thread_roots do
  * not apply. 0, or -1 with errno set. */
 int export_pprof(const struct profile *p, const struct export_options *o, FILE *out);

@@ -14,7 +14,9 @@
  * profile's order: for a CPU trace samples/count (the weight in timer
  * periods) and cpu/nanoseconds (that times the interval), as Go writes them.
  * default_sample_type is the displayed type of the exported one, so a CPU
- * trace opens on cpu as Go's CPU profiles do. A diff profile's base samples
+ * trace opens on cpu as Go's CPU profiles do. An allocation profile's
+ * period_type is a heap profile's (space/bytes, see alloc_period), unless
+ * its CPU samples are what is exported. A diff profile's base samples
  * (negated, their threads flagged PROFILE_THREAD_DIFF_BASE) also get the
  * label pprof::base=true: the profile `go tool pprof -diff_base` builds.
  */
@@ -53,11 +55,16 @@ enum extra_string {
 	STR_ALLOCATION,
 	STR_PID,
 	STR_COMMAND,
+	STR_SPACE,
+	STR_BYTES,
+	STR_OBJECTS,
+	STR_COUNT,
 	NEXTRA
 };
 
 static const char *const extra_strings[NEXTRA] = {
 	"thread", "tid", ("ipscope@" IPSCOPE_VERSION), "pprof::base", "true", "allocation", "pid", "command",
+	"space", "bytes", "objects", "count",
 };
 
 /* An allocation profile's leaf ("malloc 32 B") is a label in pprof, as Go
@@ -245,6 +252,41 @@ static int prepare_samples(struct pprof *x, const struct profile *p, const struc
 	return 0;
 }
 
+/* Whether the exported type is one of an allocation profile's (not its CPU samples'). */
+static int exports_allocations(const struct profile *p, const struct export_options *o)
+{
+	uint32_t v = o->value < p->nvalue_types ? o->value : p->default_value;
+	if (!p->alloc_scheme || v >= p->nvalue_types)
+		return 0;
+	uint32_t cpu = p->period_type;
+	return cpu == PROFILE_NO_VALUE || p->value_types[v].column != p->value_types[cpu].column;
+}
+
+/*
+ * An allocation profile's period, as pprof's heap profiles have it (Go
+ * writes space/bytes and its MemProfileRate): byte-sampled, space/bytes and
+ * the mean bytes between samples; every allocation, space/bytes 1 (every
+ * byte, Go's MemProfileRate=1); each allocation with probability RATE,
+ * objects/count and the allocations one recorded stands for, 1/RATE
+ * rounded, since its unit of sampling is the allocation, not the byte.
+ * The CPU period of the same trace would say the figures were timed.
+ */
+static void alloc_period(const struct profile *p, PprofValueType *type, int64_t *period)
+{
+	double q = p->alloc_parameter;
+	type->type = p->nstrings + STR_SPACE;
+	type->unit = p->nstrings + STR_BYTES;
+	*period = 1;
+	if (p->alloc_scheme == PROFILE_ALLOCS_BYTES && q >= 1 && q < 9e18) {
+		*period = (int64_t)(q + 0.5);
+	} else if (p->alloc_scheme == PROFILE_ALLOCS_RATE) {
+		type->type = p->nstrings + STR_OBJECTS;
+		type->unit = p->nstrings + STR_COUNT;
+		if (q > 0 && q <= 1)
+			*period = (int64_t)(1 / q + 0.5);
+	}
+}
+
 static int fill_profile(struct pprof *x, const struct profile *p, const struct export_options *o)
 {
 	PprofProfile *pr = &x->profile;
@@ -268,7 +310,11 @@ static int fill_profile(struct pprof *x, const struct profile *p, const struct e
 	}
 	pr->n_sample_type = p->nvalue_types;
 	pr->sample_type = x->sample_type_ptrs;
-	if (p->period_type != PROFILE_NO_VALUE) {
+	if (exports_allocations(p, o)) {
+		perftools__profiles__value_type__init(&x->period_type);
+		alloc_period(p, &x->period_type, &pr->period);
+		pr->period_type = &x->period_type;
+	} else if (p->period_type != PROFILE_NO_VALUE) {
 		perftools__profiles__value_type__init(&x->period_type);
 		x->period_type = x->sample_type[p->period_type];
 		pr->period_type = &x->period_type;

@@ -263,7 +263,22 @@ struct profile {
 	double alloc_parameter;
 	int alloc_scaled;
 	uint64_t alloc_peak_ns;
+	/*
+	 * A view of the allocations (analyze's --leaks, --peak, --temporary)
+	 * keeps some blocks only, and every allocation type then counts only
+	 * those: the run's figures (of the selected threads) before it stay
+	 * here for headers, as PROFILE_ALLOC_RUN_* totals. alloc_view: string
+	 * id of the view's type ("inuse_space"), 0 without a view.
+	 */
+	uint32_t alloc_view;
+	int64_t alloc_run[8];
 };
+
+/* alloc_run's order (load_alloc_rows.c's): objects, then bytes, of each. */
+#define PROFILE_ALLOC_RUN_ALLOC 0
+#define PROFILE_ALLOC_RUN_INUSE 2
+#define PROFILE_ALLOC_RUN_PEAK 4
+#define PROFILE_ALLOC_RUN_TEMPORARY 6
 
 #define PROFILE_ALLOCS_ALL 1u   /* every allocation: exact */
 #define PROFILE_ALLOCS_RATE 2u  /* each with probability alloc_parameter */

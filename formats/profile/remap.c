@@ -354,6 +354,8 @@ void profile_remap_run(struct profile_remap *m)
 	dst->alloc_parameter = src->alloc_parameter;
 	dst->alloc_scaled = src->alloc_scaled;
 	dst->alloc_peak_ns = src->alloc_peak_ns;
+	dst->alloc_view = profile_remap_string(m, src->alloc_view);
+	memcpy(dst->alloc_run, src->alloc_run, sizeof(dst->alloc_run));
 }
 
 struct profile_remap *profile_remap_new(struct profile *dst, const struct profile *src, unsigned flags)

@@ -2,9 +2,11 @@
 # and --alloc-bytes, their recorded counts and --scale'd estimates within 5
 # standard deviations of what the source states (the sd computed here from
 # the known counts), leaks and peak consistent; the headers say how; diff of
-# two sizes equals the known byte difference exactly; plot heap's highest
+# two sizes equals the known byte difference exactly; pprof's period says
+# how they were sampled; plot heap's highest
 # point is the reported peak; and the options' usage errors.
 . "$(dirname "$0")/lib.sh"
+need go golang-go
 a=$bin/analyze
 t=$scratch/t.zst
 w=$workloads/alloc_sites
@@ -14,6 +16,11 @@ fig() { # FUNCTION TYPE [OPTIONS]: self value of TYPE in flat's TSV (0 when abse
 	"$a" flat --format tsv "$@" "$t" 2>/dev/null | awk -F'\t' -v fn="$fn" -v type="${type}_self" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		$5 == fn { print $col[type]; found = 1 } END { if (!found) print 0 }'
+}
+# pprof_period: pprof's period type and period of $t's export, "TYPE UNIT PERIOD".
+pprof_period() {
+	"$a" export --format pprof -o "$scratch/p.pb.gz" "$t" 2>/dev/null || fail "export pprof"
+	go tool pprof -raw "$scratch/p.pb.gz" 2>/dev/null | awk '/^PeriodType:/ { t = $2 " " $3 } /^Period:/ { print t, $2 }'
 }
 # within5 GOT MEAN SD WHAT
 within5() {
@@ -38,6 +45,7 @@ peak=$("$a" flat --peak --format tsv "$t" 2>/dev/null | awk -F'\t' 'NR > 1 { s +
 "$a" tree "$t" 2>/dev/null | grep -q "recorded fraction 0.1, as recorded (--scale estimates totals)" ||
 	fail "rate 0.1: header: $("$a" tree "$t" 2>/dev/null | head -3)"
 "$a" tree --scale "$t" 2>/dev/null | grep -q "recorded fraction 0.1, scaled" || fail "rate 0.1: --scale header"
+[ "$(pprof_period)" = "objects count 10" ] || fail "rate 0.1: pprof period $(pprof_period), expected objects count 10"
 
 # Bytes: each byte with probability 1/65536; a 32-byte block with p = 1 - exp(-32/65536).
 "$bin/collect" -q --alloc-bytes=64KiB --no-cpu -o "$t" "$w" 2>"$scratch/err" || fail "collect: $(cat "$scratch/err")"
@@ -48,6 +56,7 @@ within5 "$(fig small_blocks alloc_space --scale)" 3200000 \
 	"$(awk -v p="$p" 'BEGIN { print 32 / p * sqrt(100000 * p * (1 - p)) }')" "bytes: scaled small bytes"
 within5 "$(fig big_blocks alloc_space --scale)" 1048576000 1048576 "bytes: scaled big bytes (p = 1 - e^-16)"
 "$a" tree "$t" 2>/dev/null | grep -q "byte-sampled, mean 64.0 KiB" || fail "bytes: header: $("$a" tree "$t" 2>/dev/null | head -3)"
+[ "$(pprof_period)" = "space bytes 65536" ] || fail "bytes: pprof period $(pprof_period), expected space bytes 65536"
 
 # diff of two sizes: exact, the known difference, every change significant.
 "$bin/collect" -q --allocs --no-cpu -o "$scratch/base.zst" "$w" 100000 2>/dev/null || fail "collect base"

@@ -1,7 +1,8 @@
 # collect --allocs on tests/e2e/workloads/alloc_sites.cpp: every figure its
 # header states, exactly, at rate 1 (flat's TSV, tree's leaves, no allocator
 # frame with -C, go tool pprof -sample_index=alloc_space, folded), and the
-# views --leaks, --peak, --temporary.
+# views --leaks, --peak, --temporary: each type counts the view's blocks
+# only, the header says which figure is the run's and which the view's.
 . "$(dirname "$0")/lib.sh"
 need go golang-go
 a=$bin/analyze
@@ -74,6 +75,35 @@ want=none; expect big_blocks alloc_objects --leaks
 [ "$(site big_blocks temporary_space --temporary)" = 1048576000 ] || fail "--temporary big_blocks"
 [ "$(site small_blocks peak_space --peak)" = 3200000 ] || fail "--peak small_blocks"
 [ "$(site grow_chain alloc_objects --peak)" = none ] || fail "--peak shows grow_chain"
+# A view counts its blocks only, in every type: small_blocks' 10 leaked
+# blocks of its 100000 are 320 bytes allocated, in flat, folded and pprof.
+want=10; expect small_blocks alloc_objects --leaks
+want=320; expect small_blocks alloc_space --leaks
+want=0; expect small_blocks temporary_objects --leaks
+want=1000; expect big_blocks alloc_objects --temporary
+want=0; expect big_blocks inuse_space --temporary
+want=100000; expect small_blocks alloc_objects --peak
+"$a" export --format folded --leaks --value alloc_space "$t" 2>/dev/null | grep -q ";small_blocks;malloc 32 B 320\$" ||
+	fail "folded --leaks --value alloc_space: small_blocks is not 320 bytes"
+"$a" export --format pprof --leaks -o "$scratch/leaks.pb.gz" "$t" 2>/dev/null || fail "export pprof --leaks"
+go tool pprof -sample_index=alloc_space -unit=B -nodefraction=0 -top "$scratch/leaks.pb.gz" 2>/dev/null |
+	grep -Eq "^ *320B .* small_blocks\$" || fail "pprof --leaks alloc_space of small_blocks is not 320B"
+# What the trace cannot say of a view's blocks is refused, not shown for every block.
+for bad in "--leaks peak_space" "--temporary peak_objects" "--peak inuse_space" "--peak temporary_space"; do
+	set +e
+	"$a" flat ${bad% *} --value ${bad#* } "$t" >/dev/null 2>"$scratch/err"
+	rc=$?
+	set -e
+	[ $rc -eq 2 ] && grep -q "is not recorded" "$scratch/err" && [ "$(wc -l <"$scratch/err" )" -le 2 ] ||
+		fail "$bad: exit $rc: $(cat "$scratch/err")"
+done
+# The header of a view: the run's allocations, and how many of them are shown.
+run=$(sed -n 's/^Allocations: \([0-9]*\) (.*/\1/p' "$scratch/tree")
+[ -n "$run" ] || fail "no Allocations line: $(head -3 "$scratch/tree")"
+"$a" tree --temporary "$t" 2>/dev/null | grep -q "^Allocations: $run in the run (.*), 1010 of them temporary (1000.1 MiB), shown; " ||
+	fail "--temporary header: $("$a" tree --temporary "$t" 2>/dev/null | sed -n 2p)"
+"$a" tree --leaks "$t" 2>/dev/null | grep -q "^Allocations: $run in the run (.*), 510 of them leaked (23.8 KiB), shown; " ||
+	fail "--leaks header: $("$a" tree --leaks "$t" 2>/dev/null | sed -n 2p)"
 
 # pprof, as go tool pprof reads it: flat bytes per function as analyze flat's.
 "$a" export --format pprof -o "$scratch/heap.pb.gz" "$t" 2>/dev/null || fail "export pprof"
@@ -84,6 +114,13 @@ for pair in big_blocks:1048576000 small_blocks:3200000 grow_chain:56320 make_nod
 done
 go tool pprof -sample_index=inuse_space -unit=B -nodefraction=0 -top "$scratch/heap.pb.gz" 2>/dev/null | grep -Eq "^ *24000B .* make_nodes\$" ||
 	fail "pprof inuse_space of make_nodes"
+# A heap profile's period type (as Go's: space/bytes, every byte at rate 1), not the CPU samples'.
+go tool pprof -raw "$scratch/heap.pb.gz" 2>/dev/null >"$scratch/raw" || fail "pprof -raw"
+grep -qx "PeriodType: space bytes" "$scratch/raw" && grep -qx "Period: 1" "$scratch/raw" ||
+	fail "pprof of allocations: $(grep '^Period' "$scratch/raw" | tr '\n' ' ')"
+# Its CPU samples exported keep the CPU period.
+"$a" export --format pprof --value samples -o "$scratch/cpu.pb.gz" "$t" 2>/dev/null || fail "export pprof --value samples"
+go tool pprof -raw "$scratch/cpu.pb.gz" 2>/dev/null | grep -qx "PeriodType: cpu nanoseconds" || fail "pprof of CPU samples: no cpu period"
 # folded: the chosen value, leaves included.
 "$a" export --format folded "$t" 2>/dev/null | grep -q ";small_blocks;malloc 32 B 3200000\$" || fail "folded alloc_space"
 "$a" export --format folded --value alloc_objects "$t" 2>/dev/null | grep -q ";big_blocks;calloc 1 MiB 1000\$" ||

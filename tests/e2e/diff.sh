@@ -137,6 +137,17 @@ grep -q "0\.0%" "$scratch/out" && fail "cut base: a share of an empty base print
 echo "cut base: no samples, said; no shares of an empty base"
 "$bin/analyze" diff --confidence 1.5 "$scratch/a.zst" "$scratch/s.zst" 2>"$scratch/err" && fail "--confidence 1.5 accepted"
 [ $? -eq 2 ] || fail "--confidence 1.5: exit status not 2"
+# --significant selects report rows: an export, whose viewer adds its stacks
+# up into rows of its own, refuses it rather than ignore it.
+for format in folded pprof speedscope; do
+	"$bin/analyze" diff --significant --format $format -o "$scratch/sig" "$scratch/a.zst" "$scratch/s.zst" \
+		2>"$scratch/err" && fail "--significant --format $format accepted"
+	rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <"$scratch/err")" -eq 1 ] && grep -q -- "--significant.*$format" "$scratch/err" ||
+		fail "--significant --format $format: exit $rc, said: $(cat "$scratch/err")"
+done
+"$bin/analyze" diff --significant --format tsv "$scratch/a.zst" "$scratch/s.zst" >/dev/null 2>&1 ||
+	fail "--significant --format tsv refused"
 "$bin/analyze" diff "$scratch/a.zst" 2>"$scratch/err" && fail "one operand accepted"
 grep -q "missing NEW operand" "$scratch/err" || fail "one operand: $(cat "$scratch/err")"
 

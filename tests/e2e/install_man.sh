@@ -1,7 +1,9 @@
 # Every option a program's --help lists appears in its manual page, and the
 # reverse: the pages are generated from --help (doc/gen-man.sh), and this
 # checks the generator read every option line. Also: each page renders with
-# man(1) without warnings.
+# man(1) without warnings, and its NAME line is whole: a command's summary
+# line in `analyze --help`, or the first sentence of the description, never
+# a piece of one (what whatis and apropos show).
 # usage: install_man.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 need man man-db
@@ -28,11 +30,35 @@ check() { # check PAGE COMMAND...
 	[ -z "$warnings" ] || fail "man warns about $page: $warnings"
 	echo "$page: $(wc -l <"$scratch/help") options, as in --help"
 }
+name_line() { # roff page -> its NAME text, after "NAME \-", roff escapes undone
+	awk '/^\.SH NAME$/ { getline; print; exit }' "$1" | sed 's/^.* \\- //; s/\\-/-/g; s/\\e/\\/g'
+}
+first_sentence() { # --help text on stdin -> its description's first sentence, lines joined
+	awk '/^usage: |^       [a-z]/ && !body { next } { body = 1 }
+		$0 == "" { if (s != "") exit; next } { s = s (s == "" ? "" : " ") $0 }
+		END { print s }' | sed 's/\. .*/./'
+}
+check_name() { # check_name PAGE EXPECTED: PAGE's NAME line says EXPECTED, whole
+	got=$(name_line "$man_dir/$1.1")
+	[ "$got" = "$2" ] || fail "$1.1: NAME line '$got' is not the whole '$2'"
+}
+check_sentence() { # check_sentence PAGE COMMAND...: NAME is the first sentence of --help's description
+	name_page=$1
+	shift
+	sentence=$("$@" --help | first_sentence)
+	case $sentence in
+	*.) check_name "$name_page" "${sentence%.}" ;;
+	*) fail "$*: --help's description does not begin with a sentence: $sentence" ;;
+	esac
+}
 check collect "$bin/collect"
+check_sentence collect "$bin/collect"
+check_sentence analyze "$bin/analyze"
 commands=$("$bin/analyze" --help | awk '/^commands:$/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }')
 [ -n "$commands" ] || fail "analyze --help lists no commands"
 for c in $commands; do
 	check "analyze-$c" "$bin/analyze" "$c"
+	check_name "analyze-$c" "$("$bin/analyze" --help | sed -n "s/^  $c  *//p")"
 done
 grep -q '^\.SH COMMANDS' "$man_dir/analyze.1" || fail "analyze.1 has no COMMANDS section"
 for c in $commands; do

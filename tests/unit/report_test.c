@@ -3,7 +3,8 @@
  * (profile_builder.h):
  * tree shape and counts, what each of noisefloor, mincount, maxdepth,
  * combine and -C makes appear or vanish (exact lines), recursion in flat,
- * flat sorting, inlined frames, and the filters' copies.
+ * flat sorting, inlined frames, the filters' copies, and the allocation
+ * views' figures and header.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -617,6 +618,55 @@ static void test_filter_copy(const struct profile *p)
 	profile_free(q);
 }
 
+/* Total of the type named name in p, or -1 when p has no such type. */
+static int64_t type_total(const struct profile *p, const char *name)
+{
+	uint32_t v = profile_find_value_type(p, name);
+	return v == PROFILE_NO_VALUE ? -1 : profile_value_total(p, v, NULL);
+}
+
+/*
+ * The views count their blocks only, in every type (build_alloc_workload:
+ * 41 of 103 blocks leaked, 1 MiB + 1280 B; all 103 live at the peak; none
+ * temporary), what they cannot know is no type of theirs, and the header
+ * gives the run's figures and the view's apart.
+ */
+static void test_alloc_views(void)
+{
+	struct profile *in = build_alloc_workload();
+	struct analyze_options o;
+	default_options(&o);
+	o.filter.show_system = 1;
+	o.filter.view = FILTER_VIEW_LEAKS;
+	struct profile *p = filter_profile(in, &o.filter);
+	CHECK(type_total(p, "alloc_objects") == 41);
+	CHECK(type_total(p, "alloc_space") == 1048576 + 1280);
+	CHECK(type_total(p, "inuse_objects") == 41);
+	CHECK(type_total(p, "temporary_objects") == 0);
+	CHECK(type_total(p, "peak_space") == -1);
+	CHECK(p->alloc_run[PROFILE_ALLOC_RUN_ALLOC] == 103);
+	char why[160];
+	CHECK(filter_view_lacks(FILTER_VIEW_LEAKS, "peak_space", why, sizeof(why)) != NULL);
+	CHECK(filter_view_lacks(FILTER_VIEW_LEAKS, "alloc_space", why, sizeof(why)) == NULL);
+	profile_free(p);
+	struct tree_options to = {0};
+	char *text = run_tree(in, &o, &to);
+	CHECK(strstr(text, "Allocations: 103 in the run (3.0 MiB), 41 of them leaked (1.0 MiB), shown; 62 frees;"));
+	CHECK(strstr(text, "Heap: peak 3.0 MiB live in 103 blocks"));
+	free(text);
+	o.filter.view = FILTER_VIEW_PEAK;
+	p = filter_profile(in, &o.filter);
+	CHECK(type_total(p, "alloc_objects") == 103);
+	CHECK(type_total(p, "inuse_objects") == -1 && type_total(p, "temporary_objects") == -1);
+	profile_free(p);
+	o.filter.view = FILTER_VIEW_TEMPORARY;
+	p = filter_profile(in, &o.filter);
+	CHECK(type_total(p, "alloc_objects") == 0);
+	CHECK(type_total(p, "inuse_space") == 0);
+	profile_free(p);
+	profile_free(in);
+}
+
 int main(void)
 {
 	struct profile *p = main_profile();
@@ -636,6 +686,7 @@ int main(void)
 	test_inlined();
 	test_all_hidden();
 	test_filter_copy(p);
+	test_alloc_views();
 	profile_free(p);
 	if (check_failures)
 		return check_exit_status();
