@@ -73,8 +73,8 @@ is "$(total inuse_space)" 28584 "tree: leaked bytes"
 is "$(total temporary_objects)" 3500 "tree: temporaries"
 "$a" tree --pid "$child" --leaks "$t" 2>/dev/null | grep -q "Heap: .*leaked 14.6 KiB in 5 blocks" ||
 	fail "tree --pid --leaks: $("$a" tree --pid "$child" --leaks "$t" 2>&1)"
-"$a" info "$t" 2>/dev/null | grep -Eq "^ +$child +$parent +[0-9]+ +[0-9.]+ KiB +505 +14.6 KiB" ||
-	fail "info's processes: $("$a" info "$t" 2>&1)"
+"$a" info --processes "$t" 2>/dev/null | grep -Eq "^ +$child +$parent +[0-9]+ +[0-9.]+ KiB +505 +14.6 KiB" ||
+	fail "info's processes: $("$a" info --processes "$t" 2>&1)"
 
 # An exec in place: the pid's first image's live blocks are its leaks, the second's its own.
 run "$w" exec
