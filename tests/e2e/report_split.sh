@@ -17,15 +17,16 @@ light=$(percent light)
 within "$heavy" 70 5 || fail "heavy has $heavy% of the CPU, expected 70 +- 5"
 within "$light" 30 5 || fail "light has $light% of the CPU, expected 30 +- 5"
 
-# Tree: main at the call line of each (top level: after the 1-digit rail),
-# heavy/light one level below, at a line inside their bodies.
+# Tree: main at the call line of each (top level: right after the rail, its share before it
+# as flat's), heavy/light one level below, at a line inside their bodies.
 for f in heavy light; do
 	call=$(marker_line "@call-$f" "$src")
 	begin=$(marker_line "@$f-begin" "$src")
 	end=$(marker_line "@$f-end" "$src")
-	grep -Eq "^ *[0-9]*╎[0-9]+ +report_split\.c:$call; main\$" "$scratch/tree" ||
-		fail "tree has no top-level 'report_split.c:$call; main' for the call of $f"
-	lines=$(sed -n "s/^ *[0-9]*╎ [0-9]\\+ \\+report_split\\.c:\\([0-9]*\\); $f\$/\\1/p" "$scratch/tree")
+	share=$(sed -n "s/^ *[0-9]* \+\([0-9.]*\)% ╎[0-9]\+ \+report_split\.c:$call; main\$/\1/p" "$scratch/tree")
+	[ -n "$share" ] || fail "tree has no top-level 'report_split.c:$call; main' for the call of $f"
+	within "$share" "$(eval echo \$$f)" 1 || fail "tree gives main's call of $f $share%, flat gives $f $(eval echo \$$f)%"
+	lines=$(sed -n "s/^ *[0-9]* \+[0-9.]*% ╎ [0-9]\+ \+report_split\.c:\([0-9]*\); $f\$/\1/p" "$scratch/tree")
 	[ -n "$lines" ] || fail "tree has no '$f' directly under main"
 	for l in $lines; do
 		[ "$l" -gt "$begin" ] && [ "$l" -lt "$end" ] ||
