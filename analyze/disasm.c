@@ -79,7 +79,7 @@ static struct module_file *module_file(struct builder *b, uint32_t module)
 			break;
 		id[idlen] = (uint8_t)(h << 4 | l);
 	}
-	char warning[1024] = "";
+	char warning[sizeof(mf->why)] = ""; /* it ends up in why: no longer than it */
 	mf->sm = symbolizer_module(b->sym, profile_string(b->p, pm->path), id, idlen, warning, sizeof(warning));
 	const struct symbol_file *files;
 	if (!mf->sm || symbol_module_files(mf->sm, &files) == 0) {
