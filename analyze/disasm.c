@@ -441,7 +441,8 @@ int disasm_table_build(struct disasm_table *dt, const struct profile *p, const s
 		const char *path = b.mods[f->module].path;
 		f->file = path && b.mods[f->module].elf ? strdup_or_abort(path) : NULL;
 	}
-	qsort(dt->functions, dt->nfunctions, sizeof(*dt->functions), by_total);
+	if (dt->nfunctions > 1) /* none: functions is NULL, which qsort must not be given */
+		qsort(dt->functions, dt->nfunctions, sizeof(*dt->functions), by_total);
 	for (uint32_t m = 0; m < p->nmodules; m++)
 		module_file_close(&b.mods[m]);
 	free(b.mods);
