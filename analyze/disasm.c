@@ -1,8 +1,8 @@
 /*
  * disasm.c - per-instruction costs of the functions FUNCTION names
  * (disasm.h): charges per innermost location, the functions' extents from
- * the symbol table or the FDEs, their bytes from the module file, decoded
- * by libcapstone (fde.c reads the FDEs).
+ * the symbol table or the FDEs (both as the symbolizer reads them for the
+ * reports), their bytes from the module file, decoded by libcapstone.
  *
  * Why capstone and not objdump as a child: the bytes come from a file the
  * trace names (untrusted), and here they are read once, through a
@@ -23,7 +23,6 @@
 
 #include "alloc.h"
 #include "arith.h"
-#include "fde.h"
 #include "file.h"
 #include "symbolize.h"
 
@@ -45,7 +44,6 @@ struct module_file {
 	const char *path; /* the symbolizer's: where the module was read */
 	int fd;
 	Elf *elf;
-	struct fde_table fdes; /* stripped code's extents */
 	char why[512];    /* why there are no bytes, "" when there are */
 };
 
@@ -81,7 +79,7 @@ static struct module_file *module_file(struct builder *b, uint32_t module)
 			break;
 		id[idlen] = (uint8_t)(h << 4 | l);
 	}
-	char warning[1024] = "";
+	char warning[sizeof(mf->why)] = ""; /* it ends up in why: no longer than it */
 	mf->sm = symbolizer_module(b->sym, profile_string(b->p, pm->path), id, idlen, warning, sizeof(warning));
 	const struct symbol_file *files;
 	if (!mf->sm || symbol_module_files(mf->sm, &files) == 0) {
@@ -95,17 +93,13 @@ static struct module_file *module_file(struct builder *b, uint32_t module)
 	}
 	elf_version(EV_CURRENT);
 	mf->elf = elf_begin(mf->fd, ELF_C_READ_MMAP, NULL);
-	if (!mf->elf || elf_kind(mf->elf) != ELF_K_ELF) {
+	if (!mf->elf || elf_kind(mf->elf) != ELF_K_ELF)
 		snprintf(mf->why, sizeof(mf->why), "%s: not an ELF file", mf->path);
-		return mf;
-	}
-	fde_table_read(&mf->fdes, mf->elf);
 	return mf;
 }
 
 static void module_file_close(struct module_file *mf)
 {
-	fde_table_free(&mf->fdes);
 	if (mf->elf)
 		elf_end(mf->elf);
 	if (mf->fd >= 0)
@@ -190,8 +184,9 @@ static void extent_of(struct builder *b, const struct charge *c, struct disasm_f
 		f->name = strdup_or_abort(name ? name : "");
 		return;
 	}
-	if (fde_table_find(&mf->fdes, c->vaddr, &f->lo, &f->hi)) {
-		/* Named by its start as the reports name stripped code (resolve.c). */
+	if (mf->sm && symbol_module_code_extent(mf->sm, c->vaddr, &f->lo, &f->hi)) {
+		/* Named by its start as the reports name stripped code (resolve.c):
+		 * the same FDEs, read once per module by the same symbolizer. */
 		const char *path = profile_string(b->p, b->p->modules[c->module].path), *slash = strrchr(path, '/');
 		char name[4200];
 		snprintf(name, sizeof(name), "%s+0x%llx", slash ? slash + 1 : path, (unsigned long long)f->lo);
@@ -446,7 +441,8 @@ int disasm_table_build(struct disasm_table *dt, const struct profile *p, const s
 		const char *path = b.mods[f->module].path;
 		f->file = path && b.mods[f->module].elf ? strdup_or_abort(path) : NULL;
 	}
-	qsort(dt->functions, dt->nfunctions, sizeof(*dt->functions), by_total);
+	if (dt->nfunctions > 1) /* none: functions is NULL, which qsort must not be given */
+		qsort(dt->functions, dt->nfunctions, sizeof(*dt->functions), by_total);
 	for (uint32_t m = 0; m < p->nmodules; m++)
 		module_file_close(&b.mods[m]);
 	free(b.mods);

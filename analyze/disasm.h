@@ -15,7 +15,8 @@
  * expression, unanchored (pprof's -disasm takes a regex; the substring
  * lets "app+0x11a9", the name of stripped code, be typed as it is shown).
  * A function is the extent of its symbol; stripped code has none, and the
- * .eh_frame FDE holding the address gives it (fde.h), and its name is
+ * FDE holding the address gives it (symbol_module_code_extent: .eh_frame,
+ * or .debug_frame of the module or its debug file), and its name is
  * module+0xSTART; code with neither (its file missing) is listed by
  * address alone, one listing per named function or per module.
  *

@@ -239,8 +239,8 @@ static uint32_t unknown_location(struct resolver *R, const struct address *a, ui
 	} else {
 		const char *path = profile_string(p, p->modules[module].path);
 		const char *slash = strrchr(path, '/');
-		uint64_t offset = lookup - p->modules[module].load_bias, start;
-		if (sm != NULL && symbol_module_code_start(sm, offset, &start))
+		uint64_t offset = lookup - p->modules[module].load_bias, start, end;
+		if (sm != NULL && symbol_module_code_extent(sm, offset, &start, &end))
 			offset = start;
 		snprintf(name, sizeof(name), "%s+0x%llx", slash ? slash + 1 : path,
 			 (unsigned long long)offset);

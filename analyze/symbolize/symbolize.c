@@ -458,7 +458,7 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr, struct symbol_
  * never need them. The module's .eh_frame (and any .debug_frame of it or
  * of its debug file) bounds the functions; a debug file's .eh_frame is
  * NOBITS, and duplicates are merged. */
-int symbol_module_code_start(struct symbol_module *m, uint64_t vaddr, uint64_t *start)
+int symbol_module_code_extent(struct symbol_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
 {
 	if (m == NULL || !m->usable)
 		return 0;
@@ -469,7 +469,7 @@ int symbol_module_code_start(struct symbol_module *m, uint64_t vaddr, uint64_t *
 				sym_fde_load(&m->code, m->files[i].path);
 		sym_code_ranges_finish(&m->code);
 	}
-	return sym_code_range_start(&m->code, vaddr, start);
+	return sym_code_range_find(&m->code, vaddr, lo, hi);
 }
 
 void symbolizer_free(struct symbolizer *s)

@@ -12,8 +12,8 @@
  * whose file is missing or whose build-id differs from the traced one answers
  * every lookup with 0 frames, so the caller prints module+0xoffset instead of
  * a wrong name. Code of a usable module that no symbol names is bounded by
- * its FDEs (symbol_module_code_start): the caller names it by the start of
- * its function.
+ * its FDEs (symbol_module_code_extent): the caller names it by the start of
+ * its function, and disassembles it to the end.
  */
 #ifndef IPSCOPE_SYMBOLIZE_H
 #define IPSCOPE_SYMBOLIZE_H
@@ -103,11 +103,11 @@ int symbol_module_lookup(struct symbol_module *m, uint64_t vaddr,
 
 /*
  * Where no symbol names the code at vaddr (symbol_module_lookup gave 0):
- * the start of the function holding it, as the FDEs of .eh_frame and
- * .debug_frame bound it, in *start (an ELF virtual address, as vaddr):
+ * the extent [*lo, *hi) of the function holding it, as the FDEs of
+ * .eh_frame and .debug_frame bound it (ELF virtual addresses, as vaddr):
  * 1, or 0 when no FDE covers vaddr or the module is unusable.
  */
-int symbol_module_code_start(struct symbol_module *m, uint64_t vaddr, uint64_t *start);
+int symbol_module_code_extent(struct symbol_module *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 
 /*
  * The extent [*lo, *hi) of the symbol-table symbol holding vaddr (its size,

@@ -3,7 +3,10 @@
  * frame information: each FDE of .eh_frame (which `strip` keeps, the
  * unwinder needs it) and of .debug_frame covers [pc_begin, pc_begin +
  * pc_range) of one function, so code of a stripped library is grouped by
- * function (liblzma.so.5+0x15b40) rather than shown per address.
+ * function (liblzma.so.5+0x15b40) rather than shown per address, and
+ * analyze source --asm (disasm.c) disassembles the whole of it. The
+ * extent is the FDE's own: not the range of one row of its CFA table
+ * (what libdw's dwarf_cfi_addrframe answers), which is a part of it.
  *
  * .eh_frame is walked entry by entry rather than through .eh_frame_hdr's
  * table: the table gives starts but not ends, which only the FDEs hold.
@@ -310,12 +313,13 @@ void sym_code_ranges_finish(struct sym_code_ranges *r)
 		r->starts[i] = r->ranges[i].lo;
 }
 
-int sym_code_range_start(const struct sym_code_ranges *r, uint64_t addr, uint64_t *start)
+int sym_code_range_find(const struct sym_code_ranges *r, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
 	size_t n = u64_first_above(r->starts, 0, r->n, addr);
 	if (n == 0 || addr >= r->ranges[n - 1].hi)
 		return 0;
-	*start = r->ranges[n - 1].lo;
+	*lo = r->ranges[n - 1].lo;
+	*hi = r->ranges[n - 1].hi;
 	return 1;
 }
 

@@ -447,8 +447,8 @@ void sym_fde_parse(struct sym_code_ranges *r, const uint8_t *data, uint64_t size
 		   unsigned pointer_size);
 /* Sort r for lookups. */
 void sym_code_ranges_finish(struct sym_code_ranges *r);
-/* The start of the range holding addr: 1, or 0 when none does. */
-int sym_code_range_start(const struct sym_code_ranges *r, uint64_t addr, uint64_t *start);
+/* The range [*lo, *hi) holding addr: 1, or 0 when none does. */
+int sym_code_range_find(const struct sym_code_ranges *r, uint64_t addr, uint64_t *lo, uint64_t *hi);
 void sym_code_ranges_free(struct sym_code_ranges *r);
 
 #endif

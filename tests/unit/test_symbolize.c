@@ -149,27 +149,30 @@ static void check_symbols_only(const char *path)
 /*
  * The module path without symbols, built as unstripped: nothing is named,
  * but the FDEs bound each function, so every address of churn gives
- * churn's start (as the unstripped file's symbol table says), and every
- * function the FDEs cover starts where its symbol does.
+ * churn's extent (as the unstripped file's symbol table says), and every
+ * function the FDEs cover starts and ends where its symbol does: the FDE's
+ * own range, not one row of its CFA table (which is smaller).
  */
 static void check_function_starts(const char *path, const char *unstripped)
 {
 	struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1});
 	struct symbol_module *m = symbolizer_module(s, path, NULL, 0, NULL, 0);
-	uint64_t addr = 0, size = 0, start = 0;
+	uint64_t addr = 0, size = 0, start = 0, end = 0;
 	CHECKF(symbol_extent(unstripped, "churn", &addr, &size), "no churn in %s", unstripped);
 	struct symbol_frame f[4];
 	size_t wrong = 0;
 	for (uint64_t a = addr; a < addr + size; a++) {
 		CHECKF(symbol_module_lookup(m, a, f, 4) == 0, "%s: %#llx named %s", path, (unsigned long long)a,
 		       f[0].function);
-		if ((!symbol_module_code_start(m, a, &start) || start != addr) && wrong++ == 0)
-			CHECKF(0, "%s: %#llx: function start %#llx, want churn's %#llx", path, (unsigned long long)a,
-			       (unsigned long long)start, (unsigned long long)addr);
+		if ((!symbol_module_code_extent(m, a, &start, &end) || start != addr || end != addr + size) &&
+		    wrong++ == 0)
+			CHECKF(0, "%s: %#llx: function [%#llx, %#llx), want churn's [%#llx, %#llx)", path,
+			       (unsigned long long)a, (unsigned long long)start, (unsigned long long)end,
+			       (unsigned long long)addr, (unsigned long long)(addr + size));
 	}
 	CHECKF(wrong == 0, "%s: %zu of %llu addresses of churn not in churn", path, wrong,
 	       (unsigned long long)size);
-	CHECKF(!symbol_module_code_start(m, 0x10, &start), "%s: the ELF header is in a function at %#llx",
+	CHECKF(!symbol_module_code_extent(m, 0x10, &start, &end), "%s: the ELF header is in a function at %#llx",
 	       path, (unsigned long long)start);
 	struct sym_index symbols = {0};
 	struct sym_strings st = {0};
@@ -177,12 +180,14 @@ static void check_function_starts(const char *path, const char *unstripped)
 	size_t covered = 0;
 	for (size_t i = 0; i < symbols.nsymbols; i++) {
 		const struct sym_symbol *sym = &symbols.symbols[i];
-		if (sym->size == 0 || !symbol_module_code_start(m, sym->addr + sym->size - 1, &start))
+		if (sym->size == 0 || !symbol_module_code_extent(m, sym->addr + sym->size - 1, &start, &end))
 			continue;
 		covered++;
-		CHECKF(start == sym->addr, "%s: %s at %#llx: function start %#llx", path,
+		CHECKF(start == sym->addr && end == sym->addr + sym->size,
+		       "%s: %s at [%#llx, %#llx): function [%#llx, %#llx)", path,
 		       symbols.functions[sym->function].linkage_name, (unsigned long long)sym->addr,
-		       (unsigned long long)start);
+		       (unsigned long long)(sym->addr + sym->size), (unsigned long long)start,
+		       (unsigned long long)end);
 	}
 	CHECKF(covered >= 2, "%s: only %zu functions covered by FDEs", path, covered);
 	sym_index_free(&symbols);
@@ -534,12 +539,12 @@ static void corrupt_frames(const char *pristine, const char *section)
 		struct symbol_module *m = symbolizer_module(s, victim, NULL, 0, NULL, 0);
 		size_t below = 0;
 		for (uint64_t a = text; a < text + 4096; a++) {
-			uint64_t start = UINT64_MAX;
-			if (symbol_module_code_start(m, a, &start) && start > a)
+			uint64_t start = UINT64_MAX, end = 0;
+			if (symbol_module_code_extent(m, a, &start, &end) && (start > a || end <= a))
 				below++;
 		}
-		CHECKF(below == 0, "%s, round %d: %zu function starts above their address", section, round,
-		       below);
+		CHECKF(below == 0, "%s, round %d: %zu function extents not holding their address", section,
+		       round, below);
 		symbolizer_free(s);
 	}
 	unlink(victim);
@@ -555,11 +560,11 @@ static void corrupt_frames(const char *pristine, const char *section)
 		sym_fde_parse(&r, bytes, len, section_address(pristine, section), strcmp(section, ".eh_frame") == 0,
 			      8);
 		sym_code_ranges_finish(&r);
-		uint64_t start;
+		uint64_t start, end;
 		for (uint64_t a = text; a < text + 512; a += 3)
-			if (sym_code_range_start(&r, a, &start))
-				CHECKF(start <= a, "%s: start %#llx above %#llx", section, (unsigned long long)start,
-				       (unsigned long long)a);
+			if (sym_code_range_find(&r, a, &start, &end))
+				CHECKF(start <= a && a < end, "%s: [%#llx, %#llx) does not hold %#llx", section,
+				       (unsigned long long)start, (unsigned long long)end, (unsigned long long)a);
 		sym_code_ranges_free(&r);
 		free(bytes);
 	}
