@@ -128,13 +128,8 @@ static void print_tsv(const struct report *r, const struct disasm_table *dt, con
 int asm_report(const struct report *r, const struct source_options *so, char *err, size_t errlen)
 {
 	const struct profile *p = r->p;
-	/* The shown type first; TSV gives every type. */
-	uint32_t types[PROFILE_MAX_VALUE_TYPES], ntypes = 0;
-	types[ntypes++] = r->value;
-	if (so->format == SOURCE_FORMAT_TSV)
-		for (uint32_t v = 0; v < p->nvalue_types; v++)
-			if (v != r->value)
-				types[ntypes++] = v;
+	uint32_t types[PROFILE_MAX_VALUE_TYPES];
+	uint32_t ntypes = report_source_types(r, so, types);
 	struct disasm_table dt;
 	if (disasm_table_build(&dt, p, &r->o->load, so->asm_function, types, ntypes, r->o->trace, err, errlen) < 0)
 		return -1;

@@ -321,13 +321,8 @@ int source_report(const struct report *r, const struct source_options *so, char 
 {
 	const struct profile *p = r->p;
 	struct calltree *t = calltree_new(p, r->o->combine, CALLTREE_ALL_THREADS, r->value);
-	/* The shown type first; TSV gives every type. */
-	uint32_t types[PROFILE_MAX_VALUE_TYPES], ntypes = 0;
-	types[ntypes++] = r->value;
-	if (so->format == SOURCE_FORMAT_TSV)
-		for (uint32_t v = 0; v < p->nvalue_types; v++)
-			if (v != r->value)
-				types[ntypes++] = v;
+	uint32_t types[PROFILE_MAX_VALUE_TYPES];
+	uint32_t ntypes = report_source_types(r, so, types);
 	int64_t *sums[PROFILE_MAX_VALUE_TYPES];
 	sums[0] = t->stack_value;
 	for (uint32_t k = 1; k < ntypes; k++) {

@@ -270,6 +270,17 @@ const char *report_row_value(const struct report *r, int64_t v, char *buf, size_
 	return buf;
 }
 
+uint32_t report_source_types(const struct report *r, const struct source_options *so, uint32_t *types)
+{
+	uint32_t n = 0;
+	types[n++] = r->value;
+	if (so->format == SOURCE_FORMAT_TSV)
+		for (uint32_t v = 0; v < r->p->nvalue_types; v++)
+			if (v != r->value)
+				types[n++] = v;
+	return n;
+}
+
 double report_percent(int64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;

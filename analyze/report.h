@@ -222,6 +222,10 @@ struct source_options {
 	const char *asm_function; /* --asm FUNCTION: instructions instead of lines (asm_report) */
 };
 
+/* The value types a per-line or per-instruction listing shows into types (room for
+ * PROFILE_MAX_VALUE_TYPES): the shown one first, and with TSV every other after; how many. */
+uint32_t report_source_types(const struct report *r, const struct source_options *so, uint32_t *types);
+
 /*
  * analyze source (render_source.c): header, then the file named by
  * so->file (matched by suffix, source.h) with a cost column per line, or

@@ -25,6 +25,7 @@
  * walk). Little-endian only, as the DWARF readers.
  */
 #include "symbolize_internal.h"
+#include "symbolize_cursor.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,60 +40,6 @@ enum {
 	PE_PCREL = 0x10, PE_OMIT = 0xff,
 };
 
-struct cursor {
-	const uint8_t *p, *end;
-	int bad; /* a read ran past end (or a value could not be read) */
-};
-
-static uint64_t fixed(struct cursor *c, unsigned n)
-{
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = 1;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return v;
-}
-
-static uint64_t uleb(struct cursor *c)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-}
-
-static int64_t sleb(struct cursor *c)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-	do {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
 /* Sign-extend the n-byte value v. */
 static uint64_t sign_extend(uint64_t v, unsigned n)
 {
@@ -106,19 +53,19 @@ static uint64_t sign_extend(uint64_t v, unsigned n)
  * function, and indirect ones, never name an FDE's start in files seen in
  * practice: they mark c bad (the FDE is skipped).
  */
-static uint64_t pointer(struct cursor *c, unsigned enc, uint64_t address, unsigned pointer_size)
+static uint64_t pointer(struct sym_cursor *c, unsigned enc, uint64_t address, unsigned pointer_size)
 {
 	uint64_t v;
 	switch (enc & 0x0f) {
-	case PE_ABSPTR: v = fixed(c, pointer_size); break;
-	case PE_ULEB128: v = uleb(c); break;
-	case PE_UDATA2: v = fixed(c, 2); break;
-	case PE_UDATA4: v = fixed(c, 4); break;
-	case PE_UDATA8: v = fixed(c, 8); break;
-	case PE_SLEB128: v = (uint64_t)sleb(c); break;
-	case PE_SDATA2: v = sign_extend(fixed(c, 2), 2); break;
-	case PE_SDATA4: v = sign_extend(fixed(c, 4), 4); break;
-	case PE_SDATA8: v = fixed(c, 8); break;
+	case PE_ABSPTR: v = cursor_fixed(c, pointer_size); break;
+	case PE_ULEB128: v = cursor_uleb(c); break;
+	case PE_UDATA2: v = cursor_fixed(c, 2); break;
+	case PE_UDATA4: v = cursor_fixed(c, 4); break;
+	case PE_UDATA8: v = cursor_fixed(c, 8); break;
+	case PE_SLEB128: v = (uint64_t)cursor_sleb(c); break;
+	case PE_SDATA2: v = sign_extend(cursor_fixed(c, 2), 2); break;
+	case PE_SDATA4: v = sign_extend(cursor_fixed(c, 4), 4); break;
+	case PE_SDATA8: v = cursor_fixed(c, 8); break;
 	default: c->bad = 1; return 0;
 	}
 	switch (enc & 0x70) {
@@ -156,19 +103,19 @@ static void parse_cie(const struct frame_section *fs, uint64_t offset, struct ci
 	cie->address_size = fs->pointer_size;
 	if (offset >= fs->size)
 		return;
-	struct cursor c = {fs->data + offset, fs->data + fs->size, 0};
-	uint64_t length = fixed(&c, 4);
+	struct sym_cursor c = {fs->data + offset, fs->data + fs->size, 0};
+	uint64_t length = cursor_fixed(&c, 4);
 	unsigned id_size = 4;
 	if (length == 0xffffffff) {
-		length = fixed(&c, 8);
+		length = cursor_fixed(&c, 8);
 		id_size = 8;
 	}
 	if (c.bad || length < id_size || length > (uint64_t)(c.end - c.p))
 		return;
 	c.end = c.p + length;
-	uint64_t id = fixed(&c, id_size);
+	uint64_t id = cursor_fixed(&c, id_size);
 	uint64_t want = fs->eh ? 0 : id_size == 8 ? UINT64_MAX : 0xffffffff;
-	unsigned version = (unsigned)fixed(&c, 1);
+	unsigned version = (unsigned)cursor_fixed(&c, 1);
 	if (c.bad || id != want || (version != 1 && version != 3 && version != 4))
 		return;
 	/* The augmentation: real ones are a few letters ("zR", "zPLR", "zPLRS"). */
@@ -178,34 +125,34 @@ static void parse_cie(const struct frame_section *fs, uint64_t offset, struct ci
 	const char *aug = (const char *)c.p;
 	c.p = nul + 1;
 	if (version == 4) {
-		cie->address_size = (unsigned)fixed(&c, 1);
-		if (fixed(&c, 1) != 0 || (cie->address_size != 4 && cie->address_size != 8))
+		cie->address_size = (unsigned)cursor_fixed(&c, 1);
+		if (cursor_fixed(&c, 1) != 0 || (cie->address_size != 4 && cie->address_size != 8))
 			return; /* segment selectors: none in practice */
 	}
-	uleb(&c);       /* code alignment */
-	sleb(&c);       /* data alignment */
+	cursor_uleb(&c);       /* code alignment */
+	cursor_sleb(&c);       /* data alignment */
 	if (version == 1)
-		fixed(&c, 1); /* return address register */
+		cursor_fixed(&c, 1); /* return address register */
 	else
-		uleb(&c);
+		cursor_uleb(&c);
 	if (aug[0] != 'z') {
 		/* No augmentation data: only "" is understood (.debug_frame's). */
 		cie->ok = !c.bad && aug[0] == '\0';
 		return;
 	}
-	uint64_t aug_length = uleb(&c);
+	uint64_t aug_length = cursor_uleb(&c);
 	if (c.bad || aug_length > (uint64_t)(c.end - c.p))
 		return;
-	struct cursor a = {c.p, c.p + aug_length, 0};
+	struct sym_cursor a = {c.p, c.p + aug_length, 0};
 	for (const char *k = aug + 1; *k != '\0' && !a.bad; k++) {
 		if (*k == 'R') {
-			cie->fde_enc = (unsigned)fixed(&a, 1);
+			cie->fde_enc = (unsigned)cursor_fixed(&a, 1);
 		} else if (*k == 'L') {
-			fixed(&a, 1);
+			cursor_fixed(&a, 1);
 		} else if (*k == 'P') {
 			/* The personality routine, unused: only its size matters, so
 			 * whatever it is relative to (and an indirection) is no matter. */
-			unsigned enc = (unsigned)fixed(&a, 1);
+			unsigned enc = (unsigned)cursor_fixed(&a, 1);
 			pointer(&a, enc & 0x0f, 0, cie->address_size);
 		} else if (*k != 'S' && *k != 'B' && *k != 'G') {
 			/* An unknown letter: its data's size is unknown, and 'R' may follow. */
@@ -229,11 +176,11 @@ static void walk(struct sym_code_ranges *r, const struct frame_section *fs)
 	struct cie cie = {.offset = UINT64_MAX};
 	uint64_t at = 0;
 	while (at < fs->size && fs->size - at >= 4) {
-		struct cursor c = {fs->data + at, fs->data + fs->size, 0};
-		uint64_t length = fixed(&c, 4);
+		struct sym_cursor c = {fs->data + at, fs->data + fs->size, 0};
+		uint64_t length = cursor_fixed(&c, 4);
 		unsigned id_size = 4;
 		if (length == 0xffffffff) {
-			length = fixed(&c, 8);
+			length = cursor_fixed(&c, 8);
 			id_size = 8;
 		}
 		if (length == 0 && fs->eh)
@@ -243,7 +190,7 @@ static void walk(struct sym_code_ranges *r, const struct frame_section *fs)
 		uint64_t next = (uint64_t)(c.p - fs->data) + length;
 		c.end = c.p + length;
 		uint64_t id_at = (uint64_t)(c.p - fs->data);
-		uint64_t id = fixed(&c, id_size);
+		uint64_t id = cursor_fixed(&c, id_size);
 		uint64_t cie_id = fs->eh ? 0 : id_size == 8 ? UINT64_MAX : 0xffffffff;
 		if (!c.bad && id != cie_id) {
 			/* An FDE: .eh_frame points back from the id field, .debug_frame

@@ -11,44 +11,11 @@
  * a damaged list ends where the damage starts.
  */
 #include "symbolize_internal.h"
+#include "symbolize_cursor.h"
 
 #include <string.h>
 
 #include <dwarf.h>
-
-struct cursor {
-	const uint8_t *p, *end;
-	int bad;
-};
-
-static uint64_t fixed(struct cursor *c, unsigned n)
-{
-	if (c->bad || n > 8 || (size_t)(c->end - c->p) < n) {
-		c->bad = 1;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return v;
-}
-
-static uint64_t uleb(struct cursor *c)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		uint8_t b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-}
 
 static void add(struct sym_range_list *out, uint64_t lo, uint64_t hi)
 {
@@ -74,48 +41,48 @@ static void read_rnglist(const struct sym_unit *u, uint64_t offset, struct sym_r
 {
 	if (u->rnglists.data == NULL || offset >= u->rnglists.size)
 		return;
-	struct cursor c = {u->rnglists.data + offset, u->rnglists.data + u->rnglists.size, 0};
+	struct sym_cursor c = {u->rnglists.data + offset, u->rnglists.data + u->rnglists.size, 0};
 	uint64_t base = u->base_address;
 	int ok = 1;
 	while (!c.bad && ok) {
-		unsigned kind = (unsigned)fixed(&c, 1);
+		unsigned kind = (unsigned)cursor_fixed(&c, 1);
 		uint64_t a, b;
 		switch (kind) {
 		case DW_RLE_end_of_list:
 			return;
 		case DW_RLE_base_addressx:
-			base = indexed_address(u, uleb(&c), &ok);
+			base = indexed_address(u, cursor_uleb(&c), &ok);
 			break;
 		case DW_RLE_startx_endx:
-			a = indexed_address(u, uleb(&c), &ok);
-			b = ok ? indexed_address(u, uleb(&c), &ok) : 0;
+			a = indexed_address(u, cursor_uleb(&c), &ok);
+			b = ok ? indexed_address(u, cursor_uleb(&c), &ok) : 0;
 			if (ok && !c.bad)
 				add(out, a, b);
 			break;
 		case DW_RLE_startx_length:
-			a = indexed_address(u, uleb(&c), &ok);
-			b = uleb(&c);
+			a = indexed_address(u, cursor_uleb(&c), &ok);
+			b = cursor_uleb(&c);
 			if (ok && !c.bad)
 				add(out, a, a + b);
 			break;
 		case DW_RLE_offset_pair:
-			a = uleb(&c);
-			b = uleb(&c);
+			a = cursor_uleb(&c);
+			b = cursor_uleb(&c);
 			if (!c.bad)
 				add(out, base + a, base + b);
 			break;
 		case DW_RLE_base_address:
-			base = fixed(&c, u->address_size);
+			base = cursor_fixed(&c, u->address_size);
 			break;
 		case DW_RLE_start_end:
-			a = fixed(&c, u->address_size);
-			b = fixed(&c, u->address_size);
+			a = cursor_fixed(&c, u->address_size);
+			b = cursor_fixed(&c, u->address_size);
 			if (!c.bad)
 				add(out, a, b);
 			break;
 		case DW_RLE_start_length:
-			a = fixed(&c, u->address_size);
-			b = uleb(&c);
+			a = cursor_fixed(&c, u->address_size);
+			b = cursor_uleb(&c);
 			if (!c.bad)
 				add(out, a, a + b);
 			break;
@@ -131,11 +98,11 @@ static void read_ranges(const struct sym_unit *u, struct sym_slice sec, uint64_t
 {
 	if (sec.data == NULL || offset >= sec.size)
 		return;
-	struct cursor c = {sec.data + offset, sec.data + sec.size, 0};
+	struct sym_cursor c = {sec.data + offset, sec.data + sec.size, 0};
 	uint64_t base = u->base_address;
 	uint64_t all_ones = u->address_size == 4 ? 0xffffffffull : ~0ull;
 	for (;;) {
-		uint64_t a = fixed(&c, u->address_size), b = fixed(&c, u->address_size);
+		uint64_t a = cursor_fixed(&c, u->address_size), b = cursor_fixed(&c, u->address_size);
 		if (c.bad || (a == 0 && b == 0))
 			return;
 		if (a == all_ones)
