@@ -3,7 +3,9 @@
  * profile (see debug_hint.h): a module with only a symbol table gives
  * function names but no file:line and no inlined frames, so a user should
  * know which modules those are, how much of the profile is behind them, and
- * how to get their debug info.
+ * how to get their debug info. A module mapped by many processes (libc in
+ * each process of a make) is one file: it is named once, with their shares
+ * summed (a stack is one process's, so it counts in one of them only).
  */
 #include "debug_hint.h"
 
@@ -61,8 +63,16 @@ void debug_hint_print(FILE *out, const struct profile *p, uint32_t value, int sh
 	uint32_t n = 0;
 	for (uint32_t m = 0; m < p->nmodules; m++) {
 		uint32_t flags = p->modules[m].flags;
-		if ((flags & PROFILE_MODULE_NO_DEBUG_INFO) && share[m] > 0 &&
-		    (show_system || !(flags & PROFILE_MODULE_SYSTEM)))
+		if (!(flags & PROFILE_MODULE_NO_DEBUG_INFO) || share[m] <= 0 ||
+		    (!show_system && (flags & PROFILE_MODULE_SYSTEM)))
+			continue;
+		/* The same file in another process: its share goes to the first listed (paths are interned). */
+		uint32_t k = 0;
+		while (k < n && p->modules[order[k]].path != p->modules[m].path)
+			k++;
+		if (k < n)
+			share[order[k]] += share[m];
+		else
 			order[n++] = m;
 	}
 	qsort_r(order, n, sizeof(*order), by_share, share);

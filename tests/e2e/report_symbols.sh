@@ -65,6 +65,15 @@ grep -q "dbgsym package, set DEBUGINFOD_URLS .*--debug-dir" "$scratch/flat" ||
 grep -q "^  symbols only .*100.0%  $scratch/symtab/app\$" "$scratch/info" ||
 	fail "symtab: info does not show app with symbols only at 100%: $(cat "$scratch/info")"
 grep -q "^  Without debug info .*: app 100.0%" "$scratch/info" || fail "symtab: info gives no hint"
+# The same binary in three processes is one file: named once, with their shares summed (it was
+# named once per process: "app 33.4%, app 33.3%, app 33.3%").
+"$bin/collect" -q -o "$scratch/three.zst" sh -c "for i in 1 2 3; do '$scratch/symtab/app' 0.2; done" \
+	2>"$scratch/collect.err" || fail "collect of three apps exited $?: $(cat "$scratch/collect.err")"
+"$bin/analyze" flat "$scratch/three.zst" >"$scratch/flat3" 2>/dev/null || fail "analyze flat of three apps failed"
+grep "^Without debug info" "$scratch/flat3"
+[ "$(grep "^Without debug info" "$scratch/flat3" | grep -o " app [0-9.]*%" | wc -l)" -eq 1 ] &&
+	grep -Eq "^Without debug info [^:]*: app (100|9[5-9])\.[0-9]%" "$scratch/flat3" ||
+	fail "three processes of app: not named once with the sum: $(grep '^Without debug info' "$scratch/flat3")"
 
 # 3b. No symbol table either (strip --strip-all): frames are module+offset,
 # and the footer says so instead of promising names from a symbol table.
