@@ -48,6 +48,18 @@ static inline uint64_t cursor_uleb(struct sym_cursor *c)
 	}
 }
 
+/* A DWARF initial length: 4 bytes, or 0xffffffff and 8 (64-bit DWARF); *offset_size: 4 or 8. */
+static inline uint64_t cursor_initial_length(struct sym_cursor *c, unsigned *offset_size)
+{
+	uint64_t length = cursor_fixed(c, 4);
+	*offset_size = 4;
+	if (length == 0xffffffff) {
+		length = cursor_fixed(c, 8);
+		*offset_size = 8;
+	}
+	return length;
+}
+
 /* A signed LEB128. */
 static inline int64_t cursor_sleb(struct sym_cursor *c)
 {

@@ -104,12 +104,8 @@ static void parse_cie(const struct frame_section *fs, uint64_t offset, struct ci
 	if (offset >= fs->size)
 		return;
 	struct sym_cursor c = {fs->data + offset, fs->data + fs->size, 0};
-	uint64_t length = cursor_fixed(&c, 4);
-	unsigned id_size = 4;
-	if (length == 0xffffffff) {
-		length = cursor_fixed(&c, 8);
-		id_size = 8;
-	}
+	unsigned id_size;
+	uint64_t length = cursor_initial_length(&c, &id_size);
 	if (c.bad || length < id_size || length > (uint64_t)(c.end - c.p))
 		return;
 	c.end = c.p + length;
@@ -177,12 +173,8 @@ static void walk(struct sym_code_ranges *r, const struct frame_section *fs)
 	uint64_t at = 0;
 	while (at < fs->size && fs->size - at >= 4) {
 		struct sym_cursor c = {fs->data + at, fs->data + fs->size, 0};
-		uint64_t length = cursor_fixed(&c, 4);
-		unsigned id_size = 4;
-		if (length == 0xffffffff) {
-			length = cursor_fixed(&c, 8);
-			id_size = 8;
-		}
+		unsigned id_size;
+		uint64_t length = cursor_initial_length(&c, &id_size);
 		if (length == 0 && fs->eh)
 			break; /* the terminator */
 		if (c.bad || length > (uint64_t)(c.end - c.p))
