@@ -5,7 +5,7 @@
 # DWARF 4 and 5, and the C++ workload.
 # The workloads are compiled by plain compiler calls, not targets, so that no
 # project flag (-Werror, sanitizers) changes how they are built.
-find_program(OBJCOPY objcopy REQUIRED)
+ipscope_need_program(OBJCOPY objcopy binutils)
 find_program(ADDR2LINE addr2line)
 set(SYM_SRC ${CMAKE_CURRENT_SOURCE_DIR}/unit/symbolize)
 set(SYM_BIN ${CMAKE_CURRENT_BINARY_DIR}/symbolize)
@@ -75,7 +75,7 @@ add_custom_command(OUTPUT ${SYM_BIN}/symbols_workload
 # Rust, built by Debian's rustc (scripts/debian-packages.txt) with debug
 # info, in both manglings: legacy (rustc's default) and v0.
 find_program(RUSTC rustc PATHS /usr/bin NO_DEFAULT_PATH)
-find_program(RUSTC rustc REQUIRED)
+ipscope_need_program(RUSTC rustc rustc)
 add_custom_command(OUTPUT ${SYM_BIN}/rust_legacy ${SYM_BIN}/rust_v0
   COMMAND ${CMAKE_COMMAND} -E make_directory ${SYM_BIN}
   COMMAND ${RUSTC} -g -C opt-level=2 -o ${SYM_BIN}/rust_legacy ${SYM_SRC}/rust_workload.rs
@@ -142,9 +142,9 @@ endif()
 # make_links.sh with Debian's dwz, binutils' dwp and llvm-dwp, each compared
 # with the plain build of the same code; and the same files missing, cut
 # short or from another build.
-find_program(DWZ dwz REQUIRED)
-find_program(DWP dwp REQUIRED)
-find_program(LLVM_DWP llvm-dwp REQUIRED)
+ipscope_need_program(DWZ dwz dwz)
+ipscope_need_program(DWP dwp binutils)
+ipscope_need_program(LLVM_DWP llvm-dwp llvm)
 add_custom_command(OUTPUT ${SYM_BIN}/links/stamp
   COMMAND sh ${SYM_SRC}/make_links.sh ${CMAKE_C_COMPILER} ${SYM_SRC} ${SYM_BIN}/generated
     ${SYM_BIN}/links
