@@ -10,7 +10,7 @@
 
 #include "alloc.h"
 #include "diagnostics.h"
-#include "jitmap.h"
+#include "jitmap_parse.h"
 #include "load_internal.h"
 
 struct jit_file {

@@ -22,7 +22,7 @@
 #include "alloc.h"
 #include "diagnostics.h"
 #include "hashmap.h"
-#include "jitmap.h"
+#include "jitmap_parse.h"
 #include "overloads.h"
 #include "symbolize.h"
 
@@ -268,7 +268,7 @@ static uint32_t jit_location(struct resolver *R, const struct address *a,
 	struct profile *p = R->p;
 	struct profile_function f = {
 		.name = profile_intern(p, sym->function),
-		/* V8's tiers of one function are one function (jitmap.c) */
+		/* V8's tiers of one function are one function (jitmap_parse.c) */
 		.system_name = profile_intern(p, sym->file ? sym->function : sym->name),
 		.file = sym->file ? profile_intern(p, sym->file) : 0,
 		.start_line = sym->line,

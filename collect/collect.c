@@ -15,7 +15,7 @@
 
 #include "alloc.h"
 #include "ipscope_revision.h"
-#include "jitmap.h"
+#include "jitmap_copy.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -302,6 +302,23 @@ static void on_unload(struct drain *d, uint32_t id, uint64_t time_ns)
 		d->error = 1;
 }
 
+/* The agent's heap event kinds and flags (transport.h) reach the trace (trace.h) by value: the
+ * two protocols must number them alike (the casts: they are two enums). */
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(TR_HEAP_NONE, TRACE_HEAP_NONE) && SAME(TR_HEAP_MALLOC, TRACE_HEAP_MALLOC) &&
+		       SAME(TR_HEAP_CALLOC, TRACE_HEAP_CALLOC) && SAME(TR_HEAP_REALLOC, TRACE_HEAP_REALLOC) &&
+		       SAME(TR_HEAP_REALLOCARRAY, TRACE_HEAP_REALLOCARRAY) &&
+		       SAME(TR_HEAP_POSIX_MEMALIGN, TRACE_HEAP_POSIX_MEMALIGN) &&
+		       SAME(TR_HEAP_ALIGNED_ALLOC, TRACE_HEAP_ALIGNED_ALLOC) && SAME(TR_HEAP_MEMALIGN, TRACE_HEAP_MEMALIGN) &&
+		       SAME(TR_HEAP_VALLOC, TRACE_HEAP_VALLOC) && SAME(TR_HEAP_PVALLOC, TRACE_HEAP_PVALLOC) &&
+		       SAME(TR_HEAP_FREE, TRACE_HEAP_FREE),
+	       "heap event kinds: transport.h and trace.h agree");
+_Static_assert(SAME(TR_HEAP_MOVED, TRACE_HEAP_MOVED) && SAME(TR_HEAP_BY_REALLOC, TRACE_HEAP_BY_REALLOC) &&
+		       SAME(TR_HEAP_TEMPORARY, TRACE_HEAP_TEMPORARY) && SAME(TR_HEAP_NESTED, TRACE_HEAP_NESTED) &&
+		       SAME(TR_HEAP_RESTORED, TRACE_HEAP_RESTORED),
+	       "heap event flags: transport.h and trace.h agree");
+#undef SAME
+
 static void on_heap(struct drain *d, uint32_t ring, const struct tr_heap *h)
 {
 	(void)ring;

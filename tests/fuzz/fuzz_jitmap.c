@@ -1,5 +1,5 @@
 /*
- * fuzz_jitmap.c - libFuzzer target for the perf-map parser (analyze/jitmap.c,
+ * fuzz_jitmap.c - libFuzzer target for the perf-map parser (analyze/jitmap_parse.c,
  * ctest fuzz_jitmap, built with -DIPSCOPE_FUZZ=ON and clang). A JIT map is
  * text the profiled program wrote, copied into the trace as it was.
  *
@@ -10,7 +10,7 @@
  * of control characters, bad-line counts within the lines given, and every
  * symbol found again by its own start address.
  */
-#include "jitmap.h"
+#include "jitmap_parse.h"
 
 #include <stdint.h>
 #include <string.h>

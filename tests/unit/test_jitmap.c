@@ -1,12 +1,12 @@
 /*
- * test_jitmap.c - the perf map parser (analyze/jitmap.c) on known answers:
+ * test_jitmap.c - the perf map parser (analyze/jitmap_parse.c) on known answers:
  * good lines, every kind of bad line (each skipped alone and counted), V8's
  * names split into function, file and line, control characters replaced,
  * the later of two entries at one start kept.
  */
 #include <string.h>
 
-#include "jitmap.h"
+#include "jitmap_parse.h"
 
 #include "check.h"
 

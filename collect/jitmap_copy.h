@@ -1,10 +1,10 @@
 /*
- * jitmap.h - copy a JIT runtime's perf map (/tmp/perf-PID.map) into the
+ * jitmap_copy.h - copy a JIT runtime's perf map (/tmp/perf-PID.map) into the
  * trace at the end of the run, so that analyze can name JIT code later,
  * when the file may be gone.
  */
-#ifndef IPSCOPE_JITMAP_H
-#define IPSCOPE_JITMAP_H
+#ifndef IPSCOPE_JITMAP_COPY_H
+#define IPSCOPE_JITMAP_COPY_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -1,5 +1,5 @@
 /*
- * jitmap.c - parse perf maps (see jitmap.h). Every line is untrusted: START
+ * jitmap_parse.c - parse perf maps (see jitmap_parse.h). Every line is untrusted: START
  * and SIZE must be hex and fit 64 bits, the range must not wrap, the name
  * must be there; anything else is skipped and counted, never guessed at.
  * Names may hold anything the runtime wrote: control characters become '?'
@@ -10,7 +10,7 @@
  * up to four copies. They read as one function, hotAlpha, defined at
  * app.js:2, so a profile does not split its time across tiers.
  */
-#include "jitmap.h"
+#include "jitmap_parse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /*
- * jitmap.c - the JIT map copy (see jitmap.h). The map is read after the
+ * jitmap_copy.c - the JIT map copy (see jitmap_copy.h). The map is read after the
  * program exited, so it is complete; it is copied as written, in records of
  * whole lines (TRACE_JIT_MAP_MAX_TEXT bytes at most each), and analyze
  * parses it: a damaged line costs that line, not the trace.
  */
-#include "jitmap.h"
+#include "jitmap_copy.h"
 
 #include <errno.h>
 #include <fcntl.h>

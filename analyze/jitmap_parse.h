@@ -1,10 +1,10 @@
 /*
- * jitmap.h - JIT code's symbols from perf maps copied into the trace (its
+ * jitmap_parse.h - JIT code's symbols from perf maps copied into the trace (its
  * JIT_MAP records): "START SIZE name" lines, hex, as perf documents them.
  * analyze uses them for addresses outside every module.
  */
-#ifndef IPSCOPE_JITMAP_H
-#define IPSCOPE_JITMAP_H
+#ifndef IPSCOPE_JITMAP_PARSE_H
+#define IPSCOPE_JITMAP_PARSE_H
 
 #include <stddef.h>
 #include <stdint.h>
