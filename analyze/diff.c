@@ -365,7 +365,7 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 	d->base_threads = calloc_or_abort(d->p->nthreads + 1, 1);
 	d->new_threads = calloc_or_abort(d->p->nthreads + 1, 1);
 	for (uint32_t t = 0; t < d->p->nthreads; t++) {
-		int is_base = (d->p->threads[t].flags & PROFILE_THREAD_DIFF_BASE) != 0;
+		uint8_t is_base = (d->p->threads[t].flags & PROFILE_THREAD_DIFF_BASE) != 0;
 		d->base_threads[t] = is_base;
 		d->new_threads[t] = !is_base;
 	}

@@ -188,9 +188,9 @@ static void extent_of(struct builder *b, const struct charge *c, struct disasm_f
 		/* Named by its start as the reports name stripped code (resolve.c):
 		 * the same FDEs, read once per module by the same symbolizer. */
 		const char *path = profile_string(b->p, b->p->modules[c->module].path), *slash = strrchr(path, '/');
-		char name[4200];
-		snprintf(name, sizeof(name), "%s+0x%llx", slash ? slash + 1 : path, (unsigned long long)f->lo);
-		f->name = strdup_or_abort(name);
+		char fde_name[4200];
+		snprintf(fde_name, sizeof(fde_name), "%s+0x%llx", slash ? slash + 1 : path, (unsigned long long)f->lo);
+		f->name = strdup_or_abort(fde_name);
 		f->bounds = DISASM_FDE;
 		return;
 	}

@@ -32,7 +32,7 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Extents [value, value+size) of the sized function symbols of path
@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	double t2 = now();
 	fprintf(stderr, "load %.3f s, %zu lookups in %.3f s, %.0f lookups/s\n", t1 - t0, naddrs,
-		t2 - t1, naddrs / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
+		t2 - t1, (double)naddrs / (t2 - t1 > 0 ? t2 - t1 : 1e-9));
 	symbolizer_free(s);
 	free(addrs);
 	return 0;

@@ -194,6 +194,9 @@ void agent_write_end(const sigset_t *old);
 void agent_thread_record_for(uint32_t tid, const char *name, uint32_t flags);
 
 /* agent.c */
+/* ipscope.h's region control, found by the program as weak symbols: sampling on, sampling off. */
+void ipscope_agent_start(void);
+void ipscope_agent_stop(void);
 /* Attach this process to collect's shared memory again (a fork child): 0, or -1 (then it stays inert). */
 int agent_attach(void);
 /* Whether sampling is on (collect's --delay, --paused, SIGUSR2, ipscope_start/stop). */
@@ -398,6 +401,8 @@ extern struct agent_alloc_seq agent_alloc_seq;
  * nested writers on this thread leave their records for leave to write. */
 void agent_enter(void);
 void agent_leave(void);
+/* The agent's function whose pc stands for time spent recording allocations (never called). */
+void agent_recording_allocations(void);
 /* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
 uint64_t alloc_marker_pc(void);
 /* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path: before is its choice_take's answer,

@@ -111,10 +111,10 @@ static void *thread_trampoline(void *p)
 		agent_libc.syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &ours, NULL, _NSIG / 8);
 	}
 	if (agent_flags->enabled && agent_config.pid == getpid()) {
-		sigset_t old;
-		agent_block_signal(&old);
+		sigset_t during;
+		agent_block_signal(&during);
 		agent_thread_begin();
-		agent_restore_signal(&old);
+		agent_restore_signal(&during);
 	}
 	pthread_cleanup_push(thread_cleanup, NULL);
 	ret = ts.start(ts.arg);
@@ -284,6 +284,8 @@ AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 		}                                                         \
 		return SIG_DFL;                                           \
 	}
+/* Removed from glibc's headers (XPG4 only), still exported and still called. */
+__sighandler_t bsd_signal(int sig, __sighandler_t handler);
 SIGNAL_WRAPPER(signal)
 SIGNAL_WRAPPER(bsd_signal)
 SIGNAL_WRAPPER(sysv_signal)

@@ -205,7 +205,7 @@ static void record_at(uint64_t time_ns, uint32_t kind, uint32_t pid, uint32_t pa
 	if (ring != AGENT_NO_RING) {
 		uint32_t path_len = path ? (uint32_t)strnlen(path, PATH_MAX) : 0;
 		uint32_t command_len = command ? (uint32_t)strnlen(command, MAX_COMMAND) : 0;
-		struct tr_process *r = agent_reserve_waiting(ring, TR_PROCESS, sizeof *r + path_len + command_len);
+		struct tr_process *r = agent_reserve_waiting(ring, TR_PROCESS, (uint32_t)sizeof *r + path_len + command_len);
 		if (r) {
 			r->time_ns = time_ns;
 			r->kind = kind;

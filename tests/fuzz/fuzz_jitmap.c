@@ -36,6 +36,8 @@ static void check_name(const char *s)
 		require((unsigned char)*s >= 0x20 && *s != 0x7f);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* libFuzzer calls it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)

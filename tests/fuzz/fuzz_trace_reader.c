@@ -70,6 +70,8 @@ static void touch(const struct trace_record *rec)
 	sink += h;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* libFuzzer calls it */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };

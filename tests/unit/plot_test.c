@@ -108,9 +108,9 @@ static struct profile *alloc_profile(void)
 		build_sample(p, events[i].stack, 0, START_NS + events[i].ms * 1000000ull, v);
 	}
 	for (int k = 0; k < 200; k++) {
-		uint64_t t = START_NS + 70000000ull + (uint64_t)k * 100000;
-		build_sample(p, sb, 0, t, (int64_t[]){1, 16, 1, 16});
-		build_sample(p, sb, 0, t + 50000, (int64_t[]){0, 0, -1, -16});
+		uint64_t at_ns = START_NS + 70000000ull + (uint64_t)k * 100000;
+		build_sample(p, sb, 0, at_ns, (int64_t[]){1, 16, 1, 16});
+		build_sample(p, sb, 0, at_ns + 50000, (int64_t[]){0, 0, -1, -16});
 	}
 	return p;
 }

@@ -105,8 +105,8 @@ static void test_versions_and_unknown_records(void)
 	/* Traces before 1.2 (1.0, and 1.1 with JIT_MAP) have no cpu_ns or agent
 	 * cost: read as 0. In a 1.2 trace they must be there: a THREAD or END
 	 * without them is corrupt. */
-	for (unsigned minor = 0; minor <= 1; minor++) {
-		put_file_header(&raw, 1, minor, 16);
+	for (unsigned old_minor = 0; old_minor <= 1; old_minor++) {
+		put_file_header(&raw, 1, old_minor, 16);
 		at = begin_record(&raw, TRACE_THREAD, 0);
 		put_le(&raw, 5, 4), put_le(&raw, 6, 4), put_le(&raw, 7, 8), put_le(&raw, TRACE_THREAD_EXIT, 4);
 		put_string(&raw, "old");

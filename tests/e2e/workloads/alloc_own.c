@@ -9,6 +9,7 @@
  * and frees them (free does nothing here).
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>

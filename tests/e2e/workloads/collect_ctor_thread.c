@@ -47,6 +47,10 @@ __attribute__((constructor)) static void ctor_start(void)
 	started = pthread_create(&thread, NULL, ctor_main, NULL) == 0;
 }
 
+/* Called by the test program through dlsym. */
+int ctor_threads(void);
+int ctor_thread_join(double *cpu);
+
 int ctor_threads(void)
 {
 	return threads_at_start;

@@ -27,6 +27,8 @@ __attribute__((constructor)) static void register_handlers(void)
 	pthread_atfork(NULL, in_parent, in_child);
 }
 
+void forkmask_linked(void); /* the test program links it */
+
 void forkmask_linked(void)
 {
 }

@@ -2,6 +2,8 @@
  * loaded after collect_plugin is closed it lands on the same addresses. */
 #include "workload_util.h"
 
+void plugin_b_work(double seconds); /* found through dlsym */
+
 void plugin_b_work(double seconds)
 {
 	burn_cpu(seconds);

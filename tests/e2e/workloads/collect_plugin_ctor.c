@@ -24,6 +24,8 @@ __attribute__((constructor)) static void plugin_ctor_init(void)
 		pthread_join(t, NULL);
 }
 
+void plugin_work(double seconds); /* found through dlsym */
+
 void plugin_work(double seconds)
 {
 	burn_cpu(seconds);
