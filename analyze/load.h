@@ -98,9 +98,6 @@ struct load_stats {
 	int value_saturated;                 /* some total reached the int64 limit */
 	/* Allocations (load_allocs.c): the run's figures, as recorded (or scaled with --scale). */
 	int has_allocs;
-	int alloc_scheme;          /* 0 all, 1 rate, 2 bytes */
-	double alloc_rate;         /* scheme rate */
-	uint64_t alloc_mean_bytes; /* scheme bytes */
 	int alloc_scaled;          /* the figures are estimates (--scale) */
 	int64_t allocs, alloc_bytes, frees, freed_bytes;
 	int64_t peak_bytes, peak_objects; /* live at the highest live heap */

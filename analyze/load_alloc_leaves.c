@@ -123,9 +123,7 @@ static int marker_stack(const struct profile *p, const struct profile_stack *s)
 	const struct profile_location *l = &p->locations[p->stack_locations[s->first]];
 	if (l->module == UINT32_MAX || l->module >= p->nmodules)
 		return 0;
-	const char *path = profile_string(p, p->modules[l->module].path);
-	const char *base = strrchr(path, '/');
-	return !strcmp(base ? base + 1 : path, "libipscope-agent.so");
+	return trace_path_is_agent(profile_string(p, p->modules[l->module].path));
 }
 
 /* The time spent in the agent's hooks is the profiler's: a frame of its own, shown with -C off. */
@@ -134,7 +132,7 @@ void alloc_name_marker(struct profile *p, struct load_stats *stats)
 	int named = 0;
 	uint32_t marker = 0;
 	for (uint32_t f = 0; f < p->nfunctions; f++)
-		if (!strcmp(profile_string(p, p->functions[f].name), "agent_recording_allocations")) {
+		if (!strcmp(profile_string(p, p->functions[f].name), TRACE_AGENT_ALLOC_MARKER)) {
 			marker = profile_intern(p, "[ipscope: recording allocations]");
 			p->functions[f].name = marker;
 			p->functions[f].flags &= ~PROFILE_FUNCTION_SYSTEM;

@@ -52,9 +52,6 @@ void allocs_resolved(struct loader *L, void *state)
 	struct profile *p = L->p;
 	struct load_stats *s = L->stats;
 	s->has_allocs = 1;
-	s->alloc_scheme = st->scheme;
-	s->alloc_rate = st->rate;
-	s->alloc_mean_bytes = (uint64_t)st->mean;
 	s->alloc_scaled = st->scale;
 	s->allocs = rounded(st->allocs);
 	s->alloc_bytes = rounded(st->alloc_bytes);
@@ -83,9 +80,9 @@ void allocs_resolved(struct loader *L, void *state)
 	s->temporary_bytes = rounded(st->temp_bytes);
 	s->unmatched_frees = st->unmatched;
 	/* Exact counts: nothing was sampled (diff then has no noise to test). */
-	p->exact = st->scheme == 0;
-	p->alloc_scheme = st->scheme == 1 ? PROFILE_ALLOCS_RATE : st->scheme == 2 ? PROFILE_ALLOCS_BYTES : PROFILE_ALLOCS_ALL;
-	p->alloc_parameter = st->scheme == 1 ? st->rate : st->scheme == 2 ? st->mean : 1;
+	p->exact = st->scheme == PROFILE_ALLOCS_ALL;
+	p->alloc_scheme = st->scheme;
+	p->alloc_parameter = st->scheme == PROFILE_ALLOCS_RATE ? st->rate : st->scheme == PROFILE_ALLOCS_BYTES ? st->mean : 1;
 	p->alloc_scaled = st->scale;
 	p->alloc_peak_ns = s->peak_ns;
 

@@ -96,21 +96,24 @@ static void allocs_free(void *state)
 static void read_scheme(struct loader *L, struct allocs_state *st)
 {
 	const struct load_stats *s = L->stats;
+	st->scheme = PROFILE_ALLOCS_ALL; /* traces before 1.3 recorded every allocation */
 	for (uint32_t i = 0; i < s->nmeta; i++) {
 		const char *key = profile_string(L->p, s->meta[i].key), *value = profile_string(L->p, s->meta[i].value);
 		if (!strcmp(key, TRACE_META_ALLOC_SCHEME))
-			st->scheme = !strcmp(value, "rate") ? 1 : !strcmp(value, "bytes") ? 2 : 0;
+			st->scheme = !strcmp(value, TRACE_ALLOC_SCHEME_RATE)    ? PROFILE_ALLOCS_RATE
+				     : !strcmp(value, TRACE_ALLOC_SCHEME_BYTES) ? PROFILE_ALLOCS_BYTES
+										 : PROFILE_ALLOCS_ALL;
 		else if (!strcmp(key, TRACE_META_ALLOC_RATE))
 			st->rate = strtod(value, NULL);
 		else if (!strcmp(key, TRACE_META_ALLOC_MEAN_BYTES))
 			st->mean = strtod(value, NULL);
 	}
 	/* A scribbled or missing parameter leaves the figures as recorded. */
-	if (st->scheme == 1 && !(st->rate > 0 && st->rate <= 1))
-		st->scheme = 0;
-	if (st->scheme == 2 && !(st->mean >= 1))
-		st->scheme = 0;
-	st->scale = L->o->scale && st->scheme;
+	if (st->scheme == PROFILE_ALLOCS_RATE && !(st->rate > 0 && st->rate <= 1))
+		st->scheme = PROFILE_ALLOCS_ALL;
+	if (st->scheme == PROFILE_ALLOCS_BYTES && !(st->mean >= 1))
+		st->scheme = PROFILE_ALLOCS_ALL;
+	st->scale = L->o->scale && st->scheme != PROFILE_ALLOCS_ALL;
 	st->t0 = L->p->start_ns;
 	st->bin_ns = FIRST_BIN_NS;
 }
@@ -120,7 +123,7 @@ static double weight(const struct allocs_state *st, uint64_t size)
 {
 	if (!st->scale)
 		return 1;
-	if (st->scheme == 1)
+	if (st->scheme == PROFILE_ALLOCS_RATE)
 		return 1 / st->rate;
 	double p = -expm1(-(double)size / st->mean);
 	return p > 0 ? 1 / p : 1;

@@ -85,7 +85,7 @@ struct heap {
 
 struct allocs_state {
 	int seen;
-	int scheme; /* 0 all, 1 rate, 2 bytes */
+	uint32_t scheme; /* PROFILE_ALLOCS_ALL, _RATE or _BYTES */
 	double rate, mean;
 	int scale;
 	struct site *sites;

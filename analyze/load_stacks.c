@@ -150,14 +150,12 @@ static uint32_t truncated_location(struct loader *L)
 	return L->truncated_location = profile_add_location(p, &loc);
 }
 
-/* 1 for each module that is the agent itself (libipscope-agent.so). */
+/* 1 for each module that is the agent itself. */
 static uint8_t *agent_modules(const struct profile *p)
 {
 	uint8_t *agent = calloc_or_abort(p->nmodules ? p->nmodules : 1, 1);
 	for (uint32_t i = 0; i < p->nmodules; i++) {
-		const char *path = profile_string(p, p->modules[i].path);
-		const char *slash = strrchr(path, '/');
-		agent[i] = !strncmp(slash ? slash + 1 : path, "libipscope-agent", 16);
+		agent[i] = trace_path_is_agent(profile_string(p, p->modules[i].path)) != 0;
 	}
 	return agent;
 }

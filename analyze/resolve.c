@@ -108,44 +108,6 @@ void resolver_free(struct resolver *R)
 	free(R);
 }
 
-/* Say a symbolizer warning unless the same line was said already. */
-static void warn_once(struct resolver *R, const char *warning)
-{
-	for (uint32_t i = 0; i < R->nwarned; i++)
-		if (!strcmp(R->warned[i], warning))
-			return;
-	ALLOC_GROW(R->warned, (uint64_t)R->nwarned + 1, R->warned_cap);
-	R->warned[R->nwarned++] = strdup_or_abort(warning);
-	diag(R->o->diag, DIAG_WARNING, "%s", warning);
-}
-
-/* Open module index (once); want: the sorted addresses to be looked up in it (NULL: any). */
-struct symbol_module *resolve_open_module(struct resolver *R, uint32_t index, const uint64_t *want, size_t nwant)
-{
-	struct module_info *mi = &R->modules[index];
-	if (mi->opened || !R->sym)
-		return mi->sm;
-	mi->opened = 1;
-	struct profile_module *pm = &R->p->modules[index];
-	char warning[1024] = "";
-	mi->sm = symbolizer_module_for(R->sym, profile_string(R->p, pm->path), mi->build_id, mi->build_id_len,
-				       want, nwant, warning, sizeof(warning));
-	if (!mi->sm)
-		abort_out_of_memory();
-	pm->flags |= symbol_module_flags(mi->sm);
-	/*
-	 * Missing files and build-id mismatches always deserve a line. No debug
-	 * info is worth one only where names are being resolved and only for
-	 * the program's own modules: a system library without its debug
-	 * package is the normal case, and analyze info lists it anyway.
-	 */
-	int serious = pm->flags & (PROFILE_MODULE_MISSING | PROFILE_MODULE_BUILD_ID_MISMATCH);
-	int wanted = serious || (R->o->symbolize && !(pm->flags & PROFILE_MODULE_SYSTEM));
-	if (warning[0] && wanted)
-		warn_once(R, warning);
-	return mi->sm;
-}
-
 uint32_t resolver_add_address(struct resolver *R, uint32_t pid, uint64_t ip, int is_return, uint32_t epoch)
 {
 	uint32_t module = RESOLVE_ANY_MODULE;

@@ -1,7 +1,8 @@
 /*
  * resolve_internal.h - what resolve.c (distinct addresses, symbolization)
- * and resolve_modules.c (module maps: ranges, processes, epochs) share: the
- * resolver itself.
+ * and resolve_modules.c (module maps: ranges, processes, epochs, each
+ * module's symbolizer opened once) share: the resolver itself. resolve.c
+ * calls resolve_modules.c, never the other way.
  */
 #ifndef IPSCOPE_RESOLVE_INTERNAL_H
 #define IPSCOPE_RESOLVE_INTERNAL_H

@@ -2,7 +2,8 @@
  * resolve_modules.c - the module maps addresses are looked up in: module
  * records into profile modules and address ranges, unloads, and which
  * module an address of a process meant at the time of its sample (see
- * resolve.h).
+ * resolve.h); and each module's symbolizer, opened once, with its warning
+ * said once.
  *
  * Every process has its own address space: a module's ranges belong to the
  * pid of its record, and an address is looked up among its sample's
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "diagnostics.h"
 #include "symbolize.h"
 #include "search.h"
 
@@ -158,6 +160,44 @@ static void find_overlaps(struct resolver *R)
 		if (R->ranges[i].unload_ns != UINT64_MAX)
 			R->unloads[R->nunloads++] = R->ranges[i].unload_ns;
 	qsort(R->unloads, R->nunloads, sizeof(*R->unloads), compare_u64);
+}
+
+/* Say a symbolizer warning unless the same line was said already. */
+static void warn_once(struct resolver *R, const char *warning)
+{
+	for (uint32_t i = 0; i < R->nwarned; i++)
+		if (!strcmp(R->warned[i], warning))
+			return;
+	ALLOC_GROW(R->warned, (uint64_t)R->nwarned + 1, R->warned_cap);
+	R->warned[R->nwarned++] = strdup_or_abort(warning);
+	diag(R->o->diag, DIAG_WARNING, "%s", warning);
+}
+
+/* Open module index (once); want: the sorted addresses to be looked up in it (NULL: any). */
+struct symbol_module *resolve_open_module(struct resolver *R, uint32_t index, const uint64_t *want, size_t nwant)
+{
+	struct module_info *mi = &R->modules[index];
+	if (mi->opened || !R->sym)
+		return mi->sm;
+	mi->opened = 1;
+	struct profile_module *pm = &R->p->modules[index];
+	char warning[1024] = "";
+	mi->sm = symbolizer_module_for(R->sym, profile_string(R->p, pm->path), mi->build_id, mi->build_id_len,
+				       want, nwant, warning, sizeof(warning));
+	if (!mi->sm)
+		abort_out_of_memory();
+	pm->flags |= symbol_module_flags(mi->sm);
+	/*
+	 * Missing files and build-id mismatches always deserve a line. No debug
+	 * info is worth one only where names are being resolved and only for
+	 * the program's own modules: a system library without its debug
+	 * package is the normal case, and analyze info lists it anyway.
+	 */
+	int serious = pm->flags & (PROFILE_MODULE_MISSING | PROFILE_MODULE_BUILD_ID_MISMATCH);
+	int wanted = serious || (R->o->symbolize && !(pm->flags & PROFILE_MODULE_SYSTEM));
+	if (warning[0] && wanted)
+		warn_once(R, warning);
+	return mi->sm;
 }
 
 void resolver_finish_modules(struct resolver *R)

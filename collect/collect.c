@@ -100,9 +100,10 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 		trace_writer_meta(w, TRACE_META_INTERVAL_NS, buf);
 	}
 	if (o->allocs) {
-		trace_writer_meta(w, TRACE_META_ALLOC_SCHEME, o->alloc_scheme == TRANSPORT_ALLOC_BYTES ? "bytes"
-							     : o->alloc_scheme == TRANSPORT_ALLOC_RATE ? "rate"
-												     : "all");
+		trace_writer_meta(w, TRACE_META_ALLOC_SCHEME,
+				  o->alloc_scheme == TRANSPORT_ALLOC_BYTES  ? TRACE_ALLOC_SCHEME_BYTES
+				  : o->alloc_scheme == TRANSPORT_ALLOC_RATE ? TRACE_ALLOC_SCHEME_RATE
+									    : TRACE_ALLOC_SCHEME_ALL);
 		if (o->alloc_scheme == TRANSPORT_ALLOC_RATE)
 			snprintf(buf, sizeof buf, "%.17g", o->alloc_rate);
 		else

@@ -32,7 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AGENT_NAME "libipscope-agent.so"
+#include "trace.h"
+
 
 /* Size the file for nchunks, unless that passes collect's file-size limit (which would raise SIGXFSZ). */
 static int resize(struct launch *l, uint32_t nchunks)
@@ -184,7 +185,7 @@ static int agent_path(char *out, size_t size)
 	exe[n] = 0;
 	char *slash = strrchr(exe, '/');
 	*slash = 0;
-	static const char *const places[] = { "/" AGENT_NAME, "/../lib/ipscope/" AGENT_NAME };
+	static const char *const places[] = { "/" TRACE_AGENT_FILE_NAME, "/../lib/ipscope/" TRACE_AGENT_FILE_NAME };
 	for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
 		if (strlen(exe) + strlen(places[i]) >= size)
 			continue;
@@ -245,7 +246,7 @@ int launch_start(struct launch *l, const struct collect_options *o, int trace_on
 	char agent[PATH_MAX], why[256];
 	if (agent_path(agent, sizeof agent) < 0) {
 		fprintf(stderr, "collect: cannot find the agent %s beside collect or in ../lib/ipscope/ "
-				"(reinstall ipscope, or set IPSCOPE_AGENT)\n", AGENT_NAME);
+				"(reinstall ipscope, or set IPSCOPE_AGENT)\n", TRACE_AGENT_FILE_NAME);
 		return 1;
 	}
 	if (agent_check_version(agent, why, sizeof why) < 0) {

@@ -5,7 +5,7 @@
 # ipscope_trace: the trace format is tested on its own, and the fuzzer
 # needs those sources instrumented with -fsanitize=fuzzer.
 set(TRACE_SOURCES ${CMAKE_SOURCE_DIR}/formats/trace/trace_writer.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c
-  ${CMAKE_SOURCE_DIR}/formats/trace/trace_records.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_allocs.c
+  ${CMAKE_SOURCE_DIR}/formats/trace/trace_cursor.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_records.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_allocs.c
   ${CMAKE_SOURCE_DIR}/formats/trace/trace_heap_refs.c)
 
 # unit_trace goes through the writer; unit_trace_layout reads hand-built streams.
@@ -29,8 +29,8 @@ if(IPSCOPE_FUZZ)
   endif()
   set(FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   add_executable(fuzz_trace_reader ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c
-    ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_records.c
-    ${CMAKE_SOURCE_DIR}/formats/trace/trace_allocs.c
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_cursor.c
+    ${CMAKE_SOURCE_DIR}/formats/trace/trace_records.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_allocs.c
     ${CMAKE_SOURCE_DIR}/formats/trace/trace_heap_refs.c)
   target_include_directories(fuzz_trace_reader PRIVATE ${CMAKE_SOURCE_DIR}/formats/trace)
   target_compile_options(fuzz_trace_reader PRIVATE ${FUZZ_FLAGS} -g)

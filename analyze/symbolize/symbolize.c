@@ -28,6 +28,7 @@
 
 #include "file.h"
 #include "search.h"
+#include "trace.h"
 
 struct symbol_module {
 	struct symbolizer *owner;
@@ -97,8 +98,10 @@ int symbol_path_is_system(const char *path)
 	static const char *const prefixes[] = {
 		"libc.so", "libc-2.", "libm.so", "libm-2.", "libpthread.so", "libpthread-2.",
 		"libdl.so", "libdl-2.", "librt.so", "librt-2.", "libstdc++.so", "libgcc_s.so",
-		"ld-linux", "linux-vdso", "[vdso]", "libipscope-agent.so",
+		"ld-linux", "linux-vdso", "[vdso]",
 	};
+	if (trace_path_is_agent(path))
+		return 1;
 	const char *slash = strrchr(path, '/');
 	const char *base = slash != NULL ? slash + 1 : path;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)

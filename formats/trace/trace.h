@@ -59,6 +59,17 @@ enum trace_type {
 #define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
 #define TRACE_META_ALLOC_RATE "alloc_rate"     /* 1.3: scheme rate: the probability of each allocation */
 #define TRACE_META_ALLOC_MEAN_BYTES "alloc_mean_bytes" /* 1.3: scheme bytes: the mean bytes per recorded byte */
+/* The agent's identity in a trace (TRACE_FORMAT.md, MODULE): its module's file name, and the
+ * function whose address stands for the time its hooks spent recording allocations. */
+#define TRACE_AGENT_FILE_NAME "libipscope-agent.so"
+#define TRACE_AGENT_ALLOC_MARKER "agent_recording_allocations"
+/* Whether a MODULE path is the agent's (its file name is TRACE_AGENT_FILE_NAME). */
+int trace_path_is_agent(const char *path);
+
+/* The values of TRACE_META_ALLOC_SCHEME; anything else reads as "all". */
+#define TRACE_ALLOC_SCHEME_ALL "all"     /* every allocation */
+#define TRACE_ALLOC_SCHEME_RATE "rate"   /* each with probability alloc_rate */
+#define TRACE_ALLOC_SCHEME_BYTES "bytes" /* each byte with probability 1 / alloc_mean_bytes */
 
 struct trace_meta {
 	const char *key;

@@ -44,8 +44,8 @@ int trace_parse_allocs(struct cursor *c, struct trace_allocs *a)
 	struct trace_reader *r = c->r;
 	uint32_t count;
 	uint64_t seq, time_ns, address = 0, tid = 0;
-	if (trace_take_u32(c, &a->pid, "pid") < 0 || trace_take_u32(c, &count, "count") < 0 ||
-	    trace_take_u64(c, &seq, "first_seq") < 0 || trace_take_u64(c, &time_ns, "first_time_ns") < 0)
+	if (cursor_u32(c, &a->pid, "pid") < 0 || cursor_u32(c, &count, "count") < 0 ||
+	    cursor_u64(c, &seq, "first_seq") < 0 || cursor_u64(c, &time_ns, "first_time_ns") < 0)
 		return -1;
 	if (count > (c->size - c->at) / TRACE_ALLOCS_MIN_ENTRY)
 		return trace_reader_corrupt(r, c->offset, "ALLOCS record (%zu bytes): %" PRIu32 " entries do not fit", c->size,
@@ -279,8 +279,8 @@ static inline __attribute__((always_inline)) int parse_packed(struct cursor *c, 
 	struct trace_reader *r = c->r;
 	uint32_t count;
 	uint64_t seq, time_ns, v = 0;
-	if (trace_take_u32(c, &a->pid, "pid") < 0 || trace_take_u32(c, &count, "count") < 0 ||
-	    trace_take_u64(c, &seq, "first_seq") < 0 || trace_take_u64(c, &time_ns, "first_time_ns") < 0)
+	if (cursor_u32(c, &a->pid, "pid") < 0 || cursor_u32(c, &count, "count") < 0 ||
+	    cursor_u64(c, &seq, "first_seq") < 0 || cursor_u64(c, &time_ns, "first_time_ns") < 0)
 		return -1;
 	if (count > (c->size - c->at) / TRACE_ALLOCS_PACKED_MIN_ENTRY)
 		return trace_reader_corrupt(r, c->offset, "%s record (%zu bytes): %" PRIu32 " entries do not fit", name,

@@ -40,36 +40,6 @@
 #define TRACE_READER_WINDOW (64u << 10)
 #endif
 
-/* Sets the one-line "FILE: offset N: what" message of a corrupt trace (trace_reader_internal.h). */
-int trace_reader_corrupt(struct trace_reader *r, uint64_t offset, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(r->err, sizeof r->err, "%s: offset %" PRIu64 ": ", r->name, offset);
-	if (n < 0 || (size_t)n >= sizeof r->err)
-		n = 0;
-	va_start(ap, fmt);
-	vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
-	va_end(ap);
-	r->failed = 1;
-	return -1;
-}
-
-/* Grow a reader-owned array to hold n entries of `size` bytes. */
-int trace_reader_reserve(struct trace_reader *r, void **array, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return 0;
-	size_t want_cap = *cap ? *cap : 64;
-	while (want_cap < n)
-		want_cap *= 2;
-	void *p = realloc(*array, want_cap * size);
-	if (!p)
-		return trace_reader_corrupt(r, r->buf_offset + r->pos, "out of memory");
-	*array = p;
-	*cap = want_cap;
-	return 0;
-}
-
 static int truncated(struct trace_reader *r)
 {
 	uint64_t offset = r->buf_offset + r->pos;

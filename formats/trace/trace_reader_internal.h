@@ -1,9 +1,10 @@
 /*
  * trace_reader_internal.h - what the trace reader's parts share:
- * trace_reader.c (the zstd stream, the window, record framing, versions),
- * trace_records.c (each record type's payload, bounds-checked) and
- * trace_allocs.c (the allocation records' payloads). Private
- * to formats/trace/.
+ * trace_reader.c (the zstd stream, the window, record framing, versions)
+ * calls trace_records.c (each record type's payload), which calls
+ * trace_allocs.c (the allocation records' payloads); all three stand on
+ * trace_cursor.h (bounds-checked takes, messages, growth). Private to
+ * formats/trace/.
  */
 #ifndef IPSCOPE_TRACE_READER_INTERNAL_H
 #define IPSCOPE_TRACE_READER_INTERNAL_H
@@ -13,6 +14,7 @@
 #include <zstd.h>
 
 #include "trace.h"
+#include "trace_cursor.h"
 #include "trace_internal.h"
 
 struct trace_reader {
@@ -52,26 +54,8 @@ struct trace_reader {
 	char err[512];
 };
 
-/* A bounds-checked view of one record's payload. */
-struct cursor {
-	struct trace_reader *r;
-	const uint8_t *p;
-	size_t size;
-	size_t at;
-	uint64_t offset; /* of the record, for messages */
-	const char *record;
-};
-
-/* Sets the one-line "FILE: offset N: what" message of a corrupt trace; returns -1. */
-__attribute__((format(printf, 3, 4))) int trace_reader_corrupt(struct trace_reader *r, uint64_t offset,
-								   const char *fmt, ...);
-/* Grows a reader-owned array to hold n entries of size bytes; -1 (corrupt: out of memory) if it cannot. */
-int trace_reader_reserve(struct trace_reader *r, void **array, size_t *cap, size_t n, size_t size);
 /* The record type's name ("SAMPLES"), NULL for a type this reader does not know. */
 const char *trace_record_name(enum trace_type type);
-/* A u32 or u64 field of the payload (trace_records.c), named in the message when cut short; -1 when corrupt. */
-int trace_take_u32(struct cursor *c, uint32_t *v, const char *field);
-int trace_take_u64(struct cursor *c, uint64_t *v, const char *field);
 /* The payload of an ALLOCS record, and of ALLOCS_PACKED (ids 0) or ALLOCS_IDS (ids 1), as an ALLOCS one's
  * events (trace_allocs.c); -1 when corrupt. */
 int trace_parse_allocs(struct cursor *c, struct trace_allocs *a);

@@ -14,94 +14,12 @@
 #include <string.h>
 
 
-/* Check that `n` more bytes exist; names the field when they do not. */
-static int need(struct cursor *c, uint64_t n, const char *field)
-{
-	if (n <= c->size - c->at)
-		return 0;
-	return trace_reader_corrupt(c->r, c->offset, "%s record (%zu bytes): %s needs %" PRIu64 " bytes at %zu",
-		       c->record, c->size, field, n, c->at);
-}
-
-static int take_u32(struct cursor *c, uint32_t *v, const char *field)
-{
-	if (need(c, 4, field) < 0)
-		return -1;
-	*v = trace_get_u32(c->p + c->at);
-	c->at += 4;
-	return 0;
-}
-
-static int take_u64(struct cursor *c, uint64_t *v, const char *field)
-{
-	if (need(c, 8, field) < 0)
-		return -1;
-	*v = trace_get_u64(c->p + c->at);
-	c->at += 8;
-	return 0;
-}
-
-/* A u32 length and that many bytes; returns a pointer into the record. */
-int trace_take_u32(struct cursor *c, uint32_t *v, const char *field)
-{
-	return take_u32(c, v, field);
-}
-
-int trace_take_u64(struct cursor *c, uint64_t *v, const char *field)
-{
-	return take_u64(c, v, field);
-}
-
-static int take_bytes(struct cursor *c, const uint8_t **bytes, uint32_t *len, const char *field)
-{
-	if (take_u32(c, len, field) < 0 || need(c, *len, field) < 0)
-		return -1;
-	*bytes = c->p + c->at;
-	c->at += *len;
-	return 0;
-}
-
-/* A string: copied NUL-terminated into r->strings at *used (room was
- * reserved for the whole record), rejected if it holds a NUL itself. */
-static int take_string(struct cursor *c, const char **s, size_t *used, const char *field)
-{
-	const uint8_t *bytes;
-	uint32_t len;
-	if (take_bytes(c, &bytes, &len, field) < 0)
-		return -1;
-	if (memchr(bytes, 0, len))
-		return trace_reader_corrupt(c->r, c->offset, "%s record: %s contains a NUL byte", c->record, field);
-	char *dst = c->r->strings + *used;
-	memcpy(dst, bytes, len);
-	dst[len] = '\0';
-	*used += (size_t)len + 1;
-	*s = dst;
-	return 0;
-}
-
-/* An array header: u32 count, u32 entry size (>= min_entry); checks that
- * count entries fit, by division so that count * size cannot overflow. */
-static int take_array(struct cursor *c, uint32_t *count, uint32_t *entry_size, uint32_t min_entry,
-		      const char *field)
-{
-	if (take_u32(c, count, field) < 0 || take_u32(c, entry_size, field) < 0)
-		return -1;
-	if (*entry_size < min_entry)
-		return trace_reader_corrupt(c->r, c->offset, "%s record: %s entry size %" PRIu32 " is below %" PRIu32,
-			       c->record, field, *entry_size, min_entry);
-	if (*count > (c->size - c->at) / *entry_size)
-		return trace_reader_corrupt(c->r, c->offset, "%s record (%zu bytes): %" PRIu32 " %s of %" PRIu32
-			       " bytes do not fit", c->record, c->size, *count, field, *entry_size);
-	return 0;
-}
-
-
 static int parse_meta(struct cursor *c, struct trace_meta *m)
 {
 	size_t used = 0;
-	if (take_string(c, &m->key, &used, "key") < 0)
+	if (cursor_string(c, &m->key, &used, "key") < 0)
 		return -1;
-	return take_string(c, &m->value, &used, "value");
+	return cursor_string(c, &m->value, &used, "value");
 }
 
 static int parse_module(struct cursor *c, struct trace_module *m)
@@ -109,11 +27,11 @@ static int parse_module(struct cursor *c, struct trace_module *m)
 	struct trace_reader *r = c->r;
 	size_t used = 0;
 	uint32_t nsegments, entry_size;
-	if (take_u32(c, &m->pid, "pid") < 0 || take_u32(c, &m->id, "id") < 0 ||
-	    take_u64(c, &m->time_ns, "time_ns") < 0 || take_u64(c, &m->load_bias, "load_bias") < 0 ||
-	    take_string(c, &m->path, &used, "path") < 0 ||
-	    take_bytes(c, &m->build_id, &m->build_id_len, "build_id") < 0 ||
-	    take_array(c, &nsegments, &entry_size, TRACE_SEGMENT_ENTRY_SIZE, "segments") < 0)
+	if (cursor_u32(c, &m->pid, "pid") < 0 || cursor_u32(c, &m->id, "id") < 0 ||
+	    cursor_u64(c, &m->time_ns, "time_ns") < 0 || cursor_u64(c, &m->load_bias, "load_bias") < 0 ||
+	    cursor_string(c, &m->path, &used, "path") < 0 ||
+	    cursor_bytes(c, &m->build_id, &m->build_id_len, "build_id") < 0 ||
+	    cursor_array(c, &nsegments, &entry_size, TRACE_SEGMENT_ENTRY_SIZE, "segments") < 0)
 		return -1;
 	if (m->build_id_len == 0)
 		m->build_id = NULL;
@@ -134,28 +52,28 @@ static int parse_module(struct cursor *c, struct trace_module *m)
 
 static int parse_unload(struct cursor *c, struct trace_module_unload *u)
 {
-	if (take_u32(c, &u->pid, "pid") < 0 || take_u32(c, &u->id, "id") < 0)
+	if (cursor_u32(c, &u->pid, "pid") < 0 || cursor_u32(c, &u->id, "id") < 0)
 		return -1;
-	return take_u64(c, &u->time_ns, "time_ns");
+	return cursor_u64(c, &u->time_ns, "time_ns");
 }
 
 static int parse_thread(struct cursor *c, struct trace_thread *t)
 {
 	size_t used = 0;
-	if (take_u32(c, &t->pid, "pid") < 0 || take_u32(c, &t->tid, "tid") < 0 ||
-	    take_u64(c, &t->time_ns, "time_ns") < 0 || take_u32(c, &t->flags, "flags") < 0 ||
-	    take_string(c, &t->name, &used, "name") < 0)
+	if (cursor_u32(c, &t->pid, "pid") < 0 || cursor_u32(c, &t->tid, "tid") < 0 ||
+	    cursor_u64(c, &t->time_ns, "time_ns") < 0 || cursor_u32(c, &t->flags, "flags") < 0 ||
+	    cursor_string(c, &t->name, &used, "name") < 0)
 		return -1;
 	t->cpu_ns = 0;
 	/* 1.2 appended the thread's measured CPU time. */
-	return c->r->minor >= 2 ? take_u64(c, &t->cpu_ns, "cpu_ns") : 0;
+	return c->r->minor >= 2 ? cursor_u64(c, &t->cpu_ns, "cpu_ns") : 0;
 }
 
 static int parse_stack(struct cursor *c, struct trace_stack *s)
 {
 	struct trace_reader *r = c->r;
-	if (take_u32(c, &s->id, "id") < 0 || take_u32(c, &s->flags, "flags") < 0 ||
-	    take_u32(c, &s->nframes, "nframes") < 0)
+	if (cursor_u32(c, &s->id, "id") < 0 || cursor_u32(c, &s->flags, "flags") < 0 ||
+	    cursor_u32(c, &s->nframes, "nframes") < 0)
 		return -1;
 	if (s->nframes > (c->size - c->at) / 8)
 		return trace_reader_corrupt(r, c->offset, "STACK record (%zu bytes): %" PRIu32 " frames do not fit",
@@ -176,7 +94,7 @@ static int parse_samples(struct cursor *c, struct trace_samples *s)
 	uint32_t count, entry_size;
 	/* 1.4 appended the system call: required from then on. */
 	int has_syscall = r->minor >= 4;
-	if (take_array(c, &count, &entry_size, has_syscall ? TRACE_SAMPLE_ENTRY_SIZE : TRACE_SAMPLE_ENTRY_SIZE_1_0,
+	if (cursor_array(c, &count, &entry_size, has_syscall ? TRACE_SAMPLE_ENTRY_SIZE : TRACE_SAMPLE_ENTRY_SIZE_1_0,
 		       "samples") < 0)
 		return -1;
 	if (trace_reader_reserve(r, (void **)&r->samples, &r->samples_cap, count, sizeof *r->samples) < 0)
@@ -201,53 +119,53 @@ static int parse_samples(struct cursor *c, struct trace_samples *s)
 
 static int parse_loss(struct cursor *c, struct trace_loss *l)
 {
-	if (take_u32(c, &l->pid, "pid") < 0 || take_u32(c, &l->tid, "tid") < 0 ||
-	    take_u64(c, &l->time_ns, "time_ns") < 0)
+	if (cursor_u32(c, &l->pid, "pid") < 0 || cursor_u32(c, &l->tid, "tid") < 0 ||
+	    cursor_u64(c, &l->time_ns, "time_ns") < 0)
 		return -1;
-	return take_u64(c, &l->samples, "samples");
+	return cursor_u64(c, &l->samples, "samples");
 }
 
 static int parse_end(struct cursor *c, struct trace_end *e)
 {
 	uint32_t status;
-	if (take_u64(c, &e->time_ns, "time_ns") < 0 || take_u32(c, &status, "wait_status") < 0 ||
-	    take_u32(c, &e->flags, "flags") < 0 || take_u64(c, &e->samples, "samples") < 0 ||
-	    take_u64(c, &e->weight, "weight") < 0)
+	if (cursor_u64(c, &e->time_ns, "time_ns") < 0 || cursor_u32(c, &status, "wait_status") < 0 ||
+	    cursor_u32(c, &e->flags, "flags") < 0 || cursor_u64(c, &e->samples, "samples") < 0 ||
+	    cursor_u64(c, &e->weight, "weight") < 0)
 		return -1;
 	e->wait_status = (int32_t)status;
 	e->agent_ns = e->agent_signals = e->exited_unsampled = 0;
-	if (take_u64(c, &e->lost_samples, "lost_samples") < 0)
+	if (cursor_u64(c, &e->lost_samples, "lost_samples") < 0)
 		return -1;
 	/* 1.2 appended what the agent's signal handler cost. */
 	if (c->r->minor < 2)
 		return 0;
-	if (take_u64(c, &e->agent_ns, "agent_ns") < 0 || take_u64(c, &e->agent_signals, "agent_signals") < 0)
+	if (cursor_u64(c, &e->agent_ns, "agent_ns") < 0 || cursor_u64(c, &e->agent_signals, "agent_signals") < 0)
 		return -1;
 	/* 1.4 appended the wall sampler's count of threads gone before their sample. */
-	return c->r->minor >= 4 ? take_u64(c, &e->exited_unsampled, "exited_unsampled") : 0;
+	return c->r->minor >= 4 ? cursor_u64(c, &e->exited_unsampled, "exited_unsampled") : 0;
 }
 
 static int parse_process(struct cursor *c, struct trace_process *p)
 {
 	size_t used = 0;
 	uint32_t status;
-	if (take_u32(c, &p->pid, "pid") < 0 || take_u32(c, &p->parent_pid, "parent_pid") < 0 ||
-	    take_u64(c, &p->time_ns, "time_ns") < 0 || take_u32(c, &p->kind, "kind") < 0 ||
-	    take_u32(c, &status, "wait_status") < 0 || take_string(c, &p->path, &used, "path") < 0 ||
-	    take_string(c, &p->command, &used, "command") < 0 || take_u32(c, &p->flags, "flags") < 0)
+	if (cursor_u32(c, &p->pid, "pid") < 0 || cursor_u32(c, &p->parent_pid, "parent_pid") < 0 ||
+	    cursor_u64(c, &p->time_ns, "time_ns") < 0 || cursor_u32(c, &p->kind, "kind") < 0 ||
+	    cursor_u32(c, &status, "wait_status") < 0 || cursor_string(c, &p->path, &used, "path") < 0 ||
+	    cursor_string(c, &p->command, &used, "command") < 0 || cursor_u32(c, &p->flags, "flags") < 0)
 		return -1;
 	p->wait_status = (int32_t)status;
-	return take_string(c, &p->reason, &used, "reason");
+	return cursor_string(c, &p->reason, &used, "reason");
 }
 
 static int parse_jit_map(struct cursor *c, struct trace_jit_map *j)
 {
 	size_t used = 0;
 	uint32_t flags;
-	if (take_u32(c, &j->pid, "pid") < 0 || take_u32(c, &flags, "flags") < 0 ||
-	    take_u64(c, &j->time_ns, "time_ns") < 0 || take_string(c, &j->path, &used, "path") < 0)
+	if (cursor_u32(c, &j->pid, "pid") < 0 || cursor_u32(c, &flags, "flags") < 0 ||
+	    cursor_u64(c, &j->time_ns, "time_ns") < 0 || cursor_string(c, &j->path, &used, "path") < 0)
 		return -1;
-	return take_bytes(c, &j->text, &j->text_len, "text");
+	return cursor_bytes(c, &j->text, &j->text_len, "text");
 }
 
 static const char *const record_names[] = {
@@ -257,6 +175,12 @@ static const char *const record_names[] = {
 	[TRACE_PROCESS] = "PROCESS",
 	[TRACE_ALLOCS] = "ALLOCS",     [TRACE_ALLOCS_PACKED] = "ALLOCS_PACKED", [TRACE_ALLOCS_IDS] = "ALLOCS_IDS",
 };
+
+int trace_path_is_agent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return strcmp(slash ? slash + 1 : path, TRACE_AGENT_FILE_NAME) == 0;
+}
 
 const char *trace_record_name(enum trace_type type)
 {
