@@ -142,8 +142,8 @@ static void recent_grow(struct live_table *t)
 	t->recent_cap = cap;
 	/* The hash part is rebuilt at its own size: inserted in the old table's
 	 * order into a smaller one that grows, they would pile up at its first
-	 * slots (sorted homes), quadratic in linear probing (12% of lua5.4's
-	 * analysis at depth 14). Fewer blocks stay, so it never has to grow. */
+	 * slots (sorted homes), quadratic in linear probing (bench/README.md,
+	 * "analyze: reading traces"). Fewer blocks stay, so it never has to grow. */
 	struct live *old = t->hash;
 	uint64_t old_cap = t->hash_cap;
 	t->hash = old_cap ? table_alloc(old_cap) : NULL;

@@ -21,9 +21,9 @@
 #define HOT_SLOTS (1u << HOT_BITS)
 
 /* On a hot loop that GCC's SLP vectorizer slows down: it packed pairs of the
- * running figures into vector registers and shuffled them at every event (a
- * fifth of allocs_record's instructions on lua5.4's trace). Other compilers
- * take the loop as it is. */
+ * running figures into vector registers and shuffled them at every event
+ * (bench/README.md, "analyze: reading traces"). Other compilers take the loop
+ * as it is. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define NO_SLP_VECTORIZE __attribute__((optimize("no-tree-slp-vectorize")))
 #else

@@ -64,7 +64,7 @@ const char *escape_text(const char *s, char *buf, size_t buflen);
 
 /*
  * A one-line progress note on stderr, only when stderr is a terminal and the
- * work has already taken more than a second (ARCHITECTURE.md), redrawn at
+ * work has already taken more than a second (doc/ARCHITECTURE.md), redrawn at
  * most 5 times a second. progress_done erases it.
  */
 struct progress {

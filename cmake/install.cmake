@@ -4,7 +4,8 @@
 #                                         ../lib/ipscope/ from its own path)
 #   share/man/man1/                       collect(1), analyze(1), analyze-CMD(1)
 #   share/bash-completion/completions/    collect, analyze
-#   share/doc/ipscope/                    README.md, TRACE_FORMAT.md
+#   share/doc/ipscope/                    README.md, TRACE_FORMAT.md, and doc/*.md
+#                                         in doc/ (README's links hold)
 #   include/                              ipscope.h (ipscope_start, ipscope_stop)
 #   share/ipscope/plots/                  the gnuplot templates of analyze plot
 #                                         (found at ../share/ipscope/plots/ from
@@ -22,6 +23,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/doc/completion/ipscope.bash
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME collect)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/formats/trace/TRACE_FORMAT.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+file(GLOB IPSCOPE_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/doc/*.md)
+install(FILES ${IPSCOPE_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/doc)
 install(FILES ${IPSCOPE_PLOT_TEMPLATES} DESTINATION ${CMAKE_INSTALL_DATADIR}/ipscope/plots)
 # ipscope_start()/ipscope_stop() for programs that bracket a region (header only).
 install(FILES ${CMAKE_SOURCE_DIR}/collect/ipscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

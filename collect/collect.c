@@ -31,7 +31,8 @@
 #include <unistd.h>
 
 /* A ring holds 256 KiB, seconds of a busy thread's samples: drain every 50 ms,
- * every 10 ms while one fills faster. Each wake-up costs collect ~30 us. */
+ * every 10 ms while one fills faster. Each wake-up costs collect CPU time
+ * (bench/README.md, "collect"). */
 #define DRAIN_BUSY_MS 10
 #define DRAIN_ALLOCS_BUSY_MS 2
 #define DRAIN_IDLE_MS 50

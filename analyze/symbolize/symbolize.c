@@ -9,9 +9,8 @@
  * Wanted addresses (symbolizer_module_for): a module opened for the
  * addresses a trace needs reads the rows and DIEs of only the units holding
  * them (symbolize_dwarf.c); a lookup of any other address first reads it
- * whole, so every answer is what a whole load gives. The lua5.4 trace of
- * bench/alloc-overhead (1.3 million allocations, 60 addresses in libc):
- * analyze flat 0.26 -> 0.19 s of CPU, peak 39 -> 32 MiB.
+ * whole, so every answer is what a whole load gives (what it saves:
+ * bench/README.md, "analyze: symbolizing").
  */
 #include "symbolize.h"
 

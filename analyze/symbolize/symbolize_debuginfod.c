@@ -14,8 +14,8 @@
  *
  * The client library is loaded (dlopen) when the first build-id is asked
  * for, not linked: it pulls in libcurl and its TLS, LDAP and Kerberos
- * libraries, whose loading and constructors cost every analyze run 7 ms of
- * CPU at start-up (a tenth of analyzing a small trace), servers or not.
+ * libraries, whose loading and constructors cost every analyze run CPU time
+ * at start-up, servers or not (bench/README.md, "analyze: symbolizing").
  */
 #include "symbolize_internal.h"
 

@@ -21,7 +21,7 @@
  *
  * Wanted addresses. Resolving a trace needs few units (a small allocation
  * trace: a few dozen of libc's), and decoding every unit's line table and
- * walking its DIEs was half of analyze's fixed cost. Given the addresses to
+ * walking its DIEs was much of analyze's fixed cost. Given the addresses to
  * come, a unit whose own ranges hold none of them is left out (its ranges
  * are kept: they decide where rows answer), unless the flags (inline
  * frames, any function, any row) are not settled by the others: then the
@@ -32,8 +32,8 @@
  * other units (DW_FORM_ref_addr: LTO, dwz), where the order units are read
  * in decides which rows are kept (load_rows). As gdb and addr2line, this
  * takes a unit's code to lie within its ranges. A lookup outside the
- * wanted addresses reloads the module whole (symbolize.c). libc's debug
- * info for 60 random addresses: 120 ms -> 53 ms of CPU.
+ * wanted addresses reloads the module whole (symbolize.c). What it saves:
+ * bench/README.md, "analyze: symbolizing".
  *
  * Known DWARF traps handled here: DW_FORM_implicit_const (gcc's
  * call_file/call_line); file indexes are 0-based in DWARF 5 and 1-based

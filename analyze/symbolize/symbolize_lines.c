@@ -5,7 +5,8 @@
  *
  * libdwarf's dwarf_srclines_b allocates an object per row and dwarf_srcfiles
  * re-parses every header to build the same file names again: together they
- * were 40% of the time to load libc's debug info. This decoder walks each
+ * were much of the time to load libc's debug info (bench/README.md,
+ * "analyze: symbolizing"). This decoder walks each
  * line program once, keeps only the rows that change file or line, and
  * composes file names as binutils does (comp_dir / directory / name, the
  * compile directory only in front of relative directories). A DWARF 5 file

@@ -8,10 +8,10 @@
  *
  * Compressed sections are inflated here with libdeflate rather than by
  * libelf's elf_compress (zlib's streaming inflate): the compression header
- * gives the exact size, so one whole-buffer call does it, 2.5 times faster
- * (libc's debug info: 13 ms instead of 33). The buffer is mapped with its
- * pages already present: touching 8 MB of fresh pages one fault at a time
- * cost as much again on a virtual machine.
+ * gives the exact size, so one whole-buffer call does it, faster. The buffer
+ * is mapped with its pages already present: touching fresh pages one fault at
+ * a time was costly too on a virtual machine (bench/README.md, "analyze:
+ * symbolizing").
  */
 #include "symbolize_internal.h"
 

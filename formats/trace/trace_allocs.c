@@ -189,7 +189,8 @@ static int vin_count_zeros(const uint8_t **pp, const uint8_t *end, uint32_t n, u
  * or NULL with *bad), counting the entries of kind 15 (frees) and of kinds
  * 1-14 (allocations): an entry's kind is the low four bits of its first byte.
  * Eight bytes at a time, as vin_skip: a pass of vin_take per entry that kept
- * each op for the decoding pass cost a tenth of reading lua5.4's trace. */
+ * each op for the decoding pass was a measurable part of reading lua5.4's
+ * trace (bench/README.md, "analyze: reading traces"). */
 static const uint8_t *ops_count(const uint8_t *p, const uint8_t *end, uint64_t n, int *bad, uint32_t *nfrees,
 				uint32_t *nallocs)
 {
@@ -270,9 +271,9 @@ static inline int window_take(struct heap_window *w, uint64_t ordinal, uint64_t 
  * (trace_heap_refs.c). Handed out as an ALLOCS record. Every column is
  * checked (and the starts of all found) before any reference resolves, so a
  * record cut short changes no state; then one pass reads the columns side by
- * side and writes each event once (a pass per column over the events cost
- * half of reading lua5.4's allocation trace: each event's 48 bytes were
- * rewritten eight times). */
+ * side and writes each event once (a pass per column over the events, each
+ * event's 48 bytes rewritten eight times, was a large part of reading
+ * lua5.4's allocation trace: bench/README.md, "analyze: reading traces"). */
 static inline __attribute__((always_inline)) int parse_packed(struct cursor *c, struct trace_allocs *a, int ids)
 {
 	const char *name = ids ? "ALLOCS_IDS" : "ALLOCS_PACKED";

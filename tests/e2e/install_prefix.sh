@@ -15,7 +15,8 @@ cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" 2>&1 ||
 for f in bin/collect bin/analyze lib/ipscope/libipscope-agent.so share/man/man1/collect.1 \
 	share/man/man1/analyze.1 share/man/man1/analyze-tree.1 share/man/man1/analyze-info.1 \
 	share/bash-completion/completions/analyze share/bash-completion/completions/collect \
-	share/doc/ipscope/README.md share/doc/ipscope/TRACE_FORMAT.md share/ipscope/plots/timeline.gp \
+	share/doc/ipscope/README.md share/doc/ipscope/TRACE_FORMAT.md share/doc/ipscope/doc/ARCHITECTURE.md \
+	share/doc/ipscope/doc/limitations.md share/ipscope/plots/timeline.gp \
 	share/ipscope/plots/top.gp share/ipscope/plots/diff.gp share/ipscope/plots/heap.gp \
 	share/ipscope/plots/rate.gp share/man/man1/analyze-diff.1 share/man/man1/analyze-plot.1; do
 	[ -e "$prefix/$f" ] || fail "installed tree lacks $f"

@@ -3,7 +3,7 @@
  * run for a bounded time while the profiler samples every thread:
  *   dlopen PLUGIN  one thread loops dlopen/dlclose while another burns CPU
  *                  inside the plugin (the loader-lock deadlock of
- *                  shared/ARCHITECTURE.md);
+ *                  doc/ARCHITECTURE.md);
  *   fork           fork()ed and system()ed children doing work of their own
  *                  while a second thread is sampled (a child must not keep
  *                  any thread's perf event open: it exits 8 if it does);
