@@ -1,7 +1,8 @@
 /*
  * symbolize.h - turn addresses in a traced module into inline chains of
- * (function, file, line), from DWARF (libdwarf) or, without it, from the ELF
- * symbol tables (libelf).
+ * (function, file, line), from DWARF (read here: symbolize_dwarf.c and its
+ * neighbours, libdwarf giving only dwarf.h's constants) or, without it, from
+ * the ELF symbol tables (libelf).
  *
  * Debug files are looked for beside the module, by build-id and by
  * .gnu_debuglink in /usr/lib/debug and each debug dir, then fetched from
