@@ -32,26 +32,23 @@
 #define MANIFEST "ipscope-archive.txt"
 
 struct archive_args {
-	const struct analyze_command *cmd;
 	const char *output;
 };
 
-static const struct option archive_options_long[] = {
-	{"output", required_argument, NULL, 'o'},
-	{NULL, 0, NULL, 0},
+static const struct option_row archive_rows[] = {
+	OPT_STRING('o', "output", "FILE", struct archive_args, output,
+		   "the tar file to write ('-': standard output); required"),
+	OPT_END(),
 };
 
-static const char archive_help[] =
-	"  -o, --output FILE       the tar file to write ('-': standard output); required\n";
-
-static int handle_archive_option(int opt, const char *arg, void *ctx)
-{
-	struct archive_args *a = ctx;
-	if (opt != 'o')
-		return -1;
-	a->output = arg;
-	return 0;
-}
+static const struct analyze_command archive_command = {
+	.name = "archive",
+	.synopsis = "analyze archive -o FILE.tar [options] TRACE",
+	.summary = "Pack every module and debug file the trace needs, by build-id, to analyse "
+		   "it elsewhere with --search-dir.",
+	.groups = OPTGROUP_LOAD,
+	.options = archive_rows,
+};
 
 /* Hex build-id text (the profile's) into bytes; returns the length. */
 static size_t unhex(const char *hex, uint8_t *out, size_t cap)
@@ -175,30 +172,18 @@ static int pack(struct tar_writer *t, const struct profile *p, const struct load
 int cmd_archive(int argc, char **argv)
 {
 	struct archive_args a = {0};
-	const struct analyze_command cmd = {
-		.name = "archive",
-		.synopsis = "analyze archive -o FILE.tar [options] TRACE",
-		.summary = "Pack every module and debug file the trace needs, by build-id, to analyse "
-			   "it elsewhere with --search-dir.",
-		.help = archive_help,
-		.groups = OPTGROUP_LOAD,
-		.options = archive_options_long,
-		.short_options = "o:",
-		.handle = handle_archive_option,
-		.ctx = &a,
-	};
-	a.cmd = &cmd;
+	const struct analyze_command *cmd = &archive_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &a, &o);
 	if (rc >= 0)
 		return rc;
 	int to_stdout = a.output && !strcmp(a.output, "-");
 	if (!a.output) {
-		rc = usage_error(&cmd, "-o FILE is required");
+		rc = usage_error(cmd, "-o FILE is required");
 		goto out;
 	}
 	if (to_stdout && isatty(STDOUT_FILENO)) {
-		rc = usage_error(&cmd, "a tar archive is binary; use -o FILE or a pipe");
+		rc = usage_error(cmd, "a tar archive is binary; use -o FILE or a pipe");
 		goto out;
 	}
 	o.load.symbolize = 0;

@@ -537,59 +537,41 @@ static void print_text(const struct info *in)
 	}
 }
 
-/* A JSON string of s: Jansson takes only UTF-8; other bytes become '?'. */
-enum { OPT_FORMAT = OPTION_COMMAND_FIRST, OPT_PROCESSES, OPT_MODULES };
-
 struct info_args {
-	const struct analyze_command *cmd;
-	int json;
+	int json; /* --format json */
 	int processes, modules; /* --processes, --modules */
 };
 
-static int info_handle(int opt, const char *arg, void *ctx)
-{
-	struct info_args *a = ctx;
-	if (opt == OPT_PROCESSES || opt == OPT_MODULES) {
-		*(opt == OPT_PROCESSES ? &a->processes : &a->modules) = 1;
-		return 0;
-	}
-	if (opt == OPT_FORMAT && (!strcmp(arg, "text") || !strcmp(arg, "json"))) {
-		a->json = !strcmp(arg, "json");
-		return 0;
-	}
-	usage_error(a->cmd, "--format wants text or json, not '%s'", arg);
-	return -1;
-}
+static const struct option_choice format_choices[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
 
-static const struct option info_long_options[] = {
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"processes", no_argument, NULL, OPT_PROCESSES},
-	{"modules", no_argument, NULL, OPT_MODULES},
-	{NULL, 0, NULL, 0},
+static const struct option_row info_rows[] = {
+	OPT_CHOICE(0, "format", "FORMAT", struct info_args, json, format_choices,
+		   "text (default) or json: one object with every figure\n"
+		   "the text shows (totals per value type, threads,\n"
+		   "modules, file, metadata, corrected figures)"),
+	OPT_FLAG(0, "processes", struct info_args, processes, 1,
+		 "a trace of many processes: every process and\n"
+		 "thread (default: one line per command)"),
+	OPT_FLAG(0, "modules", struct info_args, modules, 1,
+		 "a trace of many processes: every module of each\n"
+		 "(default: one line per distinct module)"),
+	OPT_END(),
+};
+
+static const struct analyze_command info_command = {
+	.name = "info",
+	.synopsis = "analyze info [options] TRACE",
+	.summary = "Describe a trace: the run, its totals, threads, modules and the file.",
+	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_SELECT | OPTGROUP_PAGER,
+	.options = info_rows,
 };
 
 int cmd_info(int argc, char **argv)
 {
-	struct info_args args = { 0 };
-	const struct analyze_command cmd = {
-		.name = "info",
-		.synopsis = "analyze info [options] TRACE",
-		.summary = "Describe a trace: the run, its totals, threads, modules and the file.",
-		.help = "      --format FORMAT     text (default) or json: one object with every figure\n"
-			"                          the text shows (totals per value type, threads,\n"
-			"                          modules, file, metadata, corrected figures)\n"
-			"      --processes         a trace of many processes: every process and\n"
-			"                          thread (default: one line per command)\n"
-			"      --modules           a trace of many processes: every module of each\n"
-			"                          (default: one line per distinct module)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_SELECT | OPTGROUP_PAGER,
-		.options = info_long_options,
-		.handle = info_handle,
-		.ctx = &args,
-	};
-	args.cmd = &cmd;
+	struct info_args args = {0};
+	const struct analyze_command *cmd = &info_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &args, &o);
 	if (rc >= 0)
 		return rc;
 	o.load.symbolize = 0;
@@ -624,7 +606,7 @@ int cmd_info(int argc, char **argv)
 		in.nmeasured = p->nthreads;
 		profile_free(all);
 	}
-	rc = p ? options_resolve_value(&cmd, &o, p, &in.value) : 1;
+	rc = p ? options_resolve_value(cmd, &o, p, &in.value) : 1;
 	if (rc == 0) {
 		if (!o.value_name)
 			in.value = profile_display_value(p, p->default_value);
@@ -658,7 +640,7 @@ int cmd_info(int argc, char **argv)
 		free(in.thread_rows);
 		free(in.thread_cpu);
 		free(in.thread_off);
-		rc = finish_output(&cmd);
+		rc = finish_output(cmd);
 	}
 	if (p)
 		load_stats_free(&st);

@@ -18,27 +18,30 @@
 #include "view.h"
 #include "view_tui.h"
 
-enum { OPT_NOISEFLOOR = OPTION_COMMAND_FIRST };
-
-static const struct option view_long_options[] = {
-	{"noisefloor", required_argument, NULL, OPT_NOISEFLOOR},
-	{NULL, 0, NULL, 0},
-};
-
 struct view_args {
-	const struct analyze_command *cmd;
 	double noisefloor;
 };
 
-static int view_handle(int opt, const char *arg, void *ctx)
-{
-	struct view_args *a = ctx;
-	if (opt == OPT_NOISEFLOOR && (parse_double(arg, &a->noisefloor) || a->noisefloor < 0)) {
-		usage_error(a->cmd, "--noisefloor wants a number >= 0, not '%s'", arg);
-		return -1;
-	}
-	return opt == OPT_NOISEFLOOR ? 0 : -1;
-}
+static const struct option_row view_rows[] = {
+	OPT_DOUBLE(0, "noisefloor", "X", struct view_args, noisefloor, 0, "a number >= 0",
+		   "start with tree's noisefloor X (f changes it)"),
+	OPT_END(),
+};
+
+static const struct analyze_command view_command = {
+	.name = "view",
+	.synopsis = "analyze view [options] TRACE",
+	.summary = "Explore a trace full-screen: the call tree ranked by the chosen value (time for\n"
+		   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
+		   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
+		   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
+		   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
+		   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
+		   "? lists the keys, q quits. Needs a terminal.",
+	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE |
+		  OPTGROUP_LOOK,
+	.options = view_rows,
+};
 
 /* Loading's messages: errors said on stderr now, warnings kept for the viewer. */
 struct view_sink {
@@ -64,25 +67,9 @@ static void view_progress(void *ctx, const char *text)
 int cmd_view(int argc, char **argv)
 {
 	struct view_args a = {0};
-	const struct analyze_command cmd = {
-		.name = "view",
-		.synopsis = "analyze view [options] TRACE",
-		.summary = "Explore a trace full-screen: the call tree ranked by the chosen value (time for\n"
-			   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
-			   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
-			   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
-			   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
-			   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
-			   "? lists the keys, q quits. Needs a terminal.",
-		.help = "      --noisefloor X      start with tree's noisefloor X (f changes it)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE | OPTGROUP_LOOK,
-		.options = view_long_options,
-		.handle = view_handle,
-		.ctx = &a,
-	};
-	a.cmd = &cmd;
+	const struct analyze_command *cmd = &view_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &a, &o);
 	if (rc >= 0)
 		return rc;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -106,7 +93,7 @@ int cmd_view(int argc, char **argv)
 	o.filter.view = FILTER_VIEW_NONE;
 	p = filter_profile_consume(p, &o.filter);
 	o.filter.view = start;
-	if ((rc = options_resolve_value(&cmd, &o, p, &value)) != 0)
+	if ((rc = options_resolve_value(cmd, &o, p, &value)) != 0)
 		goto out;
 	if (!o.value_name)
 		value = PROFILE_NO_VALUE; /* what a viewer shows of the default */

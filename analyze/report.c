@@ -36,7 +36,7 @@ int report_command(int argc, char **argv, const struct analyze_command *cmd, rep
 		   void *ctx)
 {
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, ctx, &o);
 	if (rc >= 0)
 		return rc;
 	struct profile *p = report_profile(&o);

@@ -167,8 +167,9 @@ struct profile *report_profile(struct analyze_options *o);
 /* Prints a report of p with the command's options o and the value shown. */
 typedef void (*report_print_fn)(const struct report *r, void *ctx);
 
-/* Whole run of a report command: parse argv for cmd, load, filter, resolve
- * --value, print to stdout, check the output; the exit status. */
+/* Whole run of a report command: parse argv for cmd (its own rows into
+ * ctx), load, filter, resolve --value, print(r, ctx) to stdout, check the
+ * output; the exit status. */
 int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print,
 		   void *ctx);
 
