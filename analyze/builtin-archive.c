@@ -186,10 +186,10 @@ int cmd_archive(int argc, char **argv)
 		rc = usage_error(cmd, "a tar archive is binary; use -o FILE or a pipe");
 		goto out;
 	}
-	o.load.symbolize = 0;
-	o.load.open_modules = 0;
-	o.load.diag = diag_stderr_sink();
-	struct profile *p = load_trace(o.trace, &o.load, NULL);
+	struct load_options lo = o.load;
+	lo.symbolize = 0;
+	lo.open_modules = 0;
+	struct profile *p = load_trace(o.operands[0], &lo, NULL);
 	if (!p) {
 		rc = 1;
 		goto out;

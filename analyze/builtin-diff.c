@@ -104,30 +104,28 @@ static void run_progress(void *ctx, const char *text)
 	diag_progress(diag_stderr_sink(), "%s", text);
 }
 
-static struct profile *load_run(struct analyze_options *o, const char *path, const char *role)
+static struct profile *load_run(const struct analyze_options *o, const char *path, const char *role)
 {
 	struct run_sink rs = {{run_message, run_progress, NULL}, role};
 	rs.sink.ctx = &rs;
-	o->trace = path;
-	o->load.diag = &rs.sink;
-	struct profile *p = load_trace(path, &o->load, NULL);
-	o->load.diag = diag_stderr_sink();
-	return p ? filter_profile_consume(p, &o->filter) : NULL;
+	struct load_options lo = o->load;
+	lo.diag = &rs.sink;
+	return report_profile(path, &lo, &o->filter);
 }
 
-static int write_output(const struct diff_args *a, struct analyze_options *o, const struct diff *d)
+static int write_output(const struct diff_args *a, const struct analyze_options *o, const struct diff *d)
 {
 	struct output out;
 	if (output_open(&out, a->output) < 0) {
 		fprintf(stderr, "analyze diff: %s: %s\n", a->output, strerror(errno));
 		return 1;
 	}
-	if (out.path)
-		o->color = 0; /* colors only on a terminal */
 	int ok = 1;
 	if (a->format == FORMAT_TEXT || a->format == FORMAT_TSV) {
 		struct report r;
 		report_init(&r, out.file, d->p, o, DIFF_VALUE);
+		if (out.path)
+			palette_init(&r.pal, 0); /* colors only on a terminal */
 		struct diff_view v = a->view;
 		v.tsv = a->format == FORMAT_TSV;
 		if (!out.path)

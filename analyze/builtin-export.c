@@ -88,13 +88,14 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 
-	struct profile *p = report_profile(&o); /* loaded and filtered as tree and flat do */
+	const char *trace = o.operands[0];
+	struct profile *p = report_profile(trace, &o.load, &o.filter); /* loaded and filtered as tree and flat do */
 	if (!p) {
 		rc = 1;
 		goto out;
 	}
 	uint32_t value;
-	if ((rc = options_resolve_value(cmd, &o, p, &value)) != 0) {
+	if ((rc = options_resolve_value(cmd, &o, p, trace, &value)) != 0) {
 		profile_free(p);
 		goto out;
 	}

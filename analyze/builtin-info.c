@@ -574,13 +574,14 @@ int cmd_info(int argc, char **argv)
 	int rc = analyze_options_parse(argc, argv, cmd, &args, &o);
 	if (rc >= 0)
 		return rc;
-	o.load.symbolize = 0;
-	o.load.open_modules = 1;
-	o.load.diag = diag_stderr_sink();
-	o.load.offline = 1; /* info says what is here; downloads are for reports */
+	struct load_options lo = o.load;
+	lo.symbolize = 0;
+	lo.open_modules = 1;
+	lo.offline = 1; /* info says what is here; downloads are for reports */
+	const char *trace = o.operands[0];
 	struct load_stats st;
-	struct profile *p = load_trace(o.trace, &o.load, &st);
-	struct info in = {.trace = o.trace, .p = p, .st = &st, .select = &o.filter,
+	struct profile *p = load_trace(trace, &lo, &st);
+	struct info in = {.trace = trace, .p = p, .st = &st, .select = &o.filter,
 			  .list_processes = args.processes, .list_modules = args.modules};
 	uint64_t *measured = NULL;
 	if (p) {
@@ -606,7 +607,7 @@ int cmd_info(int argc, char **argv)
 		in.nmeasured = p->nthreads;
 		profile_free(all);
 	}
-	rc = p ? options_resolve_value(cmd, &o, p, &in.value) : 1;
+	rc = p ? options_resolve_value(cmd, &o, p, trace, &in.value) : 1;
 	if (rc == 0) {
 		if (!o.value_name)
 			in.value = profile_display_value(p, p->default_value);

@@ -57,12 +57,6 @@ static const struct analyze_command plot_command = {
 	.options = plot_rows,
 };
 
-static struct profile *load(struct analyze_options *o, const char *path)
-{
-	o->trace = path;
-	return report_profile(o);
-}
-
 int cmd_plot(int argc, char **argv)
 {
 	struct plot_args a = {.normalize = 1, .confidence = DIFF_DEFAULT_CONFIDENCE};
@@ -104,12 +98,13 @@ int cmd_plot(int argc, char **argv)
 	int have_diff = 0;
 	char err[2048], title[4096];
 	rc = 1;
+	struct load_options lo = o.load;
 	/* Allocations over time: rows per time bin (load_allocs.c). */
 	if (kind == PLOT_HEAP || kind == PLOT_RATE || kind == PLOT_TIMELINE)
-		o.load.alloc_bins = 256;
+		lo.alloc_bins = 256;
 	if (kind == PLOT_DIFF) {
-		base = load(&o, o.operands[1]);
-		p = base ? load(&o, o.operands[2]) : NULL;
+		base = report_profile(o.operands[1], &lo, &o.filter);
+		p = base ? report_profile(o.operands[2], &lo, &o.filter) : NULL;
 		if (!p)
 			goto out;
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
@@ -127,9 +122,9 @@ int cmd_plot(int argc, char **argv)
 		rq.trace = title;
 		rq.diff = &d;
 	} else {
-		if (!(p = load(&o, o.operands[1])))
+		if (!(p = report_profile(o.operands[1], &lo, &o.filter)))
 			goto out;
-		if (o.value_name && (rc = options_resolve_value(cmd, &o, p, &rq.value)) != 0)
+		if (o.value_name && (rc = options_resolve_value(cmd, &o, p, o.operands[1], &rq.value)) != 0)
 			goto out;
 		rc = 1;
 		rq.p = p;

@@ -69,17 +69,18 @@ int cmd_source(int argc, char **argv)
 	int rc = analyze_options_parse(argc, argv, cmd, &so, &o);
 	if (rc >= 0)
 		return rc;
+	so.trace = o.operands[0];
 	so.file = o.noperands > 1 ? o.operands[1] : NULL;
 	if (so.file && so.asm_function) {
 		rc = usage_error(cmd, "--asm shows functions, not a FILE: give one or the other");
 		analyze_options_free(&o);
 		return rc;
 	}
-	struct profile *p = report_profile(&o);
+	struct profile *p = report_profile(so.trace, &o.load, &o.filter);
 	uint32_t value = 0;
 	if (!p)
 		rc = 1; /* report_profile has said what went wrong */
-	else if ((rc = options_resolve_value(cmd, &o, p, &value)) == 0 && !o.value_name)
+	else if ((rc = options_resolve_value(cmd, &o, p, so.trace, &value)) == 0 && !o.value_name)
 		value = profile_display_value(p, value); /* time, not timer periods */
 	if (rc == 0) {
 		struct report r;

@@ -82,29 +82,30 @@ int cmd_view(int argc, char **argv)
 	struct view_sink vs = {{0}, {0}};
 	vs.list = diag_list_sink(&vs.warnings);
 	struct diag_sink sink = {view_message, view_progress, &vs};
-	o.load.diag = &sink;
-	struct profile *p = load_trace(o.trace, &o.load, NULL);
+	struct load_options lo = o.load;
+	lo.diag = &sink;
+	const char *trace = o.operands[0];
+	struct profile *p = load_trace(trace, &lo, NULL);
 	uint32_t value = PROFILE_NO_VALUE;
 	rc = 1;
 	if (!p)
 		goto out; /* said on stderr */
 	/* --leaks, --peak, --temporary: the viewer makes every view (L) and starts on that one. */
-	enum filter_view start = o.filter.view;
-	o.filter.view = FILTER_VIEW_NONE;
-	p = filter_profile_consume(p, &o.filter);
-	o.filter.view = start;
-	if ((rc = options_resolve_value(cmd, &o, p, &value)) != 0)
+	struct filter_options every_view = o.filter;
+	every_view.view = FILTER_VIEW_NONE;
+	p = filter_profile_consume(p, &every_view);
+	if ((rc = options_resolve_value(cmd, &o, p, trace, &value)) != 0)
 		goto out;
 	if (!o.value_name)
 		value = PROFILE_NO_VALUE; /* what a viewer shows of the default */
 	struct view_options vo = {
-		.trace = o.trace,
+		.trace = trace,
 		.value = value,
 		.combine = o.combine,
 		.full_paths = o.full_paths,
 		.noisefloor = a.noisefloor,
 		.mincount = o.mincount,
-		.view = start,
+		.view = o.filter.view,
 		.search_dirs = o.load.search_dirs,
 		.nsearch_dirs = o.load.nsearch_dirs,
 		.diag = &sink,

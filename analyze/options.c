@@ -458,7 +458,7 @@ static void point_at_lists(struct analyze_options *o)
 static void resolve(const struct analyze_command *cmd, struct analyze_options *o)
 {
 	point_at_lists(o);
-	o->trace = o->operands[0];
+	o->load.diag = diag_stderr_sink();
 	o->color = terminal_use_color(color_choices[o->color_when].name, STDOUT_FILENO);
 	if (o->width < 0)
 		o->width = terminal_width(STDOUT_FILENO);
@@ -562,11 +562,11 @@ void options_start_pager(const struct analyze_options *o)
 }
 
 int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,
-			  const struct profile *p, uint32_t *value)
+			  const struct profile *p, const char *trace, uint32_t *value)
 {
 	if (o->filter.view && profile_find_value_type(p, filter_view_type(o->filter.view)) == PROFILE_NO_VALUE)
 		return usage_error(cmd, "%s: %s has no allocations (record them with collect --allocs)",
-				   filter_view_option(o->filter.view), o->trace);
+				   filter_view_option(o->filter.view), trace);
 	if (!o->value_name) {
 		*value = p->default_value;
 		return 0;
@@ -578,7 +578,7 @@ int options_resolve_value(const struct analyze_command *cmd, const struct analyz
 	if (filter_view_lacks(o->filter.view, o->value_name, names, sizeof(names)))
 		return usage_error(cmd, "--value %s with %s: %s", o->value_name, filter_view_option(o->filter.view),
 				   names);
-	return usage_error(cmd, "--value %s: %s has the value types %s", o->value_name, o->trace,
+	return usage_error(cmd, "--value %s: %s has the value types %s", o->value_name, trace,
 			   profile_value_type_names(p, names, sizeof(names)));
 }
 

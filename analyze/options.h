@@ -70,7 +70,7 @@ struct option_regexes {
 };
 
 struct analyze_options {
-	struct load_options load;     /* OPTGROUP_LOAD */
+	struct load_options load;     /* OPTGROUP_LOAD; load.diag: the command line's sink (stderr) */
 	struct filter_options filter; /* OPTGROUP_FILTER, OPTGROUP_SELECT, OPTGROUP_PROGRAMS */
 	uint64_t mincount;            /* 0: no limit */
 	int lines;                    /* --lines: one row per source line */
@@ -80,7 +80,6 @@ struct analyze_options {
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
 	int pager;                    /* resolved OPTGROUP_PAGER: 1 to page (options_start_pager) */
 	const char *value_name;       /* --value TYPE, NULL: the profile's default */
-	const char *trace;            /* the TRACE operand (the first operand) */
 	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
 	int noperands;
 	/* As given, before the parse resolves them into color and pager. */
@@ -182,7 +181,7 @@ struct analyze_command {
  * Parse argv (argv[0] is the command name) into o and, for the command's
  * own rows, into ctx: -1 when the command should run (o->operands set),
  * otherwise the exit status to return right away: 0 after --help, 2 after
- * a one-line usage error on stderr. o->trace is the first operand.
+ * a one-line usage error on stderr.
  */
 int analyze_options_parse(int argc, char **argv, const struct analyze_command *cmd, void *ctx,
 			  struct analyze_options *o);
@@ -207,12 +206,12 @@ int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * The value type --value names in the loaded profile p (its default when
+ * The value type --value names in trace, loaded as p (its default when
  * --value was not given): 0 with *value set, or 2 after a usage error that
  * lists the types p has.
  */
 int options_resolve_value(const struct analyze_command *cmd, const struct analyze_options *o,
-			  const struct profile *p, uint32_t *value);
+			  const struct profile *p, const char *trace, uint32_t *value);
 
 /*
  * End of a command's output: flush and close standard output. 0, or 1 after
