@@ -86,33 +86,6 @@ static const struct analyze_command diff_command = {
 	.options = diff_rows,
 };
 
-/* Load messages say which run they are about: "new trace b.zst: ...". */
-struct run_sink {
-	struct diag_sink sink;
-	const char *role;
-};
-
-static void run_message(void *ctx, enum diag_level level, const char *text)
-{
-	const struct run_sink *rs = ctx;
-	diag(diag_stderr_sink(), level, "%s trace %s", rs->role, text);
-}
-
-static void run_progress(void *ctx, const char *text)
-{
-	(void)ctx;
-	diag_progress(diag_stderr_sink(), "%s", text);
-}
-
-static struct profile *load_run(const struct analyze_options *o, const char *path, const char *role)
-{
-	struct run_sink rs = {{run_message, run_progress, NULL}, role};
-	rs.sink.ctx = &rs;
-	struct load_options lo = o->load;
-	lo.diag = &rs.sink;
-	return report_profile(path, &lo, &o->filter);
-}
-
 static int write_output(const struct diff_args *a, const struct analyze_options *o, const struct diff *d)
 {
 	struct output out;
@@ -178,28 +151,18 @@ int cmd_diff(int argc, char **argv)
 		analyze_options_free(&o);
 		return rc;
 	}
-	const char *base_path = o.operands[0], *new_path = o.operands[1];
-	struct profile *base = load_run(&o, base_path, "base");
-	struct profile *new = base ? load_run(&o, new_path, "new") : NULL;
-	rc = 1;
-	if (base && new) {
-		struct diff d;
-		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
-					    .confidence = a.confidence, .diag = diag_stderr_sink(),
-					    .threads_filtered = o.filter.ntids > 0};
-		char err[1024];
-		if (diff_build(&d, base, base_path, new, new_path, &dopt, err, sizeof(err)) < 0) {
-			if (o.value_name)
-				rc = usage_error(cmd, "%s", err);
-			else
-				fprintf(stderr, "analyze diff: %s\n", err);
-		} else {
-			rc = write_output(&a, &o, &d);
-			diff_free(&d);
-		}
-	}
-	profile_free(base);
-	profile_free(new);
+	struct diff d;
+	struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
+				    .confidence = a.confidence, .diag = diag_stderr_sink()};
+	char err[1024];
+	rc = diff_load(&d, o.operands[0], o.operands[1], &o.load, &o.filter, &dopt, err, sizeof(err));
+	if (rc == DIFF_INCOMPARABLE) /* a usage error when --value named the type */
+		rc = o.value_name ? usage_error(cmd, "%s", err) : runtime_error(cmd, "%s", err);
+	else if (rc == DIFF_UNREADABLE)
+		rc = 1; /* the load said why */
+	else
+		rc = write_output(&a, &o, &d);
+	diff_free(&d);
 	analyze_options_free(&o);
 	return rc;
 }

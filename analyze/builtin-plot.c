@@ -93,51 +93,34 @@ int cmd_plot(int argc, char **argv)
 		.keep_dir = a.keep,
 		.diag = diag_stderr_sink(),
 	};
-	struct profile *p = NULL, *base = NULL;
+	struct profile *p = NULL;
 	struct diff d = {0};
-	int have_diff = 0;
 	char err[2048], title[4096];
-	rc = 1;
 	struct load_options lo = o.load;
 	/* Allocations over time: rows per time bin (load_allocs.c). */
 	if (kind == PLOT_HEAP || kind == PLOT_RATE || kind == PLOT_TIMELINE)
 		lo.alloc_bins = 256;
 	if (kind == PLOT_DIFF) {
-		base = report_profile(o.operands[1], &lo, &o.filter);
-		p = base ? report_profile(o.operands[2], &lo, &o.filter) : NULL;
-		if (!p)
-			goto out;
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
-					    .confidence = a.confidence, .diag = diag_stderr_sink(),
-					    .threads_filtered = o.filter.ntids > 0};
-		if (diff_build(&d, base, o.operands[1], p, o.operands[2], &dopt, err, sizeof(err)) < 0) {
-			if (o.value_name)
-				rc = usage_error(cmd, "%s", err);
-			else
-				fprintf(stderr, "analyze plot: %s\n", err);
-			goto out;
-		}
-		have_diff = 1;
+					    .confidence = a.confidence, .diag = diag_stderr_sink()};
+		rc = diff_load(&d, o.operands[1], o.operands[2], &lo, &o.filter, &dopt, err, sizeof(err));
+		if (rc == DIFF_INCOMPARABLE) /* a usage error when --value named the type */
+			rc = o.value_name ? usage_error(cmd, "%s", err) : runtime_error(cmd, "%s", err);
+		else if (rc == DIFF_UNREADABLE)
+			rc = 1; /* the load said why */
 		snprintf(title, sizeof(title), "%s -> %s", o.operands[1], o.operands[2]);
 		rq.trace = title;
 		rq.diff = &d;
 	} else {
-		if (!(p = report_profile(o.operands[1], &lo, &o.filter)))
-			goto out;
-		if (o.value_name && (rc = options_resolve_value(cmd, &o, p, o.operands[1], &rq.value)) != 0)
-			goto out;
-		rc = 1;
-		rq.p = p;
+		rq.p = p = report_profile(o.operands[1], &lo, &o.filter);
+		rc = !p ? 1 : o.value_name ? options_resolve_value(cmd, &o, p, o.operands[1], &rq.value) : 0;
 	}
-	if (plot_make(&rq, err, sizeof(err)) < 0)
-		fprintf(stderr, "analyze plot: %s\n", err);
-	else
-		rc = text ? finish_output(cmd) : 0;
-out:
-	if (have_diff)
-		diff_free(&d);
+	if (rc == 0 && plot_make(&rq, err, sizeof(err)) < 0)
+		rc = runtime_error(cmd, "%s", err);
+	else if (rc == 0 && text)
+		rc = finish_output(cmd);
+	diff_free(&d);
 	profile_free(p);
-	profile_free(base);
 	analyze_options_free(&o);
 	return rc;
 }

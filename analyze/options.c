@@ -159,6 +159,17 @@ int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
 	return 2;
 }
 
+int runtime_error(const struct analyze_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "analyze %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
 int parse_u64(const char *s, uint64_t *out)
 {
 	if (!s || !*s || *s == '-' || *s == '+')

@@ -201,8 +201,11 @@ int parse_double(const char *s, double *out);
 int option_confidence(const struct analyze_command *cmd, const struct option_row *row, void *target,
 		      const char *arg);
 
-/* One-line usage error "analyze CMD: message" on stderr; returns 2. */
+/* One-line usage error "analyze CMD: message (see 'analyze CMD --help')" on stderr; returns 2. */
 int usage_error(const struct analyze_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* One-line runtime error "analyze CMD: message" on stderr; returns 1. */
+int runtime_error(const struct analyze_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
