@@ -89,10 +89,8 @@ static const struct analyze_command diff_command = {
 static int write_output(const struct diff_args *a, const struct analyze_options *o, const struct diff *d)
 {
 	struct output out;
-	if (output_open(&out, a->output) < 0) {
-		fprintf(stderr, "analyze diff: %s: %s\n", a->output, strerror(errno));
-		return 1;
-	}
+	if (output_open(&out, a->output) < 0)
+		return runtime_error(&diff_command, "%s: %s", a->output, strerror(errno));
 	int ok = 1;
 	if (a->format == FORMAT_TEXT || a->format == FORMAT_TSV) {
 		struct report r;
@@ -116,16 +114,14 @@ static int write_output(const struct diff_args *a, const struct analyze_options 
 	int saved = errno;
 	if (!out.path) {
 		if (!ok)
-			fprintf(stderr, "analyze diff: writing standard output: %s\n", strerror(saved));
+			runtime_error(&diff_command, "writing standard output: %s", strerror(saved));
 		return finish_output(&diff_command) || !ok;
 	}
 	if (output_close(&out, ok) < 0 && ok) {
 		ok = 0;
 		saved = errno;
 	}
-	if (!ok)
-		fprintf(stderr, "analyze diff: writing %s: %s\n", a->output, strerror(saved));
-	return ok ? 0 : 1;
+	return ok ? 0 : runtime_error(&diff_command, "writing %s: %s", a->output, strerror(saved));
 }
 
 int cmd_diff(int argc, char **argv)

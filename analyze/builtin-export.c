@@ -108,9 +108,8 @@ int cmd_export(int argc, char **argv)
 	};
 	struct output d;
 	if (output_open(&d, a.output) < 0) {
-		fprintf(stderr, "analyze export: %s: %s\n", a.output, strerror(errno));
+		rc = runtime_error(cmd, "%s: %s", a.output, strerror(errno));
 		profile_free(p);
-		rc = 1;
 		goto out;
 	}
 	/* Exports run to hundreds of megabytes; large writes are much cheaper. */
@@ -121,11 +120,8 @@ int cmd_export(int argc, char **argv)
 		ok = 0;
 		saved = errno;
 	}
-	if (!ok)
-		fprintf(stderr, "analyze export: writing %s: %s\n", to_stdout ? "standard output" : a.output,
-			strerror(saved));
+	rc = ok ? 0 : runtime_error(cmd, "writing %s: %s", output_name(&d), strerror(saved));
 	profile_free(p);
-	rc = ok ? 0 : 1;
 out:
 	analyze_options_free(&o);
 	return rc;

@@ -73,11 +73,10 @@ int cmd_view(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "analyze view: standard %s is not a terminal (analyze tree, flat and source "
-				"print reports anywhere)\n",
-			isatty(STDIN_FILENO) ? "output" : "input");
+		rc = runtime_error(cmd, "standard %s is not a terminal (analyze tree, flat and source print reports anywhere)",
+				   isatty(STDIN_FILENO) ? "output" : "input");
 		analyze_options_free(&o);
-		return 1;
+		return rc;
 	}
 	struct view_sink vs = {{0}, {0}};
 	vs.list = diag_list_sink(&vs.warnings);
@@ -118,8 +117,7 @@ int cmd_view(int argc, char **argv)
 	int sig = view_tui_run(v, o.color, err, sizeof(err));
 	view_free(v);
 	if (sig < 0) {
-		fprintf(stderr, "analyze view: %s\n", err);
-		rc = 1;
+		rc = runtime_error(cmd, "%s", err);
 	} else if (sig > 0) {
 		diag_list_free(&vs.warnings);
 		analyze_options_free(&o);

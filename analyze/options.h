@@ -139,7 +139,12 @@ struct option_row {
 /* The offset of member m of struct type T, checked at compile time to be size bytes. */
 #define OPTION_FIELD(T, m, size) (offsetof(T, m) + 0 * sizeof(char[sizeof(((T *)0)->m) == (size) ? 1 : -1]))
 
-/* Rows as the commands write them: short letter (or 0), long name, value name, target, ..., help. */
+/*
+ * Rows as the commands write them, git's way: s the letter (or 0), l the long
+ * name, a the value's name, T and m the target's struct type and member, v
+ * the value a flag sets, c the choices, lo and hi the values accepted, w what
+ * a bad value is told it should be, h the help text.
+ */
 #define OPT_FLAG(s, l, T, m, v, h) \
 	{.short_name = (s), .name = (l), .help = (h), .type = OPTION_FLAG, .offset = OPTION_FIELD(T, m, sizeof(int)), .set = (v)}
 #define OPT_STRING(s, l, a, T, m, h)                                                                      \
