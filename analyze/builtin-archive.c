@@ -1,256 +1,86 @@
 /*
- * builtin-archive.c - "analyze archive TRACE -o FILE.tar": every file the
- * trace's modules are read from (each module, its debug file, its dwz
- * supplementary file, its split DWARF .dwp or .dwo files), packed by
- * build-id with a manifest, as perf archive does, so that the trace can be
- * analysed on another machine: unpack it and pass the directory to
- * --search-dir.
- *
- * Layout: DIR/.build-id/xx/yyyy (the module), .build-id/xx/yyyy.debug (its
- * debug file, or a supplementary file by its own build-id), .build-id/
- * xx/yyyy.dwp; a file without a build-id (a module, a .dwo) by its absolute
- * path below the top; ipscope-archive.txt says what is what. The files are
- * found exactly as tree and flat find them (the same options: --debug-dir,
- * --search-dir, debuginfod), and only with the traced build-id.
+ * builtin-archive.c - "analyze archive TRACE -o FILE.tar": the files the
+ * trace's modules are read from, packed by build-id as perf archive does
+ * (archive.h), to analyse the trace on another machine with --search-dir.
+ * The tar goes through output.h: a file appears only once complete.
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "archive.h"
 #include "builtin.h"
-#include "diagnostics.h"
-#include "terminal.h"
-#include "load.h"
 #include "options.h"
-#include "symbolize.h"
-#include "tar.h"
-
-#define MANIFEST "ipscope-archive.txt"
+#include "output.h"
 
 struct archive_args {
-	const struct analyze_command *cmd;
 	const char *output;
 };
 
-static const struct option archive_options_long[] = {
-	{"output", required_argument, NULL, 'o'},
-	{NULL, 0, NULL, 0},
+static const struct option_row archive_rows[] = {
+	OPT_STRING('o', "output", "FILE", struct archive_args, output,
+		   "the tar file to write ('-': standard output); required"),
+	OPT_END(),
 };
 
-static const char archive_help[] =
-	"  -o, --output FILE       the tar file to write ('-': standard output); required\n";
-
-static int handle_archive_option(int opt, const char *arg, void *ctx)
-{
-	struct archive_args *a = ctx;
-	if (opt != 'o')
-		return -1;
-	a->output = arg;
-	return 0;
-}
-
-/* Hex build-id text (the profile's) into bytes; returns the length. */
-static size_t unhex(const char *hex, uint8_t *out, size_t cap)
-{
-	size_t n = 0;
-	for (; hex[0] && hex[1] && n < cap; hex += 2) {
-		unsigned v;
-		if (sscanf(hex, "%2x", &v) != 1)
-			break;
-		out[n++] = (uint8_t)v;
-	}
-	return n;
-}
-
-/* The archive member a file goes in (see the header comment). */
-static void member_of(const struct symbol_file *f, char *out, size_t len)
-{
-	static const struct {
-		const char *kind, *suffix;
-	} suffixes[] = {{"module", ""}, {"debug", ".debug"}, {"sup", ".debug"}, {"dwp", ".dwp"}};
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		if (strcmp(f->kind, suffixes[i].kind) != 0 || f->build_id_len < 2)
-			continue;
-		int n = snprintf(out, len, ".build-id/%02x/", f->build_id[0]);
-		for (size_t b = 1; b < f->build_id_len && (size_t)n + 2 < len; b++)
-			n += snprintf(out + n, len - (size_t)n, "%02x", f->build_id[b]);
-		snprintf(out + n, len - (size_t)n, "%s", suffixes[i].suffix);
-		return;
-	}
-	snprintf(out, len, "%s", f->path[0] == '/' ? f->path + 1 : f->path);
-}
-
-/* Members written so far, so a file shared by modules goes in once. */
-struct members {
-	char **names;
-	size_t n, cap;
+static const struct analyze_command archive_command = {
+	.name = "archive",
+	.synopsis = "analyze archive -o FILE.tar [options] TRACE",
+	.summary = "Pack every module and debug file the trace needs, by build-id, to analyse "
+		   "it elsewhere with --search-dir.",
+	.groups = OPTGROUP_LOAD,
+	.options = archive_rows,
 };
 
-static int seen(struct members *m, const char *name)
+/* A file left out: "analyze archive: warning: ..." (every one said, whatever -q). */
+static void archive_warning(void *ctx, enum diag_level level, const char *text)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->names[i], name))
-			return 1;
-	ALLOC_GROW(m->names, m->n + 1, m->cap);
-	m->names[m->n++] = strdup_or_abort(name);
-	return 0;
-}
-
-/* Pack what the modules of p are read from; the manifest text grows in *manifest. */
-static int pack(struct tar_writer *t, const struct profile *p, const struct load_options *lo,
-		char **manifest, size_t *manifest_len, unsigned *missing)
-{
-	struct symbolizer_options so = {
-		.debug_dirs = lo->debug_dirs,
-		.ndebug_dirs = lo->ndebug_dirs,
-		.search_dirs = lo->search_dirs,
-		.nsearch_dirs = lo->nsearch_dirs,
-		.demangle = 1,
-		.offline = lo->offline,
-		.debuginfod_timeout = lo->debuginfod_timeout,
-	};
-	struct symbolizer *s = symbolizer_new(&so);
-	if (!s)
-		abort_out_of_memory();
-	FILE *mf = open_memstream(manifest, manifest_len);
-	if (!mf)
-		abort_out_of_memory();
-	fprintf(mf, "# ipscope archive: the files the trace's modules are read from.\n"
-		    "# Unpack it and pass its directory to analyze --search-dir.\n"
-		    "# build-id\tkind\tmember\tread from\t[the module as the trace names it]\n");
-	struct members done = {0};
-	for (uint32_t i = 0; i < p->nmodules && !t->error; i++) {
-		const char *path = profile_string(p, p->modules[i].path);
-		const char *hex = profile_string(p, p->modules[i].build_id);
-		if (path[0] == '[' || strstr(path, "linux-vdso"))
-			continue; /* the kernel's: no file */
-		uint8_t id[64];
-		size_t idlen = unhex(hex, id, sizeof(id));
-		char warning[8192] = "", safe[8192], safe2[8192], safe3[8192];
-		struct symbol_module *m = symbolizer_module(s, path, id, idlen, warning, sizeof(warning));
-		if (!m)
-			abort_out_of_memory();
-		const struct symbol_file *files;
-		size_t nfiles = symbol_module_files(m, &files);
-		if (nfiles == 0) {
-			fprintf(stderr, "analyze archive: warning: %s: not archived\n",
-				escape_text(warning, safe, sizeof(safe)));
-			fprintf(mf, "%s\tmissing\t-\t%s\n", *hex ? hex : "-", escape_text(path, safe, sizeof(safe)));
-			(*missing)++;
-			continue;
-		}
-		for (size_t f = 0; f < nfiles && !t->error; f++) {
-			char member[8192], why[512];
-			member_of(&files[f], member, sizeof(member));
-			if (seen(&done, member))
-				continue;
-			if (tar_add_file(t, member, files[f].path, why, sizeof(why)) < 0 && !t->error) {
-				fprintf(stderr, "analyze archive: warning: %s: %s: not archived\n",
-					escape_text(files[f].path, safe, sizeof(safe)), escape_text(why, safe2, sizeof(safe2)));
-				(*missing)++;
-				continue;
-			}
-			if (why[0])
-				fprintf(stderr, "analyze archive: warning: %s: %s\n",
-					escape_text(files[f].path, safe, sizeof(safe)), escape_text(why, safe2, sizeof(safe2)));
-			/* The manifest is one line per file: names escaped like a
-			 * terminal's, so a tab or newline in a path cannot split it. */
-			fprintf(mf, "%s\t%s\t%s\t%s%s%s\n", *hex ? hex : "-", files[f].kind,
-				escape_text(member, safe3, sizeof(safe3)), escape_text(files[f].path, safe, sizeof(safe)),
-				f == 0 ? "\t" : "", f == 0 ? escape_text(path, safe2, sizeof(safe2)) : "");
-		}
-	}
-	fclose(mf);
-	for (size_t i = 0; i < done.n; i++)
-		free(done.names[i]);
-	free(done.names);
-	symbolizer_free(s);
-	return t->error ? -1 : 0;
+	(void)ctx, (void)level;
+	fprintf(stderr, "analyze archive: warning: %s\n", text);
 }
 
 int cmd_archive(int argc, char **argv)
 {
 	struct archive_args a = {0};
-	const struct analyze_command cmd = {
-		.name = "archive",
-		.synopsis = "analyze archive -o FILE.tar [options] TRACE",
-		.summary = "Pack every module and debug file the trace needs, by build-id, to analyse "
-			   "it elsewhere with --search-dir.",
-		.help = archive_help,
-		.groups = OPTGROUP_LOAD,
-		.options = archive_options_long,
-		.short_options = "o:",
-		.handle = handle_archive_option,
-		.ctx = &a,
-	};
-	a.cmd = &cmd;
+	const struct analyze_command *cmd = &archive_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &a, &o);
 	if (rc >= 0)
 		return rc;
-	int to_stdout = a.output && !strcmp(a.output, "-");
-	if (!a.output) {
-		rc = usage_error(&cmd, "-o FILE is required");
+	struct profile *p = NULL;
+	struct output out;
+	if (!a.output)
+		rc = usage_error(cmd, "-o FILE is required");
+	else if (!strcmp(a.output, "-") && isatty(STDOUT_FILENO))
+		rc = usage_error(cmd, "a tar archive is binary; use -o FILE or a pipe");
+	if (rc >= 0)
+		goto out;
+	struct load_options lo = o.load;
+	lo.symbolize = 0;
+	lo.open_modules = 0;
+	rc = 1;
+	if (!(p = load_trace(o.operands[0], &lo, NULL)))
+		goto out;
+	if (output_open(&out, a.output) < 0) {
+		runtime_error(cmd, "%s: %s", a.output, strerror(errno));
 		goto out;
 	}
-	if (to_stdout && isatty(STDOUT_FILENO)) {
-		rc = usage_error(&cmd, "a tar archive is binary; use -o FILE or a pipe");
-		goto out;
-	}
-	o.load.symbolize = 0;
-	o.load.open_modules = 0;
-	o.load.diag = diag_stderr_sink();
-	struct profile *p = load_trace(o.trace, &o.load, NULL);
-	if (!p) {
-		rc = 1;
-		goto out;
-	}
-	/* Written beside the target and renamed: a failed archive never looks whole. */
-	char *temp = NULL;
-	FILE *out = stdout;
-	if (!to_stdout) {
-		if (asprintf(&temp, "%s.XXXXXX", a.output) < 0)
-			abort_out_of_memory();
-		int fd = mkstemp(temp);
-		out = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!out) {
-			fprintf(stderr, "analyze archive: %s: %s\n", a.output, strerror(errno));
-			free(temp);
-			profile_free(p);
-			rc = 1;
-			goto out;
-		}
-		mode_t mask = umask(0);
-		umask(mask);
-		(void)fchmod(fileno(out), 0666 & ~mask);
-	}
-	struct tar_writer t = {.out = out};
-	char *manifest = NULL;
-	size_t manifest_len = 0;
+	const struct diag_sink warnings = {archive_warning, NULL, NULL};
 	unsigned missing = 0;
-	int ok = pack(&t, p, &o.load, &manifest, &manifest_len, &missing) == 0 &&
-		 tar_add_data(&t, MANIFEST, manifest, manifest_len) == 0 && tar_finish(&t) == 0;
-	free(manifest);
-	if (!to_stdout) {
-		ok = fclose(out) == 0 && ok;
-		ok = ok && rename(temp, a.output) == 0;
-		if (!ok)
-			unlink(temp);
-		free(temp);
+	int ok = archive_write(out.file, p, &o.load, &warnings, &missing) == 0;
+	int saved = errno;
+	if (output_close(&out, ok) < 0 && ok) {
+		ok = 0;
+		saved = errno;
 	}
 	if (!ok)
-		fprintf(stderr, "analyze archive: writing %s: %s\n", to_stdout ? "standard output" : a.output,
-			strerror(t.error ? t.error : errno));
+		runtime_error(cmd, "writing %s: %s", output_name(&out), strerror(saved));
 	else if (missing)
-		fprintf(stderr, "analyze archive: %u file%s could not be archived (see above)\n", missing,
-			missing == 1 ? "" : "s");
-	profile_free(p);
+		runtime_error(cmd, "%u file%s could not be archived (see above)", missing, missing == 1 ? "" : "s");
 	rc = ok ? 0 : 1;
 out:
+	profile_free(p);
 	analyze_options_free(&o);
 	return rc;
 }

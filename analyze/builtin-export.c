@@ -21,115 +21,81 @@
 
 typedef int (*exporter_fn)(const struct profile *, const struct export_options *, FILE *);
 
+enum export_format { FORMAT_FOLDED, FORMAT_SPEEDSCOPE, FORMAT_PPROF };
+
 static const struct {
-	const char *name;
 	exporter_fn write;
 	int binary; /* not for a terminal */
 } formats[] = {
-	{ "folded", export_folded, 0 },
-	{ "speedscope", export_speedscope, 0 },
-	{ "pprof", export_pprof, 1 },
+	[FORMAT_FOLDED] = {export_folded, 0},
+	[FORMAT_SPEEDSCOPE] = {export_speedscope, 0},
+	[FORMAT_PPROF] = {export_pprof, 1},
 };
 
-#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
-
-enum {
-	OPTION_ANNOTATE_INLINE = OPTION_COMMAND_FIRST,
-	OPTION_THREAD_ROOTS,
-};
+static const struct option_choice format_choices[] = {
+	{"folded", FORMAT_FOLDED}, {"speedscope", FORMAT_SPEEDSCOPE}, {"pprof", FORMAT_PPROF}, {NULL, 0}};
 
 struct export_args {
-	const struct analyze_command *cmd;
-	int format; /* index into formats, -1 until given */
+	int format; /* enum export_format, -1 until given */
 	const char *output;
 	int annotate_inline;
 	int thread_roots;
 };
 
-static const struct option export_options_long[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "annotate-inline", no_argument, NULL, OPTION_ANNOTATE_INLINE },
-	{ "thread-roots", no_argument, NULL, OPTION_THREAD_ROOTS },
-	{ NULL, 0, NULL, 0 },
+static const struct option_row export_rows[] = {
+	OPT_CHOICE('f', "format", "FORMAT", struct export_args, format, format_choices,
+		   "folded: \"root;...;leaf count\" lines for flamegraph.pl\n"
+		   "and inferno (counts of the --value type, as flat's);\n"
+		   "speedscope: JSON, one profile per thread, samples in\n"
+		   "time order, inline frames expanded;\n"
+		   "pprof: gzipped profile.proto for go tool pprof, with\n"
+		   "sample labels \"thread\" (name) and \"tid\" (number)\n"
+		   "(speedscope and pprof show a count of timer periods,\n"
+		   "--value samples, as the CPU time it stands for; pprof\n"
+		   "holds every value type, the chosen one its default)"),
+	OPT_STRING('o', "output", "FILE", struct export_args, output,
+		   "write to FILE (default: standard output, '-')"),
+	OPT_FLAG(0, "annotate-inline", struct export_args, annotate_inline, 1,
+		 "folded: mark inlined frames with \"_[i]\""),
+	OPT_FLAG(0, "thread-roots", struct export_args, thread_roots, 1, "folded: start each stack with its thread"),
+	OPT_END(),
 };
 
-static const char export_help[] =
-	"  -f, --format FORMAT     folded: \"root;...;leaf count\" lines for flamegraph.pl\n"
-	"                          and inferno (counts of the --value type, as flat's);\n"
-	"                          speedscope: JSON, one profile per thread, samples in\n"
-	"                          time order, inline frames expanded;\n"
-	"                          pprof: gzipped profile.proto for go tool pprof, with\n"
-	"                          sample labels \"thread\" (name) and \"tid\" (number)\n"
-	"                          (speedscope and pprof show a count of timer periods,\n"
-	"                          --value samples, as the CPU time it stands for; pprof\n"
-	"                          holds every value type, the chosen one its default)\n"
-	"  -o, --output FILE       write to FILE (default: standard output, '-')\n"
-	"      --annotate-inline   folded: mark inlined frames with \"_[i]\"\n"
-	"      --thread-roots      folded: start each stack with its thread\n";
-
-static int handle_export_option(int opt, const char *arg, void *ctx)
-{
-	struct export_args *a = ctx;
-	switch (opt) {
-	case 'f':
-		for (size_t i = 0; i < NFORMATS; i++) {
-			if (!strcmp(arg, formats[i].name)) {
-				a->format = (int)i;
-				return 0;
-			}
-		}
-		usage_error(a->cmd, "--format wants folded, speedscope or pprof, not '%s'", arg);
-		return -1;
-	case 'o':
-		a->output = arg;
-		return 0;
-	case OPTION_ANNOTATE_INLINE:
-		a->annotate_inline = 1;
-		return 0;
-	case OPTION_THREAD_ROOTS:
-		a->thread_roots = 1;
-		return 0;
-	}
-	return -1;
-}
+static const struct analyze_command export_command = {
+	.name = "export",
+	.synopsis = "analyze export --format folded|speedscope|pprof [-o FILE] [options] TRACE",
+	.summary = "Write the profile for flamegraph.pl/inferno, speedscope or go tool pprof.",
+	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT |
+		  OPTGROUP_LINES,
+	.options = export_rows,
+};
 
 int cmd_export(int argc, char **argv)
 {
-	struct export_args a = { .format = -1 };
-	const struct analyze_command cmd = {
-		.name = "export",
-		.synopsis = "analyze export --format folded|speedscope|pprof [-o FILE] [options] TRACE",
-		.summary = "Write the profile for flamegraph.pl/inferno, speedscope or go tool pprof.",
-		.help = export_help,
-		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES,
-		.options = export_options_long,
-		.short_options = "f:o:",
-		.handle = handle_export_option,
-		.ctx = &a,
-	};
-	a.cmd = &cmd;
+	struct export_args a = {.format = -1};
+	const struct analyze_command *cmd = &export_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &a, &o);
 	if (rc >= 0)
 		return rc;
 	if (a.format < 0) {
-		rc = usage_error(&cmd, "--format is required: folded, speedscope or pprof");
+		rc = usage_error(cmd, "--format is required: folded, speedscope or pprof");
 		goto out;
 	}
 	int to_stdout = !a.output || !strcmp(a.output, "-");
 	if (formats[a.format].binary && to_stdout && isatty(STDOUT_FILENO)) {
-		rc = usage_error(&cmd, "pprof output is binary; use -o FILE or a pipe");
+		rc = usage_error(cmd, "pprof output is binary; use -o FILE or a pipe");
 		goto out;
 	}
 
-	struct profile *p = report_profile(&o); /* loaded and filtered as tree and flat do */
+	const char *trace = o.operands[0];
+	struct profile *p = report_profile(trace, &o.load, &o.filter); /* loaded and filtered as tree and flat do */
 	if (!p) {
 		rc = 1;
 		goto out;
 	}
 	uint32_t value;
-	if ((rc = options_resolve_value(&cmd, &o, p, &value)) != 0) {
+	if ((rc = options_resolve_value(cmd, &o, p, trace, &value)) != 0) {
 		profile_free(p);
 		goto out;
 	}
@@ -142,9 +108,8 @@ int cmd_export(int argc, char **argv)
 	};
 	struct output d;
 	if (output_open(&d, a.output) < 0) {
-		fprintf(stderr, "analyze export: %s: %s\n", a.output, strerror(errno));
+		rc = runtime_error(cmd, "%s: %s", a.output, strerror(errno));
 		profile_free(p);
-		rc = 1;
 		goto out;
 	}
 	/* Exports run to hundreds of megabytes; large writes are much cheaper. */
@@ -155,11 +120,8 @@ int cmd_export(int argc, char **argv)
 		ok = 0;
 		saved = errno;
 	}
-	if (!ok)
-		fprintf(stderr, "analyze export: writing %s: %s\n", to_stdout ? "standard output" : a.output,
-			strerror(saved));
+	rc = ok ? 0 : runtime_error(cmd, "writing %s: %s", output_name(&d), strerror(saved));
 	profile_free(p);
-	rc = ok ? 0 : 1;
 out:
 	analyze_options_free(&o);
 	return rc;

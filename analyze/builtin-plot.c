@@ -13,121 +13,68 @@
 #include "report.h"
 #include "terminal.h"
 
-enum {
-	OPT_KEEP_DATA = OPTION_COMMAND_FIRST,
-	OPT_TOP,
-	OPT_BINS,
-	OPT_NO_NORMALIZE,
-	OPT_CONFIDENCE,
-};
-
-static const struct option plot_long_options[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"keep-data", required_argument, NULL, OPT_KEEP_DATA},
-	{"top", required_argument, NULL, OPT_TOP},
-	{"bins", required_argument, NULL, OPT_BINS},
-	{"no-normalize", no_argument, NULL, OPT_NO_NORMALIZE},
-	{"confidence", required_argument, NULL, OPT_CONFIDENCE},
-	{NULL, 0, NULL, 0},
-};
-
-static const char plot_help[] =
-	"  -o, --output FILE       draw into FILE, its type from its extension: .png,\n"
-	"                          .svg, .pdf, or .txt for text (default: text on\n"
-	"                          standard output, sized to the terminal)\n"
-	"      --keep-data DIR     keep the data files and the gnuplot script KIND.gp in\n"
-	"                          DIR, to edit and rerun (cd DIR && gnuplot KIND.gp)\n"
-	"      --top N             functions shown: top's bars, timeline's colours,\n"
-	"                          diff's bars (default 20; timeline 8)\n"
-	"      --bins N            time bins of timeline, heap and rate (default 300;\n"
-	"                          text: the width)\n"
-	"      --no-normalize      diff: compare raw values (as analyze diff)\n"
-	"      --confidence C      diff: of the noise test and its error bars (0.99)\n";
-
 struct plot_args {
-	const struct analyze_command *cmd;
 	const char *output, *keep;
 	uint64_t top, bins;
 	int normalize;
 	double confidence;
 };
 
-static int plot_handle(int opt, const char *arg, void *ctx)
-{
-	struct plot_args *a = ctx;
-	switch (opt) {
-	case 'o':
-		a->output = arg;
-		return 0;
-	case OPT_KEEP_DATA:
-		a->keep = arg;
-		return 0;
-	case OPT_TOP:
-		if (parse_u64(arg, &a->top) || a->top == 0 || a->top > 1000) {
-			usage_error(a->cmd, "--top wants a number of functions from 1 to 1000, not '%s'", arg);
-			return -1;
-		}
-		return 0;
-	case OPT_BINS:
-		if (parse_u64(arg, &a->bins) || a->bins < 2 || a->bins > 100000) {
-			usage_error(a->cmd, "--bins wants a number from 2 to 100000, not '%s'", arg);
-			return -1;
-		}
-		return 0;
-	case OPT_NO_NORMALIZE:
-		a->normalize = 0;
-		return 0;
-	case OPT_CONFIDENCE:
-		return parse_confidence(a->cmd, arg, &a->confidence);
-	}
-	usage_error(a->cmd, "unknown option");
-	return -1;
-}
+static const struct option_row plot_rows[] = {
+	OPT_STRING('o', "output", "FILE", struct plot_args, output,
+		   "draw into FILE, its type from its extension: .png,\n"
+		   ".svg, .pdf, or .txt for text (default: text on\n"
+		   "standard output, sized to the terminal)"),
+	OPT_STRING(0, "keep-data", "DIR", struct plot_args, keep,
+		   "keep the data files and the gnuplot script KIND.gp in\n"
+		   "DIR, to edit and rerun (cd DIR && gnuplot KIND.gp)"),
+	OPT_U64(0, "top", "N", struct plot_args, top, 1, 1000, "a number of functions from 1 to 1000",
+		"functions shown: top's bars, timeline's colours,\n"
+		"diff's bars (default 20; timeline 8)"),
+	OPT_U64(0, "bins", "N", struct plot_args, bins, 2, 100000, "a number from 2 to 100000",
+		"time bins of timeline, heap and rate (default 300;\n"
+		"text: the width)"),
+	OPT_FLAG(0, "no-normalize", struct plot_args, normalize, 0, "diff: compare raw values (as analyze diff)"),
+	OPT_CALLBACK(0, "confidence", "C", struct plot_args, confidence, option_confidence,
+		     "diff: of the noise test and its error bars (0.99)"),
+	OPT_END(),
+};
 
-static struct profile *load(struct analyze_options *o, const char *path)
-{
-	o->trace = path;
-	return report_profile(o);
-}
+static const struct analyze_command plot_command = {
+	.name = "plot",
+	.synopsis = "analyze plot [options] timeline|top|heap|rate TRACE\n"
+		    "       analyze plot [options] diff BASE NEW",
+	.summary = "Draw a trace with gnuplot: timeline (the value per second over the run,\n"
+		   "stacked by thread and by the top functions, phases marked), top (bars of the\n"
+		   "top functions, self and inclusive), diff (the biggest increases and decreases\n"
+		   "from BASE to NEW, sampling noise as error bars), and for allocation traces heap\n"
+		   "(live bytes over time, the peak and what is still live at the end) and rate\n"
+		   "(allocations or bytes per second). Big traces are binned before plotting.",
+	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT |
+		  OPTGROUP_LINES | OPTGROUP_COMBINE | OPTGROUP_DISPLAY,
+	.operands = "KIND TRACE NEW",
+	.optional_operands = 1,
+	.options = plot_rows,
+};
 
 int cmd_plot(int argc, char **argv)
 {
 	struct plot_args a = {.normalize = 1, .confidence = DIFF_DEFAULT_CONFIDENCE};
-	const struct analyze_command cmd = {
-		.name = "plot",
-		.synopsis = "analyze plot [options] timeline|top|heap|rate TRACE\n"
-			    "       analyze plot [options] diff BASE NEW",
-		.summary = "Draw a trace with gnuplot: timeline (the value per second over the run,\n"
-			   "stacked by thread and by the top functions, phases marked), top (bars of the\n"
-			   "top functions, self and inclusive), diff (the biggest increases and decreases\n"
-			   "from BASE to NEW, sampling noise as error bars), and for allocation traces heap\n"
-			   "(live bytes over time, the peak and what is still live at the end) and rate\n"
-			   "(allocations or bytes per second). Big traces are binned before plotting.",
-		.help = plot_help,
-		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT | OPTGROUP_LINES | OPTGROUP_COMBINE |
-			  OPTGROUP_DISPLAY,
-		.operands = "KIND TRACE NEW",
-		.optional_operands = 1,
-		.options = plot_long_options,
-		.short_options = "o:",
-		.handle = plot_handle,
-		.ctx = &a,
-	};
-	a.cmd = &cmd;
+	const struct analyze_command *cmd = &plot_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &a, &o);
 	if (rc >= 0)
 		return rc;
 	enum plot_kind kind = plot_kind_named(o.operands[0]);
 	int text = !a.output || !strcmp(a.output, "-");
 	if (kind == PLOT_NKINDS)
-		rc = usage_error(&cmd, "unknown kind '%s': timeline, top, diff, heap or rate", o.operands[0]);
+		rc = usage_error(cmd, "unknown kind '%s': timeline, top, diff, heap or rate", o.operands[0]);
 	else if (kind == PLOT_DIFF && o.noperands != 3)
-		rc = usage_error(&cmd, "plot diff compares two traces: BASE NEW");
+		rc = usage_error(cmd, "plot diff compares two traces: BASE NEW");
 	else if (kind != PLOT_DIFF && o.noperands != 2)
-		rc = usage_error(&cmd, "plot %s draws one trace, not '%s' too", o.operands[0], o.operands[2]);
+		rc = usage_error(cmd, "plot %s draws one trace, not '%s' too", o.operands[0], o.operands[2]);
 	else if (!text && !plot_output_known(a.output))
-		rc = usage_error(&cmd, "-o %s: the extension says what to draw: .png, .svg, .pdf or .txt", a.output);
+		rc = usage_error(cmd, "-o %s: the extension says what to draw: .png, .svg, .pdf or .txt", a.output);
 	if (rc >= 0) {
 		analyze_options_free(&o);
 		return rc;
@@ -146,50 +93,34 @@ int cmd_plot(int argc, char **argv)
 		.keep_dir = a.keep,
 		.diag = diag_stderr_sink(),
 	};
-	struct profile *p = NULL, *base = NULL;
+	struct profile *p = NULL;
 	struct diff d = {0};
-	int have_diff = 0;
 	char err[2048], title[4096];
-	rc = 1;
+	struct load_options lo = o.load;
 	/* Allocations over time: rows per time bin (load_allocs.c). */
 	if (kind == PLOT_HEAP || kind == PLOT_RATE || kind == PLOT_TIMELINE)
-		o.load.alloc_bins = 256;
+		lo.alloc_bins = 256;
 	if (kind == PLOT_DIFF) {
-		base = load(&o, o.operands[1]);
-		p = base ? load(&o, o.operands[2]) : NULL;
-		if (!p)
-			goto out;
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
-					    .confidence = a.confidence, .diag = diag_stderr_sink(),
-					    .threads_filtered = o.filter.ntids > 0};
-		if (diff_build(&d, base, o.operands[1], p, o.operands[2], &dopt, err, sizeof(err)) < 0) {
-			if (o.value_name)
-				rc = usage_error(&cmd, "%s", err);
-			else
-				fprintf(stderr, "analyze plot: %s\n", err);
-			goto out;
-		}
-		have_diff = 1;
+					    .confidence = a.confidence, .diag = diag_stderr_sink()};
+		rc = diff_load(&d, o.operands[1], o.operands[2], &lo, &o.filter, &dopt, err, sizeof(err));
+		if (rc == DIFF_INCOMPARABLE) /* a usage error when --value named the type */
+			rc = o.value_name ? usage_error(cmd, "%s", err) : runtime_error(cmd, "%s", err);
+		else if (rc == DIFF_UNREADABLE)
+			rc = 1; /* the load said why */
 		snprintf(title, sizeof(title), "%s -> %s", o.operands[1], o.operands[2]);
 		rq.trace = title;
 		rq.diff = &d;
 	} else {
-		if (!(p = load(&o, o.operands[1])))
-			goto out;
-		if (o.value_name && (rc = options_resolve_value(&cmd, &o, p, &rq.value)) != 0)
-			goto out;
-		rc = 1;
-		rq.p = p;
+		rq.p = p = report_profile(o.operands[1], &lo, &o.filter);
+		rc = !p ? 1 : o.value_name ? options_resolve_value(cmd, &o, p, o.operands[1], &rq.value) : 0;
 	}
-	if (plot_make(&rq, err, sizeof(err)) < 0)
-		fprintf(stderr, "analyze plot: %s\n", err);
-	else
-		rc = text ? finish_output(&cmd) : 0;
-out:
-	if (have_diff)
-		diff_free(&d);
+	if (rc == 0 && plot_make(&rq, err, sizeof(err)) < 0)
+		rc = runtime_error(cmd, "%s", err);
+	else if (rc == 0 && text)
+		rc = finish_output(cmd);
+	diff_free(&d);
 	profile_free(p);
-	profile_free(base);
 	analyze_options_free(&o);
 	return rc;
 }

@@ -18,27 +18,30 @@
 #include "view.h"
 #include "view_tui.h"
 
-enum { OPT_NOISEFLOOR = OPTION_COMMAND_FIRST };
-
-static const struct option view_long_options[] = {
-	{"noisefloor", required_argument, NULL, OPT_NOISEFLOOR},
-	{NULL, 0, NULL, 0},
-};
-
 struct view_args {
-	const struct analyze_command *cmd;
 	double noisefloor;
 };
 
-static int view_handle(int opt, const char *arg, void *ctx)
-{
-	struct view_args *a = ctx;
-	if (opt == OPT_NOISEFLOOR && (parse_double(arg, &a->noisefloor) || a->noisefloor < 0)) {
-		usage_error(a->cmd, "--noisefloor wants a number >= 0, not '%s'", arg);
-		return -1;
-	}
-	return opt == OPT_NOISEFLOOR ? 0 : -1;
-}
+static const struct option_row view_rows[] = {
+	OPT_DOUBLE(0, "noisefloor", "X", struct view_args, noisefloor, 0, "a number >= 0",
+		   "start with tree's noisefloor X (f changes it)"),
+	OPT_END(),
+};
+
+static const struct analyze_command view_command = {
+	.name = "view",
+	.synopsis = "analyze view [options] TRACE",
+	.summary = "Explore a trace full-screen: the call tree ranked by the chosen value (time for\n"
+		   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
+		   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
+		   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
+		   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
+		   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
+		   "? lists the keys, q quits. Needs a terminal.",
+	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE |
+		  OPTGROUP_LOOK,
+	.options = view_rows,
+};
 
 /* Loading's messages: errors said on stderr now, warnings kept for the viewer. */
 struct view_sink {
@@ -64,60 +67,44 @@ static void view_progress(void *ctx, const char *text)
 int cmd_view(int argc, char **argv)
 {
 	struct view_args a = {0};
-	const struct analyze_command cmd = {
-		.name = "view",
-		.synopsis = "analyze view [options] TRACE",
-		.summary = "Explore a trace full-screen: the call tree ranked by the chosen value (time for\n"
-			   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
-			   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
-			   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
-			   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
-			   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
-			   "? lists the keys, q quits. Needs a terminal.",
-		.help = "      --noisefloor X      start with tree's noisefloor X (f changes it)\n",
-		.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE | OPTGROUP_LOOK,
-		.options = view_long_options,
-		.handle = view_handle,
-		.ctx = &a,
-	};
-	a.cmd = &cmd;
+	const struct analyze_command *cmd = &view_command;
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, &cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, &a, &o);
 	if (rc >= 0)
 		return rc;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "analyze view: standard %s is not a terminal (analyze tree, flat and source "
-				"print reports anywhere)\n",
-			isatty(STDIN_FILENO) ? "output" : "input");
+		rc = runtime_error(cmd, "standard %s is not a terminal (analyze tree, flat and source print reports anywhere)",
+				   isatty(STDIN_FILENO) ? "output" : "input");
 		analyze_options_free(&o);
-		return 1;
+		return rc;
 	}
 	struct view_sink vs = {{0}, {0}};
 	vs.list = diag_list_sink(&vs.warnings);
 	struct diag_sink sink = {view_message, view_progress, &vs};
-	o.load.diag = &sink;
-	struct profile *p = load_trace(o.trace, &o.load, NULL);
+	struct load_options lo = o.load;
+	lo.diag = &sink;
+	const char *trace = o.operands[0];
+	struct profile *p = load_trace(trace, &lo, NULL);
 	uint32_t value = PROFILE_NO_VALUE;
 	rc = 1;
 	if (!p)
 		goto out; /* said on stderr */
 	/* --leaks, --peak, --temporary: the viewer makes every view (L) and starts on that one. */
-	enum filter_view start = o.filter.view;
-	o.filter.view = FILTER_VIEW_NONE;
-	p = filter_profile_consume(p, &o.filter);
-	o.filter.view = start;
-	if ((rc = options_resolve_value(&cmd, &o, p, &value)) != 0)
+	struct filter_options every_view = o.filter;
+	every_view.view = FILTER_VIEW_NONE;
+	p = filter_profile_consume(p, &every_view);
+	if ((rc = options_resolve_value(cmd, &o, p, trace, &value)) != 0)
 		goto out;
 	if (!o.value_name)
 		value = PROFILE_NO_VALUE; /* what a viewer shows of the default */
 	struct view_options vo = {
-		.trace = o.trace,
+		.trace = trace,
 		.value = value,
 		.combine = o.combine,
 		.full_paths = o.full_paths,
 		.noisefloor = a.noisefloor,
 		.mincount = o.mincount,
-		.view = start,
+		.view = o.filter.view,
 		.search_dirs = o.load.search_dirs,
 		.nsearch_dirs = o.load.nsearch_dirs,
 		.diag = &sink,
@@ -130,8 +117,7 @@ int cmd_view(int argc, char **argv)
 	int sig = view_tui_run(v, o.color, err, sizeof(err));
 	view_free(v);
 	if (sig < 0) {
-		fprintf(stderr, "analyze view: %s\n", err);
-		rc = 1;
+		rc = runtime_error(cmd, "%s", err);
 	} else if (sig > 0) {
 		diag_list_free(&vs.warnings);
 		analyze_options_free(&o);

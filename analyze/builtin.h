@@ -4,10 +4,12 @@
  * exit status: 0 ok, 1 runtime error, 2 usage error.
  *
  * Adding a report
- *   A builtin is thin, as git's are: it describes its options (struct
- *   analyze_command, options.h), then report_command() parses them, loads
- *   and filters the trace, resolves --value and calls its print function
- *   with a struct report (report.h), and checks the output was written.
+ *   A builtin is thin, as git's are: it declares its own options, one row
+ *   each (struct option_row, options.h), and describes itself (struct
+ *   analyze_command: the shared option groups it takes); report_command()
+ *   parses them, loads and filters the trace, resolves --value and calls
+ *   its print function with a struct report (report.h), and checks the
+ *   output was written.
  *   The rendering itself goes in a render_NAME.c taking the struct report
  *   and an options struct of its own (no globals), declared in report.h so
  *   the unit tests can run it on hand-built profiles. Counts are of

@@ -374,6 +374,8 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 
 void diff_free(struct diff *d)
 {
+	profile_free(d->loaded[0]);
+	profile_free(d->loaded[1]);
 	profile_free(d->p);
 	free(d->base_threads);
 	free(d->new_threads);

@@ -1,7 +1,8 @@
 /*
  * diff.h - two runs compared: a diff profile whose values are new minus
  * base, frames matched by meaning, and the test that tells a row's change
- * from sampling noise. builtin-diff.c and the diff plot are views of it;
+ * from sampling noise. builtin-diff.c and the diff plot are views of it,
+ * both loading and comparing two traces with diff_load (diff_load.c);
  * render_diff.c prints its tree and flat reports.
  *
  * The diff profile holds the threads of both runs, the base run's flagged
@@ -26,6 +27,8 @@
 #include <stdint.h>
 
 #include "diagnostics.h"
+#include "filter.h"
+#include "load.h"
 #include "profile.h"
 
 /* The diff profile's value types. */
@@ -40,7 +43,7 @@ struct diff_options {
 	int normalize;          /* scale new values by base total / new total */
 	double confidence;      /* of the noise test, in (0, 1) */
 	const struct diag_sink *diag; /* warnings (different programs...); may be NULL */
-	int threads_filtered;   /* --tid was given: an empty run may be its doing */
+	int threads_filtered;   /* --tid was given: an empty run may be its doing (diff_load sets it) */
 };
 
 /* One side of the comparison. */
@@ -67,6 +70,7 @@ struct diff {
 	uint8_t *new_threads;
 	char common[256];         /* the value types both runs have, ", "-separated */
 	uint32_t ncommon;
+	struct profile *loaded[2]; /* base and new when diff_load loaded them (diff_free frees them) */
 };
 
 /*
@@ -77,6 +81,19 @@ int diff_build(struct diff *d, const struct profile *base, const char *base_path
 	       const struct profile *new, const char *new_path, const struct diff_options *o,
 	       char *err, size_t errlen);
 void diff_free(struct diff *d);
+
+/* diff_load's failures. */
+enum { DIFF_UNREADABLE = -1, DIFF_INCOMPARABLE = -2 };
+
+/*
+ * Load base_path and new_path with lo, keep what fo selects of each and
+ * compare them (diff_build) into d, which owns the runs: 0;
+ * DIFF_UNREADABLE when a trace could not be read (said through lo->diag,
+ * each message prefixed "base trace " or "new trace "); DIFF_INCOMPARABLE
+ * with a one-line reason in err. d is for diff_free whatever the outcome.
+ */
+int diff_load(struct diff *d, const char *base_path, const char *new_path, const struct load_options *lo,
+	      const struct filter_options *fo, const struct diff_options *o, char *err, size_t errlen);
 
 /* A row's figures: each run's value (new's scaled) and counts, the test. */
 struct diff_row {

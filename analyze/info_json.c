@@ -39,6 +39,14 @@ static json_t *juint(uint64_t v)
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
+void info_print_json(FILE *out, const struct info *in)
+{
+	json_t *doc = info_json(in);
+	json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	json_decref(doc);
+}
+
 json_t *info_json(const struct info *in)
 {
 	const struct profile *p = in->p;

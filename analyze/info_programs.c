@@ -2,7 +2,7 @@
  * info_programs.c - analyze info's text on a trace of many processes (a
  * build: 81 processes, each mapping libc): one line per program and one per
  * distinct module, not one per process and per mapping. --processes and
- * --modules give the full tables (builtin-info.c); the JSON has everything.
+ * --modules give the full tables (info_text.c); the JSON has everything.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,11 +12,6 @@
 #include "alloc.h"
 #include "info.h"
 #include "terminal.h"
-
-int info_many_processes(const struct info *in)
-{
-	return in->st->nprocesses > 1 || profile_many_processes(in->p);
-}
 
 struct program_row {
 	uint32_t command; /* string id, 0 unknown */
@@ -31,7 +26,7 @@ static int by_value(const void *a, const void *b)
 	return x->value != y->value ? (x->value < y->value ? 1 : -1) : (x->command > y->command) - (x->command < y->command);
 }
 
-void info_print_programs(const struct info *in, const char *unit_text)
+void info_print_programs(FILE *out, const struct info *in, const char *unit_text)
 {
 	const struct profile *p = in->p;
 	struct program_row *rows = calloc_or_abort(p->nthreads ? p->nthreads : 1, sizeof(*rows));
@@ -54,13 +49,13 @@ void info_print_programs(const struct info *in, const char *unit_text)
 	}
 	qsort(rows, n, sizeof(*rows), by_value);
 	const char *unit = profile_string(p, p->value_types[in->value].unit);
-	printf("Commands:      %u (the processes: analyze info --processes)\n", n);
-	printf("  %9s %8s %10s %12s  %s\n", "PROCESSES", "THREADS", "SAMPLES", unit_text, "COMMAND");
+	fprintf(out, "Commands:      %u (the processes: analyze info --processes)\n", n);
+	fprintf(out, "  %9s %8s %10s %12s  %s\n", "PROCESSES", "THREADS", "SAMPLES", unit_text, "COMMAND");
 	for (uint32_t k = 0; k < n; k++) {
 		char a[4096], b[64];
-		printf("  %9u %8u %10" PRIu64 " %12s  %s\n", rows[k].processes, rows[k].threads, rows[k].rows,
-		       format_value(rows[k].value, unit, b, sizeof(b)),
-		       rows[k].command ? escape_text(profile_string(p, rows[k].command), a, sizeof(a)) : "?");
+		fprintf(out, "  %9u %8u %10" PRIu64 " %12s  %s\n", rows[k].processes, rows[k].threads, rows[k].rows,
+			format_value(rows[k].value, unit, b, sizeof(b)),
+			rows[k].command ? escape_text(profile_string(p, rows[k].command), a, sizeof(a)) : "?");
 	}
 	free(rows);
 	/* What the agent could not enter has no threads: each said, as the processes table says it. */
@@ -68,13 +63,13 @@ void info_print_programs(const struct info *in, const char *unit_text)
 		const struct load_process *pr = &in->st->processes[i];
 		char a[4096], b[4096];
 		if ((pr->flags & LOAD_PROCESS_NOT_PROFILED) && info_pid_shown(in, pr->pid))
-			printf("  %9s pid %u: %s (not profiled: %s)\n", "", pr->pid,
-			       pr->command ? escape_text(profile_string(p, pr->command), a, sizeof(a)) : "?",
-			       escape_text(profile_string(p, pr->reason), b, sizeof(b)));
+			fprintf(out, "  %9s pid %u: %s (not profiled: %s)\n", "", pr->pid,
+				pr->command ? escape_text(profile_string(p, pr->command), a, sizeof(a)) : "?",
+				escape_text(profile_string(p, pr->reason), b, sizeof(b)));
 	}
 }
 
-void info_print_distinct_modules(const struct info *in, const double *share)
+void info_print_distinct_modules(FILE *out, const struct info *in, const double *share)
 {
 	const struct profile *p = in->p;
 	/* Per module, the first of its (path, build-id) group, and how many processes map it. */
@@ -92,9 +87,9 @@ void info_print_distinct_modules(const struct info *in, const double *share)
 		count[g]++;
 		sum[g] += share[i];
 	}
-	printf("Modules:       %u distinct, mapped %u times (share: of %s, the samples in it; every "
-	       "mapping: analyze info --modules)\n",
-	       distinct, p->nmodules, profile_string(p, p->value_types[in->value].type));
+	fprintf(out, "Modules:       %u distinct, mapped %u times (share: of %s, the samples in it; every "
+		"mapping: analyze info --modules)\n",
+		distinct, p->nmodules, profile_string(p, p->value_types[in->value].type));
 	for (uint32_t i = 0; i < p->nmodules; i++) {
 		if (group[i] != i)
 			continue;
@@ -102,9 +97,9 @@ void info_print_distinct_modules(const struct info *in, const double *share)
 		const char *id = profile_string(p, m->build_id);
 		char a[4096], procs[32];
 		snprintf(procs, sizeof(procs), "%u process%s", count[i], count[i] == 1 ? "" : "es");
-		printf("  %-18s %-8.8s %5.1f%% %13s  %s%s\n", info_debug_info_text(profile_string(p, m->path), m->flags),
-		       *id ? id : "-", 100.0 * sum[i], procs, escape_text(profile_string(p, m->path), a, sizeof(a)),
-		       m->flags & PROFILE_MODULE_SYSTEM ? " (system)" : "");
+		fprintf(out, "  %-18s %-8.8s %5.1f%% %13s  %s%s\n", info_debug_info_text(profile_string(p, m->path), m->flags),
+			*id ? id : "-", 100.0 * sum[i], procs, escape_text(profile_string(p, m->path), a, sizeof(a)),
+			m->flags & PROFILE_MODULE_SYSTEM ? " (system)" : "");
 	}
 	free(group);
 	free(count);

@@ -30,8 +30,13 @@ int output_open(struct output *d, const char *path)
 		return -1;
 	}
 	int fd = mkstemp(d->temp_path);
-	if (fd < 0)
+	if (fd < 0) {
+		int saved = errno;
+		free(d->temp_path);
+		d->temp_path = NULL;
+		errno = saved;
 		return -1;
+	}
 	/* mkstemp makes the file 0600; give it the mode a plain fopen would. */
 	mode_t mask = umask(0);
 	umask(mask);
@@ -39,6 +44,8 @@ int output_open(struct output *d, const char *path)
 		int saved = errno;
 		close(fd);
 		unlink(d->temp_path);
+		free(d->temp_path);
+		d->temp_path = NULL;
 		errno = saved;
 		return -1;
 	}

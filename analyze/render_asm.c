@@ -131,7 +131,7 @@ int asm_report(const struct report *r, const struct source_options *so, char *er
 	uint32_t types[PROFILE_MAX_VALUE_TYPES];
 	uint32_t ntypes = report_source_types(r, so, types);
 	struct disasm_table dt;
-	if (disasm_table_build(&dt, p, &r->o->load, so->asm_function, types, ntypes, r->o->trace, err, errlen) < 0)
+	if (disasm_table_build(&dt, p, &r->o->load, so->asm_function, types, ntypes, so->trace, err, errlen) < 0)
 		return -1;
 	if (so->format == SOURCE_FORMAT_TSV) {
 		print_tsv(r, &dt, types);

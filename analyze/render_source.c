@@ -283,10 +283,11 @@ static void print_tsv(const struct report *r, const struct source_table *st, con
 }
 
 /* so->file's index in st: 0 with *index set, or -1 with err said. */
-static int find_file(const struct report *r, const struct source_table *st, const char *name, uint32_t *index,
-		     char *err, size_t errlen)
+static int find_file(const struct report *r, const struct source_options *so, const struct source_table *st,
+		     uint32_t *index, char *err, size_t errlen)
 {
 	const struct profile *p = r->p;
+	const char *name = so->file;
 	uint32_t found[3];
 	uint32_t n = source_match_file(st, name, found, 3);
 	if (n == 1) {
@@ -307,12 +308,12 @@ static int find_file(const struct report *r, const struct source_table *st, cons
 	const char *shown = escape_text(name, safe, sizeof(safe));
 	if (n)
 		snprintf(err, errlen, "'%s' matches %u source files of %s (%s%s): give more of the path", shown, n,
-			 r->o->trace, list, n > 3 ? ", ..." : "");
+			 so->trace, list, n > 3 ? ", ..." : "");
 	else if (st->nfiles)
-		snprintf(err, errlen, "no source file of %s ends with '%s' (the costliest: %s%s)", r->o->trace, shown, list,
+		snprintf(err, errlen, "no source file of %s ends with '%s' (the costliest: %s%s)", so->trace, shown, list,
 			 st->nfiles > 3 ? ", ..." : "");
 	else
-		snprintf(err, errlen, "no source file of %s ends with '%s': its frames have no file names", r->o->trace,
+		snprintf(err, errlen, "no source file of %s ends with '%s': its frames have no file names", so->trace,
 			 shown);
 	return -1;
 }
@@ -335,7 +336,7 @@ int source_report(const struct report *r, const struct source_options *so, char 
 	uint32_t *order = NULL, n = 0, one;
 	int rc = 0;
 	if (so->file) {
-		if ((rc = find_file(r, &st, so->file, &one, err, errlen)) < 0)
+		if ((rc = find_file(r, so, &st, &one, err, errlen)) < 0)
 			goto out;
 		order = calloc_or_abort(1, sizeof(*order));
 		order[0] = one;

@@ -23,28 +23,26 @@ void report_init(struct report *r, FILE *out, const struct profile *p, const str
 	palette_init(&r->pal, o->color);
 }
 
-struct profile *report_profile(struct analyze_options *o)
+struct profile *report_profile(const char *trace, const struct load_options *lo, const struct filter_options *fo)
 {
-	o->load.diag = diag_stderr_sink();
-	struct profile *p = load_trace(o->trace, &o->load, NULL);
-	if (!p)
-		return NULL;
-	return filter_profile_consume(p, &o->filter);
+	struct profile *p = load_trace(trace, lo, NULL);
+	return p ? filter_profile_consume(p, fo) : NULL;
 }
 
 int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print,
 		   void *ctx)
 {
 	struct analyze_options o;
-	int rc = analyze_options_parse(argc, argv, cmd, &o);
+	int rc = analyze_options_parse(argc, argv, cmd, ctx, &o);
 	if (rc >= 0)
 		return rc;
-	struct profile *p = report_profile(&o);
+	const char *trace = o.operands[0];
+	struct profile *p = report_profile(trace, &o.load, &o.filter);
 	uint32_t value = 0;
 	if (!p)
 		rc = 1; /* report_profile has said what went wrong */
 	else
-		rc = options_resolve_value(cmd, &o, p, &value);
+		rc = options_resolve_value(cmd, &o, p, trace, &value);
 	if (rc == 0) {
 		struct report r;
 		report_init(&r, stdout, p, &o, value);

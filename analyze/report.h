@@ -158,17 +158,15 @@ void diff_table_free(struct diff_table *dt);
  * footer. r->p is d->p. */
 void diff_report(const struct report *r, const struct diff *d, const struct diff_view *v);
 
-/*
- * Load o->trace with o->load (its diagnostics on stderr) and apply
- * o->filter. NULL after an error was said (exit 1).
- */
-struct profile *report_profile(struct analyze_options *o);
+/* Load trace with lo (its messages through lo->diag) and keep what fo selects; NULL after an error was said. */
+struct profile *report_profile(const char *trace, const struct load_options *lo, const struct filter_options *fo);
 
 /* Prints a report of p with the command's options o and the value shown. */
 typedef void (*report_print_fn)(const struct report *r, void *ctx);
 
-/* Whole run of a report command: parse argv for cmd, load, filter, resolve
- * --value, print to stdout, check the output; the exit status. */
+/* Whole run of a report command: parse argv for cmd (its own rows into
+ * ctx), load, filter, resolve --value, print(r, ctx) to stdout, check the
+ * output; the exit status. */
 int report_command(int argc, char **argv, const struct analyze_command *cmd, report_print_fn print,
 		   void *ctx);
 
@@ -214,6 +212,7 @@ void report_tsv_field(FILE *out, const char *s);
 enum source_format { SOURCE_FORMAT_TEXT, SOURCE_FORMAT_TSV };
 
 struct source_options {
+	const char *trace; /* the TRACE operand, as messages name it */
 	const char *file;  /* the FILE operand: that file whole; NULL: the costliest files */
 	uint32_t files;    /* without file: how many files */
 	uint32_t top;      /* without file: the top lines of each */

@@ -6,8 +6,8 @@
 # each thread adds up to flat --tid's total, top's rows are flat's, diff's
 # bars are diff --format tsv's; a wall trace's timeline holds no more than
 # its threads in any bin. The text terminal, a kept script rerun by
-# hand, and the errors: heap of a CPU trace, an unknown output type, gnuplot
-# missing.
+# hand, and the errors: heap of a CPU trace, an unknown output type, a
+# missing run of a diff named as analyze diff names it, gnuplot missing.
 . "$(dirname "$0")/lib.sh"
 need gnuplot gnuplot-nox
 need xmllint libxml2-utils
@@ -141,6 +141,9 @@ grep -q "plot heap needs an allocation trace" "$scratch/err" || fail "heap of a 
 "$bin/analyze" plot nosuch "$scratch/t.zst" 2>/dev/null && fail "unknown kind accepted"
 "$bin/analyze" plot diff "$scratch/t.zst" 2>"$scratch/err" && fail "diff with one trace accepted"
 grep -q "BASE NEW" "$scratch/err" || fail "diff with one trace: $(cat "$scratch/err")"
+# The runs' messages say which run, as analyze diff's (diff_load).
+"$bin/analyze" plot diff "$scratch/t.zst" "$scratch/missing.zst" 2>"$scratch/err" && fail "diff of a missing NEW drawn"
+grep -q "new trace $scratch/missing.zst" "$scratch/err" || fail "missing NEW: message does not name it: $(cat "$scratch/err")"
 PATH=/nonexistent "$bin/analyze" plot top -o "$scratch/n.png" "$scratch/t.zst" 2>"$scratch/err" &&
 	fail "plotted without gnuplot"
 grep -q "cannot run gnuplot: No such file or directory" "$scratch/err" || fail "no gnuplot: $(cat "$scratch/err")"

@@ -97,7 +97,6 @@ static void default_options(struct analyze_options *o)
 	memset(o, 0, sizeof(*o));
 	load_options_init(&o->load);
 	o->combine = 1;
-	o->trace = "test";
 }
 
 static char *run_tree_value(const struct profile *in, const struct analyze_options *o,

@@ -185,13 +185,14 @@ static char *report(const struct profile *p, uint32_t value, const struct source
 	load_options_init(&o.load);
 	o.combine = 1;
 	o.filter.show_system = 1;
-	o.trace = "t.zst";
+	struct source_options named = *so;
+	named.trace = "t.zst";
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	struct report r;
 	report_init(&r, out, p, &o, value);
-	*rc = source_report(&r, so, err, errlen);
+	*rc = source_report(&r, &named, err, errlen);
 	fclose(out);
 	return buf;
 }
