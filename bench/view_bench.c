@@ -1,5 +1,5 @@
 /*
- * view_bench.c - drives the viewer's model (analyze/view.h) without a
+ * view_bench.c - drives the viewer's model (analyze/view/view.h) without a
  * terminal: loads a trace as analyze view does, then applies keys and draws
  * the screen after each, timing both, as bench/view-speed reports them. The
  * screen after a key can be printed, which is also how to look at the view

@@ -1,4 +1,4 @@
-# Tests of analyze diff (analyze/diff.c, render_diff.c, builtin-diff.c): the
+# Tests of analyze diff (analyze/diff/diff.c, render_diff.c, builtin-diff.c): the
 # unit test on hand-built profiles (split, self, names, the noise test's
 # error rates on synthetic runs, exact byte values, value types, exports),
 # and the end-to-end test on report_split run with two splits.

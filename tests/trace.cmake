@@ -53,8 +53,8 @@ if(IPSCOPE_FUZZ)
 
   # The perf-map parser reads text the profiled program wrote (JIT_MAP).
   add_executable(fuzz_jitmap ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_jitmap.c
-    ${CMAKE_SOURCE_DIR}/analyze/jitmap_parse.c ${CMAKE_SOURCE_DIR}/formats/common/alloc.c)
-  target_include_directories(fuzz_jitmap PRIVATE ${CMAKE_SOURCE_DIR}/analyze ${CMAKE_SOURCE_DIR}/formats/common)
+    ${CMAKE_SOURCE_DIR}/analyze/load/jitmap_parse.c ${CMAKE_SOURCE_DIR}/formats/common/alloc.c)
+  target_include_directories(fuzz_jitmap PRIVATE ${CMAKE_SOURCE_DIR}/analyze/load ${CMAKE_SOURCE_DIR}/formats/common)
   target_compile_options(fuzz_jitmap PRIVATE ${FUZZ_FLAGS} -g)
   target_link_options(fuzz_jitmap PRIVATE ${FUZZ_FLAGS})
   set(FUZZ_JIT_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_jitmap_corpus)

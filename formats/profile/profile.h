@@ -1,7 +1,7 @@
 /*
  * profile.h - the one data model every report and exporter reads.
  *
- * analyze builds a profile from a trace (analyze/load.c: read, symbolize each
+ * analyze builds a profile from a trace (analyze/load/load.c: read, symbolize each
  * distinct address once, intern), then filters produce new profiles, and
  * reports (tree, flat, source) and exporters (pprof, speedscope, folded) are
  * views over one. Tables are plain arrays indexed by uint32_t ids; strings are
@@ -51,7 +51,7 @@ struct profile_module {
 #define PROFILE_FUNCTION_SYSTEM 0x1u  /* hidden unless -C (see PROFILE_MODULE_SYSTEM) */
 #define PROFILE_FUNCTION_UNKNOWN 0x2u /* name is "module+0xoffset" */
 /* What was allocated ("malloc 32 B"): a leaf below an allocating frame, not
- * code; flat charges it to the frame above (analyze/load_alloc_leaves.c). */
+ * code; flat charges it to the frame above (analyze/load/load_alloc_leaves.c). */
 #define PROFILE_FUNCTION_ALLOC_LEAF 0x4u
 
 struct profile_function {
@@ -99,7 +99,7 @@ struct profile_thread {
 	uint32_t tid;
 	uint32_t name;  /* string id */
 	/*
-	 * PROFILE_THREAD_*. A diff profile (analyze/diff.h) holds the threads
+	 * PROFILE_THREAD_*. A diff profile (analyze/diff/diff.h) holds the threads
 	 * of both runs, the base run's flagged, with the base's values negated:
 	 * as pprof's -diff_base has it, where base samples carry the label
 	 * pprof::base. A run is a set of threads, so the flag costs nothing
@@ -237,7 +237,7 @@ struct profile {
 	 */
 	int rows_are_signals;
 	/*
-	 * Allocation profiles (analyze/load_allocs.c) hold aggregated rows, not
+	 * Allocation profiles (analyze/load/load_allocs.c) hold aggregated rows, not
 	 * one sample per event: per (stack, thread, leaf "what was allocated"),
 	 * the types alloc_objects/count and alloc_space/bytes (allocated),
 	 * inuse_objects/inuse_space (the net live change: summed over a stack's

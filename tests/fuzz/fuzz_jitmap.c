@@ -1,5 +1,5 @@
 /*
- * fuzz_jitmap.c - libFuzzer target for the perf-map parser (analyze/jitmap_parse.c,
+ * fuzz_jitmap.c - libFuzzer target for the perf-map parser (analyze/load/jitmap_parse.c,
  * ctest fuzz_jitmap, built with -DIPSCOPE_FUZZ=ON and clang). A JIT map is
  * text the profiled program wrote, copied into the trace as it was.
  *

@@ -1,6 +1,6 @@
 /*
  * alloc_live_test.c - the allocation consumer's table of live blocks
- * (analyze/load_alloc_live.c) against a plain array of the same blocks:
+ * (analyze/load/load_alloc_live.c) against a plain array of the same blocks:
  * identities allocated in order and freed young, old and at random (so the
  * recent array wraps onto live blocks, moves them to the hash part and
  * grows), identities allocated again while live (replaced), freed identities

@@ -1,5 +1,5 @@
 /*
- * diff_test.c - analyze diff (analyze/diff.c, render_diff.c) on hand-built
+ * diff_test.c - analyze diff (analyze/diff/diff.c, render_diff.c) on hand-built
  * profiles (profile_builder.h):
  *  - a 70/30 run against a 30/70 one: -40/+40 points, both significant, in
  *    tree, flat, TSV and folded; a profile against itself: every delta 0;

@@ -37,7 +37,7 @@ void build_weighted_sample(struct profile *p, uint32_t stack, uint32_t thread, u
 			   int64_t weight);
 
 /*
- * An allocation run as the loader makes its profile (analyze/load_allocs.c:
+ * An allocation run as the loader makes its profile (analyze/load/load_allocs.c:
  * value types alloc_, inuse_, peak_ and temporary_ objects and space,
  * default alloc_space, exact, alloc_scheme ALL; one row per (stack, thread,
  * what was allocated), the leaves flagged PROFILE_FUNCTION_ALLOC_LEAF), all

@@ -1,5 +1,5 @@
 /*
- * source_test.c - per-line costs (analyze/source.h) and analyze source's
+ * source_test.c - per-line costs (analyze/report/source.h) and analyze source's
  * output (render_source.c) on hand-built profiles with known answers: the
  * charging rule (innermost frame per file, callers clean, inlined frames in
  * their own file, a library's cost at the line of the call, recursion once),

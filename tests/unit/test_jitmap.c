@@ -1,5 +1,5 @@
 /*
- * test_jitmap.c - the perf map parser (analyze/jitmap_parse.c) on known answers:
+ * test_jitmap.c - the perf map parser (analyze/load/jitmap_parse.c) on known answers:
  * good lines, every kind of bad line (each skipped alone and counted), V8's
  * names split into function, file and line, control characters replaced,
  * the later of two entries at one start kept.

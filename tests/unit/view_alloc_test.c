@@ -1,6 +1,6 @@
 /*
- * view_alloc_test.c - the viewer's model (analyze/view.h) on a hand-built
- * allocation profile in the shape analyze/load_allocs.c gives one
+ * view_alloc_test.c - the viewer's model (analyze/view/view.h) on a hand-built
+ * allocation profile in the shape analyze/load/load_allocs.c gives one
  * (profile_builder.h: known answers there): the rows by bytes, by counts
  * (u), down to the "what was allocated" leaves, the source panel opened on
  * a leaf, the flat rows charging leaves to the allocating frame (s), the

@@ -1,5 +1,5 @@
 /*
- * view_driver.h - driving the viewer's model (analyze/view.h) in a unit
+ * view_driver.h - driving the viewer's model (analyze/view/view.h) in a unit
  * test: the screen draws go to, keys, and the rows that hold given texts.
  * Static: included by one test file per executable (view_test.c,
  * view_alloc_test.c), each with its own screen and check counts.

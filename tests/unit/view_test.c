@@ -1,5 +1,5 @@
 /*
- * view_test.c - the viewer's model (analyze/view.h) driven without a
+ * view_test.c - the viewer's model (analyze/view/view.h) driven without a
  * terminal on hand-built profiles with known answers: the screen's rows and
  * percentages at the start, after u (the other unit), after s (flat self
  * cost), in the source panel, after t (a thread), f (filters), / and n
