@@ -24,7 +24,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/formats/trace/TR
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${IPSCOPE_PLOT_TEMPLATES} DESTINATION ${CMAKE_INSTALL_DATADIR}/ipscope/plots)
 # ipscope_start()/ipscope_stop() for programs that bracket a region (header only).
-install(FILES ${CMAKE_SOURCE_DIR}/collect/ipscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/collect/include/ipscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(CPACK_PACKAGE_NAME ipscope)
 set(CPACK_PACKAGE_VENDOR "ipscope")

@@ -114,7 +114,7 @@ set_tests_properties(e2e_collect_crash PROPERTIES LABELS e2e TIMEOUT 300)
 add_test(NAME e2e_collect_deep COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_deep.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_deep PROPERTIES LABELS e2e TIMEOUT 300)
 ipscope_workload(collect_region e2e/workloads/collect_region.c)
-target_include_directories(collect_region PRIVATE ${CMAKE_SOURCE_DIR}/collect)
+target_link_libraries(collect_region PRIVATE ipscope_region)
 add_test(NAME e2e_collect_region COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_region.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_region PROPERTIES LABELS e2e TIMEOUT 300)
 # collect_hidden is linked with a library whose constructor starts a thread before the agent starts.

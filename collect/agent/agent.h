@@ -46,7 +46,7 @@
 #include <link.h>
 #include <ucontext.h>
 
-#include "../transport.h"
+#include "transport.h"
 #include "alloc_choice.h"
 
 #define AGENT_TLS __attribute__((tls_model("initial-exec")))
