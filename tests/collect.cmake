@@ -49,6 +49,13 @@ add_test(NAME unit_alloc_choice_old COMMAND unit_alloc_choice old)
 set_tests_properties(unit_alloc_choice unit_alloc_choice_old PROPERTIES LABELS unit TIMEOUT 120)
 set_tests_properties(unit_alloc_choice_old PROPERTIES WILL_FAIL TRUE)
 
+# interpose.h lists every function the agent interposes: what the agent exports, no more, no less.
+add_executable(unit_interposed_list unit/test_interposed.c)
+target_include_directories(unit_interposed_list PRIVATE ${CMAKE_SOURCE_DIR}/collect/agent)
+add_test(NAME unit_interposed COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/unit/interposed.sh
+  $<TARGET_FILE:ipscope-agent> $<TARGET_FILE:unit_interposed_list>)
+set_tests_properties(unit_interposed PROPERTIES LABELS unit)
+
 add_executable(unit_transport unit/test_transport.c)
 target_link_libraries(unit_transport PRIVATE ipscope_transport)
 add_test(NAME unit_transport COMMAND unit_transport)

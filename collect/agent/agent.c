@@ -215,9 +215,7 @@ __attribute__((constructor)) static void agent_start(void)
 		agent_flags = page; /* else (a kernel before 4.14) the static ones: a raw fork is not safe */
 	else if (page != MAP_FAILED)
 		munmap(page, 4096);
-	agent_resolve_libc();
-	blocking_init();
-	process_init();
+	interpose_init();
 	unwinder_init();
 	if (find_shm() < 0 || agent_attach() < 0)
 		return;

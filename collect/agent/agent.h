@@ -46,8 +46,9 @@
 #include <link.h>
 #include <ucontext.h>
 
-#include "transport.h"
 #include "alloc_choice.h"
+#include "interpose.h"
+#include "transport.h"
 
 #define AGENT_TLS __attribute__((tls_model("initial-exec")))
 #define AGENT_NO_RING UINT32_MAX
@@ -225,19 +226,6 @@ int process_unwind_wait(void);
 void process_unwind_end(void);
 
 /* interpose.c */
-/* The real libc functions the agent calls past its own wrappers; resolved by agent_resolve_libc. */
-struct agent_libc {
-	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
-	int (*pipe2)(int[2], int);
-	long (*syscall)(long, ...);
-	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
-	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
-	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
-	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-};
-extern struct agent_libc agent_libc;
-/* Look the real functions up (dlsym RTLD_NEXT); before any signal handler can need them. */
-void agent_resolve_libc(void);
 /* Whether the program installed a handler of its own for the sampling signal. */
 int agent_signal_taken(void);
 
@@ -247,13 +235,8 @@ int sigmask_program_blocks(void);
 /* set without the sampling signal (into copy when it had it): a wait must never take the profiler's signal. */
 const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy);
 
-/* blocking.c, process.c */
-/* Look up the functions their wrappers call, before any handler can need them. */
-void blocking_init(void);
-void process_init(void);
-
 /* unwinder.c */
-/* Find libunwind's text, to tell its calls from the program's; after agent_resolve_libc, before the first unwind. */
+/* Find libunwind's text, to tell its calls from the program's; after interpose_init, before the first unwind. */
 void unwinder_init(void);
 /* Whether a function was called from libunwind (ret_addr: its return address). */
 int agent_called_from_unwinder(const void *ret_addr);
@@ -351,23 +334,11 @@ int wall_is_sampler(void);
 /* alloc_hooks.c */
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
 struct alloc_state {
-	/* What every hook reads (with agent_flags->alloc_on), in one cache line with the real functions. */
+	/* What every hook reads (besides agent_flags->alloc_on and agent_real's malloc family), in one cache line. */
 	_Alignas(64) int wanted;          /* allocations are recorded in this image once alloc_start runs */
 	int sampled;         /* scheme is not TRANSPORT_ALLOC_ALL: frees are looked up in the live set */
 	int by_bytes;        /* scheme is TRANSPORT_ALLOC_BYTES: the countdown counts bytes */
 	uint32_t scheme;     /* TRANSPORT_ALLOC_* */
-	struct {             /* the functions the hooks stand for (dlsym(RTLD_NEXT)): alloc_hooks.c */
-		void *(*malloc)(size_t);
-		void *(*realloc)(void *, size_t);
-		void (*free)(void *);
-		void *(*calloc)(size_t, size_t);
-		void *(*reallocarray)(void *, size_t, size_t);
-		int (*posix_memalign)(void **, size_t, size_t);
-		void *(*aligned_alloc)(size_t, size_t);
-		void *(*memalign)(size_t, size_t);
-		void *(*valloc)(size_t);
-		void *(*pvalloc)(size_t);
-	} real;
 	struct choice_scheme choice; /* what the countdown counts, and its distribution */
 	uint64_t start_ns;   /* CLOCK_REALTIME at alloc_init, in every thread's random key */
 };

@@ -27,53 +27,18 @@
 
 #include "trace.h"
 
-struct agent_libc agent_libc;
+struct agent_real agent_real;
 
 typedef void (*handler_fn)(int);
 
-static struct {
-	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	void *(*dlopen)(const char *, int);
-	void *(*dlmopen)(Lmid_t, const char *, int);
-	int (*dlclose)(void *);
-	handler_fn (*signal)(int, handler_fn);
-	handler_fn (*bsd_signal)(int, handler_fn);
-	handler_fn (*sysv_signal)(int, handler_fn);
-	handler_fn (*sigset)(int, handler_fn);
-	int (*pthread_setname_np)(pthread_t, const char *);
-	int (*clone)(int (*)(void *), void *, int, void *, ...);
-} next;
-
 static _Atomic int signal_given_up;
 
-void agent_resolve_libc(void)
+void interpose_init(void)
 {
-#define RESOLVE(table, name) (table).name = (__typeof__((table).name))dlsym(RTLD_NEXT, #name)
-	RESOLVE(agent_libc, sigaction);
-	RESOLVE(agent_libc, pipe2);
-	RESOLVE(agent_libc, syscall);
-	RESOLVE(agent_libc, sigprocmask);
-	RESOLVE(agent_libc, dl_iterate_phdr);
-	RESOLVE(agent_libc, pthread_sigmask);
-	RESOLVE(agent_libc, pthread_create);
-	RESOLVE(next, pthread_setname_np);
-	RESOLVE(next, pthread_create);
-	RESOLVE(next, clone);
-	RESOLVE(next, dlopen);
-	RESOLVE(next, dlmopen);
-	RESOLVE(next, dlclose);
-	RESOLVE(next, signal);
-	RESOLVE(next, bsd_signal);
-	RESOLVE(next, sysv_signal);
-	RESOLVE(next, sigset);
-#undef RESOLVE
+#define LOOK_UP(name) (void)REAL(name);
+	AGENT_INTERPOSED(LOOK_UP, AGENT_REAL_NONE)
+#undef LOOK_UP
 }
-
-#define NEED(table, name)                      \
-	do {                                   \
-		if (!(table).name)             \
-			agent_resolve_libc();  \
-	} while (0)
 
 /* ---- threads ---- */
 
@@ -108,7 +73,7 @@ static void *thread_trampoline(void *p)
 		sigset_t ours;
 		sigemptyset(&ours);
 		sigaddset(&ours, agent_config.signal);
-		agent_libc.syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &ours, NULL, _NSIG / 8);
+		REAL(syscall)(SYS_rt_sigprocmask, SIG_UNBLOCK, &ours, NULL, _NSIG / 8);
 	}
 	if (agent_flags->enabled && agent_config.pid == getpid()) {
 		sigset_t during;
@@ -124,9 +89,8 @@ static void *thread_trampoline(void *p)
 
 AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
-	NEED(next, pthread_create);
 	if (!agent_flags->enabled)
-		return next.pthread_create(thread, attr, start, arg);
+		return REAL(pthread_create)(thread, attr, start, arg);
 	sigset_t old;
 	agent_internal_begin(&old);
 	struct thread_start *ts = malloc(sizeof *ts);
@@ -136,7 +100,7 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	ts->start = start;
 	ts->arg = arg;
 	ts->program_blocks = sigmask_program_blocks();
-	int rc = next.pthread_create(thread, attr, thread_trampoline, ts);
+	int rc = REAL(pthread_create)(thread, attr, thread_trampoline, ts);
 	if (rc) {
 		agent_internal_begin(&old);
 		free(ts);
@@ -160,8 +124,7 @@ AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...
 	void *tls = va_arg(ap, void *);
 	pid_t *child_tid = va_arg(ap, pid_t *);
 	va_end(ap);
-	NEED(next, clone);
-	int tid = next.clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+	int tid = REAL(clone)(fn, stack, flags, arg, parent_tid, tls, child_tid);
 	if (tid > 0 && (flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid()) {
 		int saved_errno = errno;
 		sigset_t old;
@@ -181,8 +144,7 @@ AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...
  */
 AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
-	NEED(next, pthread_setname_np);
-	int rc = next.pthread_setname_np(thread, name);
+	int rc = REAL(pthread_setname_np)(thread, name);
 	if (rc == 0 && agent_flags->enabled && pthread_equal(thread, pthread_self()))
 		agent_thread_record_for(agent_gettid(), name, TRACE_THREAD_NAME);
 	return rc;
@@ -198,10 +160,9 @@ AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
  */
 AGENT_EXPORT void *dlopen(const char *file, int mode)
 {
-	NEED(next, dlopen);
 	sigset_t old;
 	agent_block_signal(&old);
-	void *handle = next.dlopen(file, mode);
+	void *handle = REAL(dlopen)(file, mode);
 	if (handle)
 		modules_rescan();
 	agent_restore_signal(&old);
@@ -210,10 +171,9 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 
 AGENT_EXPORT void *dlmopen(Lmid_t namespace, const char *file, int mode)
 {
-	NEED(next, dlmopen);
 	sigset_t old;
 	agent_block_signal(&old);
-	void *handle = next.dlmopen(namespace, file, mode);
+	void *handle = REAL(dlmopen)(namespace, file, mode);
 	if (handle)
 		modules_rescan();
 	agent_restore_signal(&old);
@@ -222,10 +182,9 @@ AGENT_EXPORT void *dlmopen(Lmid_t namespace, const char *file, int mode)
 
 AGENT_EXPORT int dlclose(void *handle)
 {
-	NEED(next, dlclose);
 	sigset_t old;
 	agent_block_signal(&old);
-	int rc = next.dlclose(handle);
+	int rc = REAL(dlclose)(handle);
 	modules_rescan();
 	agent_restore_signal(&old);
 	return rc;
@@ -254,16 +213,15 @@ static void give_up_signal(int sig)
 
 AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	NEED(agent_libc, sigaction);
 	if (!is_sampling_signal(sig))
-		return agent_libc.sigaction(sig, act, old);
+		return REAL(sigaction)(sig, act, old);
 	struct sigaction untouched;
 	memset(&untouched, 0, sizeof untouched);
 	untouched.sa_handler = SIG_DFL;
 	int rc = 0;
 	if (act && act->sa_handler != SIG_DFL) {
 		give_up_signal(sig);
-		rc = agent_libc.sigaction(sig, act, NULL);
+		rc = REAL(sigaction)(sig, act, NULL);
 	}
 	if (old && rc == 0)
 		*old = untouched;
@@ -274,18 +232,15 @@ AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 #define SIGNAL_WRAPPER(name)                                              \
 	AGENT_EXPORT handler_fn name(int sig, handler_fn handler)         \
 	{                                                                 \
-		NEED(next, name);                                         \
 		if (!is_sampling_signal(sig))                             \
-			return next.name(sig, handler);                   \
+			return REAL(name)(sig, handler);                  \
 		if (handler != SIG_DFL) {                                 \
 			give_up_signal(sig);                              \
-			if (next.name(sig, handler) == SIG_ERR)           \
+			if (REAL(name)(sig, handler) == SIG_ERR)          \
 				return SIG_ERR;                           \
 		}                                                         \
 		return SIG_DFL;                                           \
 	}
-/* Removed from glibc's headers (XPG4 only), still exported and still called. */
-__sighandler_t bsd_signal(int sig, __sighandler_t handler);
 SIGNAL_WRAPPER(signal)
 SIGNAL_WRAPPER(bsd_signal)
 SIGNAL_WRAPPER(sysv_signal)

@@ -209,7 +209,7 @@ static void scan_objects(void)
 	struct scan scan = { 0, NULL, 0, 0 };
 	for (uint32_t i = 0; i < nknown; i++)
 		known[i].seen = 0;
-	agent_libc.dl_iterate_phdr(on_object, &scan); /* the signal is blocked already */
+	REAL(dl_iterate_phdr)(on_object, &scan); /* the signal is blocked already */
 
 	uint32_t unloaded = 0;
 	for (uint32_t i = 0; i < nknown; i++)
@@ -251,7 +251,7 @@ void modules_rescan(void)
 	 * for what it runs (whole, 4 ms of CPU for libc's and a C program's, 10-12 for python's; by the
 	 * block, 0.3 and 2). Allocations, which unwind tens of thousands of times before a build could
 	 * catch up, and --no-cpu, which has no agent's thread, build them whole now. */
-	frametab_rescan(agent_libc.dl_iterate_phdr, !agent_config.signal || alloc_state.wanted);
+	frametab_rescan(REAL(dl_iterate_phdr), !agent_config.signal || alloc_state.wanted);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
 	if (gated)
@@ -270,7 +270,7 @@ void modules_build_tables(void)
 	agent_block_signal(&old);
 	agent_self.internal++;
 	pthread_mutex_lock(&modules_lock);
-	frametab_build_wanted(agent_libc.dl_iterate_phdr);
+	frametab_build_wanted(REAL(dl_iterate_phdr));
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
 	agent_restore_signal(&old);

@@ -36,7 +36,6 @@
  */
 #include "agent.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -61,47 +60,6 @@
 #define MAX_COMMAND 4096
 
 extern char **environ;
-
-static struct {
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execv)(const char *, char *const[]);
-	int (*execvp)(const char *, char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*execveat)(int, const char *, char *const[], char *const[], int);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			   char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			    char *const[], char *const[]);
-	pid_t (*waitpid)(pid_t, int *, int);
-	pid_t (*wait)(int *);
-	pid_t (*wait3)(int *, int, struct rusage *);
-	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
-	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
-} next;
-
-#define NEED(name)                                                              \
-	do {                                                                    \
-		if (!next.name)                                                 \
-			next.name = (__typeof__(next.name))dlsym(RTLD_NEXT, #name); \
-	} while (0)
-
-void process_init(void)
-{
-	NEED(execve);
-	NEED(execv);
-	NEED(execvp);
-	NEED(execvpe);
-	NEED(fexecve);
-	NEED(execveat);
-	NEED(posix_spawn);
-	NEED(posix_spawnp);
-	NEED(waitpid);
-	NEED(wait);
-	NEED(wait3);
-	NEED(wait4);
-	NEED(waitid);
-}
 
 /* ---- the fork gate ---- */
 
@@ -319,28 +277,24 @@ static const char *search_path(const char *file, char *buf, size_t size)
 
 AGENT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	NEED(execve);
-	EXEC_WRAPPED(next.execve(path, argv, envp), path);
+	EXEC_WRAPPED(REAL(execve)(path, argv, envp), path);
 }
 
 AGENT_EXPORT int execv(const char *path, char *const argv[])
 {
-	NEED(execv);
-	EXEC_WRAPPED(next.execv(path, argv), path);
+	EXEC_WRAPPED(REAL(execv)(path, argv), path);
 }
 
 AGENT_EXPORT int execvp(const char *file, char *const argv[])
 {
 	char buf[PATH_MAX];
-	NEED(execvp);
-	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
+	EXEC_WRAPPED(REAL(execvp)(file, argv), search_path(file, buf, sizeof buf));
 }
 
 AGENT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	char buf[PATH_MAX];
-	NEED(execvpe);
-	EXEC_WRAPPED(next.execvpe(file, argv, envp), search_path(file, buf, sizeof buf));
+	EXEC_WRAPPED(REAL(execvpe)(file, argv, envp), search_path(file, buf, sizeof buf));
 }
 
 AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -349,14 +303,12 @@ AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, path, sizeof path - 1);
 	path[n > 0 ? n : 0] = 0;
-	NEED(fexecve);
-	EXEC_WRAPPED(next.fexecve(fd, argv, envp), path);
+	EXEC_WRAPPED(REAL(fexecve)(fd, argv, envp), path);
 }
 
 AGENT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-	NEED(execveat);
-	EXEC_WRAPPED(next.execveat(dirfd, path, argv, envp, flags), path);
+	EXEC_WRAPPED(REAL(execveat)(dirfd, path, argv, envp, flags), path);
 }
 
 /* execl, execle, execlp: how many arguments the list holds, arg included
@@ -390,8 +342,7 @@ AGENT_EXPORT int execl(const char *path, const char *arg, ...)
 	char *argv[n + 1];
 	take_args(argv, n, arg, &ap);
 	va_end(ap);
-	NEED(execv);
-	EXEC_WRAPPED(next.execv(path, argv), path);
+	EXEC_WRAPPED(REAL(execv)(path, argv), path);
 }
 
 AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
@@ -403,8 +354,7 @@ AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
 	char *argv[n + 1];
 	take_args(argv, n, arg, &ap);
 	va_end(ap);
-	NEED(execvp);
-	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
+	EXEC_WRAPPED(REAL(execvp)(file, argv), search_path(file, buf, sizeof buf));
 }
 
 AGENT_EXPORT int execle(const char *path, const char *arg, ...)
@@ -416,18 +366,16 @@ AGENT_EXPORT int execle(const char *path, const char *arg, ...)
 	take_args(argv, n, arg, &ap);
 	char **envp = va_arg(ap, char **);
 	va_end(ap);
-	NEED(execve);
-	EXEC_WRAPPED(next.execve(path, argv, envp), path);
+	EXEC_WRAPPED(REAL(execve)(path, argv, envp), path);
 }
 
 /* posix_spawn execs inside libc: the child's pid and path are said once it returns. */
 AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
 			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	NEED(posix_spawn);
 	pid_t child = 0;
 	uint64_t t = agent_now_ns();
-	int rc = next.posix_spawn(&child, path, actions, attr, argv, envp);
+	int rc = REAL(posix_spawn)(&child, path, actions, attr, argv, envp);
 	if (rc == 0)
 		announce(TR_PROCESS_EXECING, (uint32_t)child, t, path);
 	if (pid)
@@ -439,10 +387,9 @@ AGENT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_fi
 			      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	char buf[PATH_MAX];
-	NEED(posix_spawnp);
 	pid_t child = 0;
 	uint64_t t = agent_now_ns();
-	int rc = next.posix_spawnp(&child, file, actions, attr, argv, envp);
+	int rc = REAL(posix_spawnp)(&child, file, actions, attr, argv, envp);
 	if (rc == 0)
 		announce(TR_PROCESS_EXECING, (uint32_t)child, t, search_path(file, buf, sizeof buf));
 	if (pid)
@@ -464,9 +411,8 @@ static void reaped(pid_t pid, int status)
 
 AGENT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 {
-	NEED(waitpid);
 	int st = 0;
-	pid_t r = next.waitpid(pid, &st, options);
+	pid_t r = REAL(waitpid)(pid, &st, options);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -476,9 +422,8 @@ AGENT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 
 AGENT_EXPORT pid_t wait(int *status)
 {
-	NEED(wait);
 	int st = 0;
-	pid_t r = next.wait(&st);
+	pid_t r = REAL(wait)(&st);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -488,9 +433,8 @@ AGENT_EXPORT pid_t wait(int *status)
 
 AGENT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
 {
-	NEED(wait3);
 	int st = 0;
-	pid_t r = next.wait3(&st, options, ru);
+	pid_t r = REAL(wait3)(&st, options, ru);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -500,9 +444,8 @@ AGENT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
 
 AGENT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
-	NEED(wait4);
 	int st = 0;
-	pid_t r = next.wait4(pid, &st, options, ru);
+	pid_t r = REAL(wait4)(pid, &st, options, ru);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -512,8 +455,7 @@ AGENT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 
 AGENT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
-	NEED(waitid);
-	int rc = next.waitid(idtype, id, info, options);
+	int rc = REAL(waitid)(idtype, id, info, options);
 	if (rc == 0 && info && info->si_pid > 0 && (options & WEXITED) && !(options & WNOWAIT)) {
 		int code = info->si_code, status = -1;
 		if (code == CLD_EXITED)

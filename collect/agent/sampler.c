@@ -521,7 +521,7 @@ static int free_signal(void)
 	pthread_sigmask(SIG_BLOCK, NULL, &blocked);
 	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
 		struct sigaction old;
-		if (agent_libc.sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		if (REAL(sigaction)(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
 		    !sigismember(&blocked, sig))
 			return sig;
 	}
@@ -552,7 +552,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS };
 	for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
 		sigdelset(&sa.sa_mask, faults[i]);
-	if (agent_libc.sigaction(agent_config.signal, &sa, NULL) < 0) {
+	if (REAL(sigaction)(agent_config.signal, &sa, NULL) < 0) {
 		strcpy(error, "cannot install the sampling signal's handler");
 		return -1;
 	}

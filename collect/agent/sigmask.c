@@ -35,9 +35,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 
-static int (*real_signalfd)(int, const sigset_t *, int);
-static int (*real_sigwait)(const sigset_t *, int *);
-
 int sigmask_program_blocks(void)
 {
 	return agent_self.program_blocks;
@@ -85,25 +82,21 @@ static int filtered(int how, const sigset_t *set, sigset_t *old, int (*real)(int
 
 AGENT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (!agent_libc.sigprocmask)
-		agent_resolve_libc();
 	if (agent_called_from_unwinder(__builtin_return_address(0))) {
 		if (!agent_self.in_handler)
-			return agent_libc.sigprocmask(how, set, old);
+			return REAL(sigprocmask)(how, set, old);
 		if (old)
 			sigfillset(old); /* only ever handed back to a call skipped the same way */
 		return 0;
 	}
-	return filtered(how, set, old, agent_libc.sigprocmask);
+	return filtered(how, set, old, REAL(sigprocmask));
 }
 
 AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (!agent_libc.pthread_sigmask)
-		agent_resolve_libc();
 	if (agent_called_from_unwinder(__builtin_return_address(0)))
-		return agent_libc.pthread_sigmask(how, set, old);
-	return filtered(how, set, old, agent_libc.pthread_sigmask);
+		return REAL(pthread_sigmask)(how, set, old);
+	return filtered(how, set, old, REAL(pthread_sigmask));
 }
 
 const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy)
@@ -118,16 +111,12 @@ const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy)
 
 AGENT_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
 {
-	if (!real_signalfd)
-		real_signalfd = (__typeof__(real_signalfd))dlsym(RTLD_NEXT, "signalfd");
 	sigset_t copy;
-	return real_signalfd(fd, sigmask_without_ours(mask, &copy), flags);
+	return REAL(signalfd)(fd, sigmask_without_ours(mask, &copy), flags);
 }
 
 AGENT_EXPORT int sigwait(const sigset_t *set, int *sig)
 {
-	if (!real_sigwait)
-		real_sigwait = (__typeof__(real_sigwait))dlsym(RTLD_NEXT, "sigwait");
 	sigset_t copy;
-	return real_sigwait(sigmask_without_ours(set, &copy), sig);
+	return REAL(sigwait)(sigmask_without_ours(set, &copy), sig);
 }

@@ -219,7 +219,7 @@ void agent_block_signal(sigset_t *old)
 	sigemptyset(&set);
 	if (agent_config.signal)
 		sigaddset(&set, agent_config.signal);
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
+	REAL(syscall)(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
 	agent_self.in_agent_section++;
 }
 
@@ -235,7 +235,7 @@ void agent_restore_signal(const sigset_t *old)
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, agent_config.signal);
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, _NSIG / 8);
+	REAL(syscall)(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, _NSIG / 8);
 }
 
 void agent_internal_begin(sigset_t *old)
@@ -250,7 +250,7 @@ void agent_internal_begin(sigset_t *old)
 		sigdelset(&set, SIGFPE);
 		sigdelset(&set, SIGTRAP);
 		sigdelset(&set, SIGSYS);
-		agent_libc.syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
+		REAL(syscall)(SYS_rt_sigprocmask, SIG_BLOCK, &set, old, _NSIG / 8);
 		agent_self.in_agent_section++;
 	}
 	agent_self.internal++;
@@ -261,7 +261,7 @@ void agent_internal_end(const sigset_t *old)
 	agent_self.internal--;
 	if (--agent_self.internal_blocked == 0) {
 		agent_self.in_agent_section--;
-		agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+		REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 	}
 }
 

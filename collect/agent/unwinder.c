@@ -89,11 +89,11 @@ void unwinder_init(void)
 	if (unwinder_text_end)
 		return;
 	struct text_range r = { (uintptr_t)&unw_backtrace, 0, 0 };
-	agent_libc.dl_iterate_phdr(find_text, &r);
+	REAL(dl_iterate_phdr)(find_text, &r);
 	unwinder_text_start = r.start;
 	unwinder_text_end = r.end;
 	r = (struct text_range){ (uintptr_t)&unwinder_init, 0, 0 };
-	agent_libc.dl_iterate_phdr(find_text, &r);
+	REAL(dl_iterate_phdr)(find_text, &r);
 	agent_text_start = r.start;
 	agent_text_end = r.end;
 }
@@ -115,9 +115,7 @@ AGENT_EXPORT int pipe2(int fds[2], int flags)
 		errno = EMFILE;
 		return -1;
 	}
-	if (!agent_libc.pipe2)
-		agent_resolve_libc();
-	return agent_libc.pipe2(fds, flags);
+	return REAL(pipe2)(fds, flags);
 }
 
 AGENT_EXPORT int pipe(int fds[2])
@@ -126,9 +124,7 @@ AGENT_EXPORT int pipe(int fds[2])
 		errno = EMFILE;
 		return -1;
 	}
-	if (!agent_libc.pipe2)
-		agent_resolve_libc();
-	return agent_libc.pipe2(fds, 0);
+	return REAL(pipe2)(fds, 0);
 }
 
 /* Whether one byte at address can be read: what a write of it to a pipe would tell. */
@@ -151,9 +147,7 @@ AGENT_EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (number == SYS_write && (int)a1 == -1 && a3 == 1 && agent_called_from_unwinder(__builtin_return_address(0)))
 		return check_readable((const void *)a2);
-	if (!agent_libc.syscall)
-		agent_resolve_libc();
-	return agent_libc.syscall(number, a1, a2, a3, a4, a5, a6);
+	return REAL(syscall)(number, a1, a2, a3, a4, a5, a6);
 }
 
 /*
@@ -166,10 +160,8 @@ AGENT_EXPORT long syscall(long number, ...)
  */
 AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-	if (!agent_libc.dl_iterate_phdr)
-		agent_resolve_libc();
 	if (!agent_flags->enabled || agent_called_from_unwinder(__builtin_return_address(0)))
-		return agent_libc.dl_iterate_phdr(callback, data);
+		return REAL(dl_iterate_phdr)(callback, data);
 	sigset_t old;
 	agent_block_signal(&old);
 	sig_atomic_t was_in = agent_self.in_loader;
@@ -177,7 +169,7 @@ AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, 
 	if (!was_in)
 		agent_self.loader_caller = (uint64_t)__builtin_return_address(0);
 	agent_self.in_loader = 1;
-	int rc = agent_libc.dl_iterate_phdr(callback, data);
+	int rc = REAL(dl_iterate_phdr)(callback, data);
 	agent_self.in_loader = was_in;
 	agent_self.loader_caller = was_caller;
 	agent_restore_signal(&old);

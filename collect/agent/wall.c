@@ -278,7 +278,7 @@ static int signal_thread(uint32_t i, uint32_t tid, uint32_t weight, int32_t bloc
 	si.si_pid = agent_config.pid;
 	si.si_uid = getuid();
 	si.si_value.sival_int = SAMPLER_WALL_VALUE(i);
-	if (agent_libc.syscall(SYS_rt_tgsigqueueinfo, agent_config.pid, (pid_t)tid, agent_config.signal, &si) == 0)
+	if (REAL(syscall)(SYS_rt_tgsigqueueinfo, agent_config.pid, (pid_t)tid, agent_config.signal, &si) == 0)
 		return 0;
 	atomic_store(&w->signalled, 0);
 	uint32_t owed = atomic_exchange(&w->pending, 0);
@@ -545,13 +545,13 @@ int wall_start(void)
 	/* The sampler thread starts with every signal blocked: none of the program's may run on it. */
 	sigset_t all, old;
 	sigfillset(&all);
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
+	REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
 	atomic_store(&stopping, 0);
 	atomic_store(&running, 1);
 	agent_self.internal++; /* the loader's allocations for its TLS are not the program's */
-	int rc = agent_libc.pthread_create(&sampler, NULL, sampler_main, NULL);
+	int rc = REAL(pthread_create)(&sampler, NULL, sampler_main, NULL);
 	agent_self.internal--;
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	if (rc) {
 		atomic_store(&running, 0);
 		if (agent_config.wall && agent_transport.header->pid == (uint32_t)getpid())
@@ -573,7 +573,7 @@ void wall_stop(void)
 	foreign_wake_agent();
 	for (uint64_t give_up = agent_now_ns() + 50000000ull; atomic_load(&running) && agent_now_ns() < give_up;) {
 		struct timespec ts = { 0, 200000 };
-		agent_libc.syscall(SYS_nanosleep, &ts, NULL);
+		REAL(syscall)(SYS_nanosleep, &ts, NULL);
 	}
 }
 
