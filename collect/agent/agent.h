@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <link.h>
 #include <ucontext.h>
 
@@ -65,6 +66,9 @@ struct agent_config {
 	int signal; /* the sampling signal */
 	int wall; /* -m wall: the sampler thread samples every thread (wall.c) */
 	int follow; /* children attach too (fork, exec) */
+	int allocs; /* allocations are recorded (TRANSPORT_MODE_ALLOCS) */
+	uint32_t requested_source; /* enum transport_source; NONE: the best available */
+	int requested_signal; /* 0: a free one */
 	pid_t pid; /* the process this state was set up in (a raw fork leaves it stale) */
 	pid_t collect_pid;
 	char shm_path[64]; /* /proc/COLLECT_PID/fd/N */
@@ -104,6 +108,7 @@ struct agent_thread {
 	volatile uint32_t signals_taken; /* sampling signals this thread took (blocking.c compares) */
 	uint32_t signals_armed; /* signals_taken when its current blocking call began */
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
+	int background; /* the agent's background thread (wall.c): never sampled, its ring flagged */
 	struct stack_table *stacks;
 	uint64_t stack_lo, stack_hi; /* this thread's stack (capture_warm_up); 0: unknown, libunwind unwinds */
 	struct frametab_cache *frame_cache; /* the rows its walks looked up (frametab.c) */
@@ -146,17 +151,34 @@ struct agent_flags {
 extern struct agent_flags *agent_flags;
 extern AGENT_TLS __thread struct agent_thread agent_self;
 
-/* threads.c */
+/* core.c */
 /* CLOCK_MONOTONIC ns (vDSO, no system call). */
 uint64_t agent_now_ns(void);
+/* CLOCK_MONOTONIC_COARSE ns: a heap event's time. */
+static inline uint64_t agent_coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 /* The calling thread's CPU time in ns; tid 0: the caller, else another thread of this process (0 if gone). */
 uint64_t agent_thread_cpu_ns(uint32_t tid);
 /* The calling thread's kernel id, cached. */
 uint32_t agent_gettid(void);
-/* A fresh descriptor of collect's shared memory, checked to be it (st: its fstat); -1 on failure. Async-signal-safe. */
-int agent_open_shm(struct stat *st);
 /* Close a descriptor the agent opened a moment ago, if it still is the file fstat saw (opened); 0 or -1. */
 int agent_close_own(int fd, const struct stat *opened);
+/* Whether the program installed a handler of its own for the sampling signal. */
+int agent_signal_taken(void);
+/* The program takes the sampling signal: 1 the first time, then 0. */
+int agent_signal_give_up(void);
+/* Wake the background thread now (from a handler too, a foreign thread's included: no errno, no TLS). */
+void agent_wake_background(void);
+/* The background thread: sleep until deadline (CLOCK_MONOTONIC ns), or until woken. */
+void agent_background_sleep(uint64_t deadline);
+
+/* rings.c */
+/* A fresh descriptor of collect's shared memory, checked to be it (st: its fstat); -1 on failure. Async-signal-safe. */
+int agent_open_shm(struct stat *st);
 /* Map the chunks collect published since; the number newly mapped. Async-signal-safe. */
 uint32_t agent_map_new_chunks(void);
 /* Claim a ring for the calling thread (and write its START record); AGENT_NO_RING when all are taken (collect is woken). */
@@ -167,10 +189,8 @@ uint32_t agent_ring_waiting(void);
 void agent_count_record_lost(void);
 /* Wait (a little) for room for a record that must not be lost; NULL once collect is gone. */
 void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size);
-/* Write the calling thread's end record: its name and CPU time (waits for a ring; without one, counted: threads_without_ring or records_lost). */
-void agent_thread_record(uint32_t flags);
-/* At exit: the CPU time of every other thread that still holds a ring. */
-void agent_record_running_threads(void);
+
+/* sections.c */
 /* Block the sampling signal around non-handler ring writes (old: the mask to restore). */
 void agent_block_signal(sigset_t *old);
 /* Undo agent_block_signal: unblock the sampling signal unless old (the mask it saved) had it blocked. */
@@ -181,25 +201,68 @@ void agent_restore_signal(const sigset_t *old);
  * and is recorded, instead of being taken for the agent's. Nests; end with agent_internal_end. */
 void agent_internal_begin(sigset_t *old);
 void agent_internal_end(const sigset_t *old);
-/* Start sampling the calling thread; call with the signal blocked. */
-void agent_thread_begin(void);
-/* Stop sampling it, record its end and hand its ring back; call with the signal blocked. */
-void agent_thread_end(void);
+
+/* nesting.c */
+/* Start and end a ring write outside the sampling handler (every such write), so that
+ * nested writers on this thread leave their records for leave to write. */
+void agent_enter(void);
+void agent_leave(void);
 /* Begin a record outside the handler: the signal blocked (old: the mask to restore), depth raised as
  * in a hook (agent_enter), and the ring, waited for as agent_ring_waiting does (or AGENT_NO_RING when
  * none, counted lost, or when this thread is already writing: a program's signal handler interrupted
  * a writer). End it with agent_write_end. */
 uint32_t agent_write_begin(sigset_t *old);
 void agent_write_end(const sigset_t *old);
+/* Inside another writer on this thread: leave a heap event for it (decide: agent_nested_event's). */
+void agent_nest_heap(uint64_t seq, uint64_t address, uint64_t size, uint64_t caller, uint16_t kind, uint16_t flags,
+		     uint32_t decide);
+/* A heap event (TR_HEAP) into ring, waiting for room while collect lives; counted lost without. Not in a handler. */
+void agent_write_heap(uint32_t ring, uint64_t seq, uint64_t time_ns, uint64_t address, uint64_t size, uint32_t stack,
+		      uint16_t kind, uint16_t flags);
+/* The agent's function whose pc stands for time spent in a section (never called). */
+void agent_recording_allocations(void);
+/* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
+uint64_t alloc_marker_pc(void);
+/* Map the calling thread's overflow of nested events (recording allocations); not in a handler. */
+void nesting_thread_begin(void);
+/* Unmap it (the thread ends); its events still waiting there are counted lost. */
+void nesting_thread_end(void);
+/* A forked child: nothing is nested on its thread. */
+void nesting_forget(void);
+
+/* thread_records.c */
+/* Write the calling thread's START record into ring (agent_thread_ring, when start_pending). */
+void agent_thread_record_start(uint32_t ring);
+/* Write the calling thread's end record: its name and CPU time (waits for a ring; without one, counted: threads_without_ring or records_lost). */
+void agent_thread_record(uint32_t flags);
 /* A THREAD record for another thread of this process (its name, e.g. set by pthread_setname_np). */
 void agent_thread_record_for(uint32_t tid, const char *name, uint32_t flags);
+/* At exit: the CPU time of every other thread that still holds a ring. */
+void agent_record_running_threads(void);
+/* The lifecycle's: a thread begins (its ring, its START record), ends (its end record, its ring closed),
+ * a forked child forgets its parent's ring. */
+void agent_thread_records_begin(void);
+void agent_thread_records_end(void);
+void agent_thread_records_forget(void);
 
-/* agent.c */
+/* lifecycle.c */
+/* Start sampling the calling thread; call with the signal blocked. */
+void lifecycle_thread_begin(void);
+/* Stop sampling it, record its end and hand its ring back; call with the signal blocked. */
+void lifecycle_thread_end(void);
+
+/* attach.c */
+/* Where collect's shared memory is (the environment): 0, or -1 when this process is not to attach. */
+int agent_find_shm(void);
+/* Attach this process to collect's shared memory (again, in a fork child): 0, or -1 (then it stays inert). */
+int agent_attach(void);
+/* An earlier image of this process left rings (an exec in place): close them, and record the exec. */
+void agent_take_over(void);
+
+/* region.c */
 /* ipscope.h's region control, found by the program as weak symbols: sampling on, sampling off. */
 void ipscope_agent_start(void);
 void ipscope_agent_stop(void);
-/* Attach this process to collect's shared memory again (a fork child): 0, or -1 (then it stays inert). */
-int agent_attach(void);
 /* Whether sampling is on (collect's --delay, --paused, SIGUSR2, ipscope_start/stop). */
 static inline int agent_sampling_on(void)
 {
@@ -211,35 +274,30 @@ static inline int agent_sampling_on(void)
 void process_record(uint32_t kind, uint32_t pid, uint32_t parent, int status, const char *path, const char *command);
 /* This image attached: its path and command line from /proc/self. */
 void process_attached(void);
-/* Keep libunwind's lock and the agent's consistent across fork: wait for unwinds in flight (prepare),
- * let them go on (parent, child). */
-void process_fork_prepare(void);
-void process_fork_parent(void);
-/* The child's fork handler: whether the parent was profiled (the child's agent_flags are zeroed). */
-int process_fork_child(void);
-/* The end of either side's fork handlers: the forking thread takes its signals again. */
-void process_fork_done(void);
-/* Around an unwind: 0 to go ahead (then call process_unwind_end), -1 while a fork is in progress. */
-int process_unwind_begin(void);
+
+/* unwind_gate.c */
+/* Around a libunwind unwind or a module scan: 0 to go ahead (then call unwind_gate_leave), -1 while a fork is in progress. */
+int unwind_gate_enter(void);
 /* The same outside signal handlers: waits for a fork in progress to end (a second at most; -1 then). */
-int process_unwind_wait(void);
-void process_unwind_end(void);
+int unwind_gate_wait(void);
+void unwind_gate_leave(void);
+/* Fork's prepare handler: stop new unwinds, wait (briefly) for those in flight; the parent's reopens. */
+void unwind_gate_close(void);
+void unwind_gate_open(void);
+/* A forked child: no unwind is in flight, no fork under way. */
+void unwind_gate_reset(void);
 
 /* interpose.c */
-/* Whether the program installed a handler of its own for the sampling signal. */
-int agent_signal_taken(void);
+/* Whether an address lies in the agent's own text. */
+int agent_own_text(uint64_t pc);
+/* Whether a function was called from libunwind (ret_addr: its return address). */
+int agent_called_from_unwinder(const void *ret_addr);
 
-/* sigmask.c */
+/* signals.c */
 /* The program's view of a new thread's mask: the creator's (the kernel's never holds the sampling signal). */
 int sigmask_program_blocks(void);
 /* set without the sampling signal (into copy when it had it): a wait must never take the profiler's signal. */
 const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy);
-
-/* unwinder.c */
-/* Find libunwind's text, to tell its calls from the program's; after interpose_init, before the first unwind. */
-void unwinder_init(void);
-/* Whether a function was called from libunwind (ret_addr: its return address). */
-int agent_called_from_unwinder(const void *ret_addr);
 
 /* sampler.c */
 /* Pick the sampling signal (0: a free one) and source, install the handler; 0 or -1 (agent_error set). */
@@ -250,8 +308,8 @@ void sampler_thread_start(void);
 void sampler_thread_stop(void);
 /* Stop every thread's sources (the program took the sampling signal). */
 void sampler_stop_all(void);
-/* In a forked child: the parent's sources were not inherited; forget them. */
-void sampler_forget_all(void);
+/* In a forked child: the parent's sources were not inherited; forget them (wall mode's slots too). */
+void sampler_forget(void);
 /* Sample a thread the agent did not start (one that existed before it, or a raw clone()): 0 or -1. */
 int sampler_adopt(uint32_t tid);
 /* Slots in use are below this; slot i's thread id (0: free or not yet known). */
@@ -306,10 +364,6 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 void foreign_serviced(int on);
 /* A forked child: forget the parent's threads. */
 void foreign_forget(void);
-/* Wake the agent's thread now (from a handler too: a raw system call, no errno). */
-void foreign_wake_agent(void);
-/* The agent's thread: sleep until deadline (CLOCK_MONOTONIC ns) or a foreign thread's post. */
-void foreign_wait(uint64_t deadline);
 /* The agent's thread: unwind and record every posted sample into ring (AGENT_NO_RING: claims one). */
 void foreign_service(uint32_t *ring);
 
@@ -328,8 +382,6 @@ void wall_slot_reset(uint32_t i, uint32_t tid);
 /* In the handler, for a wall-mode signal to slot i: the weight owed, and the system call when the sampler
  * asked because the thread was blocked (else -1). */
 uint32_t wall_take_weight(uint32_t i, int32_t *syscall);
-/* Whether the calling thread is the sampler thread. */
-int wall_is_sampler(void);
 
 /* alloc_hooks.c */
 /* Per process (alloc_record.c; alloc_init sets it, a forked child clears it). */
@@ -356,10 +408,6 @@ void alloc_start(void);
 int alloc_enabled(void);
 /* A forked child: record nothing, touch no shared state (alloc_start, once attached, starts it anew). */
 void alloc_forget(void);
-/* Map the calling thread's overflow of nested events (recording allocations); not in a handler. */
-void alloc_thread_begin(void);
-/* Unmap it (the thread ends); its events still waiting there are counted lost. */
-void alloc_thread_end(void);
 
 /* alloc_record.c */
 /* The image's seq of allocation events (tr_heap.seq): a forked child's counts from 1 again. */
@@ -368,14 +416,6 @@ struct agent_alloc_seq {
 	char pad[56];
 };
 extern struct agent_alloc_seq agent_alloc_seq;
-/* Start and end a ring write outside the sampling handler (every such write), so that
- * nested writers on this thread leave their records for leave to write. */
-void agent_enter(void);
-void agent_leave(void);
-/* The agent's function whose pc stands for time spent recording allocations (never called). */
-void agent_recording_allocations(void);
-/* The one-frame stack of a pc in the agent that names "[ipscope: recording allocations]". */
-uint64_t alloc_marker_pc(void);
 /* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path: before is its choice_take's answer,
  * at most its step); caller: the hook's return address. */
 void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller, int64_t before);
@@ -461,6 +501,8 @@ uint32_t stack_table_recall(const struct stack_table *table, uint64_t key);
 void stack_table_remember(struct stack_table *table, uint64_t key, uint32_t id);
 /* Unmap a thread's table (NULL: nothing). */
 void stack_table_free(struct stack_table *table);
+/* The one-frame stack of a caller (truncated) in the calling thread's table: stack_table_id's answer. */
+uint32_t stack_table_caller(uint32_t ring, uint64_t caller);
 
 /* modules.c */
 /* Record modules loaded since the last call, and unloads; call with the signal blocked. */

@@ -7,8 +7,8 @@
  * Each hook calls the real function and hands what it did to the fast
  * paths in agent.h (alloc_seen, free_seen: at RATE < 1 most calls end there,
  * a decrement or a filter load) and from them to alloc_record.c
- * (record_alloc, record_free), which says what an event is, what is chosen,
- * how stacks are taken and how nested writers are handled.
+ * (record_alloc, record_free), which says what an event is, what is chosen
+ * and how stacks are taken.
  * realloc is a free of the old block (its seq taken before the real realloc)
  * and an allocation of the new one, as memcheck counts them.
  *
@@ -294,9 +294,5 @@ void alloc_forget(void)
 	agent_self.prng.key = 0; /* keyed again with the child's thread id */
 	agent_self.countdown = 0;
 	agent_self.allocs_noted = 0;
-	agent_self.depth = 0;
-	atomic_store(&agent_self.nested_count, 0);
-	agent_self.nested_done = 0;
-	atomic_store(&agent_self.hook_weight, 0);
 	live_forget();
 }

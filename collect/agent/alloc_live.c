@@ -25,7 +25,7 @@
  * orders that before any free of it, on whatever thread.
  *
  * Signals: a shard lock is only ever taken by a hook at depth 0 (nested
- * events are decided by the outer writer once it is done, alloc_hooks.c),
+ * events are decided by the outer writer once it is done, nesting.c),
  * so a handler on the same thread never waits for a lock its thread holds.
  */
 #include "agent.h"

@@ -35,7 +35,7 @@
  * token: no hash, no probe, no compare of frames. libunwind's fast path
  * walks a trace cache of frame descriptions; on a miss it takes its lock
  * and the loader's, so no libunwind unwind starts while a fork is
- * under way (process.c): a lock taken in another thread at that moment would
+ * under way (unwind_gate.c): a lock taken in another thread at that moment would
  * stay taken in the child. The table walk takes no lock and needs no such
  * guard. A thread whose TLS is another's (a raw clone()) never unwinds
  * itself (foreign.c unwinds it from the agent's thread).
@@ -116,10 +116,10 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 {
 	/* A fork in progress: libunwind's lock must not be held across it. A hook (not a signal
 	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
-	if (process_unwind_begin() < 0 && (uc || process_unwind_wait() < 0))
+	if (unwind_gate_enter() < 0 && (uc || unwind_gate_wait() < 0))
 		return -1;
 	int n = unw_backtrace((void **)ips, (int)cap);
-	process_unwind_end();
+	unwind_gate_leave();
 	*first = -1;
 	if (uc) {
 		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -187,7 +187,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 			/* libunwind declines during a fork: the rows this walk asked for must still be built,
 			 * or every later sample there is lost too (a shell forking 300 children lost 9 of 11). */
 			if (walked == FRAMETAB_UNBUILT)
-				foreign_wake_agent();
+				agent_wake_background();
 			return UINT32_MAX;
 		}
 		/* Rows not built where the walk stopped: all this stack's frames are asked for, so the next
@@ -195,7 +195,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		int from = first < 0 ? 0 : first < n ? first : n;
 		if ((walked == FRAMETAB_UNBUILT || walked == FRAMETAB_NO_TABLE) &&
 		    (frametab_want(ips + from, (uint32_t)(n - from)) || walked == FRAMETAB_UNBUILT))
-			foreign_wake_agent();
+			agent_wake_background();
 	}
 	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
 	if (token) {

@@ -45,17 +45,18 @@ __sighandler_t bsd_signal(int sig, __sighandler_t handler);
 /* alloc_hooks.c. malloc's entry is looked up last: the hooks take it as the sign that all are there. */
 #define AGENT_MALLOC_FAMILY(CALLS) CALLS(malloc) AGENT_MALLOC_OTHERS(CALLS)
 #define AGENT_MALLOC_OTHERS(CALLS)                                                                 \
-	CALLS(free) CALLS(realloc) CALLS(calloc) CALLS(reallocarray) CALLS(posix_memalign)        \
+	CALLS(free) CALLS(realloc) CALLS(calloc) CALLS(reallocarray) CALLS(posix_memalign)         \
 	CALLS(aligned_alloc) CALLS(memalign) CALLS(valloc) CALLS(pvalloc)
 #define AGENT_INTERPOSED(CALLS, ALSO)                                                              \
-	/* interpose.c: threads, the loader, the sampling signal's disposition */                  \
+	/* program_threads.c: the program's threads */                                             \
 	CALLS(pthread_create) CALLS(clone) CALLS(pthread_setname_np)                               \
-	CALLS(dlopen) CALLS(dlmopen) CALLS(dlclose)                                                \
+	/* loader.c: the loader */                                                                 \
+	CALLS(dlopen) CALLS(dlmopen) CALLS(dlclose) CALLS(dl_iterate_phdr)                         \
+	/* signals.c: the sampling signal's disposition, masks and waits */                        \
 	CALLS(sigaction) CALLS(signal) CALLS(bsd_signal) CALLS(sysv_signal) CALLS(sigset)          \
-	/* sigmask.c: masks and waits */                                                           \
 	CALLS(sigprocmask) CALLS(pthread_sigmask) CALLS(signalfd) CALLS(sigwait)                   \
-	/* unwinder.c: libunwind's descriptors and the loader's lock */                            \
-	CALLS(pipe2) ALSO(pipe) /* pipe2 */ CALLS(syscall) CALLS(dl_iterate_phdr)                  \
+	/* unwinder.c: libunwind's descriptors */                                                  \
+	CALLS(pipe2) ALSO(pipe) /* pipe2 */ CALLS(syscall)                                         \
 	/* blocking.c: calls the sampling signal must not cut short */                             \
 	CALLS(nanosleep) ALSO(usleep) ALSO(sleep) /* nanosleep */ CALLS(clock_nanosleep)           \
 	CALLS(poll) CALLS(ppoll) CALLS(select) CALLS(pselect)                                      \
@@ -88,11 +89,12 @@ extern struct agent_real agent_real;
 	(({                                                                                        \
 		__typeof__(agent_real.name) real_next_ = agent_real.name;                          \
 		if (__builtin_expect(real_next_ == NULL, 0))                                       \
-			agent_real.name = real_next_ = (__typeof__(real_next_))dlsym(RTLD_NEXT, #name); \
+			real_next_ = agent_real.name = (__typeof__(real_next_))dlsym(RTLD_NEXT, #name); \
 		real_next_;                                                                        \
 	}))
 
-/* Look up every entry but the malloc family's: in the constructor, before any signal handler can need one. */
+/* Look up every entry but the malloc family's, and find libunwind's and the agent's own text: in the
+ * constructor, before any signal handler can need them. */
 void interpose_init(void);
 
 #endif

@@ -238,11 +238,11 @@ void modules_rescan(void)
 	 * that allocates while this thread rescans (at every dlopen and dlclose, tables built then too) is
 	 * recorded, nested (depth is held). Counted internal, as before, 600-660 of 880-920 such handler
 	 * allocations were lost over 300 dlopen/dlclose pairs under a 100 us SIGALRM (e2e_alloc_cases). */
-	/* Inside the fork gate, as unwinds are (process.c): a fork while this thread is in dl_iterate_phdr
+	/* Inside the fork gate, as unwinds are (unwind_gate.c): a fork while this thread is in dl_iterate_phdr
 	 * leaves the lock it takes held in the child (glibc 2.36 resets the loader's main lock in a child,
 	 * not that one), and the child's own rescan waits for it forever. A program's thread waits for a
-	 * fork to end (process_unwind_wait enters at once when none is under way). */
-	int gated = process_unwind_wait() == 0;
+	 * fork to end (unwind_gate_wait enters at once when none is under way). */
+	int gated = unwind_gate_wait() == 0;
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();
@@ -251,11 +251,11 @@ void modules_rescan(void)
 	 * for what it runs (whole, 4 ms of CPU for libc's and a C program's, 10-12 for python's; by the
 	 * block, 0.3 and 2). Allocations, which unwind tens of thousands of times before a build could
 	 * catch up, and --no-cpu, which has no agent's thread, build them whole now. */
-	frametab_rescan(REAL(dl_iterate_phdr), !agent_config.signal || alloc_state.wanted);
+	frametab_rescan(REAL(dl_iterate_phdr), !agent_config.signal || agent_config.allocs);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
 	if (gated)
-		process_unwind_end();
+		unwind_gate_leave();
 }
 
 void modules_build_tables(void)
@@ -264,7 +264,7 @@ void modules_build_tables(void)
 		return;
 	/* In the fork gate (modules_rescan says why: a bash subshell's child hung so, 1 in 4 runs of
 	 * e2e_collect_fds under ASan); during a fork the agent's thread builds them next time round. */
-	if (process_unwind_begin() < 0)
+	if (unwind_gate_enter() < 0)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
@@ -274,7 +274,7 @@ void modules_build_tables(void)
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
 	agent_restore_signal(&old);
-	process_unwind_end();
+	unwind_gate_leave();
 }
 
 void modules_forget(void)

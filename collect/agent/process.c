@@ -3,10 +3,10 @@
  * (TR_PROCESS records) and the libc functions it wraps to know.
  *
  * A new image says it attached, with its path and command line; a fork
- * child that goes on profiled says it was forked (agent.c re-attaches it).
- * Neither is enough when a process exec's a program the agent cannot enter
- * (statically linked, setuid, or an environment without LD_PRELOAD): no
- * agent ever speaks for it. So the exec family says "about to exec PATH"
+ * child that goes on profiled says it was forked (lifecycle.c attaches it
+ * anew). Neither is enough when a process exec's a program the agent cannot
+ * enter (statically linked, setuid, or an environment without LD_PRELOAD):
+ * no agent ever speaks for it. So the exec family says "about to exec PATH"
  * before calling the real one, and "it failed" when that returns;
  * posix_spawn (whose exec happens inside libc) says it after the fact, with
  * the child's pid and the time it was called. collect then knows which
@@ -20,26 +20,12 @@
  * SIGCHLD handler that interrupted another record of the same thread: the
  * record is then skipped (agent_write_begin), and the end is written with
  * its status unknown.
- *
- * Fork and libunwind: libunwind's caches are guarded by a lock; a fork
- * while another thread is inside an unwind would leave that lock held in
- * the child forever. The fork-prepare handler therefore stops new unwinds
- * and waits (a few milliseconds at most) for those in flight. An
- * allocation hook of another thread that meets the gate waits for the fork
- * to end instead of losing its stack (process_unwind_wait): between our
- * prepare and parent handlers runs libc's own fork work, which takes no lock
- * a thread inside a malloc hook holds (it has left the real malloc), and the
- * handlers of libraries that registered theirs before the agent did; one of
- * those that waited for a lock such a thread holds would hold the fork up
- * until the hook gives up waiting (FORK_HOOK_WAIT_NS). The forking thread
- * takes its own samples after the fork (process_fork_prepare).
  */
 #include "agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,106 +38,9 @@
 
 #include "trace.h"
 
-#define FORK_WAIT_NS 50000000ull
-/* How long a hook waits for a fork to end (process_unwind_wait): a hook waited 2-12 ms a fork on a
- * loaded 2-core machine, sometimes over 50; a fork that needs a lock the waiting thread holds costs
- * this once, and that allocation's stack is lost. */
-#define FORK_HOOK_WAIT_NS 1000000000ull
 #define MAX_COMMAND 4096
 
 extern char **environ;
-
-/* ---- the fork gate ---- */
-
-static _Atomic int forking, unwinding; /* forking: threads between our prepare and parent handlers */
-static int enabled_at_fork;
-
-int process_unwind_begin(void)
-{
-	atomic_fetch_add(&unwinding, 1);
-	if (!atomic_load(&forking))
-		return 0;
-	atomic_fetch_sub(&unwinding, 1);
-	return -1;
-}
-
-int process_unwind_wait(void)
-{
-	uint64_t give_up = agent_now_ns() + FORK_HOOK_WAIT_NS;
-	for (unsigned spins = 0; agent_now_ns() < give_up; spins++) {
-		if (process_unwind_begin() == 0)
-			return 0;
-		if (spins < 64) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 100000 };
-			nanosleep(&ts, NULL);
-		}
-	}
-	return -1;
-}
-
-void process_unwind_end(void)
-{
-	atomic_fetch_sub(&unwinding, 1);
-}
-
-/* The first of the agent's prepare handlers to run (registered after alloc_hooks.c's; a program's,
- * registered later still, run before it), so from here to the end of our parent or child handler
- * (the first to run of either kind) the forking thread takes none of the program's signals: a handler that
- * allocates would meet the gate below on its own thread and wait for a fork that cannot go on
- * until it returns (a second each time; under a frequent timer the program never got further),
- * or be taken for the agent's own allocating, or deadlock on the malloc locks glibc holds across
- * the fork of a process with a second thread, which the agent's thread makes of every program.
- * Deferred, it runs after the fork and is recorded. Not recording allocations, only the sampling
- * signal waits: a sample of the fork itself (its kernel time, delivered at the system call's
- * return) taken in the window would meet the gate and be lost when the frame tables cannot walk
- * it (a shell forking 300 children lost most of its samples so), and libunwind there could
- * deadlock: glibc holds the malloc locks, and dl_iterate_phdr's lock may be held by a thread that
- * frees (dlclose). Deferred, it is taken just after the fork. A fork made by a program's handler
- * that interrupted this window (depth) is inside it. */
-void process_fork_prepare(void)
-{
-	enabled_at_fork = agent_flags->enabled; /* the child finds agent_flags zeroed */
-	if (!agent_flags->enabled || agent_self.fork_depth++)
-		return;
-	if (alloc_enabled()) {
-		agent_internal_begin(&agent_self.fork_mask);
-		agent_self.fork_blocked = 1;
-	} else {
-		agent_block_signal(&agent_self.fork_mask);
-		agent_self.fork_blocked = 2;
-	}
-	atomic_fetch_add(&forking, 1); /* a count: another thread's fork may end first */
-	uint64_t give_up = agent_now_ns() + FORK_WAIT_NS;
-	while (atomic_load(&unwinding) > 0 && agent_now_ns() < give_up)
-		sched_yield();
-}
-
-void process_fork_parent(void)
-{
-	if (!agent_self.fork_depth || --agent_self.fork_depth)
-		return; /* not ours (the agent was off at prepare), or a nested fork's */
-	atomic_fetch_sub(&forking, 1);
-	process_fork_done();
-}
-
-void process_fork_done(void)
-{
-	agent_self.fork_depth = 0; /* the child: its fork is over */
-	if (agent_self.fork_blocked == 1)
-		agent_internal_end(&agent_self.fork_mask);
-	else if (agent_self.fork_blocked == 2)
-		agent_restore_signal(&agent_self.fork_mask);
-	agent_self.fork_blocked = 0;
-}
-
-int process_fork_child(void)
-{
-	atomic_store(&unwinding, 0);
-	atomic_store(&forking, 0);
-	return enabled_at_fork;
-}
 
 /* ---- records ---- */
 

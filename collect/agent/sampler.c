@@ -153,7 +153,7 @@ static void free_slot(uint32_t i);
 
 void sampler_thread_start(void)
 {
-	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || wall_is_sampler())
+	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || agent_self.background)
 		return;
 	int i = claim_slot();
 	if (i < 0)
@@ -302,10 +302,11 @@ void sampler_stop_all(void)
 			release_sources(&slots[i]);
 }
 
-void sampler_forget_all(void)
+void sampler_forget(void)
 {
 	/* Not inherited: the pages are MADV_DONTFORK, timers are per process. Unmapping
 	 * or deleting by the stale handles could hit the child's own mappings or timers. */
+	wall_forget();
 	int high = atomic_load(&slots_high);
 	foreign_forget();
 	memset(slots, 0, (size_t)high * sizeof *slots);
@@ -384,7 +385,7 @@ static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now, u
 {
 	if (agent_self.depth) {
 		/* Inside an allocation hook (or another ring write): the time is the
-		 * profiler's, and the writer it interrupted records it (alloc_hooks.c). */
+		 * profiler's, and the writer it interrupted records it (nesting.c). */
 		atomic_fetch_add_explicit(&agent_self.hook_weight, weight, memory_order_relaxed);
 		agent_self.hook_time_ns = now;
 		return;

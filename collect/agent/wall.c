@@ -109,13 +109,7 @@ struct wall_slot {
 static struct wall_slot wall_slots[MAX_SLOTS];
 static pthread_t sampler;
 static _Atomic int running, stopping;
-static AGENT_TLS __thread int is_sampler;
 static uint32_t sampler_tid;
-
-int wall_is_sampler(void)
-{
-	return is_sampler;
-}
 
 void wall_slot_reset(uint32_t i, uint32_t tid)
 {
@@ -293,9 +287,9 @@ static int sample_blocked(uint32_t ring, struct wall_slot *w, uint32_t tid, uint
 	uint64_t ips[MAX_WALL_FRAMES];
 	int complete = 0;
 	uint32_t n = 0, flags = TRACE_STACK_LEAF_EXACT;
-	if (process_unwind_begin() == 0) {
+	if (unwind_gate_enter() == 0) {
 		n = unwind_blocked(sp, pc, ips, agent_config.max_frames, &complete);
-		process_unwind_end();
+		unwind_gate_leave();
 	}
 	if (agent_thread_cpu_ns(tid) != cpu)
 		return -1; /* it ran: the stack read may be torn */
@@ -463,19 +457,19 @@ static uint64_t next_after(uint64_t deadline, uint64_t now, uint32_t *ticks)
 static void *sampler_main(void *unused)
 {
 	(void)unused;
-	is_sampler = 1;
+	agent_self.background = 1;
 	agent_self.internal = 1; /* the agent's own thread: none of its allocations are the program's */
 	agent_self.tid = 0;
 	sampler_tid = agent_gettid();
 	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
 	foreign_serviced(1);
 	uint32_t ring = AGENT_NO_RING;
-	/* The constructor scanned just before starting this thread (agent.c). */
+	/* The constructor scanned just before starting this thread (lifecycle.c). */
 	uint64_t deadline = agent_now_ns() + (agent_config.wall ? agent_config.interval_ns : SCAN_INTERVAL_NS);
 	uint64_t last_scan = agent_now_ns(), cpu_seen = 0, unknown_seen = 0;
 	uint32_t ticks = 0, was_on = 0;
 	while (!atomic_load(&stopping)) {
-		foreign_wait(deadline); /* or until a foreign thread waits for its sample */
+		agent_background_sleep(deadline); /* or until rung: a foreign thread posted, rows are wanted */
 		foreign_service(&ring);
 		modules_build_tables(); /* the frame tables walks met unbuilt since */
 		uint64_t now = agent_now_ns();
@@ -566,11 +560,11 @@ int wall_start(void)
 void wall_stop(void)
 {
 	atomic_store(&stopping, 1);
-	if (is_sampler)
+	if (agent_self.background)
 		return;
 	/* In CPU mode it sleeps until its next scan, 100 ms away: woken, it ends at once. Left to wake by
 	 * itself, every program's exit waited 10-50 ms for it in 200 us naps. */
-	foreign_wake_agent();
+	agent_wake_background();
 	for (uint64_t give_up = agent_now_ns() + 50000000ull; atomic_load(&running) && agent_now_ns() < give_up;) {
 		struct timespec ts = { 0, 200000 };
 		REAL(syscall)(SYS_nanosleep, &ts, NULL);
@@ -583,5 +577,5 @@ void wall_forget(void)
 	atomic_store(&running, 0);
 	atomic_store(&stopping, 0);
 	sampler_tid = 0;
-	memset(wall_slots, 0, sampler_slots_high() * sizeof *wall_slots); /* call before sampler_forget_all */
+	memset(wall_slots, 0, sampler_slots_high() * sizeof *wall_slots); /* sampler_forget calls it first */
 }

@@ -1,6 +1,15 @@
 /*
- * sigmask.c - the program's signal masks and signal waits, kept clear of
- * the sampling signal.
+ * signals.c - the program's signals, kept clear of the sampling signal: its
+ * disposition (sigaction and the signal() family), the masks (sigprocmask,
+ * pthread_sigmask) and the waits (sigwait, signalfd; blocking.c's
+ * sigtimedwait and sigwaitinfo).
+ *
+ * The sampling signal is a real-time signal nobody used when the agent
+ * started (sampler.c). To the program it still looks untouched: asking for
+ * its disposition gives SIG_DFL. If the program installs a handler for it
+ * (or ignores it), that is the program's right: the agent stops every
+ * thread's sampling first, so the program's handler never receives a
+ * sample, then lets the call through, and collect says so.
  *
  * Servers block every signal in their worker threads (and wait for signals
  * in one thread with sigwaitinfo or a signalfd); a thread that blocked the
@@ -120,3 +129,56 @@ AGENT_EXPORT int sigwait(const sigset_t *set, int *sig)
 	sigset_t copy;
 	return REAL(sigwait)(sigmask_without_ours(set, &copy), sig);
 }
+
+/* ---- the disposition ---- */
+
+typedef void (*handler_fn)(int);
+
+static int is_sampling_signal(int sig)
+{
+	return agent_flags->enabled && sig == agent_config.signal && !agent_signal_taken();
+}
+
+/* The program wants the signal for itself: stop sampling, then it is the program's. */
+static void give_up_signal(int sig)
+{
+	if (!agent_signal_give_up())
+		return;
+	sampler_stop_all();
+	atomic_store(&agent_transport.header->signal_taken, (uint32_t)sig);
+}
+
+AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!is_sampling_signal(sig))
+		return REAL(sigaction)(sig, act, old);
+	struct sigaction untouched;
+	memset(&untouched, 0, sizeof untouched);
+	untouched.sa_handler = SIG_DFL;
+	int rc = 0;
+	if (act && act->sa_handler != SIG_DFL) {
+		give_up_signal(sig);
+		rc = REAL(sigaction)(sig, act, NULL);
+	}
+	if (old && rc == 0)
+		*old = untouched;
+	return rc;
+}
+
+/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT entry. */
+#define SIGNAL_WRAPPER(name)                                              \
+	AGENT_EXPORT handler_fn name(int sig, handler_fn handler)         \
+	{                                                                 \
+		if (!is_sampling_signal(sig))                             \
+			return REAL(name)(sig, handler);                  \
+		if (handler != SIG_DFL) {                                 \
+			give_up_signal(sig);                              \
+			if (REAL(name)(sig, handler) == SIG_ERR)          \
+				return SIG_ERR;                           \
+		}                                                         \
+		return SIG_DFL;                                           \
+	}
+SIGNAL_WRAPPER(signal)
+SIGNAL_WRAPPER(bsd_signal)
+SIGNAL_WRAPPER(sysv_signal)
+SIGNAL_WRAPPER(sigset)
