@@ -15,7 +15,7 @@
  * Bootstrap: until dlsym found the real functions, allocations (dlsym's own)
  * come from a small static arena that is never handed to the real free.
  */
-#include "agent.h"
+#include "allocations.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -223,16 +223,18 @@ extern __typeof__(malloc) agent_own_malloc __attribute__((alias("malloc"), copy(
 
 /* Between fork's prepare and parent/child handlers the forking thread records nothing: counted
  * in internal, so a hook tests one flag for both. */
+static AGENT_TLS __thread volatile sig_atomic_t forking;
+
 static void fork_prepare(void)
 {
-	agent_self.forking = 1;
+	forking = 1;
 	agent_self.internal++;
 }
 
 static void fork_parent(void)
 {
-	if (agent_self.forking) {
-		agent_self.forking = 0;
+	if (forking) {
+		forking = 0;
 		agent_self.internal--;
 	}
 }
@@ -241,7 +243,7 @@ int alloc_init(void)
 {
 	struct transport_header *h = agent_transport.header;
 	/* Every process of the tree that attached (a fork child starts anew in alloc_start): each
-	 * image numbers its own events (agent_alloc_seq), collect orders them per image. */
+	 * image numbers its own events (alloc_record.c's seq), collect orders them per image. */
 	if (!(h->mode & TRANSPORT_MODE_ALLOCS))
 		return 0;
 	ready();
@@ -288,11 +290,8 @@ void alloc_forget(void)
 {
 	agent_flags->alloc_on = 0;
 	fork_parent(); /* the child's copy of the forking state, undone as in the parent */
-	atomic_store(&agent_alloc_seq.n, 0);
+	record_forget();
 	agent_self.last_alloc = 0;
-	agent_self.prng.count = 0;
-	agent_self.prng.key = 0; /* keyed again with the child's thread id */
 	agent_self.countdown = 0;
-	agent_self.allocs_noted = 0;
 	live_forget();
 }

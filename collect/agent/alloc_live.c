@@ -28,7 +28,7 @@
  * events are decided by the outer writer once it is done, nesting.c),
  * so a handler on the same thread never waits for a lock its thread holds.
  */
-#include "agent.h"
+#include "alloc_live.h"
 
 #include <sched.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  *
  * What an event is. An allocation that returned memory is recorded after it
  * returned, a free before it is passed on; each takes the next number of the
- * process-wide agent_alloc_seq then, so for one address its allocation's
+ * process-wide alloc_seq then, so for one address its allocation's
  * seq is below its free's, which is below the next allocation's, whatever
  * threads they ran on: collect puts every thread's events in seq order
  * (drain_heap.c). One counter for every thread costs an atomic add on a
@@ -78,9 +78,10 @@
  * parent) is a free of nothing analyze knows in that process, and ignored
  * there.
  */
-#include "agent.h"
+#include "allocations.h"
 
 #include "trace.h"
+#include "unwinding.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -88,8 +89,19 @@
 
 /* Per process: a forked child clears it (alloc_forget). */
 struct alloc_state alloc_state;
-/* The image's event numbers, on a cache line of its own: every recorded event takes one. */
-struct agent_alloc_seq agent_alloc_seq;
+/* The image's seq of allocation events (tr_heap.seq), on a cache line of its own: every recorded event takes
+ * one. A forked child's counts from 1 again. */
+static struct {
+	_Alignas(64) _Atomic uint64_t n;
+	char pad[56];
+} alloc_seq;
+
+/* What recording an event keeps of the calling thread besides agent_self's countdown and latest block. */
+static AGENT_TLS __thread struct record_thread {
+	volatile sig_atomic_t capturing; /* unwinding: a nested allocation is libunwind's or a handler's */
+	int allocs_noted; /* header.allocs_seen was set for this thread */
+	struct choice_stream prng; /* the countdown's random numbers (alloc_choice.h); key 0: not keyed */
+} record_self;
 
 /* ---- per-thread choices ---- */
 
@@ -106,15 +118,15 @@ static int chosen(struct agent_thread *self, size_t size, int64_t before)
 	if (!alloc_state.sampled)
 		return 1;
 	/* The key is the same whoever computes it first (a handler in between included). */
-	if (UNLIKELY(!self->prng.key))
-		self->prng.key = choice_key(agent_gettid(), (uint64_t)(uintptr_t)self, alloc_state.start_ns);
+	if (UNLIKELY(!record_self.prng.key))
+		record_self.prng.key = choice_key(agent_gettid(), (uint64_t)(uintptr_t)self, alloc_state.start_ns);
 	return choice_decide(&self->countdown, before, choice_step(alloc_state.by_bytes, size), &alloc_state.choice,
-			     &self->prng);
+			     &record_self.prng);
 }
 
 static uint64_t take_seq(void)
 {
-	return atomic_fetch_add_explicit(&agent_alloc_seq.n, 1, memory_order_relaxed) + 1;
+	return atomic_fetch_add_explicit(&alloc_seq.n, 1, memory_order_relaxed) + 1;
 }
 
 /* agent_leave for a hook's writer: nothing nested left behind (nearly always) costs no call. */
@@ -144,10 +156,10 @@ static uint32_t heap_ring(void)
 	return agent_ring_waiting();
 }
 
-static void note_seen(struct agent_thread *self)
+static void note_seen(void)
 {
-	if (UNLIKELY(!self->allocs_noted)) {
-		self->allocs_noted = 1;
+	if (UNLIKELY(!record_self.allocs_noted)) {
+		record_self.allocs_noted = 1;
 		atomic_store(&agent_transport.header->allocs_seen, 1);
 	}
 }
@@ -159,7 +171,7 @@ static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_
 NOINLINE void record_alloc(void *p, size_t size, uint16_t kind, uint16_t flags, uint64_t caller, int64_t before)
 {
 	struct agent_thread *self = &agent_self;
-	note_seen(self);
+	note_seen();
 	self->last_alloc = (uint64_t)(uintptr_t)p;
 	if (!chosen(self, size, before))
 		return;
@@ -178,7 +190,7 @@ static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_
 	int decide = alloc_state.sampled;
 	if (self->depth) {
 		agent_nest_heap(take_seq(), (uint64_t)(uintptr_t)p, size, caller, kind, flags,
-				(uint32_t)decide | (self->capturing ? 2u : 0u));
+				(uint32_t)decide | (record_self.capturing ? 2u : 0u));
 		return;
 	}
 	agent_enter();
@@ -191,14 +203,14 @@ static void write_alloc(struct agent_thread *self, void *p, size_t size, uint16_
 	if (decide)
 		live_insert((uint64_t)(uintptr_t)p);
 	uint32_t stack;
-	self->capturing = 1;
+	record_self.capturing = 1;
 	if (self->in_loader) {
 		stack = stack_table_caller(ring, self->loader_caller);
 		atomic_fetch_add_explicit(&agent_transport.header->alloc_unwind_skipped, 1, memory_order_relaxed);
 	} else {
 		stack = capture_stack(ring, NULL, CAPTURE_SKIP_AGENT);
 	}
-	self->capturing = 0;
+	record_self.capturing = 0;
 	agent_write_heap(ring, take_seq(), agent_coarse_ns(), (uint64_t)(uintptr_t)p, size,
 			 stack == UINT32_MAX ? 0 : stack, kind, flags);
 	leave_hook();
@@ -229,4 +241,12 @@ NOINLINE int record_free(void *p, uint16_t flags)
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
 	leave_hook();
 	return 1;
+}
+
+void record_forget(void)
+{
+	atomic_store(&alloc_seq.n, 0);
+	record_self.prng.count = 0;
+	record_self.prng.key = 0; /* keyed again with the child's thread id */
+	record_self.allocs_noted = 0;
 }

@@ -14,7 +14,7 @@
  * exec in place) closes them: their threads are gone, and collect is told
  * that every module of that process went with them.
  */
-#include "agent.h"
+#include "lifecycle.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -25,7 +25,7 @@
  * one EINTR, rarely). If the program's own signal arrives in the same
  * moment as the profiler's, its EINTR is retried too.
  */
-#include "agent.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -36,7 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy);
+/* agent_self.signals_taken when this thread's current blocking call began. */
+static AGENT_TLS __thread uint32_t signals_armed;
 
 /* Whether wrappers do anything: only wall mode ever interrupts a call. */
 static int guarded(void)
@@ -56,7 +57,7 @@ static void arm(void)
 	if (agent_self.in_handler)
 		return;
 	agent_self.eintr_ours = 0;
-	agent_self.signals_armed = agent_self.signals_taken;
+	signals_armed = agent_self.signals_taken;
 }
 
 /* The handler saw it interrupt a call, or a profiler's signal came while the call ran: the
@@ -74,7 +75,7 @@ static int ours_strict(long rc)
 
 static int ours(long rc)
 {
-	if (agent_self.in_handler || !(rc == -1 && errno == EINTR && (agent_self.eintr_ours || agent_self.signals_taken != agent_self.signals_armed)))
+	if (agent_self.in_handler || !(rc == -1 && errno == EINTR && (agent_self.eintr_ours || agent_self.signals_taken != signals_armed)))
 		return 0;
 	agent_self.eintr_ours = 0;
 	return 1;

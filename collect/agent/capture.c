@@ -40,7 +40,7 @@
  * guard. A thread whose TLS is another's (a raw clone()) never unwinds
  * itself (foreign.c unwinds it from the agent's thread).
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <libunwind.h>
 #include <sys/resource.h>
@@ -51,6 +51,12 @@
 
 /* The agent's frames before the interrupted pc on libunwind's way: capture, the handler, __restore_rt, and slack. */
 #define HANDLER_FRAMES 8
+
+/* What the calling thread's walks read besides its stack (capture_warm_up sets it up). */
+static AGENT_TLS __thread struct capture_thread {
+	uint64_t stack_lo, stack_hi; /* the thread's stack; 0: unknown, libunwind unwinds */
+	struct frametab_cache *frame_cache; /* the rows its walks looked up (frametab_chain.c) */
+} capture_self;
 
 #ifdef IPSCOPE_FRAMETAB_STATS
 #include <stdio.h>
@@ -82,7 +88,7 @@ extern void *__libc_stack_end; /* ld.so's: the initial thread's sp at _start */
 
 void capture_warm_up(void)
 {
-	agent_self.stack_lo = agent_self.stack_hi = 0;
+	capture_self.stack_lo = capture_self.stack_hi = 0;
 	sigset_t old;
 	agent_internal_begin(&old); /* pthread_getattr_np allocates */
 	if ((pid_t)agent_gettid() == getpid()) {
@@ -90,22 +96,22 @@ void capture_warm_up(void)
 		 * /proc/self/maps through a descriptor of its own to say more). */
 		struct rlimit rl;
 		uint64_t size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < (1ull << 32) ? rl.rlim_cur : 1ull << 32;
-		agent_self.stack_hi = (uint64_t)(uintptr_t)__libc_stack_end;
-		agent_self.stack_lo = agent_self.stack_hi > size ? agent_self.stack_hi - size : 0;
+		capture_self.stack_hi = (uint64_t)(uintptr_t)__libc_stack_end;
+		capture_self.stack_lo = capture_self.stack_hi > size ? capture_self.stack_hi - size : 0;
 	} else {
 		pthread_attr_t attr;
 		void *addr;
 		size_t size;
 		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 			if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-				agent_self.stack_lo = (uint64_t)(uintptr_t)addr;
-				agent_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
+				capture_self.stack_lo = (uint64_t)(uintptr_t)addr;
+				capture_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
 			}
 			pthread_attr_destroy(&attr);
 		}
 	}
-	if (!agent_self.frame_cache)
-		agent_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
+	if (!capture_self.frame_cache)
+		capture_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
 	agent_internal_end(&old);
 	void *ips[64];
 	unw_backtrace(ips, 64);
@@ -142,9 +148,9 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 
 void capture_thread_end(void)
 {
-	struct frametab_cache *cache = agent_self.frame_cache;
-	agent_self.stack_lo = agent_self.stack_hi = 0;
-	agent_self.frame_cache = NULL; /* before it is unmapped: no walk may find it after */
+	struct frametab_cache *cache = capture_self.frame_cache;
+	capture_self.stack_lo = capture_self.stack_hi = 0;
+	capture_self.frame_cache = NULL; /* before it is unmapped: no walk may find it after */
 	atomic_signal_fence(memory_order_seq_cst);
 	frametab_cache_free(cache);
 }
@@ -157,7 +163,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	uint64_t ips[max + lead];
 	int n = -1, first = -1;
 	uint64_t token = 0; /* the walk's: equal to the last walk's, equal frames (a hook's only: its first is the scan's) */
-	if (agent_self.stack_hi) {
+	if (capture_self.stack_hi) {
 		uint64_t pc, sp, bp;
 		if (uc) {
 			pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -168,8 +174,8 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 			__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 					 : "=r"(pc), "=r"(sp), "=r"(bp));
 		}
-		n = frametab_unwind(pc, sp, bp, agent_self.stack_lo, agent_self.stack_hi, ips,
-				    uc ? max + 1 : max + lead, agent_self.frame_cache,
+		n = frametab_unwind(pc, sp, bp, capture_self.stack_lo, capture_self.stack_hi, ips,
+				    uc ? max + 1 : max + lead, capture_self.frame_cache,
 				    !uc && skip == CAPTURE_SKIP_AGENT ? &token : NULL);
 		COUNT(walks);
 		if (n < 0)

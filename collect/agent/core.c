@@ -20,7 +20,7 @@ struct agent_config agent_config;
 uint32_t agent_stream;
 static struct agent_flags flags_before_start; /* all 0, until agent_start maps the page */
 struct agent_flags *agent_flags = &flags_before_start;
-AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING, .slot = -1 };
+AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING };
 
 /* The kernel's clock id of another thread's CPU time (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 #define THREAD_CPU_CLOCK(tid) ((clockid_t)((~(unsigned)(tid) << 3) | 6))

@@ -34,7 +34,7 @@
  * wake-ups and an unwind, tens of us); every other thread pays one gettid per
  * sample while foreign threads exist.
  */
-#include "agent.h"
+#include "sampling.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -46,6 +46,7 @@
 
 #include "futex.h"
 #include "trace.h"
+#include "unwinding.h"
 
 #define MAX_FOREIGN 1024
 #define POST_TIMEOUT_NS 50000000ull

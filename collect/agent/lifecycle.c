@@ -19,7 +19,7 @@
  * parent's live blocks are the parent's: freeing one is a free of nothing
  * the child allocated); otherwise it forgets everything and stays inert.
  */
-#include "agent.h"
+#include "lifecycle.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -27,7 +27,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "allocations.h"
+#include "process.h"
+#include "sampling.h"
 #include "trace.h"
+#include "unwinding.h"
 
 /*
  * Each part's share of a thread's beginning (in this order), of its end and
@@ -71,6 +75,12 @@ void lifecycle_thread_end(void)
 /* ---- fork ---- */
 
 static int enabled_at_fork;
+/* The forking thread's window, from the prepare handler to the end of the parent's or the child's. */
+static AGENT_TLS __thread struct fork_thread {
+	int depth; /* forks in progress on this thread: a program's handler may fork inside one */
+	int blocked; /* what fork_prepare blocked, 1: the program's signals, 2: the sampling signal */
+	sigset_t mask; /* the mask to restore then */
+} fork_self;
 
 /* The first of the agent's prepare handlers to run (registered after alloc_hooks.c's; a program's,
  * registered later still, run before it), so from here to the end of our parent or child handler
@@ -89,14 +99,14 @@ static int enabled_at_fork;
 static void fork_prepare(void)
 {
 	enabled_at_fork = agent_flags->enabled; /* the child finds agent_flags zeroed */
-	if (!agent_flags->enabled || agent_self.fork_depth++)
+	if (!agent_flags->enabled || fork_self.depth++)
 		return;
 	if (alloc_enabled()) {
-		agent_internal_begin(&agent_self.fork_mask);
-		agent_self.fork_blocked = 1;
+		agent_internal_begin(&fork_self.mask);
+		fork_self.blocked = 1;
 	} else {
-		agent_block_signal(&agent_self.fork_mask);
-		agent_self.fork_blocked = 2;
+		agent_block_signal(&fork_self.mask);
+		fork_self.blocked = 2;
 	}
 	unwind_gate_close();
 }
@@ -104,17 +114,17 @@ static void fork_prepare(void)
 /* The end of either side's fork handlers: the forking thread takes its signals again. */
 static void fork_done(void)
 {
-	agent_self.fork_depth = 0; /* the child: its fork is over */
-	if (agent_self.fork_blocked == 1)
-		agent_internal_end(&agent_self.fork_mask);
-	else if (agent_self.fork_blocked == 2)
-		agent_restore_signal(&agent_self.fork_mask);
-	agent_self.fork_blocked = 0;
+	fork_self.depth = 0; /* the child: its fork is over */
+	if (fork_self.blocked == 1)
+		agent_internal_end(&fork_self.mask);
+	else if (fork_self.blocked == 2)
+		agent_restore_signal(&fork_self.mask);
+	fork_self.blocked = 0;
 }
 
 static void fork_parent(void)
 {
-	if (!agent_self.fork_depth || --agent_self.fork_depth)
+	if (!fork_self.depth || --fork_self.depth)
 		return; /* not ours (the agent was off at prepare), or a nested fork's */
 	unwind_gate_open();
 	fork_done();

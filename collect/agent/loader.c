@@ -4,7 +4,7 @@
  * dl_iterate_phdr so that no thread unwinds while it holds the loader's
  * lock.
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <dlfcn.h>
 #include <link.h>

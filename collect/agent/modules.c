@@ -13,7 +13,7 @@
  * records only after dl_iterate_phdr has returned: waiting for ring space
  * while holding the loader's lock would stall every thread that unwinds.
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <elf.h>
 #include <limits.h>

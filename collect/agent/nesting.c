@@ -15,7 +15,7 @@
  *    never the program's function's, and no unwinding happens in there;
  *  - a nested allocation or free takes its seq at once and goes into the
  *    thread's side buffer with its caller as its stack: 32 events in TLS,
- *    then 256 in a mapping of the thread's (nested_more). A handler that
+ *    then 256 in a mapping of the thread's (nesting_self.more). A handler that
  *    allocates adds two each run while the section writes them on leaving
  *    and more arrive: on a VM where a 50 us SIGALRM cost the thread half its
  *    time, a new thread's first section needed 28 to 40 (e2e_alloc_cases'
@@ -41,7 +41,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_live.h"
 #include "trace.h"
+
+/* A heap event recorded from inside another writer (a signal handler's allocation while the thread is in a
+ * hook): the outer one writes it. */
+struct nested_event {
+	uint64_t seq, time_ns, address, size;
+	uint64_t caller; /* the hook's return address: the event's one-frame stack */
+	uint16_t kind, flags;
+	uint32_t decide; /* 1: the outer writer decides its membership in the live set;
+			    2: made while unwinding: libunwind's own unless its caller is the program's */
+};
+/* Nested events in TLS; past them, the thread's mapped overflow (more). */
+#define NESTED_EVENTS 32
+
+/* The calling thread's nested events: [0, agent_self.nested_count) written, the first done of them written out. */
+static AGENT_TLS __thread struct nesting_thread {
+	uint32_t done;
+	struct nested_event *more; /* mapped by nesting_thread_begin; NULL: none */
+	struct nested_event events[NESTED_EVENTS];
+} nesting_self;
 
 /* ---- what a section's interrupters leave, and the outer writer writes ---- */
 
@@ -131,30 +151,30 @@ static int unwinder_own(uint64_t caller)
 
 /* The side buffer past the events in TLS. */
 #define NESTED_MORE_BYTES 12288u
-#define NESTED_MORE (NESTED_MORE_BYTES / sizeof(struct agent_nested_event))
+#define NESTED_MORE (NESTED_MORE_BYTES / sizeof(struct nested_event))
 
 /* The side buffer's slot i; NULL past its end. */
-static struct agent_nested_event *nested_slot(struct agent_thread *self, uint32_t i)
+static struct nested_event *nested_slot(struct nesting_thread *nesting, uint32_t i)
 {
-	if (i < AGENT_NESTED_EVENTS)
-		return &self->nested[i];
-	struct agent_nested_event *more = self->nested_more;
-	return more && i - AGENT_NESTED_EVENTS < NESTED_MORE ? &more[i - AGENT_NESTED_EVENTS] : NULL;
+	if (i < NESTED_EVENTS)
+		return &nesting->events[i];
+	struct nested_event *more = nesting->more;
+	return more && i - NESTED_EVENTS < NESTED_MORE ? &more[i - NESTED_EVENTS] : NULL;
 }
 
 void nesting_thread_begin(void)
 {
-	if (agent_self.nested_more || !(agent_transport.header->mode & TRANSPORT_MODE_ALLOCS))
+	if (nesting_self.more || !(agent_transport.header->mode & TRANSPORT_MODE_ALLOCS))
 		return; /* a fork child keeps its copy */
 	void *m = mmap(NULL, NESTED_MORE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m != MAP_FAILED)
-		agent_self.nested_more = m;
+		nesting_self.more = m;
 }
 
 void nesting_thread_end(void)
 {
-	struct agent_nested_event *more = agent_self.nested_more;
-	agent_self.nested_more = NULL; /* before it is unmapped: no handler may find it after */
+	struct nested_event *more = nesting_self.more;
+	nesting_self.more = NULL; /* before it is unmapped: no handler may find it after */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (more)
 		munmap(more, NESTED_MORE_BYTES);
@@ -166,7 +186,7 @@ void agent_nest_heap(uint64_t seq, uint64_t address, uint64_t size, uint64_t cal
 {
 	struct agent_thread *self = &agent_self;
 	uint32_t n = atomic_load_explicit(&self->nested_count, memory_order_relaxed);
-	struct agent_nested_event *e = nested_slot(self, n);
+	struct nested_event *e = nested_slot(&nesting_self, n);
 	if (!e) {
 		atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1);
 		return;
@@ -188,19 +208,20 @@ void agent_nest_heap(uint64_t seq, uint64_t address, uint64_t size, uint64_t cal
 static void write_nested(uint32_t ring)
 {
 	struct agent_thread *self = &agent_self;
+	struct nesting_thread *nesting = &nesting_self;
 	uint64_t restorable = 0; /* the block of the latest recorded free by a realloc */
 	for (;;) {
 		uint32_t n = atomic_load_explicit(&self->nested_count, memory_order_relaxed);
 		atomic_signal_fence(memory_order_acquire);
-		if (self->nested_done == n) {
+		if (nesting->done == n) {
 			/* Reset unless a handler added one meanwhile (a CAS: signal-atomic). */
 			if (atomic_compare_exchange_strong(&self->nested_count, &n, 0)) {
-				self->nested_done = 0;
+				nesting->done = 0;
 				return;
 			}
 			continue;
 		}
-		struct agent_nested_event *e = nested_slot(self, self->nested_done++);
+		struct nested_event *e = nested_slot(nesting, nesting->done++);
 		if (!e) {
 			atomic_fetch_add(&agent_transport.header->alloc_events_lost, 1); /* unmapped at the thread's end */
 			continue;
@@ -295,6 +316,6 @@ void nesting_forget(void)
 {
 	agent_self.depth = 0;
 	atomic_store(&agent_self.nested_count, 0);
-	agent_self.nested_done = 0;
+	nesting_self.done = 0;
 	atomic_store(&agent_self.hook_weight, 0);
 }

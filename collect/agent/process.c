@@ -21,7 +21,7 @@
  * record is then skipped (agent_write_begin), and the end is written with
  * its status unknown.
  */
-#include "agent.h"
+#include "process.h"
 
 #include <errno.h>
 #include <fcntl.h>

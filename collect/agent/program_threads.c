@@ -5,7 +5,7 @@
  * itself), and pthread_setname_np, so a name a thread gives itself is
  * recorded at once.
  */
-#include "agent.h"
+#include "lifecycle.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sampling.h"
+#include "signals.h"
 #include "trace.h"
 
 struct thread_start {
@@ -40,7 +42,7 @@ static void *thread_trampoline(void *p)
 	agent_internal_begin(&old); /* this thread's first free: glibc sets up its cache, under a lock */
 	free(p);
 	agent_internal_end(&old);
-	agent_self.program_blocks = ts.program_blocks;
+	sigmask_inherit(ts.program_blocks);
 	if (agent_config.signal && !agent_signal_taken()) {
 		/* Made inside an agent section (a thread pool a dlopen'd constructor starts): the kernel gave
 		 * it its creator's mask, the sampling signal blocked for that section only. Outside sections

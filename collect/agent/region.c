@@ -5,7 +5,7 @@
  * collect's --paused, --delay, --duration and SIGUSR2 also move), in a
  * process this image attached in (a raw fork child's state is its parent's).
  */
-#include "agent.h"
+#include "lifecycle.h"
 
 #include <unistd.h>
 

@@ -24,7 +24,8 @@
 
 static _Atomic uint32_t next_ring_hint;
 
-int agent_open_shm(struct stat *st)
+/* A fresh descriptor of collect's shared memory, checked to be it (st: its fstat); -1 on failure. */
+static int open_shm(struct stat *st)
 {
 	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -49,7 +50,7 @@ uint32_t agent_map_new_chunks(void)
 	if (published <= atomic_load(&t->nmapped))
 		return 0;
 	struct stat st;
-	int fd = agent_open_shm(&st);
+	int fd = open_shm(&st);
 	if (fd < 0)
 		return 0;
 	/* The file never shrinks (sealed): what fits now stays mapped safely. */

@@ -51,7 +51,7 @@
  * while any is known, the handler first asks foreign.c, which tells it by its
  * kernel tid, and hands its sample over (foreign_signal).
  */
-#include "agent.h"
+#include "sampling.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,11 +70,18 @@
 
 #include "tick_weight.h"
 #include "trace.h"
+#include "unwinding.h"
 
-#define SOURCE_PERF 1u /* agent_self.sources: this thread has a perf event */
+#define SOURCE_PERF 1u /* sampler_self.sources: this thread has a perf event */
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
 #define SOURCE_WALL 4u /* wall mode: the sampler thread signals it (wall.c) */
 #define MAX_SLOTS 65536
+
+/* The calling thread's sampling, as its handler reads it: its slot, and what was started there. */
+static AGENT_TLS __thread struct sampler_thread {
+	int slot; /* index of its slot in slots[], -1: none */
+	uint32_t sources; /* SOURCE_*: what its slot started */
+} sampler_self = { .slot = -1 };
 
 /*
  * Every thread's sources, so that sampler_stop_all can end them from any
@@ -153,13 +160,13 @@ static void free_slot(uint32_t i);
 
 void sampler_thread_start(void)
 {
-	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || agent_self.background)
+	if (!agent_config.signal || sampler_self.sources || agent_signal_taken() || agent_self.background)
 		return;
 	int i = claim_slot();
 	if (i < 0)
 		return;
-	agent_self.slot = i;
-	agent_self.sources = start_sources(&slots[i], (uint32_t)i, agent_gettid());
+	sampler_self.slot = i;
+	sampler_self.sources = start_sources(&slots[i], (uint32_t)i, agent_gettid());
 	/* A scan that adopted this thread before it got here: its own slot samples it (sampler_adopt
 	 * checks the other way round, so one of the two sees the other). */
 	uint32_t high = (uint32_t)atomic_load(&slots_high), tid = agent_gettid();
@@ -186,12 +193,12 @@ static _Atomic uint64_t ended_cpu_ns;
 
 void sampler_thread_stop(void)
 {
-	if (agent_self.slot < 0)
+	if (sampler_self.slot < 0)
 		return;
-	free_slot((uint32_t)agent_self.slot);
+	free_slot((uint32_t)sampler_self.slot);
 	atomic_fetch_add(&ended_cpu_ns, agent_thread_cpu_ns(0));
-	agent_self.slot = -1;
-	agent_self.sources = 0;
+	sampler_self.slot = -1;
+	sampler_self.sources = 0;
 }
 
 int sampler_knows(uint32_t tid)
@@ -285,8 +292,8 @@ static int adopt_self(const siginfo_t *si)
 	for (uint32_t i = 0; i < high; i++)
 		if (atomic_load(&slots[i].used) && atomic_load(&slots[i].tid) == tid && slots[i].sources) {
 			agent_self.tid = tid;
-			agent_self.slot = (int)i;
-			agent_self.sources = slots[i].sources;
+			sampler_self.slot = (int)i;
+			sampler_self.sources = slots[i].sources;
 			agent_self.start_pending = 1;
 			agent_self.registered = 0; /* nothing of it to end: the slot is released once it is gone */
 			return 1;
@@ -311,8 +318,8 @@ void sampler_forget(void)
 	foreign_forget();
 	memset(slots, 0, (size_t)high * sizeof *slots);
 	atomic_store(&slots_high, 0);
-	agent_self.slot = -1;
-	agent_self.sources = 0;
+	sampler_self.slot = -1;
+	sampler_self.sources = 0;
 }
 
 /* The interrupted pc follows a `syscall` instruction (or is one, about to be restarted). */
@@ -496,16 +503,16 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 		return;
 	int saved_errno = errno;
 	agent_self.signals_taken++;
-	if (agent_flags->enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
+	if (agent_flags->enabled && !sampler_self.sources && !agent_self.in_handler && !adopt_self(si)) {
 		errno = saved_errno;
 		return;
 	}
-	if (agent_flags->enabled && agent_self.sources) {
+	if (agent_flags->enabled && sampler_self.sources) {
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
 		int32_t syscall_nr;
-		uint32_t weight = sample_weight(si, ucontext, agent_self.sources, agent_self.slot, &syscall_nr);
-		uint32_t state = agent_self.sources & SOURCE_WALL ?
+		uint32_t weight = sample_weight(si, ucontext, sampler_self.sources, sampler_self.slot, &syscall_nr);
+		uint32_t state = sampler_self.sources & SOURCE_WALL ?
 				 wall_state(ucontext, &syscall_nr, &agent_self.eintr_ours) : TRACE_STATE_ON_CPU;
 		if (weight && agent_sampling_on())
 			record_sample(weight, ucontext, start, state, syscall_nr);

@@ -14,6 +14,9 @@
 #include <signal.h>
 #include <sys/syscall.h>
 
+/* agent_internal_begin's depth on this thread: the outermost call blocks, the last end restores. */
+static AGENT_TLS __thread int internal_blocked;
+
 void agent_block_signal(sigset_t *old)
 {
 	sigset_t set;
@@ -41,7 +44,7 @@ void agent_restore_signal(const sigset_t *old)
 
 void agent_internal_begin(sigset_t *old)
 {
-	if (agent_self.internal_blocked++ == 0) {
+	if (internal_blocked++ == 0) {
 		sigset_t set;
 		sigfillset(&set); /* glibc's: without its own thread-cancel and setxid signals */
 		/* A fault in the window is delivered as it would be, not turned into a kill. */
@@ -60,7 +63,7 @@ void agent_internal_begin(sigset_t *old)
 void agent_internal_end(const sigset_t *old)
 {
 	agent_self.internal--;
-	if (--agent_self.internal_blocked == 0) {
+	if (--internal_blocked == 0) {
 		agent_self.in_agent_section--;
 		REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 	}

@@ -17,7 +17,7 @@
  * signals (sigprocmask, pthread_sigmask), the sampling signal is left out of
  * what the kernel is told, and the program is shown the mask it asked for:
  * the old mask it gets back holds the sampling signal exactly when it
- * believes it blocked it (agent_self.program_blocks, inherited by the
+ * believes it blocked it (program_blocks, inherited by the
  * threads it creates). The sampling handler touches nothing of the
  * program's, so receiving it inside a section the program protected from
  * its own handlers changes nothing for the program.
@@ -38,23 +38,33 @@
  * signalfd) never holds the sampling signal either: the program must not
  * receive one of the profiler's signals as if it were its own.
  */
-#include "agent.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/signalfd.h>
 
+#include "sampling.h"
+
+/* Whether the program believes this thread blocks the sampling signal (a thread it creates inherits it). */
+static AGENT_TLS __thread int program_blocks;
+
 int sigmask_program_blocks(void)
 {
-	return agent_self.program_blocks;
+	return program_blocks;
+}
+
+void sigmask_inherit(int creator_blocks)
+{
+	program_blocks = creator_blocks;
 }
 
 /* The mask change to ask the kernel for, into *copy; the program's view after it, into *after. */
 static const sigset_t *for_kernel(int how, const sigset_t *set, sigset_t *copy, int *after)
 {
 	int sig = agent_config.signal, member = sigismember(set, sig) == 1;
-	*after = how == SIG_SETMASK ? member : how == SIG_BLOCK ? (member || agent_self.program_blocks)
-						: (!member && agent_self.program_blocks);
+	*after = how == SIG_SETMASK ? member : how == SIG_BLOCK ? (member || program_blocks)
+						: (!member && program_blocks);
 	int keep_blocked = agent_self.in_agent_section > 0;
 	if (how == SIG_UNBLOCK && (!member || !keep_blocked))
 		return set;
@@ -73,13 +83,13 @@ static int filtered(int how, const sigset_t *set, sigset_t *old, int (*real)(int
 	int sig = agent_config.signal;
 	if (!agent_flags->enabled || !sig || agent_signal_taken() || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK))
 		return real(how, set, old);
-	int before = agent_self.program_blocks, after = before;
+	int before = program_blocks, after = before;
 	sigset_t copy;
 	const sigset_t *use = set ? for_kernel(how, set, &copy, &after) : NULL;
 	int rc = real(how, use, old);
 	if (rc != 0)
 		return rc;
-	agent_self.program_blocks = after;
+	program_blocks = after;
 	if (old) {
 		if (before)
 			sigaddset(old, sig);

@@ -18,7 +18,7 @@
  * signal handler never waits: its unwind is declined. The table walk
  * (frametab.c) takes no lock and needs no gate.
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <sched.h>
 #include <time.h>

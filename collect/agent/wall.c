@@ -62,7 +62,7 @@
  * (RING_AGENT_SAMPLER) and adds its own CPU time to the header so the cost
  * can be shown.
  */
-#include "agent.h"
+#include "sampling.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +80,7 @@
 #include <libunwind.h>
 
 #include "trace.h"
+#include "unwinding.h"
 
 #define MAX_SLOTS 65536
 #define SCAN_INTERVAL_NS 100000000ull
