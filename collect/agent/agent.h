@@ -18,10 +18,11 @@
  *   frametab*.c (frame tables and their walk: frametab.h, depending on nothing), unwinder.c (libunwind,
  *   the fallback, kept a guest), modules.c (the loaded objects), loader.c (dlopen and friends)
  *  sampling.h: sampler.c (per-thread sources, the signal handler), sources.c (perf event, CPU-time
- *   timer), tick_weight.h, foreign.c (threads whose TLS is another's), wall.c (the agent's thread)
+ *   timer), tick_weight.h, foreign.c (threads whose TLS is another's), background.c (the agent's own
+ *   thread, in every mode), wall.c (wall mode: that thread samples every thread at every tick)
  *  allocations.h: alloc_hooks.c (the malloc family), alloc_record.c (one event), alloc_choice.h
- *  process.h: process.c (fork, exec, spawn, wait: PROCESS records)
- *  signals.h: signals.c (the program's dispositions, masks, waits), blocking.c (EINTR in wall mode)
+ *  process.h: process.c (fork, exec, spawn, wait: PROCESS records);  signals.h: signals.c (the
+ *   program's dispositions, masks, waits), blocking.c (calls retried after the profiler's EINTR)
  *  lifecycle.h: lifecycle.c (start, stop, fork; a thread's begin and end through one table),
  *   attach.c, program_threads.c (pthread_create, clone), region.c (ipscope.h), version.c
  */
@@ -31,7 +32,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include <sys/types.h>
 #include <time.h>
 
 #include "interpose.h"
@@ -78,7 +78,7 @@ struct agent_thread {
 	uint32_t ring; /* AGENT_NO_RING until claimed */
 	int start_pending; /* the START record waits for a ring */
 	int registered; /* lifecycle_thread_begin ran */
-	int background; /* the agent's background thread (wall.c): never sampled, its ring flagged */
+	int background; /* the agent's background thread (background.c): never sampled, its ring flagged */
 	int in_handler; /* inside the sampling signal handler: nothing may wait */
 	int in_agent_section; /* agent_block_signal depth: the program may not unblock the signal here */
 	int eintr_ours; /* the handler interrupted a blocking call with EINTR (blocking.c) */

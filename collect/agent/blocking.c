@@ -1,7 +1,7 @@
 /*
  * blocking.c - blocking calls the sampling signal must not cut short.
  *
- * In wall mode the sampler thread signals a thread only when it saw it
+ * In wall mode the background thread signals a thread only when it saw it
  * running (wall.c), but a thread can enter a blocking call in the
  * microseconds before the signal lands. The kernel then restarts what it
  * can (read, write, futex waits: SA_RESTART) and makes the rest fail with
@@ -13,9 +13,9 @@
  * EINTR was the profiler's: the handler saw it interrupt a system call that
  * returned -EINTR (agent_self.eintr_ours, cleared before each call). Calls
  * with a timeout retry against the absolute CLOCK_MONOTONIC deadline taken
- * when they were called (ARCHITECTURE.md: retrying with the remaining time
- * drifts, retrying against a deadline does not); select() leaves the time
- * remaining in its timeval as Linux does. connect() interrupted goes on in
+ * when they were called (doc/ARCHITECTURE.md: retrying with the remaining
+ * time drifts, retrying against a deadline does not); select() leaves the
+ * time remaining in its timeval as Linux does. connect() interrupted goes on in
  * the background: it is waited for with poll and its result read back.
  *
  * In cpu mode nothing is ever interrupted (the signal comes on the way back

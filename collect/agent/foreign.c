@@ -17,8 +17,8 @@
  *    runs on (gettid by a raw system call, no errno) and compares it with
  *    the TLS owner's tid (agent_self.tid, only read). A thread that is not
  *    the owner and has an entry is foreign: its handler copies the
- *    interrupted registers into the entry, wakes the agent's thread (wall.c:
- *    "ipscope-wall", in cpu mode too) and waits on a futex. The agent's
+ *    interrupted registers into the entry, wakes the agent's thread
+ *    (background.c, in cpu mode too) and waits on a futex. The agent's
  *    thread, a real thread with TLS of its own, unwinds the waiting
  *    thread's stack from those registers (libunwind's unw_init_local2 on a
  *    signal frame; the stack is ours and still), records the sample with the

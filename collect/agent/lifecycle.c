@@ -49,6 +49,7 @@ static const struct part {
 	{ NULL, NULL, alloc_forget },                                                             /* allocations */
 	{ agent_thread_records_begin, agent_thread_records_end, agent_thread_records_forget },   /* its ring */
 	{ sampler_thread_start, sampler_thread_stop, sampler_forget },                            /* sampling */
+	{ NULL, NULL, background_forget },                                                        /* background thread */
 };
 #define NPARTS (sizeof parts / sizeof *parts)
 
@@ -153,7 +154,7 @@ static void child_attach(void)
 	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
 	alloc_start(); /* its own allocations from here, after the record that says it forked */
 	if (agent_config.signal)
-		wall_start();
+		background_start();
 	agent_restore_signal(&old);
 }
 
@@ -197,11 +198,11 @@ __attribute__((constructor)) static void agent_start(void)
 	alloc_start(); /* after the record that says this image attached: its events follow it */
 	modules_rescan();
 	lifecycle_thread_begin();
-	/* The agent's thread: wall mode's sampler; in both modes it finds the threads the agent did not
+	/* The background thread: wall mode's sampler; in both modes it finds the threads the agent did not
 	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign. */
 	if (agent_config.signal)
-		wall_scan_threads(); /* before the program runs: its descriptors are not in use yet */
-	if (agent_config.signal && wall_start() < 0 && agent_config.wall) {
+		background_scan_threads(); /* before the program runs: its descriptors are not in use yet */
+	if (agent_config.signal && background_start() < 0 && agent_config.wall) {
 		agent_flags->enabled = 0;
 		if (first_process())
 			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);
@@ -228,7 +229,7 @@ __attribute__((destructor)) static void agent_stop(void)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
-	wall_stop();
+	background_stop();
 	sampler_thread_stop();
 	modules_rescan();
 	agent_enter();

@@ -91,7 +91,7 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
  * with its internal clone): adopted by its creator at once, before it can
  * run long unsampled. Without CLONE_SETTLS it shares the creator's TLS and
  * is sampled through foreign.c; a raw system call clone is found by the
- * agent's thread's scan instead (wall.c), within 100 ms.
+ * agent's thread's scan instead (background.c), within 100 ms.
  */
 AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {

@@ -74,7 +74,7 @@
 
 #define SOURCE_PERF 1u /* sampler_self.sources: this thread has a perf event */
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
-#define SOURCE_WALL 4u /* wall mode: the sampler thread signals it (wall.c) */
+#define SOURCE_WALL 4u /* wall mode: the background thread signals it (wall.c) */
 #define MAX_SLOTS 65536
 
 /* The calling thread's sampling, as its handler reads it: its slot, and what was started there. */
@@ -126,7 +126,7 @@ static void release_sources(struct sampling_slot *s)
 		timer_delete(s->timer);
 }
 
-/* Start tid's sources in slot s (wall mode: the sampler thread is its source); what started. */
+/* Start tid's sources in slot s (wall mode: the background thread is its source); what started. */
 static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 {
 	uint32_t sources = 0;
@@ -330,7 +330,7 @@ static int at_syscall(const ucontext_t *uc)
 	return (in_page >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05) || (in_page <= 4094 && pc[0] == 0x0f && pc[1] == 0x05);
 }
 
-/* Whether a wall-mode signal (from the sampler thread) is for slot i. */
+/* Whether a wall-mode signal (from the background thread) is for slot i. */
 static int wall_signal_for(const siginfo_t *si, int i)
 {
 	return si->si_code == SI_QUEUE && si->si_pid == agent_config.pid &&
@@ -432,7 +432,7 @@ static int32_t syscall_before(const uint8_t *pc)
 
 /*
  * A wall-mode signal that found the thread in a blocking system call (the
- * sampler thread signals only running threads, but a thread may block in
+ * background thread signals only running threads, but a thread may block in
  * the moment between): the kernel either rewound it to restart the call
  * (pc at `syscall`) or made the call fail with EINTR, which the wrappers of
  * blocking.c retry. Either way the thread was off CPU in that call.

@@ -2,9 +2,9 @@
  * sampling.h - the agent's sampling: what makes each thread take a sample
  * and the signal handler that takes it (sampler.c), the sources a thread is
  * given by its kernel id (sources.c), threads whose TLS is another's
- * (foreign.c), and the agent's background thread (wall.c), which samples
- * every thread in wall mode and in both modes finds the threads the agent
- * did not start and unwinds the foreign ones. Calls the core and unwinding.
+ * (foreign.c), the agent's background thread (background.c), and wall
+ * mode, in which that thread samples every thread (wall.c). Calls the core
+ * and unwinding.
  */
 #ifndef IPSCOPE_SAMPLING_H
 #define IPSCOPE_SAMPLING_H
@@ -40,7 +40,7 @@ uint32_t sampler_slot_tid(uint32_t i);
 void sampler_release_adopted(uint32_t i);
 /* Release every adopted slot whose thread is gone or has started a slot of its own (cpu mode's scan). */
 void sampler_reap_adopted(void);
-/* The CPU time of the threads with a slot, and of those that ended after having one (wall.c compares it
+/* The CPU time of the threads with a slot, and of those that ended after having one (background.c compares it
  * with the process's: time no known thread used says an unknown thread runs). */
 uint64_t sampler_accounted_cpu_ns(void);
 /* Whether slot i was adopted for a thread that has since started its own slot (a scan raced its start). */
@@ -88,20 +88,28 @@ void foreign_forget(void);
 /* The agent's thread: unwind and record every posted sample into ring (AGENT_NO_RING: claims one). */
 void foreign_service(uint32_t *ring);
 
-/* wall.c */
-/* Start the agent's thread (wall mode's sampler; in cpu mode it finds and unwinds foreign threads): 0 or -1
- * (agent_error set in wall mode). */
-int wall_start(void);
-/* Adopt every thread of /proc/self/task the agent does not know (before wall_start, or on its thread). */
-void wall_scan_threads(void);
+/* background.c */
+/* Start the agent's background thread (wall mode's sampler; in both modes it finds the threads the agent did not
+ * start and unwinds the foreign ones): 0 or -1 (agent_error set in wall mode). */
+int background_start(void);
+/* Adopt every thread of /proc/self/task the agent does not know (before background_start, or on its thread). */
+void background_scan_threads(void);
 /* Stop it and wait (up to 50 ms) for its last samples; at exit the thread is left to the process's end. */
-void wall_stop(void);
-/* A forked child has no sampler thread: start anew. */
+void background_stop(void);
+/* A forked child has no background thread: start anew. */
+void background_forget(void);
+
+/* wall.c */
+/* The background thread, at a wall-mode tick: sample slot i's thread (weight: the ticks since the last). */
+void wall_tick(uint32_t ring, uint32_t i, uint64_t now, uint32_t weight);
+/* The background thread, stopping: the ticks owed to long-blocked threads, written into ring. */
+void wall_finish(uint32_t ring);
+/* A forked child: the per-slot view is the parent's (sampler_forget calls it). */
 void wall_forget(void);
 /* Slot i got a new thread, or lost it (tid 0: the weight it was owed counts as exited-unsampled). */
 void wall_slot_reset(uint32_t i, uint32_t tid);
-/* In the handler, for a wall-mode signal to slot i: the weight owed, and the system call when the sampler
- * asked because the thread was blocked (else -1). */
+/* In the handler, for a wall-mode signal to slot i: the weight owed, and the system call when the background
+ * thread asked because the thread was blocked (else -1). */
 uint32_t wall_take_weight(uint32_t i, int32_t *syscall);
 
 #endif
