@@ -5,12 +5,12 @@
  * new/delete, strdup, getline... reach these through libc's PLT).
  *
  * Each hook calls the real function and hands what it did to the fast
- * paths in agent.h (alloc_seen, free_seen: at RATE < 1 most calls end there,
- * a decrement or a filter load) and from them to alloc_record.c
+ * paths in allocations.h (alloc_seen, free_seen: at RATE < 1 most calls end
+ * there, a decrement or a filter load) and from them to alloc_record.c
  * (record_alloc, record_free), which says what an event is, what is chosen
- * and how stacks are taken.
- * realloc is a free of the old block (its seq taken before the real realloc)
- * and an allocation of the new one, as memcheck counts them.
+ * and how stacks are taken. realloc is a free of the old block (its seq
+ * taken before the real realloc) and an allocation of the new one, as
+ * memcheck counts them.
  *
  * Bootstrap: until dlsym found the real functions, allocations (dlsym's own)
  * come from a small static arena that is never handed to the real free.

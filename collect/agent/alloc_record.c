@@ -12,11 +12,10 @@
  * (drain_heap.c). One counter for every thread costs an atomic add on a
  * shared cache line per event, and per-thread numbers cannot order a free
  * after its allocation on another thread, nor give peak its one order of
- * all events; measured (bench_alloc_workload, 2 threads, every allocation,
- * perf samples of the tree, 3 interleaved rounds) a second such add per
- * event on a line of its own cost nothing that showed (1.00 of the CPU), so
- * the counter stays. The numbers are the image's own (a forked child and an
- * exec'd program count from 1 again, in a stream of their own: lifecycle.c).
+ * all events; measured, a second such add per event on a line of its own
+ * cost nothing that showed (bench/README.md), so the counter stays. The
+ * numbers are the image's own (a forked child and an exec'd program count
+ * from 1 again, in a stream of their own: lifecycle.c).
  * realloc is a free of the old block (flag BY_REALLOC, its seq taken before
  * the real realloc) and an allocation of the new one (MOVED when it moved), as valgrind's memcheck counts them; realloc(NULL, n) is an
  * allocation, realloc(p, 0) (glibc frees p) a free. A failed call records
@@ -31,10 +30,10 @@
  * weight. Both are a per-thread countdown drawn once per chosen allocation:
  * of allocations, geometric (the number of Bernoulli(RATE) trials to the
  * first success: the same choice as a draw per allocation, which with its
- * call was 3% of lua's time at 1%), or of exponentially distributed bytes;
- * so an unchosen allocation costs the hook one decrement, which says what
- * the countdown was, and a compare (alloc_seen in agent.h). A program's
- * signal handler that allocates may interrupt a hook anywhere: the decrement
+ * call cost lua time at 1%: bench/README.md), or of exponentially
+ * distributed bytes; so an unchosen allocation costs the hook one
+ * decrement, which says what the countdown was, and a compare (alloc_seen
+ * in allocations.h). A program's signal handler that allocates may interrupt a hook anywhere: the decrement
  * is one instruction, a countdown found at or below 0 (a choice in progress
  * on the thread) is decided by a draw of its own, and no random number is
  * ever handed out twice (alloc_choice.h), so every allocation is chosen on
@@ -47,26 +46,22 @@
  *
  * Stacks. capture_stack (the agent's frame tables, libunwind where they
  * cannot answer: capture.c) from the hook, without the agent's frames;
- * --max-frames applies. Measured (bench/alloc-overhead, one thread, CPU time
- * of the program and collect), each change on its own branch against the
- * same base: the frame tables 0.40 us per allocation and its free at 9
- * frames, 0.51 at 21, 1.03 at 69 (0.49, 0.63, 1.19 with libunwind's
- * unw_backtrace in the same session); the write path below 0.47, 0.61, 1.06
- * (0.48, 0.63, 1.17 before). What an event costs besides its stack: the
- * ring write (transport.h's inline producer path, which reads collect's
- * tail only when the tail it saw says full, and divides nothing), the
- * stack's hash (two running sums: a multiply per frame was 4-5% of the
- * time), the seq, a coarse clock read; in collect, the drain's copy
- * (fixed-size for small records), the ordering (drain_heap.c) and the
- * writer (one probe of its live table per allocation, prefetched eight
- * events ahead; column loops over index lists). The walk follows the
- * chains of the thread's recent walks where the stack is theirs, and a stack
- * that is all a chain's recalls its id (frametab_chain.c, stacks.c): 0.20,
- * 0.19, 0.27 us at 9, 21, 69 frames (the base of that branch, same session:
- * 0.26, 0.32, 0.73). Inside
- * dl_iterate_phdr (a program's callback holding the loader's
- * lock) there is no unwinding at all: the stack is the caller of
- * dl_iterate_phdr alone (loader.c says why).
+ * --max-frames applies. What an allocation and its free cost, with the
+ * frame tables against libunwind's unw_backtrace and this write path
+ * against the one before it, is measured by bench/alloc-overhead
+ * (bench/README.md). What an event costs besides its stack: the ring write
+ * (transport.h's inline producer path, which reads collect's tail only
+ * when the tail it saw says full, and divides nothing), the stack's hash
+ * (two running sums: a multiply per frame cost more, bench/README.md), the
+ * seq, a coarse clock read; in collect, the drain's copy (fixed-size for
+ * small records), the ordering (drain_heap.c) and the writer (one probe of
+ * its live table per allocation, prefetched eight events ahead; column
+ * loops over index lists). The walk follows the chains of the thread's
+ * recent walks where the stack is theirs, and a stack that is all a chain's
+ * recalls its id (frametab_chain.c, stacks.c). Inside dl_iterate_phdr (a
+ * program's callback holding the loader's lock) there is no unwinding at
+ * all: the stack is the caller of dl_iterate_phdr alone (loader.c says
+ * why).
  *
  * Waiting. Allocation records are never dropped: outside signal handlers a
  * thread whose ring is full wakes collect and waits for room (while collect

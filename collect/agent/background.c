@@ -199,7 +199,7 @@ void background_stop(void)
 	if (agent_self.background)
 		return;
 	/* In CPU mode it sleeps until its next scan, 100 ms away: woken, it ends at once. Left to wake by
-	 * itself, every program's exit waited 10-50 ms for it in 200 us naps. */
+	 * itself, every program's exit waited for it in 200 us naps (bench/README.md). */
 	agent_wake_background();
 	for (uint64_t give_up = agent_now_ns() + 50000000ull; atomic_load(&running) && agent_now_ns() < give_up;) {
 		struct timespec ts = { 0, 200000 };

@@ -19,14 +19,11 @@
  * thread the agent did not start, an alternate signal stack) is unwound by
  * libunwind's unw_backtrace instead, from the start, so every stack is
  * either the tables' or libunwind's, and the two agree wherever both
- * answer (unit_frametab compares them). Measured with a build configured
- * -DIPSCOPE_FRAMETAB_STATS=ON (it prints its counts at exit): libunwind
- * unwound 1 of 1.34 million allocation stacks of lua5.4 (binary-trees 12), 2
- * of a million of bench_alloc_workload, 3-5 of 700 CPU samples of
- * bench_cpu_workload 4 and 20-30 of 900 of python3 cpu_workload.py 8
- * (samples before their block's rows were built, and PLT stubs). A walk
- * costs 105 ns at 14 frames and 400 at 54, libunwind's cached unw_backtrace
- * 180 and 512 (this machine, CPU time). The rows of 16 KiB of a module's
+ * answer (unit_frametab compares them). A build configured
+ * -DIPSCOPE_FRAMETAB_STATS=ON prints at exit how many stacks libunwind
+ * unwound (few: samples before their block's rows were built, and PLT
+ * stubs); how often, and what a walk costs beside libunwind's cached
+ * unw_backtrace, is in bench/README.md. The rows of 16 KiB of a module's
  * text are built when a walk first meets them (frametab.c, by the agent's
  * thread, which that walk wakes, for every frame of the stack libunwind
  * took instead), or the whole module at once when allocations are

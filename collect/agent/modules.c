@@ -248,9 +248,9 @@ void modules_rescan(void)
 	scan_objects();
 	/* The unwinder's tables. When only CPU samples are taken their rows are built as walks first need
 	 * them, 16 KiB of text at a time, by the agent's thread (modules_build_tables, woken): a process pays
-	 * for what it runs (whole, 4 ms of CPU for libc's and a C program's, 10-12 for python's; by the
-	 * block, 0.3 and 2). Allocations, which unwind tens of thousands of times before a build could
-	 * catch up, and --no-cpu, which has no agent's thread, build them whole now. */
+	 * for what it runs (whole tables against blocks: bench/README.md). Allocations, which unwind tens
+	 * of thousands of times before a build could catch up, and --no-cpu, which has no agent's thread,
+	 * build them whole now. */
 	frametab_rescan(REAL(dl_iterate_phdr), !agent_config.signal || agent_config.allocs);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);

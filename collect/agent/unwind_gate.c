@@ -24,9 +24,9 @@
 #include <time.h>
 
 #define FORK_WAIT_NS 50000000ull
-/* How long a hook waits for a fork to end (unwind_gate_wait): a hook waited 2-12 ms a fork on a
- * loaded 2-core machine, sometimes over 50; a fork that needs a lock the waiting thread holds costs
- * this once, and that allocation's stack is lost. */
+/* How long a hook waits for a fork to end (unwind_gate_wait): far longer than a hook waited for a fork
+ * on a loaded machine (bench/README.md); a fork that needs a lock the waiting thread holds costs this
+ * once, and that allocation's stack is lost. */
 #define FORK_HOOK_WAIT_NS 1000000000ull
 
 static _Atomic int forking, unwinding; /* forking: threads between the agent's prepare and parent handlers */

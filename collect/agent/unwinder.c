@@ -30,9 +30,9 @@
  * would (unmapped or PROT_NONE memory).
  *
  * Its signal masking. libunwind blocks every signal around its locked
- * sections (two rt_sigprocmask calls each: measured 4.8 per sample on
- * python3, whose interpreter loop gives nearly every sample a new leaf pc,
- * so a cache miss). Inside the agent's handler every asynchronous signal is
+ * sections (two rt_sigprocmask calls each, several per sample on python3,
+ * whose interpreter loop gives nearly every sample a new leaf pc, so a
+ * cache miss: bench/README.md). Inside the agent's handler every asynchronous signal is
  * already blocked (the handler's sa_mask, sampler.c), so those calls change
  * nothing and are skipped; outside it they go through unchanged, the
  * sampling signal included (signals.c, which keeps it out of the program's

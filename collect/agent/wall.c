@@ -6,11 +6,11 @@
  * Signalling a blocked thread is what a wall-clock profiler must not do: the
  * signal makes nanosleep, poll, epoll_wait, select, sigtimedwait and socket
  * calls with timeouts return early or fail with EINTR
- * (doc/ARCHITECTURE.md), and waking a thread costs ~30 us of CPU. So at
- * every tick the background thread looks at each thread first and signals
- * only those that are running:
+ * (doc/ARCHITECTURE.md), and waking a thread costs CPU time
+ * (bench/README.md). So at every tick the background thread looks at each
+ * thread first and signals only those that are running:
  *
- *  - Its CPU clock (clock_gettime on another thread's CPU-time clock, ~0.5 us)
+ *  - Its CPU clock (clock_gettime on another thread's CPU-time clock)
  *    has not moved since the last tick and the last tick found it blocked:
  *    it has not run at all since, so it is still in the same call with the
  *    same stack. The sample is the cached one (same stack id, state, system
@@ -18,7 +18,7 @@
  *    blocked thread. A thread blocked for LONG_BLOCKED_TICKS in a row is
  *    then looked at only every CHECK_EVERY ticks, its sample standing for
  *    them all: that is what keeps 64 idle threads cheap (the clock read was
- *    most of the cost, ~5% of a core for 64 threads at 1 ms). Nothing is
+ *    most of the cost: bench/README.md, bench/wall-overhead). Nothing is
  *    guessed: if its clock moved meanwhile, it ran for that much CPU time,
  *    which (in ticks, rounded up) goes to this tick's normal sample below,
  *    and the rest of the ticks to the blocked call it was in.

@@ -130,7 +130,7 @@ int64_t transport_drain(const struct transport *t, uint32_t ring, uint8_t *scrat
 		tail += size;
 		/* Room goes back as it is read, not only at the end: a producer waiting on a full
 		 * ring (allocation records wait, never drop) resumes after the first part instead of
-		 * after all of it (a full ring of allocations is ~5 ms of parsing). */
+		 * after all of it (a full ring of allocations takes a while to parse: bench/README.md). */
 		if ((tail & (TRANSPORT_RELEASE_BYTES - 1)) < size)
 			atomic_store_explicit(&r->tail, tail, memory_order_release);
 	}
@@ -140,8 +140,8 @@ int64_t transport_drain(const struct transport *t, uint32_t ring, uint8_t *scrat
 
 /* Two running sums, the plain one and the sum of it (each frame counted by its depth from the
  * outermost: order matters), mixed once at the end: an add per frame each. Every allocation hashes
- * its whole stack, and a multiply after multiply per frame was 4-5% of a program's time under
- * collect --allocs. Equal hashes are compared frame by frame anyway (stacks.c, drain.c). */
+ * its whole stack, and a multiply after multiply per frame showed in a program's time under
+ * collect --allocs (bench/README.md). Equal hashes are compared frame by frame anyway (stacks.c, drain.c). */
 uint64_t transport_hash_stack(const uint64_t *ips, uint32_t n, uint32_t flags)
 {
 	uint64_t a = 0x9e3779b97f4a7c15ull, b = (uint64_t)n ^ ((uint64_t)flags << 32);
