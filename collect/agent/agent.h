@@ -165,7 +165,6 @@ void agent_write_heap(uint32_t ring, uint64_t seq, uint64_t time_ns, uint64_t ad
 		      uint16_t kind, uint16_t flags);
 /* The function whose pc stands for time spent in a section (never called): "[ipscope: recording allocations]". */
 void agent_recording_allocations(void);
-uint64_t alloc_marker_pc(void);
 /* The lifecycle's: a thread's overflow of nested events mapped (allocations), unmapped; a fork child's reset. */
 void nesting_thread_begin(void);
 void nesting_thread_end(void);

@@ -4,8 +4,9 @@
  * descriptor of the agent's own, whether the program took the sampling
  * signal, and the doorbell of the agent's background thread.
  *
- * The state is declared in agent.h and owned here; the lifecycle
- * (lifecycle.c, attach.c) fills it, everyone reads it.
+ * The state is declared in agent.h and owned here: attach.c fills the
+ * configuration (sampler_init the signal and source), the lifecycle the
+ * flags; everyone reads it.
  */
 #include "agent.h"
 

@@ -106,7 +106,8 @@ __attribute__((noinline)) void agent_recording_allocations(void)
 	__asm__ volatile("");
 }
 
-uint64_t alloc_marker_pc(void)
+/* The one-frame stack that names it. */
+static uint64_t marker_pc(void)
 {
 	return (uint64_t)(uintptr_t)&agent_recording_allocations;
 }
@@ -118,7 +119,7 @@ static void write_hook_samples(uint32_t ring)
 	if (!weight)
 		return;
 	/* Each thread defines it in its own ring (collect merges equal stacks). */
-	uint64_t pc = alloc_marker_pc();
+	uint64_t pc = marker_pc();
 	uint32_t id = stack_table_id(&agent_self.stacks, ring, &pc, 1, TRACE_STACK_LEAF_EXACT);
 	struct tr_sample *s = id == UINT32_MAX ? NULL : transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
 	if (!s) {

@@ -237,11 +237,6 @@ uint32_t sampler_slots_high(void)
 	return (uint32_t)atomic_load(&slots_high);
 }
 
-uint32_t sampler_slot_tid(uint32_t i)
-{
-	return atomic_load(&slots[i].used) ? atomic_load(&slots[i].tid) : 0;
-}
-
 int sampler_adopted_twice(uint32_t i)
 {
 	uint32_t tid = atomic_load(&slots[i].tid), high = (uint32_t)atomic_load(&slots_high);

@@ -33,9 +33,8 @@ void sampler_stop_all(void);
 void sampler_forget(void);
 /* Sample a thread the agent did not start (one that existed before it, or a raw clone()): 0 or -1. */
 int sampler_adopt(uint32_t tid);
-/* Slots in use are below this; slot i's thread id (0: free or not yet known). */
+/* Slots in use are below this. */
 uint32_t sampler_slots_high(void);
-uint32_t sampler_slot_tid(uint32_t i);
 /* Release an adopted thread's slot once it is gone. */
 void sampler_release_adopted(uint32_t i);
 /* Release every adopted slot whose thread is gone or has started a slot of its own (cpu mode's scan). */

@@ -300,7 +300,7 @@ void wall_tick(uint32_t ring, uint32_t i, uint64_t now, uint32_t weight)
 	struct wall_slot *w = &wall_slots[i];
 	uint32_t tid = atomic_load(&w->tid), gen = atomic_load(&w->gen);
 	if (!tid || tid == agent_gettid())
-		return; /* the background thread (the caller) samples no one's stack but others' */
+		return; /* the background thread (the caller) never samples itself */
 	if (w->seen_gen != gen) {
 		/* The thread of the ticks owed ended before they were sampled: counted, not lost. */
 		if (w->owed + w->carry)
