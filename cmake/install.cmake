@@ -27,7 +27,7 @@ file(GLOB IPSCOPE_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/doc/*.md)
 install(FILES ${IPSCOPE_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR}/doc)
 install(FILES ${IPSCOPE_PLOT_TEMPLATES} DESTINATION ${CMAKE_INSTALL_DATADIR}/ipscope/plots)
 # ipscope_start()/ipscope_stop() for programs that bracket a region (header only).
-install(FILES ${CMAKE_SOURCE_DIR}/collect/ipscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/collect/include/ipscope.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(CPACK_PACKAGE_NAME ipscope)
 set(CPACK_PACKAGE_VENDOR "ipscope")

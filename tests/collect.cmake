@@ -49,6 +49,13 @@ add_test(NAME unit_alloc_choice_old COMMAND unit_alloc_choice old)
 set_tests_properties(unit_alloc_choice unit_alloc_choice_old PROPERTIES LABELS unit TIMEOUT 120)
 set_tests_properties(unit_alloc_choice_old PROPERTIES WILL_FAIL TRUE)
 
+# interpose.h lists every function the agent interposes: what the agent exports, no more, no less.
+add_executable(unit_interposed_list unit/test_interposed.c)
+target_include_directories(unit_interposed_list PRIVATE ${CMAKE_SOURCE_DIR}/collect/agent)
+add_test(NAME unit_interposed COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/unit/interposed.sh
+  $<TARGET_FILE:ipscope-agent> $<TARGET_FILE:unit_interposed_list>)
+set_tests_properties(unit_interposed PROPERTIES LABELS unit)
+
 add_executable(unit_transport unit/test_transport.c)
 target_link_libraries(unit_transport PRIVATE ipscope_transport)
 add_test(NAME unit_transport COMMAND unit_transport)
@@ -114,7 +121,7 @@ set_tests_properties(e2e_collect_crash PROPERTIES LABELS e2e TIMEOUT 300)
 add_test(NAME e2e_collect_deep COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_deep.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_deep PROPERTIES LABELS e2e TIMEOUT 300)
 ipscope_workload(collect_region e2e/workloads/collect_region.c)
-target_include_directories(collect_region PRIVATE ${CMAKE_SOURCE_DIR}/collect)
+target_link_libraries(collect_region PRIVATE ipscope_region)
 add_test(NAME e2e_collect_region COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_region.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_region PROPERTIES LABELS e2e TIMEOUT 300)
 # collect_hidden is linked with a library whose constructor starts a thread before the agent starts.

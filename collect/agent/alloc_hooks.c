@@ -5,17 +5,17 @@
  * new/delete, strdup, getline... reach these through libc's PLT).
  *
  * Each hook calls the real function and hands what it did to the fast
- * paths in agent.h (alloc_seen, free_seen: at RATE < 1 most calls end there,
- * a decrement or a filter load) and from them to alloc_record.c
- * (record_alloc, record_free), which says what an event is, what is chosen,
- * how stacks are taken and how nested writers are handled.
- * realloc is a free of the old block (its seq taken before the real realloc)
- * and an allocation of the new one, as memcheck counts them.
+ * paths in allocations.h (alloc_seen, free_seen: at RATE < 1 most calls end
+ * there, a decrement or a filter load) and from them to alloc_record.c
+ * (record_alloc, record_free), which says what an event is, what is chosen
+ * and how stacks are taken. realloc is a free of the old block (its seq
+ * taken before the real realloc) and an allocation of the new one, as
+ * memcheck counts them.
  *
  * Bootstrap: until dlsym found the real functions, allocations (dlsym's own)
  * come from a small static arena that is never handed to the real free.
  */
-#include "agent.h"
+#include "allocations.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -69,18 +69,10 @@ static void resolve_real(void)
 {
 	if (atomic_exchange(&resolving, 1))
 		return;
-/* Into alloc_state.real (agent.h): in the cache line the hooks read anyway. */
-#define RESOLVE(name) alloc_state.real.name = (__typeof__(alloc_state.real.name))dlsym(RTLD_NEXT, #name)
-	RESOLVE(calloc);
-	RESOLVE(realloc);
-	RESOLVE(reallocarray);
-	RESOLVE(free);
-	RESOLVE(posix_memalign);
-	RESOLVE(aligned_alloc);
-	RESOLVE(memalign);
-	RESOLVE(valloc);
-	RESOLVE(pvalloc);
-	RESOLVE(malloc); /* last: the others are there once malloc is */
+/* Into agent_real (interpose.h), malloc's entry last. */
+#define RESOLVE(name) agent_real.name = (__typeof__(agent_real.name))dlsym(RTLD_NEXT, #name);
+	AGENT_MALLOC_OTHERS(RESOLVE)
+	RESOLVE(malloc)
 #undef RESOLVE
 	atomic_store(&resolving, 0);
 }
@@ -88,10 +80,10 @@ static void resolve_real(void)
 /* The real functions, or NULL while dlsym runs (then the arena serves). */
 static int ready(void)
 {
-	if (LIKELY(alloc_state.real.malloc != NULL))
+	if (LIKELY(agent_real.malloc != NULL))
 		return 1;
 	resolve_real();
-	return alloc_state.real.malloc != NULL;
+	return agent_real.malloc != NULL;
 }
 
 #define CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -102,7 +94,7 @@ AGENT_EXPORT void *malloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 16);
-	void *p = alloc_state.real.malloc(size);
+	void *p = REAL(malloc)(size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, size, TR_HEAP_MALLOC, 0, CALLER);
 	return p;
@@ -116,7 +108,7 @@ AGENT_EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return arena_alloc(bytes, 16); /* static memory is zeroed */
 	}
-	void *p = alloc_state.real.calloc(n, size);
+	void *p = REAL(calloc)(n, size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, n * size, TR_HEAP_CALLOC, 0, CALLER);
 	return p;
@@ -131,7 +123,7 @@ AGENT_EXPORT void free(void *p)
 	struct agent_thread *self = &agent_self;
 	if (alloc_recording(self))
 		free_seen(self, p, 0);
-	alloc_state.real.free(p);
+	REAL(free)(p);
 }
 
 AGENT_EXPORT void *realloc(void *p, size_t size)
@@ -146,9 +138,9 @@ AGENT_EXPORT void *realloc(void *p, size_t size)
 	}
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
-		return alloc_state.real.realloc(p, size);
+		return REAL(realloc)(p, size);
 	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
-	void *q = alloc_state.real.realloc(p, size);
+	void *q = REAL(realloc)(p, size);
 	if (q)
 		alloc_seen(self, q, size, TR_HEAP_REALLOC, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
 	else if (freed && size)
@@ -169,9 +161,9 @@ AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	 * agent's realloc: the real realloc instead, so the call counts once. */
 	struct agent_thread *self = &agent_self;
 	if (!alloc_recording(self))
-		return alloc_state.real.realloc(p, bytes);
+		return REAL(realloc)(p, bytes);
 	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
-	void *q = alloc_state.real.realloc(p, bytes);
+	void *q = REAL(realloc)(p, bytes);
 	if (q)
 		alloc_seen(self, q, bytes, TR_HEAP_REALLOCARRAY, p && q != p ? TR_HEAP_MOVED : 0, CALLER);
 	else if (freed && bytes)
@@ -185,7 +177,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = arena_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
-	int rc = alloc_state.real.posix_memalign(out, align, size);
+	int rc = REAL(posix_memalign)(out, align, size);
 	if (rc == 0 && *out && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, *out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
 	return rc;
@@ -196,7 +188,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	{                                                                       \
 		if (UNLIKELY(!ready()))                                         \
 			return arena_alloc(size, align);                        \
-		void *p = alloc_state.real.name(align, size);                               \
+		void *p = REAL(name)(align, size);                              \
 		if (p && alloc_recording(&agent_self))                          \
 			alloc_seen(&agent_self, p, size, KIND, 0, CALLER);      \
 		return p;                                                       \
@@ -208,7 +200,7 @@ AGENT_EXPORT void *valloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
-	void *p = alloc_state.real.valloc(size);
+	void *p = REAL(valloc)(size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, size, TR_HEAP_VALLOC, 0, CALLER);
 	return p;
@@ -218,7 +210,7 @@ AGENT_EXPORT void *pvalloc(size_t size)
 {
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
-	void *p = alloc_state.real.pvalloc(size);
+	void *p = REAL(pvalloc)(size);
 	if (p && alloc_recording(&agent_self))
 		alloc_seen(&agent_self, p, size, TR_HEAP_PVALLOC, 0, CALLER);
 	return p;
@@ -231,16 +223,18 @@ extern __typeof__(malloc) agent_own_malloc __attribute__((alias("malloc"), copy(
 
 /* Between fork's prepare and parent/child handlers the forking thread records nothing: counted
  * in internal, so a hook tests one flag for both. */
+static AGENT_TLS __thread volatile sig_atomic_t forking;
+
 static void fork_prepare(void)
 {
-	agent_self.forking = 1;
+	forking = 1;
 	agent_self.internal++;
 }
 
 static void fork_parent(void)
 {
-	if (agent_self.forking) {
-		agent_self.forking = 0;
+	if (forking) {
+		forking = 0;
 		agent_self.internal--;
 	}
 }
@@ -249,7 +243,7 @@ int alloc_init(void)
 {
 	struct transport_header *h = agent_transport.header;
 	/* Every process of the tree that attached (a fork child starts anew in alloc_start): each
-	 * image numbers its own events (agent_alloc_seq), collect orders them per image. */
+	 * image numbers its own events (alloc_record.c's seq), collect orders them per image. */
 	if (!(h->mode & TRANSPORT_MODE_ALLOCS))
 		return 0;
 	ready();
@@ -296,15 +290,8 @@ void alloc_forget(void)
 {
 	agent_flags->alloc_on = 0;
 	fork_parent(); /* the child's copy of the forking state, undone as in the parent */
-	atomic_store(&agent_alloc_seq.n, 0);
+	record_forget();
 	agent_self.last_alloc = 0;
-	agent_self.prng.count = 0;
-	agent_self.prng.key = 0; /* keyed again with the child's thread id */
 	agent_self.countdown = 0;
-	agent_self.allocs_noted = 0;
-	agent_self.depth = 0;
-	atomic_store(&agent_self.nested_count, 0);
-	agent_self.nested_done = 0;
-	atomic_store(&agent_self.hook_weight, 0);
 	live_forget();
 }

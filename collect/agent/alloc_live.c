@@ -5,13 +5,14 @@
  * the trace and cost a lookup only.
  *
  * Most frees at a low rate are of unchosen blocks, so a lookup starts with a
- * filter (live_filter, read inline by free_seen in agent.h): one bit per
+ * filter (live_filter, read inline by free_seen in allocations.h): one bit per
  * 16-byte slot of address space modulo LIVE_FILTER_BITS slots (8 MiB), set
  * while some chosen live block starts in that slot. A clear bit says "not in
  * the set" with one load and no lock. The slot is the address itself, not a
  * hash of it: a program frees what it touched lately, so the filter's lines
  * it reads are near the ones it read last and stay in the cache (a hashed
- * 64 KiB filter missed it: 3.5% of lua's time at 1% went to that one load).
+ * 64 KiB filter missed it, and lua's time at 1% showed that one load:
+ * bench/README.md).
  * Otherwise the address is looked up in one of 64 shards, each an
  * open-addressing table under a spin lock of its own, static at first,
  * grown by mmap (never malloc: this runs inside malloc). A slot's shard is
@@ -25,10 +26,10 @@
  * orders that before any free of it, on whatever thread.
  *
  * Signals: a shard lock is only ever taken by a hook at depth 0 (nested
- * events are decided by the outer writer once it is done, alloc_hooks.c),
+ * events are decided by the outer writer once it is done, nesting.c),
  * so a handler on the same thread never waits for a lock its thread holds.
  */
-#include "agent.h"
+#include "alloc_live.h"
 
 #include <sched.h>
 #include <string.h>
@@ -83,8 +84,8 @@ static uint64_t *find(const struct shard *s, uint64_t address, uint64_t h)
 			return &s->slots[i];
 }
 
-/* Each shard's first table: no system call for the few blocks a low rate keeps (64 mmaps were
- * 0.7% of lua's time at 1%). */
+/* Each shard's first table: no system call for the few blocks a low rate keeps (64 mmaps showed in
+ * lua's time at 1%: bench/README.md). */
 static uint64_t first_tables[SHARDS][FIRST_CAPACITY];
 
 static int grow(struct shard *s)

@@ -1,7 +1,7 @@
 /*
  * blocking.c - blocking calls the sampling signal must not cut short.
  *
- * In wall mode the sampler thread signals a thread only when it saw it
+ * In wall mode the background thread signals a thread only when it saw it
  * running (wall.c), but a thread can enter a blocking call in the
  * microseconds before the signal lands. The kernel then restarts what it
  * can (read, write, futex waits: SA_RESTART) and makes the rest fail with
@@ -13,9 +13,9 @@
  * EINTR was the profiler's: the handler saw it interrupt a system call that
  * returned -EINTR (agent_self.eintr_ours, cleared before each call). Calls
  * with a timeout retry against the absolute CLOCK_MONOTONIC deadline taken
- * when they were called (ARCHITECTURE.md: retrying with the remaining time
- * drifts, retrying against a deadline does not); select() leaves the time
- * remaining in its timeval as Linux does. connect() interrupted goes on in
+ * when they were called (doc/ARCHITECTURE.md: retrying with the remaining
+ * time drifts, retrying against a deadline does not); select() leaves the
+ * time remaining in its timeval as Linux does. connect() interrupted goes on in
  * the background: it is waited for with poll and its result read back.
  *
  * In cpu mode nothing is ever interrupted (the signal comes on the way back
@@ -25,9 +25,8 @@
  * one EINTR, rarely). If the program's own signal arrives in the same
  * moment as the profiler's, its EINTR is retried too.
  */
-#include "agent.h"
+#include "signals.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -37,72 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-const sigset_t *sigmask_without_ours(const sigset_t *set, sigset_t *copy);
-
-static struct {
-	int (*nanosleep)(const struct timespec *, struct timespec *);
-	int (*clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
-	int (*poll)(struct pollfd *, nfds_t, int);
-	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
-	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
-	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
-	int (*epoll_wait)(int, struct epoll_event *, int, int);
-	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
-	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
-	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
-	int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
-	int (*pause)(void);
-	int (*sigsuspend)(const sigset_t *);
-	ssize_t (*recv)(int, void *, size_t, int);
-	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
-	ssize_t (*recvmsg)(int, struct msghdr *, int);
-	ssize_t (*send)(int, const void *, size_t, int);
-	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-	ssize_t (*sendmsg)(int, const struct msghdr *, int);
-	int (*accept)(int, struct sockaddr *, socklen_t *);
-	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
-	int (*connect)(int, const struct sockaddr *, socklen_t);
-	ssize_t (*read)(int, void *, size_t);
-	ssize_t (*write)(int, const void *, size_t);
-	ssize_t (*readv)(int, const struct iovec *, int);
-	ssize_t (*writev)(int, const struct iovec *, int);
-} next;
-
-#define NEED(name)                                                              \
-	do {                                                                    \
-		if (!next.name)                                                 \
-			next.name = (__typeof__(next.name))dlsym(RTLD_NEXT, #name); \
-	} while (0)
-
-void blocking_init(void)
-{
-	NEED(nanosleep);
-	NEED(clock_nanosleep);
-	NEED(poll);
-	NEED(ppoll);
-	NEED(select);
-	NEED(pselect);
-	NEED(epoll_wait);
-	NEED(epoll_pwait);
-	NEED(epoll_pwait2);
-	NEED(sigtimedwait);
-	NEED(sigwaitinfo);
-	NEED(pause);
-	NEED(sigsuspend);
-	NEED(recv);
-	NEED(recvfrom);
-	NEED(recvmsg);
-	NEED(send);
-	NEED(sendto);
-	NEED(sendmsg);
-	NEED(accept);
-	NEED(accept4);
-	NEED(connect);
-	NEED(read);
-	NEED(write);
-	NEED(readv);
-	NEED(writev);
-}
+/* agent_self.signals_taken when this thread's current blocking call began. */
+static AGENT_TLS __thread uint32_t signals_armed;
 
 /* Whether wrappers do anything: only wall mode ever interrupts a call. */
 static int guarded(void)
@@ -122,7 +57,7 @@ static void arm(void)
 	if (agent_self.in_handler)
 		return;
 	agent_self.eintr_ours = 0;
-	agent_self.signals_armed = agent_self.signals_taken;
+	signals_armed = agent_self.signals_taken;
 }
 
 /* The handler saw it interrupt a call, or a profiler's signal came while the call ran: the
@@ -140,7 +75,7 @@ static int ours_strict(long rc)
 
 static int ours(long rc)
 {
-	if (agent_self.in_handler || !(rc == -1 && errno == EINTR && (agent_self.eintr_ours || agent_self.signals_taken != agent_self.signals_armed)))
+	if (agent_self.in_handler || !(rc == -1 && errno == EINTR && (agent_self.eintr_ours || agent_self.signals_taken != signals_armed)))
 		return 0;
 	agent_self.eintr_ours = 0;
 	return 1;
@@ -185,7 +120,7 @@ static int sleep_until(uint64_t deadline, const struct timespec *req, struct tim
 	struct timespec t = *req;
 	for (;;) {
 		arm();
-		int rc = next.nanosleep(&t, rem);
+		int rc = REAL(nanosleep)(&t, rem);
 		if (!ours(rc))
 			return rc;
 		uint64_t ns = left(deadline);
@@ -197,24 +132,22 @@ static int sleep_until(uint64_t deadline, const struct timespec *req, struct tim
 
 AGENT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	NEED(nanosleep);
 	if (!guarded() || !req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
-		return next.nanosleep(req, rem);
+		return REAL(nanosleep)(req, rem);
 	return sleep_until(agent_now_ns() + ts_ns(req), req, rem);
 }
 
 AGENT_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
 {
-	NEED(clock_nanosleep);
 	if (!guarded() || !req)
-		return next.clock_nanosleep(clock, flags, req, rem);
+		return REAL(clock_nanosleep)(clock, flags, req, rem);
 	struct timespec start, t = *req;
 	int relative = !(flags & TIMER_ABSTIME);
 	if (relative && clock_gettime(clock, &start) < 0)
-		return next.clock_nanosleep(clock, flags, req, rem);
+		return REAL(clock_nanosleep)(clock, flags, req, rem);
 	for (;;) {
 		arm();
-		int rc = next.clock_nanosleep(clock, flags, &t, rem);
+		int rc = REAL(clock_nanosleep)(clock, flags, &t, rem);
 		if (rc != EINTR || !agent_self.eintr_ours)
 			return rc;
 		agent_self.eintr_ours = 0;
@@ -231,19 +164,17 @@ AGENT_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timesp
 
 AGENT_EXPORT int usleep(useconds_t usec)
 {
-	NEED(nanosleep);
 	struct timespec req = ns_ts((uint64_t)usec * 1000u);
 	if (!guarded())
-		return next.nanosleep(&req, NULL);
+		return REAL(nanosleep)(&req, NULL);
 	return sleep_until(agent_now_ns() + ts_ns(&req), &req, NULL);
 }
 
 /* sleep() as glibc has it (nanosleep), returning the seconds left when the program's signal cut it. */
 AGENT_EXPORT unsigned int sleep(unsigned int seconds)
 {
-	NEED(nanosleep);
 	struct timespec req = { (time_t)seconds, 0 }, rem = { 0, 0 };
-	int rc = guarded() ? sleep_until(agent_now_ns() + ts_ns(&req), &req, &rem) : next.nanosleep(&req, &rem);
+	int rc = guarded() ? sleep_until(agent_now_ns() + ts_ns(&req), &req, &rem) : REAL(nanosleep)(&req, &rem);
 	if (rc == 0)
 		return 0;
 	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
@@ -253,13 +184,12 @@ AGENT_EXPORT unsigned int sleep(unsigned int seconds)
 
 AGENT_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	NEED(poll);
 	if (!guarded())
-		return next.poll(fds, n, timeout);
+		return REAL(poll)(fds, n, timeout);
 	uint64_t deadline = ms_deadline(timeout);
 	for (int ms = timeout;; ms = ms_left(deadline)) {
 		arm();
-		int rc = next.poll(fds, n, ms);
+		int rc = REAL(poll)(fds, n, ms);
 		if (!ours(rc))
 			return rc;
 	}
@@ -267,14 +197,13 @@ AGENT_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 
 AGENT_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
 {
-	NEED(ppoll);
 	if (!guarded())
-		return next.ppoll(fds, n, tmo, mask);
+		return REAL(ppoll)(fds, n, tmo, mask);
 	uint64_t deadline = tmo ? agent_now_ns() + ts_ns(tmo) : UINT64_MAX;
 	struct timespec t = tmo ? *tmo : (struct timespec){ 0, 0 };
 	for (;;) {
 		arm();
-		int rc = next.ppoll(fds, n, tmo ? &t : NULL, mask);
+		int rc = REAL(ppoll)(fds, n, tmo ? &t : NULL, mask);
 		if (!ours(rc))
 			return rc;
 		if (tmo)
@@ -284,9 +213,8 @@ AGENT_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 
 AGENT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	NEED(select);
 	if (!guarded())
-		return next.select(n, r, w, e, tv);
+		return REAL(select)(n, r, w, e, tv);
 	uint64_t deadline = tv ? agent_now_ns() + (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u
 			       : UINT64_MAX;
 	/* Linux leaves the sets as they were on EINTR: the same sets are asked again. */
@@ -299,7 +227,7 @@ AGENT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *
 		e0 = *e;
 	for (;;) {
 		arm();
-		int rc = next.select(n, r, w, e, tv);
+		int rc = REAL(select)(n, r, w, e, tv);
 		if (!ours(rc))
 			return rc;
 		if (r)
@@ -318,9 +246,8 @@ AGENT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *
 
 AGENT_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo, const sigset_t *mask)
 {
-	NEED(pselect);
 	if (!guarded())
-		return next.pselect(n, r, w, e, tmo, mask);
+		return REAL(pselect)(n, r, w, e, tmo, mask);
 	uint64_t deadline = tmo ? agent_now_ns() + ts_ns(tmo) : UINT64_MAX;
 	struct timespec t = tmo ? *tmo : (struct timespec){ 0, 0 };
 	fd_set r0, w0, e0;
@@ -332,7 +259,7 @@ AGENT_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct ti
 		e0 = *e;
 	for (;;) {
 		arm();
-		int rc = next.pselect(n, r, w, e, tmo ? &t : NULL, mask);
+		int rc = REAL(pselect)(n, r, w, e, tmo ? &t : NULL, mask);
 		if (!ours(rc))
 			return rc;
 		if (r)
@@ -348,13 +275,12 @@ AGENT_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct ti
 
 AGENT_EXPORT int epoll_wait(int ep, struct epoll_event *events, int max, int timeout)
 {
-	NEED(epoll_wait);
 	if (!guarded())
-		return next.epoll_wait(ep, events, max, timeout);
+		return REAL(epoll_wait)(ep, events, max, timeout);
 	uint64_t deadline = ms_deadline(timeout);
 	for (int ms = timeout;; ms = ms_left(deadline)) {
 		arm();
-		int rc = next.epoll_wait(ep, events, max, ms);
+		int rc = REAL(epoll_wait)(ep, events, max, ms);
 		if (!ours(rc))
 			return rc;
 	}
@@ -362,13 +288,12 @@ AGENT_EXPORT int epoll_wait(int ep, struct epoll_event *events, int max, int tim
 
 AGENT_EXPORT int epoll_pwait(int ep, struct epoll_event *events, int max, int timeout, const sigset_t *mask)
 {
-	NEED(epoll_pwait);
 	if (!guarded())
-		return next.epoll_pwait(ep, events, max, timeout, mask);
+		return REAL(epoll_pwait)(ep, events, max, timeout, mask);
 	uint64_t deadline = ms_deadline(timeout);
 	for (int ms = timeout;; ms = ms_left(deadline)) {
 		arm();
-		int rc = next.epoll_pwait(ep, events, max, ms, mask);
+		int rc = REAL(epoll_pwait)(ep, events, max, ms, mask);
 		if (!ours(rc))
 			return rc;
 	}
@@ -377,14 +302,13 @@ AGENT_EXPORT int epoll_pwait(int ep, struct epoll_event *events, int max, int ti
 AGENT_EXPORT int epoll_pwait2(int ep, struct epoll_event *events, int max, const struct timespec *tmo,
 			      const sigset_t *mask)
 {
-	NEED(epoll_pwait2);
 	if (!guarded())
-		return next.epoll_pwait2(ep, events, max, tmo, mask);
+		return REAL(epoll_pwait2)(ep, events, max, tmo, mask);
 	uint64_t deadline = tmo ? agent_now_ns() + ts_ns(tmo) : UINT64_MAX;
 	struct timespec t = tmo ? *tmo : (struct timespec){ 0, 0 };
 	for (;;) {
 		arm();
-		int rc = next.epoll_pwait2(ep, events, max, tmo ? &t : NULL, mask);
+		int rc = REAL(epoll_pwait2)(ep, events, max, tmo ? &t : NULL, mask);
 		if (!ours(rc))
 			return rc;
 		if (tmo)
@@ -396,16 +320,15 @@ AGENT_EXPORT int epoll_pwait2(int ep, struct epoll_event *events, int max, const
 
 AGENT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
-	NEED(sigtimedwait);
 	sigset_t copy;
 	set = sigmask_without_ours(set, &copy);
 	if (!guarded())
-		return next.sigtimedwait(set, info, tmo);
+		return REAL(sigtimedwait)(set, info, tmo);
 	uint64_t deadline = tmo ? agent_now_ns() + ts_ns(tmo) : UINT64_MAX;
 	struct timespec t = tmo ? *tmo : (struct timespec){ 0, 0 };
 	for (;;) {
 		arm();
-		int rc = next.sigtimedwait(set, info, tmo ? &t : NULL);
+		int rc = REAL(sigtimedwait)(set, info, tmo ? &t : NULL);
 		if (!ours(rc))
 			return rc;
 		if (tmo)
@@ -415,12 +338,11 @@ AGENT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct
 
 AGENT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	NEED(sigwaitinfo);
 	sigset_t copy;
 	set = sigmask_without_ours(set, &copy);
 	for (;;) {
 		arm();
-		int rc = next.sigwaitinfo(set, info);
+		int rc = REAL(sigwaitinfo)(set, info);
 		if (!guarded() || !ours_strict(rc))
 			return rc;
 	}
@@ -429,10 +351,9 @@ AGENT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 /* pause() and sigsuspend() end when a handler ran: the profiler's does not count. */
 AGENT_EXPORT int pause(void)
 {
-	NEED(pause);
 	for (;;) {
 		arm();
-		int rc = next.pause();
+		int rc = REAL(pause)();
 		if (!guarded() || !ours_strict(rc))
 			return rc;
 	}
@@ -440,10 +361,9 @@ AGENT_EXPORT int pause(void)
 
 AGENT_EXPORT int sigsuspend(const sigset_t *mask)
 {
-	NEED(sigsuspend);
 	for (;;) {
 		arm();
-		int rc = next.sigsuspend(mask);
+		int rc = REAL(sigsuspend)(mask);
 		if (!guarded() || !ours_strict(rc))
 			return rc;
 	}
@@ -463,83 +383,69 @@ AGENT_EXPORT int sigsuspend(const sigset_t *mask)
 
 AGENT_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	NEED(recv);
-	RETRY(next.recv(fd, buf, n, flags));
+	RETRY(REAL(recv)(fd, buf, n, flags));
 }
 
 AGENT_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *len)
 {
-	NEED(recvfrom);
-	RETRY(next.recvfrom(fd, buf, n, flags, from, len));
+	RETRY(REAL(recvfrom)(fd, buf, n, flags, from, len));
 }
 
 AGENT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	NEED(recvmsg);
-	RETRY(next.recvmsg(fd, msg, flags));
+	RETRY(REAL(recvmsg)(fd, msg, flags));
 }
 
 AGENT_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	NEED(send);
-	RETRY(next.send(fd, buf, n, flags));
+	RETRY(REAL(send)(fd, buf, n, flags));
 }
 
 AGENT_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t len)
 {
-	NEED(sendto);
-	RETRY(next.sendto(fd, buf, n, flags, to, len));
+	RETRY(REAL(sendto)(fd, buf, n, flags, to, len));
 }
 
 AGENT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	NEED(sendmsg);
-	RETRY(next.sendmsg(fd, msg, flags));
+	RETRY(REAL(sendmsg)(fd, msg, flags));
 }
 
 AGENT_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	NEED(accept);
-	RETRY(next.accept(fd, addr, len));
+	RETRY(REAL(accept)(fd, addr, len));
 }
 
 AGENT_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	NEED(accept4);
-	RETRY(next.accept4(fd, addr, len, flags));
+	RETRY(REAL(accept4)(fd, addr, len, flags));
 }
 
 AGENT_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	NEED(read);
-	RETRY(next.read(fd, buf, n));
+	RETRY(REAL(read)(fd, buf, n));
 }
 
 AGENT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	NEED(write);
-	RETRY(next.write(fd, buf, n));
+	RETRY(REAL(write)(fd, buf, n));
 }
 
 AGENT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	NEED(readv);
-	RETRY(next.readv(fd, iov, n));
+	RETRY(REAL(readv)(fd, iov, n));
 }
 
 AGENT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	NEED(writev);
-	RETRY(next.writev(fd, iov, n));
+	RETRY(REAL(writev)(fd, iov, n));
 }
 
 /* An interrupted connect() goes on in the background: wait for it (within SO_SNDTIMEO) and say how it ended. */
 AGENT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	NEED(connect);
-	NEED(poll);
 	arm();
-	int rc = next.connect(fd, addr, len);
+	int rc = REAL(connect)(fd, addr, len);
 	if (!guarded() || !ours(rc))
 		return rc;
 	struct timeval tv = { 0, 0 };
@@ -551,7 +457,7 @@ AGENT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	uint64_t deadline = ms_deadline(ms);
 	for (;;) {
 		arm();
-		int n = next.poll(&p, 1, ms_left(deadline));
+		int n = REAL(poll)(&p, 1, ms_left(deadline));
 		if (n > 0)
 			break;
 		if (n == 0) {

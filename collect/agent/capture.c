@@ -19,14 +19,11 @@
  * thread the agent did not start, an alternate signal stack) is unwound by
  * libunwind's unw_backtrace instead, from the start, so every stack is
  * either the tables' or libunwind's, and the two agree wherever both
- * answer (unit_frametab compares them). Measured with a build configured
- * -DIPSCOPE_FRAMETAB_STATS=ON (it prints its counts at exit): libunwind
- * unwound 1 of 1.34 million allocation stacks of lua5.4 (binary-trees 12), 2
- * of a million of bench_alloc_workload, 3-5 of 700 CPU samples of
- * bench_cpu_workload 4 and 20-30 of 900 of python3 cpu_workload.py 8
- * (samples before their block's rows were built, and PLT stubs). A walk
- * costs 105 ns at 14 frames and 400 at 54, libunwind's cached unw_backtrace
- * 180 and 512 (this machine, CPU time). The rows of 16 KiB of a module's
+ * answer (unit_frametab compares them). A build configured
+ * -DIPSCOPE_FRAMETAB_STATS=ON prints at exit how many stacks libunwind
+ * unwound (few: samples before their block's rows were built, and PLT
+ * stubs); how often, and what a walk costs beside libunwind's cached
+ * unw_backtrace, is in bench/README.md. The rows of 16 KiB of a module's
  * text are built when a walk first meets them (frametab.c, by the agent's
  * thread, which that walk wakes, for every frame of the stack libunwind
  * took instead), or the whole module at once when allocations are
@@ -35,12 +32,12 @@
  * token: no hash, no probe, no compare of frames. libunwind's fast path
  * walks a trace cache of frame descriptions; on a miss it takes its lock
  * and the loader's, so no libunwind unwind starts while a fork is
- * under way (process.c): a lock taken in another thread at that moment would
+ * under way (unwind_gate.c): a lock taken in another thread at that moment would
  * stay taken in the child. The table walk takes no lock and needs no such
  * guard. A thread whose TLS is another's (a raw clone()) never unwinds
  * itself (foreign.c unwinds it from the agent's thread).
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <libunwind.h>
 #include <sys/resource.h>
@@ -51,6 +48,12 @@
 
 /* The agent's frames before the interrupted pc on libunwind's way: capture, the handler, __restore_rt, and slack. */
 #define HANDLER_FRAMES 8
+
+/* What the calling thread's walks read besides its stack (capture_warm_up sets it up). */
+static AGENT_TLS __thread struct capture_thread {
+	uint64_t stack_lo, stack_hi; /* the thread's stack; 0: unknown, libunwind unwinds */
+	struct frametab_cache *frame_cache; /* the rows its walks looked up (frametab_chain.c) */
+} capture_self;
 
 #ifdef IPSCOPE_FRAMETAB_STATS
 #include <stdio.h>
@@ -82,7 +85,7 @@ extern void *__libc_stack_end; /* ld.so's: the initial thread's sp at _start */
 
 void capture_warm_up(void)
 {
-	agent_self.stack_lo = agent_self.stack_hi = 0;
+	capture_self.stack_lo = capture_self.stack_hi = 0;
 	sigset_t old;
 	agent_internal_begin(&old); /* pthread_getattr_np allocates */
 	if ((pid_t)agent_gettid() == getpid()) {
@@ -90,22 +93,22 @@ void capture_warm_up(void)
 		 * /proc/self/maps through a descriptor of its own to say more). */
 		struct rlimit rl;
 		uint64_t size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < (1ull << 32) ? rl.rlim_cur : 1ull << 32;
-		agent_self.stack_hi = (uint64_t)(uintptr_t)__libc_stack_end;
-		agent_self.stack_lo = agent_self.stack_hi > size ? agent_self.stack_hi - size : 0;
+		capture_self.stack_hi = (uint64_t)(uintptr_t)__libc_stack_end;
+		capture_self.stack_lo = capture_self.stack_hi > size ? capture_self.stack_hi - size : 0;
 	} else {
 		pthread_attr_t attr;
 		void *addr;
 		size_t size;
 		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 			if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-				agent_self.stack_lo = (uint64_t)(uintptr_t)addr;
-				agent_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
+				capture_self.stack_lo = (uint64_t)(uintptr_t)addr;
+				capture_self.stack_hi = (uint64_t)(uintptr_t)addr + size;
 			}
 			pthread_attr_destroy(&attr);
 		}
 	}
-	if (!agent_self.frame_cache)
-		agent_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
+	if (!capture_self.frame_cache)
+		capture_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
 	agent_internal_end(&old);
 	void *ips[64];
 	unw_backtrace(ips, 64);
@@ -116,10 +119,10 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 {
 	/* A fork in progress: libunwind's lock must not be held across it. A hook (not a signal
 	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
-	if (process_unwind_begin() < 0 && (uc || process_unwind_wait() < 0))
+	if (unwind_gate_enter() < 0 && (uc || unwind_gate_wait() < 0))
 		return -1;
 	int n = unw_backtrace((void **)ips, (int)cap);
-	process_unwind_end();
+	unwind_gate_leave();
 	*first = -1;
 	if (uc) {
 		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -142,9 +145,9 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 
 void capture_thread_end(void)
 {
-	struct frametab_cache *cache = agent_self.frame_cache;
-	agent_self.stack_lo = agent_self.stack_hi = 0;
-	agent_self.frame_cache = NULL; /* before it is unmapped: no walk may find it after */
+	struct frametab_cache *cache = capture_self.frame_cache;
+	capture_self.stack_lo = capture_self.stack_hi = 0;
+	capture_self.frame_cache = NULL; /* before it is unmapped: no walk may find it after */
 	atomic_signal_fence(memory_order_seq_cst);
 	frametab_cache_free(cache);
 }
@@ -157,7 +160,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 	uint64_t ips[max + lead];
 	int n = -1, first = -1;
 	uint64_t token = 0; /* the walk's: equal to the last walk's, equal frames (a hook's only: its first is the scan's) */
-	if (agent_self.stack_hi) {
+	if (capture_self.stack_hi) {
 		uint64_t pc, sp, bp;
 		if (uc) {
 			pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -168,8 +171,8 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 			__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 					 : "=r"(pc), "=r"(sp), "=r"(bp));
 		}
-		n = frametab_unwind(pc, sp, bp, agent_self.stack_lo, agent_self.stack_hi, ips,
-				    uc ? max + 1 : max + lead, agent_self.frame_cache,
+		n = frametab_unwind(pc, sp, bp, capture_self.stack_lo, capture_self.stack_hi, ips,
+				    uc ? max + 1 : max + lead, capture_self.frame_cache,
 				    !uc && skip == CAPTURE_SKIP_AGENT ? &token : NULL);
 		COUNT(walks);
 		if (n < 0)
@@ -187,7 +190,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 			/* libunwind declines during a fork: the rows this walk asked for must still be built,
 			 * or every later sample there is lost too (a shell forking 300 children lost 9 of 11). */
 			if (walked == FRAMETAB_UNBUILT)
-				foreign_wake_agent();
+				agent_wake_background();
 			return UINT32_MAX;
 		}
 		/* Rows not built where the walk stopped: all this stack's frames are asked for, so the next
@@ -195,7 +198,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 		int from = first < 0 ? 0 : first < n ? first : n;
 		if ((walked == FRAMETAB_UNBUILT || walked == FRAMETAB_NO_TABLE) &&
 		    (frametab_want(ips + from, (uint32_t)(n - from)) || walked == FRAMETAB_UNBUILT))
-			foreign_wake_agent();
+			agent_wake_background();
 	}
 	uint32_t flags = uc ? TRACE_STACK_LEAF_EXACT : 0, nframes;
 	if (token) {

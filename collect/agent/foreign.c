@@ -17,8 +17,8 @@
  *    runs on (gettid by a raw system call, no errno) and compares it with
  *    the TLS owner's tid (agent_self.tid, only read). A thread that is not
  *    the owner and has an entry is foreign: its handler copies the
- *    interrupted registers into the entry, wakes the agent's thread (wall.c:
- *    "ipscope-wall", in cpu mode too) and waits on a futex. The agent's
+ *    interrupted registers into the entry, wakes the agent's thread
+ *    (background.c, in cpu mode too) and waits on a futex. The agent's
  *    thread, a real thread with TLS of its own, unwinds the waiting
  *    thread's stack from those registers (libunwind's unw_init_local2 on a
  *    signal frame; the stack is ours and still), records the sample with the
@@ -34,9 +34,8 @@
  * wake-ups and an unwind, tens of us); every other thread pays one gettid per
  * sample while foreign threads exist.
  */
-#include "agent.h"
+#include "sampling.h"
 
-#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -45,7 +44,9 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "futex.h"
 #include "trace.h"
+#include "unwinding.h"
 
 #define MAX_FOREIGN 1024
 #define POST_TIMEOUT_NS 50000000ull
@@ -66,33 +67,7 @@ struct foreign_thread {
 static struct foreign_thread *_Atomic table[MAX_FOREIGN];
 static _Atomic uint32_t table_high; /* entries [0, table_high) have been allocated */
 static _Atomic uint32_t in_use;
-static _Atomic uint32_t posts; /* futex word the agent's thread waits on: bumped by every post */
 static _Atomic int serviced; /* the agent's thread is there to take posts */
-
-/* A system call without errno (which lives in the creator's TLS for a foreign thread). */
-static long raw_syscall6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	long ret;
-	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
-static void futex_wake(_Atomic uint32_t *word)
-{
-	raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
-}
-
-/* Wait while *word == value, until the CLOCK_MONOTONIC deadline (absolute ns). */
-static void futex_wait_until(_Atomic uint32_t *word, uint32_t value, uint64_t deadline)
-{
-	struct timespec ts = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
-	raw_syscall6(SYS_futex, (long)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, (long)value, (long)&ts, 0,
-		     (long)FUTEX_BITSET_MATCH_ANY);
-}
 
 void foreign_serviced(int on)
 {
@@ -209,8 +184,7 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 	f->time_ns = now;
 	if (!atomic_compare_exchange_strong(&f->post, &idle, POST_WAITING))
 		return;
-	atomic_fetch_add(&posts, 1);
-	futex_wake(&posts);
+	agent_wake_background();
 	uint64_t give_up = now + POST_TIMEOUT_NS;
 	for (;;) {
 		uint32_t p = atomic_load(&f->post);
@@ -227,24 +201,6 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 		/* Taken: wait as long as it takes (the reader holds no lock this thread could hold). */
 		futex_wait_until(&f->post, p, p == POST_WAITING ? give_up : agent_now_ns() + POST_TIMEOUT_NS);
 	}
-}
-
-void foreign_wake_agent(void)
-{
-	atomic_fetch_add(&posts, 1);
-	futex_wake(&posts);
-}
-
-void foreign_wait(uint64_t deadline)
-{
-	static uint32_t seen;
-	uint32_t now_posts = atomic_load(&posts);
-	if (now_posts != seen) {
-		seen = now_posts;
-		return;
-	}
-	futex_wait_until(&posts, now_posts, deadline);
-	seen = atomic_load(&posts);
 }
 
 /* Unwind from a signal frame's registers: the number of frames; *truncated when more than max. */
@@ -278,9 +234,9 @@ static void record(uint32_t ring, struct foreign_thread *f)
 	uint64_t ips[MAX_FOREIGN_FRAMES];
 	int truncated = 0;
 	uint32_t n = 0, flags = TRACE_STACK_LEAF_EXACT;
-	if (process_unwind_begin() == 0) {
+	if (unwind_gate_enter() == 0) {
 		n = unwind_regs(f->regs, ips, agent_config.max_frames, &truncated);
-		process_unwind_end();
+		unwind_gate_leave();
 	}
 	if (!n) {
 		ips[0] = (uint64_t)f->regs[REG_RIP];

@@ -9,10 +9,9 @@
  * or 16 KiB of text at a time, a block when a walk first meets it unbuilt
  * (the walk declines, and the agent's thread builds it: frametab_build_wanted;
  * the stack libunwind then takes asks for the blocks of all its frames).
- * A CPU profile samples a few dozen blocks of a large object: python3.11
- * and libc whole are 93,000 rows, 12 ms of the agent's thread at every
- * start; the 60 blocks a 1-second script samples, 18,000 rows. Building
- * reads the PT_GNU_EH_FRAME header from the loaded image, inside
+ * A CPU profile samples a few dozen blocks of a large object: a small part
+ * of its rows, and of the time building them all takes (bench/README.md).
+ * Building reads the PT_GNU_EH_FRAME header from the loaded image, inside
  * dl_iterate_phdr's callback so the object cannot be unmapped meanwhile
  * (whole objects from a copy taken there), and runs the FDEs' CFA programs
  * once into rows:

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* FNV-1a over 8-byte words (and the tail bytes): python3.11's 82 KB header byte by byte took 0.1-0.25 ms
+/* FNV-1a over 8-byte words (and the tail bytes): a large header byte by byte was slow (bench/README.md),
  * at every rescan and every build of what walks asked for. */
 static uint64_t hash_bytes(const uint8_t *p, size_t n, uint64_t h)
 {
@@ -62,7 +62,7 @@ void frametab_drop_copy(struct object *o)
 /*
  * Blocks are many and small (a few KiB of rows each): a mapping apiece, mprotect'ed and its scratch
  * unmapped, cost two TLB shootdowns per block, each an interrupt of every CPU the program runs on
- * (2.7 ms of the agent's thread waiting for them over 60 blocks of python3.11, on this VM). So their
+ * (the agent's thread waited for them: bench/README.md). So their
  * rows are carved from chunks that are never unmapped, made read-only once full, and their builder's
  * scratch is kept for the next. Builders run one at a time (modules.c's lock).
  */

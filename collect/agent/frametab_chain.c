@@ -36,14 +36,12 @@
  * (a step is then its return address alone: the same first sp, the same
  * lowest address; and the rbp of the few frames whose CFA is rbp's), and
  * where a word differs it goes on with the slot's other chain when its
- * frames up to there are the same (two paths with one first sp: a fifth of
- * lua's allocations). Else it looks for its states in the last walk's chain
- * as it goes (sps only climb: a merge, a compare a frame), copying what it
- * follows into the spare chain, which then takes its slot. Measured on
- * lua5.4 binary_trees 12: with the last chain alone, every walk met it 6
- * frames down on average (the agent's, l_alloc's, lua's own leaf frames)
- * and followed 15.6; with the slots, 1343712 of 1343917 walks were a
- * chain's frames exactly, 94 went on the usual way somewhere.
+ * frames up to there are the same (two paths with one first sp, as lua's
+ * allocations often take). Else it looks for its states in the last walk's
+ * chain as it goes (sps only climb: a merge, a compare a frame), copying
+ * what it follows into the spare chain, which then takes its slot. How many
+ * walks a chain answers, with the last chain alone and with the slots, is
+ * measured on lua5.4 binary_trees (bench/README.md).
  *
  * Tokens. A walk whose frames are all those of the chain it followed from
  * its first frame keeps that chain's token; any other gets a new one: equal

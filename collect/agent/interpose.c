@@ -1,292 +1,72 @@
 /*
- * interpose.c - the libc functions the agent wraps, other than those it
- * wraps for libunwind's sake (unwinder.c): pthread_create and clone, so every thread is sampled from its start; the
- * loader's dlopen/dlmopen/dlclose, so the module map follows them and no
- * thread unwinds while the loader's lock is held; and sigaction and the
- * signal() family, so the program never sees the agent's signal and the
- * agent notices when the program takes it.
- *
- * The sampling signal is a real-time signal nobody used when the agent
- * started (sampler.c). To the program it still looks untouched: asking for
- * its disposition gives SIG_DFL. If the program installs a handler for it
- * (or ignores it), that is the program's right: the agent stops every
- * thread's sampling first, so the program's handler never receives a
- * sample, then lets the call through, and collect says so.
+ * interpose.c - the interposition itself: the table of next definitions
+ * behind the agent's own (interpose.h: the list, and REAL), and whose code
+ * a caller is in. A wrapper answers libunwind (unwinder.c, signals.c) and the
+ * program differently, and tells them apart by its return address, in
+ * libunwind's text or not; a stack's leading frames in the agent's own text
+ * are the hooks' (capture.c).
  */
 #include "agent.h"
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <link.h>
 
-#include "trace.h"
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
-struct agent_libc agent_libc;
+struct agent_real agent_real;
 
-typedef void (*handler_fn)(int);
+static uintptr_t unwinder_text_start, unwinder_text_end;
+static uintptr_t agent_text_start, agent_text_end;
 
-static struct {
-	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	void *(*dlopen)(const char *, int);
-	void *(*dlmopen)(Lmid_t, const char *, int);
-	int (*dlclose)(void *);
-	handler_fn (*signal)(int, handler_fn);
-	handler_fn (*bsd_signal)(int, handler_fn);
-	handler_fn (*sysv_signal)(int, handler_fn);
-	handler_fn (*sigset)(int, handler_fn);
-	int (*pthread_setname_np)(pthread_t, const char *);
-	int (*clone)(int (*)(void *), void *, int, void *, ...);
-} next;
-
-static _Atomic int signal_given_up;
-
-void agent_resolve_libc(void)
-{
-#define RESOLVE(table, name) (table).name = (__typeof__((table).name))dlsym(RTLD_NEXT, #name)
-	RESOLVE(agent_libc, sigaction);
-	RESOLVE(agent_libc, pipe2);
-	RESOLVE(agent_libc, syscall);
-	RESOLVE(agent_libc, sigprocmask);
-	RESOLVE(agent_libc, dl_iterate_phdr);
-	RESOLVE(agent_libc, pthread_sigmask);
-	RESOLVE(agent_libc, pthread_create);
-	RESOLVE(next, pthread_setname_np);
-	RESOLVE(next, pthread_create);
-	RESOLVE(next, clone);
-	RESOLVE(next, dlopen);
-	RESOLVE(next, dlmopen);
-	RESOLVE(next, dlclose);
-	RESOLVE(next, signal);
-	RESOLVE(next, bsd_signal);
-	RESOLVE(next, sysv_signal);
-	RESOLVE(next, sigset);
-#undef RESOLVE
-}
-
-#define NEED(table, name)                      \
-	do {                                   \
-		if (!(table).name)             \
-			agent_resolve_libc();  \
-	} while (0)
-
-/* ---- threads ---- */
-
-struct thread_start {
-	void *(*start)(void *);
-	void *arg;
-	int program_blocks; /* the creator's view of the sampling signal (sigmask.c) */
+struct text_range {
+	uintptr_t target, start, end;
 };
 
-static void thread_cleanup(void *unused)
+static int find_text(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)unused;
-	sigset_t old;
-	agent_block_signal(&old);
-	agent_thread_end();
-	agent_restore_signal(&old);
-}
-
-static void *thread_trampoline(void *p)
-{
-	struct thread_start ts = *(struct thread_start *)p;
-	void *ret;
-	sigset_t old;
-	agent_internal_begin(&old); /* this thread's first free: glibc sets up its cache, under a lock */
-	free(p);
-	agent_internal_end(&old);
-	agent_self.program_blocks = ts.program_blocks;
-	if (agent_config.signal && !agent_signal_taken()) {
-		/* Made inside an agent section (a thread pool a dlopen'd constructor starts): the kernel gave
-		 * it its creator's mask, the sampling signal blocked for that section only. Outside sections
-		 * the kernel never blocks it (sigmask.c), whatever the program asked. */
-		sigset_t ours;
-		sigemptyset(&ours);
-		sigaddset(&ours, agent_config.signal);
-		agent_libc.syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &ours, NULL, _NSIG / 8);
+	(void)size;
+	struct text_range *r = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && r->target >= start &&
+		    r->target < start + ph->p_memsz) {
+			r->start = start;
+			r->end = start + ph->p_memsz;
+			return 1;
+		}
 	}
-	if (agent_flags->enabled && agent_config.pid == getpid()) {
-		sigset_t during;
-		agent_block_signal(&during);
-		agent_thread_begin();
-		agent_restore_signal(&during);
-	}
-	pthread_cleanup_push(thread_cleanup, NULL);
-	ret = ts.start(ts.arg);
-	pthread_cleanup_pop(1);
-	return ret;
+	return 0;
 }
 
-AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+static void find_texts(void)
 {
-	NEED(next, pthread_create);
-	if (!agent_flags->enabled)
-		return next.pthread_create(thread, attr, start, arg);
-	sigset_t old;
-	agent_internal_begin(&old);
-	struct thread_start *ts = malloc(sizeof *ts);
-	agent_internal_end(&old);
-	if (!ts)
-		return EAGAIN;
-	ts->start = start;
-	ts->arg = arg;
-	ts->program_blocks = sigmask_program_blocks();
-	int rc = next.pthread_create(thread, attr, thread_trampoline, ts);
-	if (rc) {
-		agent_internal_begin(&old);
-		free(ts);
-		agent_internal_end(&old);
-	}
-	return rc;
+	struct text_range r = { (uintptr_t)&unw_backtrace, 0, 0 };
+	REAL(dl_iterate_phdr)(find_text, &r);
+	unwinder_text_start = r.start;
+	unwinder_text_end = r.end;
+	r = (struct text_range){ (uintptr_t)&interpose_init, 0, 0 };
+	REAL(dl_iterate_phdr)(find_text, &r);
+	agent_text_start = r.start;
+	agent_text_end = r.end;
 }
 
-/*
- * A thread made by clone() itself (not pthread_create, which glibc starts
- * with its internal clone): adopted by its creator at once, before it can
- * run long unsampled. Without CLONE_SETTLS it shares the creator's TLS and
- * is sampled through foreign.c; a raw system call clone is found by the
- * agent's thread's scan instead (wall.c), within 100 ms.
- */
-AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+int agent_own_text(uint64_t pc)
 {
-	va_list ap;
-	va_start(ap, arg);
-	pid_t *parent_tid = va_arg(ap, pid_t *);
-	void *tls = va_arg(ap, void *);
-	pid_t *child_tid = va_arg(ap, pid_t *);
-	va_end(ap);
-	NEED(next, clone);
-	int tid = next.clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
-	if (tid > 0 && (flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid()) {
-		int saved_errno = errno;
-		sigset_t old;
-		agent_block_signal(&old);
-		sampler_adopt((uint32_t)tid);
-		agent_restore_signal(&old);
-		errno = saved_errno;
-	}
-	return tid;
+	return pc >= agent_text_start && pc < agent_text_end;
 }
 
-/*
- * A name set later is recorded at once when a thread names itself (the
- * trace then has it even if the process is killed); a name one thread gives
- * another is read back from the kernel at that thread's end or at the
- * process's end (threads.c).
- */
-AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+int agent_called_from_unwinder(const void *ret_addr)
 {
-	NEED(next, pthread_setname_np);
-	int rc = next.pthread_setname_np(thread, name);
-	if (rc == 0 && agent_flags->enabled && pthread_equal(thread, pthread_self()))
-		agent_thread_record_for(agent_gettid(), name, TRACE_THREAD_NAME);
-	return rc;
+	uintptr_t a = (uintptr_t)ret_addr;
+	return a >= unwinder_text_start && a < unwinder_text_end;
 }
 
-/* ---- the loader ---- */
-
-/*
- * The loader lock: a thread interrupted inside dlopen/dlclose must not unwind
- * (libunwind would walk a half-updated object list, and another thread's
- * handler could wait on the lock it holds). So the sampling signal is blocked
- * for the whole call; the sample is delivered right after.
- */
-AGENT_EXPORT void *dlopen(const char *file, int mode)
+void interpose_init(void)
 {
-	NEED(next, dlopen);
-	sigset_t old;
-	agent_block_signal(&old);
-	void *handle = next.dlopen(file, mode);
-	if (handle)
-		modules_rescan();
-	agent_restore_signal(&old);
-	return handle;
+#define LOOK_UP(name) (void)REAL(name);
+	AGENT_INTERPOSED(LOOK_UP, AGENT_REAL_NONE)
+#undef LOOK_UP
+	if (!unwinder_text_end)
+		find_texts();
 }
-
-AGENT_EXPORT void *dlmopen(Lmid_t namespace, const char *file, int mode)
-{
-	NEED(next, dlmopen);
-	sigset_t old;
-	agent_block_signal(&old);
-	void *handle = next.dlmopen(namespace, file, mode);
-	if (handle)
-		modules_rescan();
-	agent_restore_signal(&old);
-	return handle;
-}
-
-AGENT_EXPORT int dlclose(void *handle)
-{
-	NEED(next, dlclose);
-	sigset_t old;
-	agent_block_signal(&old);
-	int rc = next.dlclose(handle);
-	modules_rescan();
-	agent_restore_signal(&old);
-	return rc;
-}
-
-/* ---- the sampling signal ---- */
-
-int agent_signal_taken(void)
-{
-	return atomic_load(&signal_given_up);
-}
-
-static int is_sampling_signal(int sig)
-{
-	return agent_flags->enabled && sig == agent_config.signal && !atomic_load(&signal_given_up);
-}
-
-/* The program wants the signal for itself: stop sampling, then it is the program's. */
-static void give_up_signal(int sig)
-{
-	if (atomic_exchange(&signal_given_up, 1))
-		return;
-	sampler_stop_all();
-	atomic_store(&agent_transport.header->signal_taken, (uint32_t)sig);
-}
-
-AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	NEED(agent_libc, sigaction);
-	if (!is_sampling_signal(sig))
-		return agent_libc.sigaction(sig, act, old);
-	struct sigaction untouched;
-	memset(&untouched, 0, sizeof untouched);
-	untouched.sa_handler = SIG_DFL;
-	int rc = 0;
-	if (act && act->sa_handler != SIG_DFL) {
-		give_up_signal(sig);
-		rc = agent_libc.sigaction(sig, act, NULL);
-	}
-	if (old && rc == 0)
-		*old = untouched;
-	return rc;
-}
-
-/* signal(), bsd_signal(), sysv_signal(), sigset(): glibc does not route them through sigaction's PLT entry. */
-#define SIGNAL_WRAPPER(name)                                              \
-	AGENT_EXPORT handler_fn name(int sig, handler_fn handler)         \
-	{                                                                 \
-		NEED(next, name);                                         \
-		if (!is_sampling_signal(sig))                             \
-			return next.name(sig, handler);                   \
-		if (handler != SIG_DFL) {                                 \
-			give_up_signal(sig);                              \
-			if (next.name(sig, handler) == SIG_ERR)           \
-				return SIG_ERR;                           \
-		}                                                         \
-		return SIG_DFL;                                           \
-	}
-/* Removed from glibc's headers (XPG4 only), still exported and still called. */
-__sighandler_t bsd_signal(int sig, __sighandler_t handler);
-SIGNAL_WRAPPER(signal)
-SIGNAL_WRAPPER(bsd_signal)
-SIGNAL_WRAPPER(sysv_signal)
-SIGNAL_WRAPPER(sigset)

@@ -13,7 +13,7 @@
  * records only after dl_iterate_phdr has returned: waiting for ring space
  * while holding the loader's lock would stall every thread that unwinds.
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <elf.h>
 #include <limits.h>
@@ -209,7 +209,7 @@ static void scan_objects(void)
 	struct scan scan = { 0, NULL, 0, 0 };
 	for (uint32_t i = 0; i < nknown; i++)
 		known[i].seen = 0;
-	agent_libc.dl_iterate_phdr(on_object, &scan); /* the signal is blocked already */
+	REAL(dl_iterate_phdr)(on_object, &scan); /* the signal is blocked already */
 
 	uint32_t unloaded = 0;
 	for (uint32_t i = 0; i < nknown; i++)
@@ -238,24 +238,24 @@ void modules_rescan(void)
 	 * that allocates while this thread rescans (at every dlopen and dlclose, tables built then too) is
 	 * recorded, nested (depth is held). Counted internal, as before, 600-660 of 880-920 such handler
 	 * allocations were lost over 300 dlopen/dlclose pairs under a 100 us SIGALRM (e2e_alloc_cases). */
-	/* Inside the fork gate, as unwinds are (process.c): a fork while this thread is in dl_iterate_phdr
+	/* Inside the fork gate, as unwinds are (unwind_gate.c): a fork while this thread is in dl_iterate_phdr
 	 * leaves the lock it takes held in the child (glibc 2.36 resets the loader's main lock in a child,
 	 * not that one), and the child's own rescan waits for it forever. A program's thread waits for a
-	 * fork to end (process_unwind_wait enters at once when none is under way). */
-	int gated = process_unwind_wait() == 0;
+	 * fork to end (unwind_gate_wait enters at once when none is under way). */
+	int gated = unwind_gate_wait() == 0;
 	pthread_mutex_lock(&modules_lock);
 	agent_enter();
 	scan_objects();
 	/* The unwinder's tables. When only CPU samples are taken their rows are built as walks first need
 	 * them, 16 KiB of text at a time, by the agent's thread (modules_build_tables, woken): a process pays
-	 * for what it runs (whole, 4 ms of CPU for libc's and a C program's, 10-12 for python's; by the
-	 * block, 0.3 and 2). Allocations, which unwind tens of thousands of times before a build could
-	 * catch up, and --no-cpu, which has no agent's thread, build them whole now. */
-	frametab_rescan(agent_libc.dl_iterate_phdr, !agent_config.signal || alloc_state.wanted);
+	 * for what it runs (whole tables against blocks: bench/README.md). Allocations, which unwind tens
+	 * of thousands of times before a build could catch up, and --no-cpu, which has no agent's thread,
+	 * build them whole now. */
+	frametab_rescan(REAL(dl_iterate_phdr), !agent_config.signal || agent_config.allocs);
 	agent_leave();
 	pthread_mutex_unlock(&modules_lock);
 	if (gated)
-		process_unwind_end();
+		unwind_gate_leave();
 }
 
 void modules_build_tables(void)
@@ -264,17 +264,17 @@ void modules_build_tables(void)
 		return;
 	/* In the fork gate (modules_rescan says why: a bash subshell's child hung so, 1 in 4 runs of
 	 * e2e_collect_fds under ASan); during a fork the agent's thread builds them next time round. */
-	if (process_unwind_begin() < 0)
+	if (unwind_gate_enter() < 0)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
 	agent_self.internal++;
 	pthread_mutex_lock(&modules_lock);
-	frametab_build_wanted(agent_libc.dl_iterate_phdr);
+	frametab_build_wanted(REAL(dl_iterate_phdr));
 	pthread_mutex_unlock(&modules_lock);
 	agent_self.internal--;
 	agent_restore_signal(&old);
-	process_unwind_end();
+	unwind_gate_leave();
 }
 
 void modules_forget(void)

@@ -3,10 +3,10 @@
  * (TR_PROCESS records) and the libc functions it wraps to know.
  *
  * A new image says it attached, with its path and command line; a fork
- * child that goes on profiled says it was forked (agent.c re-attaches it).
- * Neither is enough when a process exec's a program the agent cannot enter
- * (statically linked, setuid, or an environment without LD_PRELOAD): no
- * agent ever speaks for it. So the exec family says "about to exec PATH"
+ * child that goes on profiled says it was forked (lifecycle.c attaches it
+ * anew). Neither is enough when a process exec's a program the agent cannot
+ * enter (statically linked, setuid, or an environment without LD_PRELOAD):
+ * no agent ever speaks for it. So the exec family says "about to exec PATH"
  * before calling the real one, and "it failed" when that returns;
  * posix_spawn (whose exec happens inside libc) says it after the fact, with
  * the child's pid and the time it was called. collect then knows which
@@ -20,27 +20,12 @@
  * SIGCHLD handler that interrupted another record of the same thread: the
  * record is then skipped (agent_write_begin), and the end is written with
  * its status unknown.
- *
- * Fork and libunwind: libunwind's caches are guarded by a lock; a fork
- * while another thread is inside an unwind would leave that lock held in
- * the child forever. The fork-prepare handler therefore stops new unwinds
- * and waits (a few milliseconds at most) for those in flight. An
- * allocation hook of another thread that meets the gate waits for the fork
- * to end instead of losing its stack (process_unwind_wait): between our
- * prepare and parent handlers runs libc's own fork work, which takes no lock
- * a thread inside a malloc hook holds (it has left the real malloc), and the
- * handlers of libraries that registered theirs before the agent did; one of
- * those that waited for a lock such a thread holds would hold the fork up
- * until the hook gives up waiting (FORK_HOOK_WAIT_NS). The forking thread
- * takes its own samples after the fork (process_fork_prepare).
  */
-#include "agent.h"
+#include "process.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,147 +38,9 @@
 
 #include "trace.h"
 
-#define FORK_WAIT_NS 50000000ull
-/* How long a hook waits for a fork to end (process_unwind_wait): a hook waited 2-12 ms a fork on a
- * loaded 2-core machine, sometimes over 50; a fork that needs a lock the waiting thread holds costs
- * this once, and that allocation's stack is lost. */
-#define FORK_HOOK_WAIT_NS 1000000000ull
 #define MAX_COMMAND 4096
 
 extern char **environ;
-
-static struct {
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execv)(const char *, char *const[]);
-	int (*execvp)(const char *, char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*execveat)(int, const char *, char *const[], char *const[], int);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			   char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			    char *const[], char *const[]);
-	pid_t (*waitpid)(pid_t, int *, int);
-	pid_t (*wait)(int *);
-	pid_t (*wait3)(int *, int, struct rusage *);
-	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
-	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
-} next;
-
-#define NEED(name)                                                              \
-	do {                                                                    \
-		if (!next.name)                                                 \
-			next.name = (__typeof__(next.name))dlsym(RTLD_NEXT, #name); \
-	} while (0)
-
-void process_init(void)
-{
-	NEED(execve);
-	NEED(execv);
-	NEED(execvp);
-	NEED(execvpe);
-	NEED(fexecve);
-	NEED(execveat);
-	NEED(posix_spawn);
-	NEED(posix_spawnp);
-	NEED(waitpid);
-	NEED(wait);
-	NEED(wait3);
-	NEED(wait4);
-	NEED(waitid);
-}
-
-/* ---- the fork gate ---- */
-
-static _Atomic int forking, unwinding; /* forking: threads between our prepare and parent handlers */
-static int enabled_at_fork;
-
-int process_unwind_begin(void)
-{
-	atomic_fetch_add(&unwinding, 1);
-	if (!atomic_load(&forking))
-		return 0;
-	atomic_fetch_sub(&unwinding, 1);
-	return -1;
-}
-
-int process_unwind_wait(void)
-{
-	uint64_t give_up = agent_now_ns() + FORK_HOOK_WAIT_NS;
-	for (unsigned spins = 0; agent_now_ns() < give_up; spins++) {
-		if (process_unwind_begin() == 0)
-			return 0;
-		if (spins < 64) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 100000 };
-			nanosleep(&ts, NULL);
-		}
-	}
-	return -1;
-}
-
-void process_unwind_end(void)
-{
-	atomic_fetch_sub(&unwinding, 1);
-}
-
-/* The first of the agent's prepare handlers to run (registered after alloc_hooks.c's; a program's,
- * registered later still, run before it), so from here to the end of our parent or child handler
- * (the first to run of either kind) the forking thread takes none of the program's signals: a handler that
- * allocates would meet the gate below on its own thread and wait for a fork that cannot go on
- * until it returns (a second each time; under a frequent timer the program never got further),
- * or be taken for the agent's own allocating, or deadlock on the malloc locks glibc holds across
- * the fork of a process with a second thread, which the agent's thread makes of every program.
- * Deferred, it runs after the fork and is recorded. Not recording allocations, only the sampling
- * signal waits: a sample of the fork itself (its kernel time, delivered at the system call's
- * return) taken in the window would meet the gate and be lost when the frame tables cannot walk
- * it (a shell forking 300 children lost most of its samples so), and libunwind there could
- * deadlock: glibc holds the malloc locks, and dl_iterate_phdr's lock may be held by a thread that
- * frees (dlclose). Deferred, it is taken just after the fork. A fork made by a program's handler
- * that interrupted this window (depth) is inside it. */
-void process_fork_prepare(void)
-{
-	enabled_at_fork = agent_flags->enabled; /* the child finds agent_flags zeroed */
-	if (!agent_flags->enabled || agent_self.fork_depth++)
-		return;
-	if (alloc_enabled()) {
-		agent_internal_begin(&agent_self.fork_mask);
-		agent_self.fork_blocked = 1;
-	} else {
-		agent_block_signal(&agent_self.fork_mask);
-		agent_self.fork_blocked = 2;
-	}
-	atomic_fetch_add(&forking, 1); /* a count: another thread's fork may end first */
-	uint64_t give_up = agent_now_ns() + FORK_WAIT_NS;
-	while (atomic_load(&unwinding) > 0 && agent_now_ns() < give_up)
-		sched_yield();
-}
-
-void process_fork_parent(void)
-{
-	if (!agent_self.fork_depth || --agent_self.fork_depth)
-		return; /* not ours (the agent was off at prepare), or a nested fork's */
-	atomic_fetch_sub(&forking, 1);
-	process_fork_done();
-}
-
-void process_fork_done(void)
-{
-	agent_self.fork_depth = 0; /* the child: its fork is over */
-	if (agent_self.fork_blocked == 1)
-		agent_internal_end(&agent_self.fork_mask);
-	else if (agent_self.fork_blocked == 2)
-		agent_restore_signal(&agent_self.fork_mask);
-	agent_self.fork_blocked = 0;
-}
-
-int process_fork_child(void)
-{
-	atomic_store(&unwinding, 0);
-	atomic_store(&forking, 0);
-	return enabled_at_fork;
-}
 
 /* ---- records ---- */
 
@@ -319,28 +166,24 @@ static const char *search_path(const char *file, char *buf, size_t size)
 
 AGENT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	NEED(execve);
-	EXEC_WRAPPED(next.execve(path, argv, envp), path);
+	EXEC_WRAPPED(REAL(execve)(path, argv, envp), path);
 }
 
 AGENT_EXPORT int execv(const char *path, char *const argv[])
 {
-	NEED(execv);
-	EXEC_WRAPPED(next.execv(path, argv), path);
+	EXEC_WRAPPED(REAL(execv)(path, argv), path);
 }
 
 AGENT_EXPORT int execvp(const char *file, char *const argv[])
 {
 	char buf[PATH_MAX];
-	NEED(execvp);
-	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
+	EXEC_WRAPPED(REAL(execvp)(file, argv), search_path(file, buf, sizeof buf));
 }
 
 AGENT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	char buf[PATH_MAX];
-	NEED(execvpe);
-	EXEC_WRAPPED(next.execvpe(file, argv, envp), search_path(file, buf, sizeof buf));
+	EXEC_WRAPPED(REAL(execvpe)(file, argv, envp), search_path(file, buf, sizeof buf));
 }
 
 AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -349,14 +192,12 @@ AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, path, sizeof path - 1);
 	path[n > 0 ? n : 0] = 0;
-	NEED(fexecve);
-	EXEC_WRAPPED(next.fexecve(fd, argv, envp), path);
+	EXEC_WRAPPED(REAL(fexecve)(fd, argv, envp), path);
 }
 
 AGENT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-	NEED(execveat);
-	EXEC_WRAPPED(next.execveat(dirfd, path, argv, envp, flags), path);
+	EXEC_WRAPPED(REAL(execveat)(dirfd, path, argv, envp, flags), path);
 }
 
 /* execl, execle, execlp: how many arguments the list holds, arg included
@@ -390,8 +231,7 @@ AGENT_EXPORT int execl(const char *path, const char *arg, ...)
 	char *argv[n + 1];
 	take_args(argv, n, arg, &ap);
 	va_end(ap);
-	NEED(execv);
-	EXEC_WRAPPED(next.execv(path, argv), path);
+	EXEC_WRAPPED(REAL(execv)(path, argv), path);
 }
 
 AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
@@ -403,8 +243,7 @@ AGENT_EXPORT int execlp(const char *file, const char *arg, ...)
 	char *argv[n + 1];
 	take_args(argv, n, arg, &ap);
 	va_end(ap);
-	NEED(execvp);
-	EXEC_WRAPPED(next.execvp(file, argv), search_path(file, buf, sizeof buf));
+	EXEC_WRAPPED(REAL(execvp)(file, argv), search_path(file, buf, sizeof buf));
 }
 
 AGENT_EXPORT int execle(const char *path, const char *arg, ...)
@@ -416,18 +255,16 @@ AGENT_EXPORT int execle(const char *path, const char *arg, ...)
 	take_args(argv, n, arg, &ap);
 	char **envp = va_arg(ap, char **);
 	va_end(ap);
-	NEED(execve);
-	EXEC_WRAPPED(next.execve(path, argv, envp), path);
+	EXEC_WRAPPED(REAL(execve)(path, argv, envp), path);
 }
 
 /* posix_spawn execs inside libc: the child's pid and path are said once it returns. */
 AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
 			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	NEED(posix_spawn);
 	pid_t child = 0;
 	uint64_t t = agent_now_ns();
-	int rc = next.posix_spawn(&child, path, actions, attr, argv, envp);
+	int rc = REAL(posix_spawn)(&child, path, actions, attr, argv, envp);
 	if (rc == 0)
 		announce(TR_PROCESS_EXECING, (uint32_t)child, t, path);
 	if (pid)
@@ -439,10 +276,9 @@ AGENT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_fi
 			      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	char buf[PATH_MAX];
-	NEED(posix_spawnp);
 	pid_t child = 0;
 	uint64_t t = agent_now_ns();
-	int rc = next.posix_spawnp(&child, file, actions, attr, argv, envp);
+	int rc = REAL(posix_spawnp)(&child, file, actions, attr, argv, envp);
 	if (rc == 0)
 		announce(TR_PROCESS_EXECING, (uint32_t)child, t, search_path(file, buf, sizeof buf));
 	if (pid)
@@ -464,9 +300,8 @@ static void reaped(pid_t pid, int status)
 
 AGENT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 {
-	NEED(waitpid);
 	int st = 0;
-	pid_t r = next.waitpid(pid, &st, options);
+	pid_t r = REAL(waitpid)(pid, &st, options);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -476,9 +311,8 @@ AGENT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 
 AGENT_EXPORT pid_t wait(int *status)
 {
-	NEED(wait);
 	int st = 0;
-	pid_t r = next.wait(&st);
+	pid_t r = REAL(wait)(&st);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -488,9 +322,8 @@ AGENT_EXPORT pid_t wait(int *status)
 
 AGENT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
 {
-	NEED(wait3);
 	int st = 0;
-	pid_t r = next.wait3(&st, options, ru);
+	pid_t r = REAL(wait3)(&st, options, ru);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -500,9 +333,8 @@ AGENT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
 
 AGENT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
-	NEED(wait4);
 	int st = 0;
-	pid_t r = next.wait4(pid, &st, options, ru);
+	pid_t r = REAL(wait4)(pid, &st, options, ru);
 	if (r > 0)
 		reaped(r, st);
 	if (status && r > 0)
@@ -512,8 +344,7 @@ AGENT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 
 AGENT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
-	NEED(waitid);
-	int rc = next.waitid(idtype, id, info, options);
+	int rc = REAL(waitid)(idtype, id, info, options);
 	if (rc == 0 && info && info->si_pid > 0 && (options & WEXITED) && !(options & WNOWAIT)) {
 		int code = info->si_code, status = -1;
 		if (code == CLD_EXITED)

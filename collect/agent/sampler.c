@@ -51,7 +51,7 @@
  * while any is known, the handler first asks foreign.c, which tells it by its
  * kernel tid, and hands its sample over (foreign_signal).
  */
-#include "agent.h"
+#include "sampling.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,11 +70,18 @@
 
 #include "tick_weight.h"
 #include "trace.h"
+#include "unwinding.h"
 
-#define SOURCE_PERF 1u /* agent_self.sources: this thread has a perf event */
+#define SOURCE_PERF 1u /* sampler_self.sources: this thread has a perf event */
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
-#define SOURCE_WALL 4u /* wall mode: the sampler thread signals it (wall.c) */
+#define SOURCE_WALL 4u /* wall mode: the background thread signals it (wall.c) */
 #define MAX_SLOTS 65536
+
+/* The calling thread's sampling, as its handler reads it: its slot, and what was started there. */
+static AGENT_TLS __thread struct sampler_thread {
+	int slot; /* index of its slot in slots[], -1: none */
+	uint32_t sources; /* SOURCE_*: what its slot started */
+} sampler_self = { .slot = -1 };
 
 /*
  * Every thread's sources, so that sampler_stop_all can end them from any
@@ -119,7 +126,7 @@ static void release_sources(struct sampling_slot *s)
 		timer_delete(s->timer);
 }
 
-/* Start tid's sources in slot s (wall mode: the sampler thread is its source); what started. */
+/* Start tid's sources in slot s (wall mode: the background thread is its source); what started. */
 static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 {
 	uint32_t sources = 0;
@@ -153,13 +160,13 @@ static void free_slot(uint32_t i);
 
 void sampler_thread_start(void)
 {
-	if (!agent_config.signal || agent_self.sources || agent_signal_taken() || wall_is_sampler())
+	if (!agent_config.signal || sampler_self.sources || agent_signal_taken() || agent_self.background)
 		return;
 	int i = claim_slot();
 	if (i < 0)
 		return;
-	agent_self.slot = i;
-	agent_self.sources = start_sources(&slots[i], (uint32_t)i, agent_gettid());
+	sampler_self.slot = i;
+	sampler_self.sources = start_sources(&slots[i], (uint32_t)i, agent_gettid());
 	/* A scan that adopted this thread before it got here: its own slot samples it (sampler_adopt
 	 * checks the other way round, so one of the two sees the other). */
 	uint32_t high = (uint32_t)atomic_load(&slots_high), tid = agent_gettid();
@@ -186,12 +193,12 @@ static _Atomic uint64_t ended_cpu_ns;
 
 void sampler_thread_stop(void)
 {
-	if (agent_self.slot < 0)
+	if (sampler_self.slot < 0)
 		return;
-	free_slot((uint32_t)agent_self.slot);
+	free_slot((uint32_t)sampler_self.slot);
 	atomic_fetch_add(&ended_cpu_ns, agent_thread_cpu_ns(0));
-	agent_self.slot = -1;
-	agent_self.sources = 0;
+	sampler_self.slot = -1;
+	sampler_self.sources = 0;
 }
 
 int sampler_knows(uint32_t tid)
@@ -228,11 +235,6 @@ int sampler_adopt(uint32_t tid)
 uint32_t sampler_slots_high(void)
 {
 	return (uint32_t)atomic_load(&slots_high);
-}
-
-uint32_t sampler_slot_tid(uint32_t i)
-{
-	return atomic_load(&slots[i].used) ? atomic_load(&slots[i].tid) : 0;
 }
 
 int sampler_adopted_twice(uint32_t i)
@@ -285,8 +287,8 @@ static int adopt_self(const siginfo_t *si)
 	for (uint32_t i = 0; i < high; i++)
 		if (atomic_load(&slots[i].used) && atomic_load(&slots[i].tid) == tid && slots[i].sources) {
 			agent_self.tid = tid;
-			agent_self.slot = (int)i;
-			agent_self.sources = slots[i].sources;
+			sampler_self.slot = (int)i;
+			sampler_self.sources = slots[i].sources;
 			agent_self.start_pending = 1;
 			agent_self.registered = 0; /* nothing of it to end: the slot is released once it is gone */
 			return 1;
@@ -302,16 +304,17 @@ void sampler_stop_all(void)
 			release_sources(&slots[i]);
 }
 
-void sampler_forget_all(void)
+void sampler_forget(void)
 {
 	/* Not inherited: the pages are MADV_DONTFORK, timers are per process. Unmapping
 	 * or deleting by the stale handles could hit the child's own mappings or timers. */
+	wall_forget();
 	int high = atomic_load(&slots_high);
 	foreign_forget();
 	memset(slots, 0, (size_t)high * sizeof *slots);
 	atomic_store(&slots_high, 0);
-	agent_self.slot = -1;
-	agent_self.sources = 0;
+	sampler_self.slot = -1;
+	sampler_self.sources = 0;
 }
 
 /* The interrupted pc follows a `syscall` instruction (or is one, about to be restarted). */
@@ -322,7 +325,7 @@ static int at_syscall(const ucontext_t *uc)
 	return (in_page >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05) || (in_page <= 4094 && pc[0] == 0x0f && pc[1] == 0x05);
 }
 
-/* Whether a wall-mode signal (from the sampler thread) is for slot i. */
+/* Whether a wall-mode signal (from the background thread) is for slot i. */
 static int wall_signal_for(const siginfo_t *si, int i)
 {
 	return si->si_code == SI_QUEUE && si->si_pid == agent_config.pid &&
@@ -384,7 +387,7 @@ static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now, u
 {
 	if (agent_self.depth) {
 		/* Inside an allocation hook (or another ring write): the time is the
-		 * profiler's, and the writer it interrupted records it (alloc_hooks.c). */
+		 * profiler's, and the writer it interrupted records it (nesting.c). */
 		atomic_fetch_add_explicit(&agent_self.hook_weight, weight, memory_order_relaxed);
 		agent_self.hook_time_ns = now;
 		return;
@@ -424,7 +427,7 @@ static int32_t syscall_before(const uint8_t *pc)
 
 /*
  * A wall-mode signal that found the thread in a blocking system call (the
- * sampler thread signals only running threads, but a thread may block in
+ * background thread signals only running threads, but a thread may block in
  * the moment between): the kernel either rewound it to restart the call
  * (pc at `syscall`) or made the call fail with EINTR, which the wrappers of
  * blocking.c retry. Either way the thread was off CPU in that call.
@@ -495,16 +498,16 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 		return;
 	int saved_errno = errno;
 	agent_self.signals_taken++;
-	if (agent_flags->enabled && !agent_self.sources && !agent_self.in_handler && !adopt_self(si)) {
+	if (agent_flags->enabled && !sampler_self.sources && !agent_self.in_handler && !adopt_self(si)) {
 		errno = saved_errno;
 		return;
 	}
-	if (agent_flags->enabled && agent_self.sources) {
+	if (agent_flags->enabled && sampler_self.sources) {
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
 		int32_t syscall_nr;
-		uint32_t weight = sample_weight(si, ucontext, agent_self.sources, agent_self.slot, &syscall_nr);
-		uint32_t state = agent_self.sources & SOURCE_WALL ?
+		uint32_t weight = sample_weight(si, ucontext, sampler_self.sources, sampler_self.slot, &syscall_nr);
+		uint32_t state = sampler_self.sources & SOURCE_WALL ?
 				 wall_state(ucontext, &syscall_nr, &agent_self.eintr_ours) : TRACE_STATE_ON_CPU;
 		if (weight && agent_sampling_on())
 			record_sample(weight, ucontext, start, state, syscall_nr);
@@ -521,7 +524,7 @@ static int free_signal(void)
 	pthread_sigmask(SIG_BLOCK, NULL, &blocked);
 	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
 		struct sigaction old;
-		if (agent_libc.sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		if (REAL(sigaction)(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
 		    !sigismember(&blocked, sig))
 			return sig;
 	}
@@ -552,7 +555,7 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS };
 	for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
 		sigdelset(&sa.sa_mask, faults[i]);
-	if (agent_libc.sigaction(agent_config.signal, &sa, NULL) < 0) {
+	if (REAL(sigaction)(agent_config.signal, &sa, NULL) < 0) {
 		strcpy(error, "cannot install the sampling signal's handler");
 		return -1;
 	}

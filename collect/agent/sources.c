@@ -6,7 +6,7 @@
  * them need not be the one they sample (a raw clone() thread's sources are
  * started by whoever found it, foreign.c).
  */
-#include "agent.h"
+#include "sampling.h"
 
 #include <fcntl.h>
 #include <linux/perf_event.h>

@@ -170,3 +170,8 @@ void stack_table_remember(struct stack_table *t, uint64_t key, uint32_t id)
 		t->recall[key % RECALL].id = id;
 	}
 }
+
+uint32_t stack_table_caller(uint32_t ring, uint64_t caller)
+{
+	return stack_table_id(&agent_self.stacks, ring, &caller, 1, TRACE_STACK_TRUNCATED);
+}

@@ -13,7 +13,7 @@
  *
  * Its descriptors. The program must see exactly the descriptors it was
  * started with, and be free to close, dup2 over or reuse any number: the
- * agent keeps none of its own (threads.c, sampler.c), and libunwind gets
+ * agent keeps none of its own (rings.c, sampler.c), and libunwind gets
  * none either. libunwind 1.6 checks that an address is readable before it
  * dereferences it on its slower paths (every unw_step is checked,
  * CONSERVATIVE_CHECKS, and the trace cache steps on each miss): it opens a
@@ -30,12 +30,12 @@
  * would (unmapped or PROT_NONE memory).
  *
  * Its signal masking. libunwind blocks every signal around its locked
- * sections (two rt_sigprocmask calls each: measured 4.8 per sample on
- * python3, whose interpreter loop gives nearly every sample a new leaf pc,
- * so a cache miss). Inside the agent's handler every asynchronous signal is
+ * sections (two rt_sigprocmask calls each, several per sample on python3,
+ * whose interpreter loop gives nearly every sample a new leaf pc, so a
+ * cache miss: bench/README.md). Inside the agent's handler every asynchronous signal is
  * already blocked (the handler's sa_mask, sampler.c), so those calls change
  * nothing and are skipped; outside it they go through unchanged, the
- * sampling signal included (sigmask.c, which keeps it out of the program's
+ * sampling signal included (signals.c, which keeps it out of the program's
  * own masks).
  *
  * The loader's lock. Debian's libunwind has no per-thread register-state
@@ -46,7 +46,7 @@
  * libraries call it) would wait in its handler for libunwind's lock, held
  * by a handler waiting for the loader's: so the program's own calls to
  * dl_iterate_phdr run with the sampling signal blocked, like dlopen and
- * dlclose (interpose.c).
+ * dlclose (loader.c).
  */
 #include "agent.h"
 
@@ -60,64 +60,13 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-static uintptr_t unwinder_text_start, unwinder_text_end;
-static uintptr_t agent_text_start, agent_text_end;
-
-struct text_range {
-	uintptr_t target, start, end;
-};
-
-static int find_text(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	struct text_range *r = data;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && r->target >= start &&
-		    r->target < start + ph->p_memsz) {
-			r->start = start;
-			r->end = start + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-void unwinder_init(void)
-{
-	if (unwinder_text_end)
-		return;
-	struct text_range r = { (uintptr_t)&unw_backtrace, 0, 0 };
-	agent_libc.dl_iterate_phdr(find_text, &r);
-	unwinder_text_start = r.start;
-	unwinder_text_end = r.end;
-	r = (struct text_range){ (uintptr_t)&unwinder_init, 0, 0 };
-	agent_libc.dl_iterate_phdr(find_text, &r);
-	agent_text_start = r.start;
-	agent_text_end = r.end;
-}
-
-int agent_own_text(uint64_t pc)
-{
-	return pc >= agent_text_start && pc < agent_text_end;
-}
-
-int agent_called_from_unwinder(const void *ret_addr)
-{
-	uintptr_t a = (uintptr_t)ret_addr;
-	return a >= unwinder_text_start && a < unwinder_text_end;
-}
-
 AGENT_EXPORT int pipe2(int fds[2], int flags)
 {
 	if (agent_called_from_unwinder(__builtin_return_address(0))) {
 		errno = EMFILE;
 		return -1;
 	}
-	if (!agent_libc.pipe2)
-		agent_resolve_libc();
-	return agent_libc.pipe2(fds, flags);
+	return REAL(pipe2)(fds, flags);
 }
 
 AGENT_EXPORT int pipe(int fds[2])
@@ -126,9 +75,7 @@ AGENT_EXPORT int pipe(int fds[2])
 		errno = EMFILE;
 		return -1;
 	}
-	if (!agent_libc.pipe2)
-		agent_resolve_libc();
-	return agent_libc.pipe2(fds, 0);
+	return REAL(pipe2)(fds, 0);
 }
 
 /* Whether one byte at address can be read: what a write of it to a pipe would tell. */
@@ -151,35 +98,5 @@ AGENT_EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (number == SYS_write && (int)a1 == -1 && a3 == 1 && agent_called_from_unwinder(__builtin_return_address(0)))
 		return check_readable((const void *)a2);
-	if (!agent_libc.syscall)
-		agent_resolve_libc();
-	return agent_libc.syscall(number, a1, a2, a3, a4, a5, a6);
-}
-
-/*
- * The allocation hooks must not unwind either while this thread is inside
- * the loader: a callback of the program's holding the loader's lock that
- * allocates would wait for libunwind's lock, held by another thread's
- * unwind waiting for the loader's. Allocations in there are charged to the
- * caller of dl_iterate_phdr (in_loader, alloc_hooks.c). (libunwind's own
- * sigprocmask calls are answered in sigmask.c.)
- */
-AGENT_EXPORT int dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
-{
-	if (!agent_libc.dl_iterate_phdr)
-		agent_resolve_libc();
-	if (!agent_flags->enabled || agent_called_from_unwinder(__builtin_return_address(0)))
-		return agent_libc.dl_iterate_phdr(callback, data);
-	sigset_t old;
-	agent_block_signal(&old);
-	sig_atomic_t was_in = agent_self.in_loader;
-	uint64_t was_caller = agent_self.loader_caller;
-	if (!was_in)
-		agent_self.loader_caller = (uint64_t)__builtin_return_address(0);
-	agent_self.in_loader = 1;
-	int rc = agent_libc.dl_iterate_phdr(callback, data);
-	agent_self.in_loader = was_in;
-	agent_self.loader_caller = was_caller;
-	agent_restore_signal(&old);
-	return rc;
+	return REAL(syscall)(number, a1, a2, a3, a4, a5, a6);
 }

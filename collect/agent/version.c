@@ -1,6 +1,6 @@
 /*
  * version.c - the agent's version, as bytes collect finds in the file before
- * preloading it (see ../agent_version.h). Nothing reads it at run time.
+ * preloading it (see formats/transport/agent_version.h). Nothing reads it at run time.
  */
 #include "agent.h"
 #include "agent_version.h"

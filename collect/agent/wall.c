@@ -1,14 +1,16 @@
 /*
  * wall.c - wall mode: every thread sampled at every interval, running or
- * blocked, by a sampler thread of the agent's ("ipscope-wall").
+ * blocked, by the agent's background thread (background.c), which calls
+ * wall_tick for each sampling slot at every tick.
  *
  * Signalling a blocked thread is what a wall-clock profiler must not do: the
  * signal makes nanosleep, poll, epoll_wait, select, sigtimedwait and socket
- * calls with timeouts return early or fail with EINTR (ARCHITECTURE.md), and
- * waking a thread costs ~30 us of CPU. So at every tick the sampler thread
- * looks at each thread first and signals only those that are running:
+ * calls with timeouts return early or fail with EINTR
+ * (doc/ARCHITECTURE.md), and waking a thread costs CPU time
+ * (bench/README.md). So at every tick the background thread looks at each
+ * thread first and signals only those that are running:
  *
- *  - Its CPU clock (clock_gettime on another thread's CPU-time clock, ~0.5 us)
+ *  - Its CPU clock (clock_gettime on another thread's CPU-time clock)
  *    has not moved since the last tick and the last tick found it blocked:
  *    it has not run at all since, so it is still in the same call with the
  *    same stack. The sample is the cached one (same stack id, state, system
@@ -16,7 +18,7 @@
  *    blocked thread. A thread blocked for LONG_BLOCKED_TICKS in a row is
  *    then looked at only every CHECK_EVERY ticks, its sample standing for
  *    them all: that is what keeps 64 idle threads cheap (the clock read was
- *    most of the cost, ~5% of a core for 64 threads at 1 ms). Nothing is
+ *    most of the cost: bench/README.md, bench/wall-overhead). Nothing is
  *    guessed: if its clock moved meanwhile, it ran for that much CPU time,
  *    which (in ticks, rounded up) goes to this tick's normal sample below,
  *    and the rest of the ticks to the blocked call it was in.
@@ -43,59 +45,43 @@
  * that just began: the kernel restarts the restartable ones and the
  * wrappers in blocking.c retry the others against their deadline.
  *
- * Weights: each sample stands for the intervals since the sampler's last
- * tick (more than one when the sampler itself was delayed); a thread whose
+ * Weights: each sample stands for the intervals since the background
+ * thread's last tick (more than one when it was delayed); a thread whose
  * handler has not run yet when the next tick comes is not signalled again,
  * its weight accumulates. Weight owed to a thread that ended before its
  * sample was taken is counted in the header (exited_unsampled), not lost.
- *
- * Threads the agent did not start (made before it, by another library's
- * constructor, or with a raw clone()) are found by scanning /proc/self/task
- * every 100 ms; one whose TLS is its creator's is sampled through foreign.c,
- * whose posted samples this thread unwinds between ticks (it waits on
- * foreign.c's futex rather than sleeping). In cpu mode the same thread runs
- * for that alone: it unwinds foreign threads, releases adopted threads that
- * are gone, and scans only when the process used CPU time no known thread
- * did (cpu_mode_check). The sampler thread blocks every signal (a signal meant for
- * the program must never run the program's handler on it), never samples
- * itself, writes the samples of blocked threads into its own ring
- * (RING_AGENT_SAMPLER) and adds its own CPU time to the header so the cost
- * can be shown.
  */
-#include "agent.h"
+#include "sampling.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "trace.h"
+#include "unwinding.h"
 
 #define MAX_SLOTS 65536
-#define SCAN_INTERVAL_NS 100000000ull
-#define UNKNOWN_CPU_NS 10000000ull /* cpu mode: CPU time no known thread used, before a scan */
 #define RBP_GUESSES 4
 #define MAX_WALL_FRAMES 1024
 #define LONG_BLOCKED_TICKS 200 /* ticks in the same blocked call before it is looked at less often */
 #define CHECK_EVERY 8          /* ...every this many ticks */
 
 struct wall_slot {
-	_Atomic uint32_t gen; /* a new thread took the slot: the sampler's cache is stale */
+	_Atomic uint32_t gen; /* a new thread took the slot: the cached view is stale */
 	_Atomic uint32_t tid;
 	_Atomic uint32_t pending; /* weight owed by the handler */
 	_Atomic uint32_t signalled; /* a signal is on its way: do not send another */
-	_Atomic int32_t blocked_syscall; /* the sampler asked a blocked thread: its call, else -1 */
-	/* The sampler thread's own view, reset when gen changes. */
+	_Atomic int32_t blocked_syscall; /* the background thread asked a blocked thread: its call, else -1 */
+	/* The background thread's own view, reset when gen changes. */
 	uint32_t seen_gen;
 	uint64_t last_cpu;
 	uint32_t carry; /* weight not sampled yet (the thread ran while it was read) */
@@ -107,15 +93,8 @@ struct wall_slot {
 };
 
 static struct wall_slot wall_slots[MAX_SLOTS];
-static pthread_t sampler;
-static _Atomic int running, stopping;
-static AGENT_TLS __thread int is_sampler;
-static uint32_t sampler_tid;
 
-int wall_is_sampler(void)
-{
-	return is_sampler;
-}
+static struct wall_slot wall_slots[MAX_SLOTS];
 
 void wall_slot_reset(uint32_t i, uint32_t tid)
 {
@@ -138,7 +117,7 @@ uint32_t wall_take_weight(uint32_t i, int32_t *syscall_nr)
 	return weight;
 }
 
-/* ---- what the sampler thread reads ---- */
+/* ---- what the background thread reads ---- */
 
 /* /proc/self/task/TID/syscall: 1 running (or runnable), 0 blocked (nr, sp, pc), -1 gone or unreadable. */
 static int read_syscall(uint32_t tid, long *nr, uint64_t *sp, uint64_t *pc)
@@ -278,7 +257,7 @@ static int signal_thread(uint32_t i, uint32_t tid, uint32_t weight, int32_t bloc
 	si.si_pid = agent_config.pid;
 	si.si_uid = getuid();
 	si.si_value.sival_int = SAMPLER_WALL_VALUE(i);
-	if (agent_libc.syscall(SYS_rt_tgsigqueueinfo, agent_config.pid, (pid_t)tid, agent_config.signal, &si) == 0)
+	if (REAL(syscall)(SYS_rt_tgsigqueueinfo, agent_config.pid, (pid_t)tid, agent_config.signal, &si) == 0)
 		return 0;
 	atomic_store(&w->signalled, 0);
 	uint32_t owed = atomic_exchange(&w->pending, 0);
@@ -293,9 +272,9 @@ static int sample_blocked(uint32_t ring, struct wall_slot *w, uint32_t tid, uint
 	uint64_t ips[MAX_WALL_FRAMES];
 	int complete = 0;
 	uint32_t n = 0, flags = TRACE_STACK_LEAF_EXACT;
-	if (process_unwind_begin() == 0) {
+	if (unwind_gate_enter() == 0) {
 		n = unwind_blocked(sp, pc, ips, agent_config.max_frames, &complete);
-		process_unwind_end();
+		unwind_gate_leave();
 	}
 	if (agent_thread_cpu_ns(tid) != cpu)
 		return -1; /* it ran: the stack read may be torn */
@@ -316,13 +295,12 @@ static int sample_blocked(uint32_t ring, struct wall_slot *w, uint32_t tid, uint
 	return 0;
 }
 
-/* One tick for slot i. */
-static void tick_slot(uint32_t ring, uint32_t i, uint64_t now, uint32_t weight)
+void wall_tick(uint32_t ring, uint32_t i, uint64_t now, uint32_t weight)
 {
 	struct wall_slot *w = &wall_slots[i];
 	uint32_t tid = atomic_load(&w->tid), gen = atomic_load(&w->gen);
-	if (!tid || tid == sampler_tid)
-		return;
+	if (!tid || tid == agent_gettid())
+		return; /* the background thread (the caller) never samples itself */
 	if (w->seen_gen != gen) {
 		/* The thread of the ticks owed ended before they were sampled: counted, not lost. */
 		if (w->owed + w->carry)
@@ -397,126 +375,8 @@ static void tick_slot(uint32_t ring, uint32_t i, uint64_t now, uint32_t weight)
 	emit(ring, now, tid, w->stack_id, weight, w->state, w->syscall);
 }
 
-/* Threads the agent did not start: adopt every tid of /proc/self/task it does not know. */
-void wall_scan_threads(void)
+void wall_finish(uint32_t ring)
 {
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct stat st;
-	char buf[4096];
-	long n;
-	if (fstat(fd, &st) == 0)
-		while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
-			for (long at = 0; at < n;) {
-				struct {
-					uint64_t ino;
-					int64_t off;
-					unsigned short reclen;
-					unsigned char type;
-					char name[];
-				} *e = (void *)(buf + at);
-				uint32_t tid = (uint32_t)strtoul(e->name, NULL, 10);
-				if (tid && tid != sampler_tid && !sampler_knows(tid))
-					sampler_adopt(tid);
-				at += e->reclen;
-			}
-	agent_close_own(fd, &st);
-}
-
-/*
- * cpu mode: threads made since the start by a raw clone system call (the
- * clone() wrapper adopts the others at once) are found by a scan, but only
- * when the process used more CPU time than every known thread did: a scan
- * opens a descriptor, which the program would see for a moment, and a
- * thread that uses no CPU has nothing to sample in this mode. Adopted
- * threads that are gone are released (their timers deleted).
- */
-static void cpu_mode_check(uint64_t *unknown_seen)
-{
-	uint64_t process = 0;
-	struct timespec ts;
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
-		process = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	uint64_t known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
-	uint64_t unknown = process > known ? process - known : 0;
-	if (unknown > *unknown_seen + UNKNOWN_CPU_NS) {
-		wall_scan_threads();
-		known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
-		*unknown_seen = process > known ? process - known : 0;
-	} else if (unknown < *unknown_seen) {
-		*unknown_seen = unknown; /* since the last scan: it only grows while a thread is unknown */
-	}
-	sampler_reap_adopted();
-}
-
-static uint64_t next_after(uint64_t deadline, uint64_t now, uint32_t *ticks)
-{
-	*ticks = 1;
-	while (deadline + agent_config.interval_ns <= now) {
-		deadline += agent_config.interval_ns;
-		++*ticks;
-	}
-	return deadline + agent_config.interval_ns;
-}
-
-static void *sampler_main(void *unused)
-{
-	(void)unused;
-	is_sampler = 1;
-	agent_self.internal = 1; /* the agent's own thread: none of its allocations are the program's */
-	agent_self.tid = 0;
-	sampler_tid = agent_gettid();
-	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
-	foreign_serviced(1);
-	uint32_t ring = AGENT_NO_RING;
-	/* The constructor scanned just before starting this thread (agent.c). */
-	uint64_t deadline = agent_now_ns() + (agent_config.wall ? agent_config.interval_ns : SCAN_INTERVAL_NS);
-	uint64_t last_scan = agent_now_ns(), cpu_seen = 0, unknown_seen = 0;
-	uint32_t ticks = 0, was_on = 0;
-	while (!atomic_load(&stopping)) {
-		foreign_wait(deadline); /* or until a foreign thread waits for its sample */
-		foreign_service(&ring);
-		modules_build_tables(); /* the frame tables walks met unbuilt since */
-		uint64_t now = agent_now_ns();
-		if (now < deadline)
-			continue;
-		uint32_t weight;
-		if (!agent_config.wall) {
-			deadline = now + SCAN_INTERVAL_NS;
-			if (agent_flags->enabled && !agent_signal_taken())
-				cpu_mode_check(&unknown_seen);
-			continue;
-		}
-		deadline = next_after(deadline, now, &weight);
-		if (!agent_flags->enabled || agent_signal_taken())
-			continue;
-		if (!agent_sampling_on()) {
-			was_on = 0;
-			continue;
-		}
-		if (!was_on) {
-			weight = 1; /* paused until now: the time before is not the run's */
-			was_on = 1;
-		}
-		if (ring == AGENT_NO_RING && (ring = agent_thread_ring()) == AGENT_NO_RING) {
-			atomic_fetch_add(&agent_transport.header->lost_no_ring, 1);
-			continue;
-		}
-		if (now - last_scan >= SCAN_INTERVAL_NS) {
-			wall_scan_threads();
-			last_scan = now;
-		}
-		uint32_t high = sampler_slots_high();
-		for (uint32_t i = 0; i < high && !atomic_load(&stopping); i++)
-			tick_slot(ring, i, now, weight);
-		/* Its own CPU time is the agent's cost in this mode: shown by analyze info. */
-		if (++ticks % 64 == 0) {
-			uint64_t cpu = agent_thread_cpu_ns(0);
-			atomic_fetch_add(&agent_transport.header->sampler_cpu_ns, cpu - cpu_seen);
-			cpu_seen = cpu;
-		}
-	}
 	/* Ticks owed to long-blocked threads: theirs if they did not run since, else counted unsampled. */
 	uint32_t high = sampler_slots_high();
 	for (uint32_t i = 0; ring != AGENT_NO_RING && i < high; i++) {
@@ -530,58 +390,10 @@ static void *sampler_main(void *unused)
 			atomic_fetch_add(&agent_transport.header->exited_unsampled, w->owed);
 		w->owed = 0;
 	}
-	foreign_serviced(0);
-	foreign_service(&ring); /* a post that came meanwhile */
-	uint64_t cpu = agent_thread_cpu_ns(0);
-	atomic_fetch_add(&agent_transport.header->sampler_cpu_ns, cpu - cpu_seen);
-	atomic_store(&running, 0);
-	return NULL;
-}
-
-int wall_start(void)
-{
-	if (atomic_load(&running))
-		return 0;
-	/* The sampler thread starts with every signal blocked: none of the program's may run on it. */
-	sigset_t all, old;
-	sigfillset(&all);
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
-	atomic_store(&stopping, 0);
-	atomic_store(&running, 1);
-	agent_self.internal++; /* the loader's allocations for its TLS are not the program's */
-	int rc = agent_libc.pthread_create(&sampler, NULL, sampler_main, NULL);
-	agent_self.internal--;
-	agent_libc.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
-	if (rc) {
-		atomic_store(&running, 0);
-		if (agent_config.wall && agent_transport.header->pid == (uint32_t)getpid())
-			strcpy(agent_transport.header->agent_error, "cannot start the wall-mode sampler thread");
-		return -1;
-	}
-	pthread_detach(sampler);
-	return 0;
-}
-
-/* Stop the sampler thread and wait (briefly) for its last samples: at exit they would be lost. */
-void wall_stop(void)
-{
-	atomic_store(&stopping, 1);
-	if (is_sampler)
-		return;
-	/* In CPU mode it sleeps until its next scan, 100 ms away: woken, it ends at once. Left to wake by
-	 * itself, every program's exit waited 10-50 ms for it in 200 us naps. */
-	foreign_wake_agent();
-	for (uint64_t give_up = agent_now_ns() + 50000000ull; atomic_load(&running) && agent_now_ns() < give_up;) {
-		struct timespec ts = { 0, 200000 };
-		agent_libc.syscall(SYS_nanosleep, &ts, NULL);
-	}
 }
 
 void wall_forget(void)
 {
-	/* The sampler thread did not survive the fork; its per-slot view is the parent's. */
-	atomic_store(&running, 0);
-	atomic_store(&stopping, 0);
-	sampler_tid = 0;
-	memset(wall_slots, 0, sampler_slots_high() * sizeof *wall_slots); /* call before sampler_forget_all */
+	/* The per-slot view is the parent's (sampler_forget calls this before it forgets the slots). */
+	memset(wall_slots, 0, sampler_slots_high() * sizeof *wall_slots);
 }

@@ -36,6 +36,7 @@ want=ipscope_$version+git$(echo "$revision" | tr -c 'A-Za-z0-9.~\n' .)_amd64.deb
 [ -f root/usr/share/man/man1/analyze-tree.1.gz ] || [ -f root/usr/share/man/man1/analyze-tree.1 ] ||
 	fail "package lacks the analyze-tree manual page"
 [ -f root/usr/share/ipscope/plots/timeline.gp ] || fail "package lacks the plot templates"
+[ -f root/usr/include/ipscope.h ] || fail "package lacks usr/include/ipscope.h (region control)"
 grep -q "^ Recommends: .*gnuplot" info || fail "the package does not recommend gnuplot (analyze plot)"
 unset IPSCOPE_AGENT
 root/usr/bin/collect -q -o t.zst "$workloads/report_split" 0.3 2>err || fail "unpacked collect: $(cat err)"

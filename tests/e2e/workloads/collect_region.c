@@ -1,6 +1,6 @@
 /*
  * collect_region - known work inside and outside an ipscope_start() /
- * ipscope_stop() region (collect/ipscope.h), for tests/e2e/collect_region.sh:
+ * ipscope_stop() region (collect/include/ipscope.h), for tests/e2e/collect_region.sh:
  * 0.3 s in before_work, 0.4 s in region_work between ipscope_start() and
  * ipscope_stop(), 0.25 s in after_work. Under `collect --paused` only
  * region_work may have samples. "timed S" instead burns S seconds of CPU in

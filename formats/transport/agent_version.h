@@ -1,6 +1,6 @@
 /*
  * agent_version.h - how collect recognises an agent built with it. The agent
- * carries AGENT_VERSION_STRING as bytes in its file (agent/version.c);
+ * carries AGENT_VERSION_STRING as bytes in its file (collect/agent/version.c);
  * collect finds the prefix in the file it is about to preload and compares
  * what follows with its own, so an agent from another version or build is
  * refused with a message instead of running the program unprofiled or

@@ -1,0 +1,216 @@
+/*
+ * background.c - the agent's background thread, in every mode: wall mode's
+ * sampler (a tick every interval, wall.c), and in both modes the thread
+ * that finds the threads the agent did not start, unwinds the foreign ones
+ * and builds the frame tables walks asked for. Its name, "ipscope-wall", is
+ * the one it had when it served wall mode alone.
+ *
+ * Threads the agent did not start (made before it, by another library's
+ * constructor, or with a raw clone()) are found by scanning /proc/self/task;
+ * one whose TLS is its creator's is sampled through foreign.c, whose posted
+ * samples this thread unwinds (it sleeps on the core's doorbell, which a
+ * post rings, rather than for the whole interval). In wall mode it scans
+ * every 100 ms and ticks every interval (wall.c). In cpu mode it runs for
+ * the rest alone: it unwinds foreign threads, releases adopted threads that
+ * are gone, and scans only when the process used CPU time no known thread
+ * did (cpu_mode_check). It blocks every signal (a signal meant for the
+ * program must never run the program's handler on it), is never sampled,
+ * writes the samples it takes into its own ring (RING_AGENT_SAMPLER) and
+ * adds its own CPU time to the header so the cost can be shown.
+ */
+#include "sampling.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unwinding.h"
+
+#define SCAN_INTERVAL_NS 100000000ull
+#define UNKNOWN_CPU_NS 10000000ull /* cpu mode: CPU time no known thread used, before a scan */
+
+static pthread_t thread;
+static _Atomic int running, stopping;
+static uint32_t background_tid;
+
+/* Threads the agent did not start: adopt every tid of /proc/self/task it does not know. */
+void background_scan_threads(void)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	char buf[4096];
+	long n;
+	if (fstat(fd, &st) == 0)
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+			for (long at = 0; at < n;) {
+				struct {
+					uint64_t ino;
+					int64_t off;
+					unsigned short reclen;
+					unsigned char type;
+					char name[];
+				} *e = (void *)(buf + at);
+				uint32_t tid = (uint32_t)strtoul(e->name, NULL, 10);
+				if (tid && tid != background_tid && !sampler_knows(tid))
+					sampler_adopt(tid);
+				at += e->reclen;
+			}
+	agent_close_own(fd, &st);
+}
+
+/*
+ * cpu mode: threads made since the start by a raw clone system call (the
+ * clone() wrapper adopts the others at once) are found by a scan, but only
+ * when the process used more CPU time than every known thread did: a scan
+ * opens a descriptor, which the program would see for a moment, and a
+ * thread that uses no CPU has nothing to sample in this mode. Adopted
+ * threads that are gone are released (their timers deleted).
+ */
+static void cpu_mode_check(uint64_t *unknown_seen)
+{
+	uint64_t process = 0;
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		process = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
+	uint64_t unknown = process > known ? process - known : 0;
+	if (unknown > *unknown_seen + UNKNOWN_CPU_NS) {
+		background_scan_threads();
+		known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
+		*unknown_seen = process > known ? process - known : 0;
+	} else if (unknown < *unknown_seen) {
+		*unknown_seen = unknown; /* since the last scan: it only grows while a thread is unknown */
+	}
+	sampler_reap_adopted();
+}
+
+static uint64_t next_after(uint64_t deadline, uint64_t now, uint32_t *ticks)
+{
+	*ticks = 1;
+	while (deadline + agent_config.interval_ns <= now) {
+		deadline += agent_config.interval_ns;
+		++*ticks;
+	}
+	return deadline + agent_config.interval_ns;
+}
+
+static void *background_main(void *unused)
+{
+	(void)unused;
+	agent_self.background = 1;
+	agent_self.internal = 1; /* the agent's own thread: none of its allocations are the program's */
+	agent_self.tid = 0;
+	background_tid = agent_gettid();
+	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
+	foreign_serviced(1);
+	uint32_t ring = AGENT_NO_RING;
+	/* The constructor scanned just before starting this thread (lifecycle.c). */
+	uint64_t deadline = agent_now_ns() + (agent_config.wall ? agent_config.interval_ns : SCAN_INTERVAL_NS);
+	uint64_t last_scan = agent_now_ns(), cpu_seen = 0, unknown_seen = 0;
+	uint32_t ticks = 0, was_on = 0;
+	while (!atomic_load(&stopping)) {
+		agent_background_sleep(deadline); /* or until rung: a foreign thread posted, rows are wanted */
+		foreign_service(&ring);
+		modules_build_tables(); /* the frame tables walks met unbuilt since */
+		uint64_t now = agent_now_ns();
+		if (now < deadline)
+			continue;
+		uint32_t weight;
+		if (!agent_config.wall) {
+			deadline = now + SCAN_INTERVAL_NS;
+			if (agent_flags->enabled && !agent_signal_taken())
+				cpu_mode_check(&unknown_seen);
+			continue;
+		}
+		deadline = next_after(deadline, now, &weight);
+		if (!agent_flags->enabled || agent_signal_taken())
+			continue;
+		if (!agent_sampling_on()) {
+			was_on = 0;
+			continue;
+		}
+		if (!was_on) {
+			weight = 1; /* paused until now: the time before is not the run's */
+			was_on = 1;
+		}
+		if (ring == AGENT_NO_RING && (ring = agent_thread_ring()) == AGENT_NO_RING) {
+			atomic_fetch_add(&agent_transport.header->lost_no_ring, 1);
+			continue;
+		}
+		if (now - last_scan >= SCAN_INTERVAL_NS) {
+			background_scan_threads();
+			last_scan = now;
+		}
+		uint32_t high = sampler_slots_high();
+		for (uint32_t i = 0; i < high && !atomic_load(&stopping); i++)
+			wall_tick(ring, i, now, weight);
+		/* Its own CPU time is the agent's cost in this mode: shown by analyze info. */
+		if (++ticks % 64 == 0) {
+			uint64_t cpu = agent_thread_cpu_ns(0);
+			atomic_fetch_add(&agent_transport.header->sampler_cpu_ns, cpu - cpu_seen);
+			cpu_seen = cpu;
+		}
+	}
+	wall_finish(ring);
+	foreign_serviced(0);
+	foreign_service(&ring); /* a post that came meanwhile */
+	uint64_t cpu = agent_thread_cpu_ns(0);
+	atomic_fetch_add(&agent_transport.header->sampler_cpu_ns, cpu - cpu_seen);
+	atomic_store(&running, 0);
+	return NULL;
+}
+
+int background_start(void)
+{
+	if (atomic_load(&running))
+		return 0;
+	/* It starts with every signal blocked: none of the program's may run on it. */
+	sigset_t all, old;
+	sigfillset(&all);
+	REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
+	atomic_store(&stopping, 0);
+	atomic_store(&running, 1);
+	agent_self.internal++; /* the loader's allocations for its TLS are not the program's */
+	int rc = REAL(pthread_create)(&thread, NULL, background_main, NULL);
+	agent_self.internal--;
+	REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	if (rc) {
+		atomic_store(&running, 0);
+		if (agent_config.wall && agent_transport.header->pid == (uint32_t)getpid())
+			strcpy(agent_transport.header->agent_error, "cannot start the wall-mode sampler thread");
+		return -1;
+	}
+	pthread_detach(thread);
+	return 0;
+}
+
+/* Stop it and wait (briefly) for its last samples: at exit they would be lost. */
+void background_stop(void)
+{
+	atomic_store(&stopping, 1);
+	if (agent_self.background)
+		return;
+	/* In CPU mode it sleeps until its next scan, 100 ms away: woken, it ends at once. Left to wake by
+	 * itself, every program's exit waited for it in 200 us naps (bench/README.md). */
+	agent_wake_background();
+	for (uint64_t give_up = agent_now_ns() + 50000000ull; atomic_load(&running) && agent_now_ns() < give_up;) {
+		struct timespec ts = { 0, 200000 };
+		REAL(syscall)(SYS_nanosleep, &ts, NULL);
+	}
+}
+
+void background_forget(void)
+{
+	/* The background thread did not survive the fork. */
+	atomic_store(&running, 0);
+	atomic_store(&stopping, 0);
+	background_tid = 0;
+}

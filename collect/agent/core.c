@@ -1,0 +1,95 @@
+/*
+ * core.c - the agent's process-wide state, and the services of the core
+ * that need nothing else: clocks, the calling thread's kernel id, closing a
+ * descriptor of the agent's own, whether the program took the sampling
+ * signal, and the doorbell of the agent's background thread.
+ *
+ * The state is declared in agent.h and owned here: attach.c fills the
+ * configuration (sampler_init the signal and source), the lifecycle the
+ * flags; everyone reads it.
+ */
+#include "agent.h"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "futex.h"
+
+struct transport agent_transport;
+struct agent_config agent_config;
+uint32_t agent_stream;
+static struct agent_flags flags_before_start; /* all 0, until agent_start maps the page */
+struct agent_flags *agent_flags = &flags_before_start;
+AGENT_TLS __thread struct agent_thread agent_self = { .ring = AGENT_NO_RING };
+
+/* The kernel's clock id of another thread's CPU time (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+#define THREAD_CPU_CLOCK(tid) ((clockid_t)((~(unsigned)(tid) << 3) | 6))
+
+uint64_t agent_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t agent_thread_cpu_ns(uint32_t tid)
+{
+	struct timespec ts;
+	if (clock_gettime(tid ? THREAD_CPU_CLOCK(tid) : CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t agent_gettid(void)
+{
+	if (!agent_self.tid)
+		agent_self.tid = (uint32_t)syscall(SYS_gettid);
+	return agent_self.tid;
+}
+
+int agent_close_own(int fd, const struct stat *opened)
+{
+	/* Between the open and this close the program (another thread) could have
+	 * closed the number and got it back for a file of its own: then it is not ours. */
+	struct stat now;
+	if (fstat(fd, &now) < 0 || now.st_dev != opened->st_dev || now.st_ino != opened->st_ino)
+		return -1;
+	return (int)syscall(SYS_close, fd);
+}
+
+/* ---- the sampling signal, once the program takes it ---- */
+
+static _Atomic int signal_given_up;
+
+int agent_signal_taken(void)
+{
+	return atomic_load(&signal_given_up);
+}
+
+int agent_signal_give_up(void)
+{
+	return !atomic_exchange(&signal_given_up, 1);
+}
+
+/* ---- the background thread's doorbell ---- */
+
+static _Atomic uint32_t doorbell; /* futex word the background thread waits on: bumped by every ring */
+
+void agent_wake_background(void)
+{
+	atomic_fetch_add(&doorbell, 1);
+	futex_wake(&doorbell);
+}
+
+void agent_background_sleep(uint64_t deadline)
+{
+	static uint32_t seen;
+	uint32_t rung = atomic_load(&doorbell);
+	if (rung != seen) {
+		seen = rung;
+		return;
+	}
+	futex_wait_until(&doorbell, rung, deadline);
+	seen = atomic_load(&doorbell);
+}

@@ -1,0 +1,159 @@
+/*
+ * rings.c - collect's shared memory as this process maps it: its chunks,
+ * and the ring each thread writes into.
+ *
+ * A thread claims a ring when it starts (or, if every ring was taken then, at
+ * its first sample) and hands it back when it ends; collect frees it once
+ * drained. When every mapped ring is taken the thread maps the chunks collect
+ * published since, or counts its samples lost until collect (which keeps a
+ * margin of free rings) adds one: claiming never waits and never allocates,
+ * so it may run inside the signal handler. Outside it, a record that must
+ * not be lost waits for a ring, or for room in one, while collect lives.
+ */
+#include "agent.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+static _Atomic uint32_t next_ring_hint;
+
+/* A fresh descriptor of collect's shared memory, checked to be it (st: its fstat); -1 on failure. */
+static int open_shm(struct stat *st)
+{
+	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0) {
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	if ((uint64_t)st->st_dev != agent_config.shm_dev || (uint64_t)st->st_ino != agent_config.shm_ino) {
+		agent_close_own(fd, st);
+		return -1;
+	}
+	return fd;
+}
+
+uint32_t agent_map_new_chunks(void)
+{
+	struct transport *t = &agent_transport;
+	uint32_t published = atomic_load(&t->header->nchunks), mapped = 0;
+	if (published > t->max_chunks)
+		published = t->max_chunks;
+	if (published <= atomic_load(&t->nmapped))
+		return 0;
+	struct stat st;
+	int fd = open_shm(&st);
+	if (fd < 0)
+		return 0;
+	/* The file never shrinks (sealed): what fits now stays mapped safely. */
+	{
+		for (uint32_t c = atomic_load(&t->nmapped); c < published; c++) {
+			size_t offset = transport_chunk_offset(t, c);
+			if (offset + t->chunk_bytes > (size_t)st.st_size)
+				break;
+			void *m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
+			if (m == MAP_FAILED)
+				break;
+			madvise(m, t->chunk_bytes, MADV_DONTFORK);
+			if (transport_add_chunk(t, c, m))
+				mapped++;
+			else
+				munmap(m, t->chunk_bytes);
+		}
+	}
+	agent_close_own(fd, &st);
+	return mapped;
+}
+
+static uint32_t claim_free_ring(void)
+{
+	uint32_t n = transport_nrings(&agent_transport);
+	uint32_t start = n ? atomic_fetch_add(&next_ring_hint, 1) % n : 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (start + k) % n;
+		struct transport_ring *r = transport_ring(&agent_transport, i);
+		uint32_t expected = RING_FREE;
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) != RING_FREE)
+			continue;
+		if (atomic_compare_exchange_strong(&r->state, &expected, RING_CLAIMING)) {
+			r->tid = agent_gettid();
+			r->pid = (uint32_t)agent_config.pid;
+			r->flags = agent_self.background ? RING_AGENT_SAMPLER : 0;
+			r->stream = agent_stream;
+			atomic_store_explicit(&r->state, RING_OWNED, memory_order_release);
+			return i;
+		}
+	}
+	return AGENT_NO_RING;
+}
+
+uint32_t agent_thread_ring(void)
+{
+	uint32_t ring = agent_self.ring;
+	if (ring == AGENT_NO_RING) {
+		ring = claim_free_ring();
+		if (ring == AGENT_NO_RING && agent_map_new_chunks())
+			ring = claim_free_ring();
+		if (ring == AGENT_NO_RING) {
+			/* collect frees ended threads' rings and grows when woken; one signal until it has. */
+			if (!atomic_exchange(&agent_transport.header->wake_pending, 1))
+				kill(agent_config.collect_pid, TRANSPORT_WAKE_SIGNAL);
+			return AGENT_NO_RING;
+		}
+		agent_self.ring = ring;
+	}
+	if (agent_self.start_pending)
+		agent_thread_record_start(ring);
+	return ring;
+}
+
+void agent_count_record_lost(void)
+{
+	atomic_fetch_add_explicit(&agent_transport.header->records_lost, 1, memory_order_relaxed);
+}
+
+void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
+{
+	for (;;) {
+		void *p = transport_reserve(&agent_transport, ring, type, size);
+		if (p)
+			return p;
+		uint64_t heartbeat = atomic_load(&agent_transport.header->consumer_heartbeat_ns);
+		if (agent_now_ns() - heartbeat > 2000000000ull)
+			return NULL; /* collect stopped draining (killed): do not hang the program */
+		usleep(1000);
+	}
+}
+
+/*
+ * Every ring is taken when threads or processes start faster than collect
+ * frees the rings of those that ended (it is woken by the first that finds
+ * none) or maps more: a burst of 200 short processes started at once found
+ * none in 1 to 10 of them, whose records that they had started were lost.
+ * Outside the handler a record that must not be lost waits, while collect
+ * lives, up to about 0.4 s; once collect cannot grow (its last chunk, or no
+ * memory) only 20 ms, for it to free the rings of ended threads: a table
+ * full of live threads must not make every new thread wait.
+ */
+uint32_t agent_ring_waiting(void)
+{
+	struct transport_header *h = agent_transport.header;
+	uint32_t ring = agent_thread_ring();
+	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
+		if (agent_now_ns() - atomic_load(&h->consumer_heartbeat_ns) > 2000000000ull ||
+		    (i >= 100 && atomic_load_explicit(&h->cannot_grow, memory_order_relaxed)))
+			break; /* collect is gone, or cannot make more */
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+		ring = agent_thread_ring();
+	}
+	return ring;
+}

@@ -1,0 +1,54 @@
+/*
+ * unwinding.h - the agent's unwinding: a thread's stack as a stack id
+ * (capture.c: the frame tables of frametab.c, libunwind where they cannot
+ * answer), the map of the loaded objects the tables follow and analyze
+ * symbolizes by (modules.c, kept current by loader.c's wrappers), and the
+ * gate by which no libunwind unwind crosses a fork (unwind_gate.c).
+ * unwinder.c keeps libunwind a guest of the program. Sampling and
+ * allocations capture through it; it calls only the core.
+ */
+#ifndef IPSCOPE_UNWINDING_H
+#define IPSCOPE_UNWINDING_H
+
+#include <ucontext.h>
+
+#include "agent.h"
+
+/* unwind_gate.c */
+/* Around a libunwind unwind or a module scan: 0 to go ahead (then unwind_gate_leave), -1 while a fork is under way. */
+int unwind_gate_enter(void);
+/* The same outside signal handlers: waits for a fork under way to end (a second at most; -1 then). */
+int unwind_gate_wait(void);
+void unwind_gate_leave(void);
+/* Fork's prepare handler: no new unwinds, and those in flight waited for (briefly); the parent's opens it again. */
+void unwind_gate_close(void);
+void unwind_gate_open(void);
+/* A forked child: no unwind in flight, no fork under way. */
+void unwind_gate_reset(void);
+
+/* capture.c */
+/* At a thread's start: find its stack's bounds (the table walk reads nothing else), and unwind once
+ * outside a signal handler so libunwind sets up its cache. */
+void capture_warm_up(void);
+/* At its end (sampling stopped): unmap what capture_warm_up set up. */
+void capture_thread_end(void);
+/*
+ * The stack of the calling thread as an agent-wide stack id, its definition
+ * written to ring when new; UINT32_MAX when it could not be recorded. From a
+ * signal handler pass the interrupted context (the stack starts at its exact
+ * pc); elsewhere pass NULL and the number of the caller's own frames to drop
+ * (the stack starts at a return address). Allocation-free.
+ */
+uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip);
+/* skip for capture_stack: drop every leading frame in the agent's own text (allocation hooks). */
+#define CAPTURE_SKIP_AGENT UINT32_MAX
+
+/* modules.c */
+/* Record modules loaded since the last call, and unloads; call with the signal blocked. */
+void modules_rescan(void);
+/* A forked child: every module is to be recorded again, for its own pid. */
+void modules_forget(void);
+/* Build the frame tables walks asked for (the agent's thread, now and then). */
+void modules_build_tables(void);
+
+#endif
