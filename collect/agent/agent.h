@@ -150,9 +150,23 @@ void agent_internal_begin(sigset_t *old);
 void agent_internal_end(const sigset_t *old);
 
 /* nesting.c */
-/* Start and end a ring write outside the sampling handler: whatever interrupts it leaves its records for leave. */
-void agent_enter(void);
-void agent_leave(void);
+/* Start and end a ring write outside the sampling handler: whatever interrupts it leaves its records for leave.
+ * Inline: every recorded allocation passes both (their file of old inlined them). */
+static inline void agent_enter(void)
+{
+	agent_self.depth++;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+/* agent_leave's outermost case: write what interrupters left, then depth 0. */
+void agent_leave_outermost(void);
+static inline void agent_leave(void)
+{
+	if (agent_self.depth > 1) {
+		agent_self.depth--;
+		return;
+	}
+	agent_leave_outermost();
+}
 /* Begin a record outside the handler: the signal blocked (old), agent_enter, and the ring as agent_ring_waiting
  * gives it; AGENT_NO_RING (lost, counted) when none, or when a program's handler interrupted a writer. */
 uint32_t agent_write_begin(sigset_t *old);

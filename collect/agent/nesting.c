@@ -251,19 +251,9 @@ static void write_nested(uint32_t ring)
 
 /* ---- sections ---- */
 
-void agent_enter(void)
-{
-	agent_self.depth++;
-	atomic_signal_fence(memory_order_seq_cst);
-}
-
-void agent_leave(void)
+void agent_leave_outermost(void)
 {
 	struct agent_thread *self = &agent_self;
-	if (self->depth > 1) {
-		self->depth--;
-		return;
-	}
 	for (;;) {
 		if ((atomic_load_explicit(&self->nested_count, memory_order_relaxed) ||
 		     atomic_load_explicit(&self->hook_weight, memory_order_relaxed)) &&
