@@ -20,6 +20,16 @@
  *
  * Samples whose stack is empty or never defined get an "[unknown]" frame
  * (load_stacks.c), so every report adds up to the same total.
+ *
+ * Unless load_options.sample_times asks for a row per sample, samples are
+ * summed as they stream in: one profile row per distinct (stack, thread,
+ * label, weight, epoch), profile_sample.merged counting the samples beyond
+ * the first, time_ns the first's. The weight is part of the key so that
+ * the checks above (a weight clamped, a row of weight 0 that is no signal)
+ * still see each sample's; the epoch (MODULE_UNLOAD records read so far
+ * at or before the sample's time) so that a row never mixes the modules of
+ * two epochs (load_stacks.c). Each row's earliest and latest times stand in
+ * for its samples' in the check of times outside the run.
  */
 #include "load_internal.h"
 
@@ -50,7 +60,27 @@ struct thread_sums {
 	uint64_t backwards; /* samples earlier than that by more than the slack */
 };
 
+/* What a summed row's key holds beyond its profile_sample, and its time span. */
+struct row_extra {
+	uint32_t weight;
+	uint32_t epoch;
+	uint64_t min_time, max_time;
+};
+
+/* The key sought in the rows (hashmap_eq's ctx). */
+struct row_key {
+	const struct profile *p;
+	const struct row_extra *extra;
+	struct profile_sample s;
+	uint32_t weight, epoch;
+};
+
 struct samples_state {
+	/* Summed rows (without sample_times): key hash -> profile row. */
+	struct hashmap rows;
+	struct row_extra *extra; /* per profile row of samples */
+	uint64_t nextra, extra_cap;
+	uint64_t last_row;       /* the row the previous sample went to, UINT64_MAX: none */
 	struct thread_loss *losses;
 	uint32_t nlosses, losses_cap;
 	struct hashmap loss_index; /* pid << 32 | tid -> losses[] */
@@ -107,8 +137,64 @@ static void count_truncated(struct loader *L)
 {
 	for (uint64_t i = 0; i < L->p->nsamples; i++) {
 		uint32_t s = L->p->samples[i].stack;
-		L->stats->truncated_samples += s < L->nraw && (L->raw[s].flags & TRACE_STACK_TRUNCATED);
+		if (s < L->nraw && (L->raw[s].flags & TRACE_STACK_TRUNCATED))
+			L->stats->truncated_samples += profile_sample_count(&L->p->samples[i]);
 	}
+}
+
+static int row_eq(const void *ctx, uint32_t id)
+{
+	const struct row_key *k = ctx;
+	const struct profile_sample *r = &k->p->samples[id];
+	return r->stack == k->s.stack && r->thread == k->s.thread && r->label == k->s.label &&
+	       k->extra[id].weight == k->weight && k->extra[id].epoch == k->epoch && r->merged < UINT32_MAX;
+}
+
+/* Unload records read so far at or before t (almost always none). */
+static uint32_t epoch_so_far(const struct loader *L, uint64_t t)
+{
+	uint32_t n = 0;
+	while (n < L->nunloads_seen && L->unloads_seen[n] <= t)
+		n++;
+	return n;
+}
+
+/* Sum sample s of weight w into its row, adding the row if its key is new. */
+static void sum_sample(struct loader *L, struct samples_state *st, const struct profile_sample *s, uint32_t w,
+		       uint32_t col)
+{
+	struct profile *p = L->p;
+	struct row_key k = {p, st->extra, *s, w, L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0};
+	uint64_t id = st->last_row;
+	/* A thread's samples come in runs (its ring), often of one stack: skip the probe then. */
+	if (id == UINT64_MAX || !row_eq(&k, (uint32_t)id)) {
+		uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64((uint64_t)s->stack << 32 | s->thread),
+								    s->label), w), k.epoch);
+		id = hashmap_find(&st->rows, h, row_eq, &k);
+		if (id == HASHMAP_NONE) {
+			if (p->nsamples >= UINT32_MAX - 1)
+				abort_with_message("too many distinct (stack, thread, state, weight) keys");
+			int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
+			row[col] = w;
+			id = p->nsamples;
+			profile_add_sample(p, s, row);
+			ALLOC_GROW(st->extra, id + 1, st->extra_cap);
+			st->extra[id] = (struct row_extra){w, k.epoch, s->time_ns, s->time_ns};
+			st->nextra = id + 1;
+			hashmap_insert(&st->rows, h, (uint32_t)id);
+			st->last_row = id;
+			return;
+		}
+	}
+	st->last_row = id;
+	p->samples[id].merged++;
+	int64_t *v = &p->values[id * p->ncolumns + col];
+	*v = sat_add_i64(*v, w, NULL);
+	struct row_extra *e = &st->extra[id];
+	if (s->time_ns < e->min_time)
+		e->min_time = s->time_ns;
+	if (s->time_ns > e->max_time)
+		e->max_time = s->time_ns;
 }
 
 static void add_samples(struct loader *L, struct samples_state *st, const struct trace_samples *b)
@@ -139,8 +225,12 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 		}
 		if (state != TRACE_STATE_ON_CPU)
 			L->stats->off_cpu_samples++;
-		row[col] = ts->weight;
-		profile_add_sample(p, &s, row);
+		if (L->o->sample_times) {
+			row[col] = ts->weight;
+			profile_add_sample(p, &s, row);
+		} else {
+			sum_sample(L, st, &s, ts->weight, col);
+		}
 		/* The figures samples_finish checks, kept as they stream by so a
 		 * trace with nothing wrong costs no second pass. */
 		if (s.thread >= st->threads_cap) {
@@ -182,6 +272,8 @@ static void *samples_start(struct loader *L)
 	(void)L;
 	struct samples_state *st = calloc_or_abort(1, sizeof(*st));
 	hashmap_init(&st->loss_index, 16);
+	hashmap_init(&st->rows, 1024);
+	st->last_row = UINT64_MAX;
 	st->min_time = UINT64_MAX;
 	return st;
 }
@@ -213,7 +305,8 @@ static void check_undefined_stacks(struct loader *L)
 		return;
 	uint64_t samples = 0;
 	for (uint64_t i = 0; i < L->p->nsamples; i++)
-		samples += !L->raw[L->p->samples[i].stack].defined;
+		if (!L->raw[L->p->samples[i].stack].defined)
+			samples += profile_sample_count(&L->p->samples[i]);
 	L->stats->undefined_stack_samples = samples;
 	diag(L->diag, DIAG_WARNING,
 	     "%s: %" PRIu64 " samples refer to %u stacks the trace never defines: shown as [unknown]",
@@ -295,17 +388,28 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 	int check_times = p->start_ns && L->end_time_ns > p->start_ns && p->nsamples &&
 			  (st->min_time < lo || st->max_time > hi);
 	int clamp = periods && st->max_weight > periods;
-	for (uint64_t i = 0; (clamp || check_times) && i < p->nsamples; i++) {
+	/* Rows of other consumers (allocations) come after the samples' and are not theirs. */
+	uint64_t rows = L->o->sample_times ? p->nsamples : st->nextra;
+	for (uint64_t i = 0; (clamp || check_times) && i < rows; i++) {
 		uint32_t t = p->samples[i].thread;
-		int64_t *w = &p->values[i * p->ncolumns + col];
-		if (clamp && *w > (int64_t)periods) {
-			st->threads[t].periods -= *w - (int64_t)periods;
-			*w = (int64_t)periods;
-			clamped[t]++;
+		uint64_t count = profile_sample_count(&p->samples[i]);
+		int64_t *v = &p->values[i * p->ncolumns + col];
+		/* A summed row's samples all weigh its key's weight. */
+		int64_t w = L->o->sample_times ? *v : st->extra[i].weight;
+		if (clamp && w > (int64_t)periods) {
+			int64_t excess = sat_mul_i64(w - (int64_t)periods, (int64_t)count, NULL);
+			st->threads[t].periods = sat_add_i64(st->threads[t].periods, -excess, NULL);
+			*v = sat_mul_i64((int64_t)periods, (int64_t)count, NULL);
+			clamped[t] += count;
 		}
-		uint64_t time = p->samples[i].time_ns;
-		if (check_times && (time < lo || time > hi))
-			outside[t]++;
+		uint64_t first = L->o->sample_times ? p->samples[i].time_ns : st->extra[i].min_time;
+		uint64_t last = L->o->sample_times ? first : st->extra[i].max_time;
+		/* A summed row wholly outside counts all its samples; one that
+		 * straddles a bound (a corrupt clock), the one at each end. */
+		if (check_times && (first > hi || last < lo))
+			outside[t] += count;
+		else if (check_times)
+			outside[t] += (uint64_t)(first < lo) + (last > hi);
 	}
 	char run[128], title[300];
 	for (uint32_t t = 0; t < n; t++) {
@@ -364,6 +468,8 @@ static void samples_free(void *state)
 {
 	struct samples_state *st = state;
 	hashmap_free(&st->loss_index);
+	hashmap_free(&st->rows);
+	free(st->extra);
 	free(st->losses);
 	free(st->threads);
 	free(st);
