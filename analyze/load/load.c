@@ -327,7 +327,7 @@ static int read_trace(struct loader *L, struct dispatch *d)
 	while ((got = trace_reader_next(r, &rec)) == 1) {
 		if ((++records & 4095) == 0)
 			diag_progress(L->diag, "reading %s: %.0f MiB, %" PRIu64 " samples", L->path,
-				      (double)trace_reader_compressed_bytes(r) / 1048576.0, L->p->nsamples);
+				      (double)trace_reader_compressed_bytes(r) / 1048576.0, L->samples_read);
 		/* Types newer than us have no consumer: nothing to do. */
 		if ((unsigned)rec.type < MAX_RECORD_TYPE && d->consumer[rec.type])
 			d->consumer[rec.type]->record(L, d->state[rec.type], &rec);

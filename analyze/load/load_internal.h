@@ -95,6 +95,7 @@ struct loader {
 	uint64_t recent_thread_key[4];
 	uint32_t recent_thread[4];
 	uint32_t recent_next;
+	uint64_t samples_read;  /* samples of SAMPLES records so far (for progress) */
 	uint64_t last_time_ns;  /* latest time any record carried */
 	uint64_t end_time_ns;   /* the END record's, 0 without one */
 	uint64_t end_lost;      /* the END record's lost_samples */

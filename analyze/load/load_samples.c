@@ -26,7 +26,8 @@
  * label, weight, epoch), profile_sample.merged counting the samples beyond
  * the first, time_ns the first's. The weight is part of the key so that
  * the checks above (a weight clamped, a row of weight 0 that is no signal)
- * still see each sample's; the epoch (MODULE_UNLOAD records read so far
+ * still see each sample's (a weight no run could clamp counts as 1, see
+ * key_weight); the epoch (MODULE_UNLOAD records read so far
  * at or before the sample's time) so that a row never mixes the modules of
  * two epochs (load_stacks.c). Each row's earliest and latest times stand in
  * for its samples' in the check of times outside the run.
@@ -60,27 +61,40 @@ struct thread_sums {
 	uint64_t backwards; /* samples earlier than that by more than the slack */
 };
 
-/* What a summed row's key holds beyond its profile_sample, and its time span. */
-struct row_extra {
-	uint32_t weight;
+/*
+ * A summed row while the samples stream in: key, sums and time span in one
+ * 48-byte struct, so that finding a row costs one cache miss beside the
+ * hash slot's. They become profile rows when the samples end (sums_finish).
+ */
+struct sum_row {
+	uint32_t stack, thread, label;
+	uint32_t weight; /* key_weight */
 	uint32_t epoch;
+	uint32_t merged; /* samples beyond the first */
+	int64_t value;   /* summed weights */
 	uint64_t min_time, max_time;
 };
 
 /* The key sought in the rows (hashmap_eq's ctx). */
 struct row_key {
-	const struct profile *p;
-	const struct row_extra *extra;
-	struct profile_sample s;
-	uint32_t weight, epoch;
+	const struct sum_row *rows;
+	uint32_t stack, thread, label, weight, epoch;
 };
 
 struct samples_state {
-	/* Summed rows (without sample_times): key hash -> profile row. */
+	/* Summed rows (without sample_times): key hash -> sums[]; profile row i is sums[i]. */
 	struct hashmap rows;
-	struct row_extra *extra; /* per profile row of samples */
-	uint64_t nextra, extra_cap;
+	struct sum_row *sums;
+	uint64_t nsums, sums_cap;
 	uint64_t last_row;       /* the row the previous sample went to, UINT64_MAX: none */
+	/*
+	 * A direct-mapped cache in front of the hash: per raw stack and
+	 * tid % ROW_CACHE_WAYS, the row last used (HASHMAP_NONE: none).
+	 * 16 bytes a stack, small enough to stay in cache where the rows and
+	 * the hash slots do not: most samples then cost one miss, the row's.
+	 */
+	uint32_t *row_cache;
+	uint64_t row_cache_cap; /* entries */
 	struct thread_loss *losses;
 	uint32_t nlosses, losses_cap;
 	struct hashmap loss_index; /* pid << 32 | tid -> losses[] */
@@ -145,9 +159,9 @@ static void count_truncated(struct loader *L)
 static int row_eq(const void *ctx, uint32_t id)
 {
 	const struct row_key *k = ctx;
-	const struct profile_sample *r = &k->p->samples[id];
-	return r->stack == k->s.stack && r->thread == k->s.thread && r->label == k->s.label &&
-	       k->extra[id].weight == k->weight && k->extra[id].epoch == k->epoch && r->merged < UINT32_MAX;
+	const struct sum_row *r = &k->rows[id];
+	return r->stack == k->stack && r->thread == k->thread && r->label == k->label && r->weight == k->weight &&
+	       r->epoch == k->epoch && r->merged < UINT32_MAX;
 }
 
 /* Unload records read so far at or before t (almost always none). */
@@ -159,42 +173,94 @@ static uint32_t epoch_so_far(const struct loader *L, uint64_t t)
 	return n;
 }
 
-/* Sum sample s of weight w into its row, adding the row if its key is new. */
-static void sum_sample(struct loader *L, struct samples_state *st, const struct profile_sample *s, uint32_t w,
-		       uint32_t col)
+/*
+ * The weight a row's key holds for a sample of weight w at time t: 0 or 1
+ * (some weight) when no run could make it too heavy, as a weight within the
+ * periods from the start to t cannot (the run lasts at least that long;
+ * a sample after the run's end is said as outside it); else w itself, so
+ * that check_samples clamps the row's samples one by one.
+ */
+static uint32_t key_weight(const struct profile *p, uint32_t w, uint64_t t)
 {
-	struct profile *p = L->p;
-	struct row_key k = {p, st->extra, *s, w, L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0};
+	if (w <= 1)
+		return w;
+	if (p->start_ns && p->period > 0 && t >= p->start_ns && w <= (t - p->start_ns) / (uint64_t)p->period + 1)
+		return 1;
+	return w;
+}
+
+#define ROW_CACHE_WAYS 4u
+
+/* The row cache's entry for raw stack and a thread's tid (grown to cover stack). */
+static uint32_t *row_cache_entry(struct samples_state *st, uint32_t stack, uint32_t tid)
+{
+	uint64_t i = (uint64_t)stack * ROW_CACHE_WAYS + tid % ROW_CACHE_WAYS;
+	if (i >= st->row_cache_cap) {
+		uint64_t old = st->row_cache_cap;
+		ALLOC_GROW(st->row_cache, i + 1, st->row_cache_cap);
+		memset(st->row_cache + old, 0xff, (st->row_cache_cap - old) * sizeof(*st->row_cache));
+	}
+	return &st->row_cache[i];
+}
+
+/* Sum sample s of weight w into its row, adding the row if its key is new; 1 when new. */
+static int sum_sample(struct loader *L, struct samples_state *st, const struct profile_sample *s, uint32_t tid,
+		      uint32_t w)
+{
+	struct row_key k = {st->sums, s->stack, s->thread, s->label, key_weight(L->p, w, s->time_ns),
+			    L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0};
 	uint64_t id = st->last_row;
+	uint32_t *cached = NULL;
 	/* A thread's samples come in runs (its ring), often of one stack: skip the probe then. */
 	if (id == UINT64_MAX || !row_eq(&k, (uint32_t)id)) {
+		cached = row_cache_entry(st, s->stack, tid);
+		id = *cached;
+	}
+	if (cached && (id == HASHMAP_NONE || !row_eq(&k, (uint32_t)id))) {
 		uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64((uint64_t)s->stack << 32 | s->thread),
-								    s->label), w), k.epoch);
+								    s->label), k.weight), k.epoch);
 		id = hashmap_find(&st->rows, h, row_eq, &k);
 		if (id == HASHMAP_NONE) {
-			if (p->nsamples >= UINT32_MAX - 1)
+			if (st->nsums >= UINT32_MAX - 1)
 				abort_with_message("too many distinct (stack, thread, state, weight) keys");
-			int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
-			row[col] = w;
-			id = p->nsamples;
-			profile_add_sample(p, s, row);
-			ALLOC_GROW(st->extra, id + 1, st->extra_cap);
-			st->extra[id] = (struct row_extra){w, k.epoch, s->time_ns, s->time_ns};
-			st->nextra = id + 1;
+			id = st->nsums++;
+			ALLOC_GROW(st->sums, st->nsums, st->sums_cap);
+			st->sums[id] = (struct sum_row){s->stack, s->thread, s->label, k.weight, k.epoch, 0, 0,
+							s->time_ns, s->time_ns};
+			st->sums[id].value = w;
 			hashmap_insert(&st->rows, h, (uint32_t)id);
-			st->last_row = id;
-			return;
+			st->last_row = *cached = (uint32_t)id;
+			return 1;
 		}
+		*cached = (uint32_t)id;
 	}
 	st->last_row = id;
-	p->samples[id].merged++;
-	int64_t *v = &p->values[id * p->ncolumns + col];
-	*v = sat_add_i64(*v, w, NULL);
-	struct row_extra *e = &st->extra[id];
-	if (s->time_ns < e->min_time)
-		e->min_time = s->time_ns;
-	if (s->time_ns > e->max_time)
-		e->max_time = s->time_ns;
+	struct sum_row *r = &st->sums[id];
+	r->merged++;
+	r->value = sat_add_i64(r->value, w, NULL);
+	if (s->time_ns < r->min_time)
+		r->min_time = s->time_ns;
+	if (s->time_ns > r->max_time)
+		r->max_time = s->time_ns;
+	return 0;
+}
+
+/* The summed rows become profile rows, in the order their first samples came. */
+static void sums_finish(struct loader *L, struct samples_state *st)
+{
+	struct profile *p = L->p;
+	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint32_t col = p->value_types[L->samples_value].column;
+	hashmap_free(&st->rows);
+	hashmap_init(&st->rows, 16);
+	for (uint64_t i = 0; i < st->nsums; i++) {
+		const struct sum_row *r = &st->sums[i];
+		/* time_ns: the earliest, which lies in the row's epoch as all its samples do. */
+		struct profile_sample s = {.stack = r->stack, .thread = r->thread, .time_ns = r->min_time,
+					   .label = r->label, .merged = r->merged};
+		row[col] = r->value;
+		profile_add_sample(p, &s, row);
+	}
 }
 
 static void add_samples(struct loader *L, struct samples_state *st, const struct trace_samples *b)
@@ -205,6 +271,7 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
 	uint32_t col = p->value_types[L->samples_value].column;
 	p->rows_are_signals = 1;
+	L->samples_read += b->count;
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct trace_sample *ts = &b->samples[i];
 		/* Off CPU, the system call it waits in; a state the reader does not know is "other" (255). */
@@ -216,20 +283,22 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 			.time_ns = ts->time_ns,
 			.label = PROFILE_LABEL(state, call),
 		};
-		struct raw_stack *rs = &L->raw[s.stack];
-		if (!rs->used) {
-			rs->used = 1;
-			rs->pid = ts->pid;
-		} else if (rs->pid != ts->pid) {
-			L->many_pid_stacks = 1;
-		}
 		if (state != TRACE_STATE_ON_CPU)
 			L->stats->off_cpu_samples++;
+		int added = 1;
 		if (L->o->sample_times) {
 			row[col] = ts->weight;
 			profile_add_sample(p, &s, row);
 		} else {
-			sum_sample(L, st, &s, ts->weight, col);
+			added = sum_sample(L, st, &s, ts->tid, ts->weight);
+		}
+		/* A summed row's later samples are of its stack and thread, so of its process. */
+		struct raw_stack *rs = &L->raw[s.stack];
+		if (added && !rs->used) {
+			rs->used = 1;
+			rs->pid = ts->pid;
+		} else if (added && rs->pid != ts->pid) {
+			L->many_pid_stacks = 1;
 		}
 		/* The figures samples_finish checks, kept as they stream by so a
 		 * trace with nothing wrong costs no second pass. */
@@ -389,21 +458,21 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 			  (st->min_time < lo || st->max_time > hi);
 	int clamp = periods && st->max_weight > periods;
 	/* Rows of other consumers (allocations) come after the samples' and are not theirs. */
-	uint64_t rows = L->o->sample_times ? p->nsamples : st->nextra;
+	uint64_t rows = L->o->sample_times ? p->nsamples : st->nsums;
 	for (uint64_t i = 0; (clamp || check_times) && i < rows; i++) {
 		uint32_t t = p->samples[i].thread;
 		uint64_t count = profile_sample_count(&p->samples[i]);
 		int64_t *v = &p->values[i * p->ncolumns + col];
-		/* A summed row's samples all weigh its key's weight. */
-		int64_t w = L->o->sample_times ? *v : st->extra[i].weight;
+		/* A summed row of key weight 2 or more: its samples all weigh that (key_weight). */
+		int64_t w = L->o->sample_times ? *v : st->sums[i].weight;
 		if (clamp && w > (int64_t)periods) {
 			int64_t excess = sat_mul_i64(w - (int64_t)periods, (int64_t)count, NULL);
 			st->threads[t].periods = sat_add_i64(st->threads[t].periods, -excess, NULL);
 			*v = sat_mul_i64((int64_t)periods, (int64_t)count, NULL);
 			clamped[t] += count;
 		}
-		uint64_t first = L->o->sample_times ? p->samples[i].time_ns : st->extra[i].min_time;
-		uint64_t last = L->o->sample_times ? first : st->extra[i].max_time;
+		uint64_t first = L->o->sample_times ? p->samples[i].time_ns : st->sums[i].min_time;
+		uint64_t last = L->o->sample_times ? first : st->sums[i].max_time;
 		/* A summed row wholly outside counts all its samples; one that
 		 * straddles a bound (a corrupt clock), the one at each end. */
 		if (check_times && (first > hi || last < lo))
@@ -456,12 +525,21 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 
 static void samples_finish(struct loader *L, void *state)
 {
+	struct samples_state *st = state;
+	if (!L->o->sample_times)
+		sums_finish(L, st);
 	uint64_t periods = loader_periods_in_run(L);
 	check_undefined_stacks(L);
 	if (L->stats->truncated_stacks)
 		count_truncated(L);
 	check_losses(L, state, periods);
 	check_samples(L, state, periods);
+	/* The profile rows hold what the reports need from here on. */
+	free(st->sums);
+	free(st->row_cache);
+	st->sums = NULL;
+	st->row_cache = NULL;
+	st->nsums = st->sums_cap = st->row_cache_cap = 0;
 }
 
 static void samples_free(void *state)
@@ -469,7 +547,8 @@ static void samples_free(void *state)
 	struct samples_state *st = state;
 	hashmap_free(&st->loss_index);
 	hashmap_free(&st->rows);
-	free(st->extra);
+	free(st->sums);
+	free(st->row_cache);
 	free(st->losses);
 	free(st->threads);
 	free(st);
