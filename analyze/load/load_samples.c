@@ -24,7 +24,7 @@
  * Unless load_options.sample_times asks for a row per sample, samples are
  * summed as they stream in: one profile row per distinct (stack, thread,
  * label, weight, epoch), profile_sample.merged counting the samples beyond
- * the first, time_ns the first's. The weight is part of the key so that
+ * the first, time_ns the earliest sample's. The weight is part of the key so that
  * the checks above (a weight clamped, a row of weight 0 that is no signal)
  * still see each sample's (a weight no run could clamp counts as 1, see
  * key_weight); the epoch (MODULE_UNLOAD records read so far

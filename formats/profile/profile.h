@@ -160,7 +160,7 @@ struct profile_sample {
 	/*
 	 * Trace samples summed into this row beyond its first (in the padding:
 	 * the struct stays 24 bytes). A loaded profile keeps one row per
-	 * distinct (stack, thread, label, weight) with time_ns its first
+	 * distinct (stack, thread, label, weight) with time_ns its earliest
 	 * sample's, so that memory follows what is shown, not the run's length
 	 * (load_options.sample_times keeps one row per sample instead). Reports
 	 * that say how many samples there were count 1 + merged per row
