@@ -89,6 +89,8 @@ int cmd_export(int argc, char **argv)
 	}
 
 	const char *trace = o.operands[0];
+	/* speedscope lists each thread's samples in time order: a row per sample. */
+	o.load.sample_times = a.format == FORMAT_SPEEDSCOPE;
 	struct profile *p = report_profile(trace, &o.load, &o.filter); /* loaded and filtered as tree and flat do */
 	if (!p) {
 		rc = 1;

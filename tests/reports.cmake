@@ -15,7 +15,7 @@ ipscope_workload(report_split e2e/workloads/report_split.c)
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
 ipscope_workload(report_inline e2e/workloads/report_inline.c)
 ipscope_workload(report_jit e2e/workloads/report_jit.c)
-foreach(test split stripped recursive inline cli symbols values pager programs)
+foreach(test split stripped recursive inline cli symbols values pager programs memory)
   add_test(NAME e2e_report_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 300)

@@ -71,10 +71,12 @@ static uint32_t same_type(const struct profile *p, uint32_t v, const struct prof
 
 static int64_t sample_count(const struct diff_run *r, uint64_t i)
 {
+	/* A summed row (profile_sample.merged) is that many signals of one weight. */
+	int64_t n = (int64_t)profile_sample_count(&r->p->samples[i]);
 	if (r->count == PROFILE_NO_VALUE)
-		return 1;
+		return n;
 	int64_t c = profile_sample_value(r->p, i, r->count);
-	return r->signals ? c > 0 : c;
+	return r->signals ? (c > 0 ? n : 0) : c;
 }
 
 /*

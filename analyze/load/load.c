@@ -240,11 +240,18 @@ static void *modules_start(struct loader *L)
 
 static void modules_record(struct loader *L, void *state, const struct trace_record *rec)
 {
-	(void)L;
-	if (rec->type == TRACE_MODULE)
+	if (rec->type == TRACE_MODULE) {
 		resolver_add_module(state, &rec->u.module);
-	else
-		resolver_unload_module(state, &rec->u.unload);
+		return;
+	}
+	resolver_unload_module(state, &rec->u.unload);
+	/* Kept sorted (few: one per dlclose) for load_samples.c's epoch of a sample. */
+	uint64_t t = rec->u.unload.time_ns;
+	ALLOC_GROW(L->unloads_seen, (uint64_t)L->nunloads_seen + 1, L->unloads_seen_cap);
+	uint32_t i = L->nunloads_seen++;
+	for (; i > 0 && L->unloads_seen[i - 1] > t; i--)
+		L->unloads_seen[i] = L->unloads_seen[i - 1];
+	L->unloads_seen[i] = t;
 }
 
 static const enum trace_type module_types[] = { TRACE_MODULE, TRACE_MODULE_UNLOAD, 0 };
@@ -320,7 +327,7 @@ static int read_trace(struct loader *L, struct dispatch *d)
 	while ((got = trace_reader_next(r, &rec)) == 1) {
 		if ((++records & 4095) == 0)
 			diag_progress(L->diag, "reading %s: %.0f MiB, %" PRIu64 " samples", L->path,
-				      (double)trace_reader_compressed_bytes(r) / 1048576.0, L->p->nsamples);
+				      (double)trace_reader_compressed_bytes(r) / 1048576.0, L->samples_read);
 		/* Types newer than us have no consumer: nothing to do. */
 		if ((unsigned)rec.type < MAX_RECORD_TYPE && d->consumer[rec.type])
 			d->consumer[rec.type]->record(L, d->state[rec.type], &rec);
@@ -384,6 +391,7 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	free(L.raw);
 	free(L.ips);
 	free(L.stack_by_id);
+	free(L.unloads_seen);
 	if (stats == &own_stats || rc)
 		load_stats_free(stats);
 	if (rc) {

@@ -34,6 +34,14 @@ struct load_options {
 	int scale;            /* --scale: sampled allocations weighed up to estimates of the whole */
 	int no_alloc_leaves;  /* --no-alloc-leaves: no "malloc 32 B" leaves */
 	uint32_t alloc_bins;  /* rows per stack over time (plots); 0: one row per stack for the run */
+	/*
+	 * 1: one profile row per trace sample, in trace order, with its own
+	 * time (what speedscope's sample order and the timelines of plot and
+	 * view need). 0: one row per distinct (stack, thread, label, weight),
+	 * its values summed as the samples stream in, so that memory follows
+	 * the distinct keys, not the run's length (profile_sample.merged).
+	 */
+	int sample_times;
 	const struct diag_sink *diag; /* where messages go; NULL: nowhere */
 };
 

@@ -95,9 +95,14 @@ struct loader {
 	uint64_t recent_thread_key[4];
 	uint32_t recent_thread[4];
 	uint32_t recent_next;
+	uint64_t samples_read;  /* samples of SAMPLES records so far (for progress) */
 	uint64_t last_time_ns;  /* latest time any record carried */
 	uint64_t end_time_ns;   /* the END record's, 0 without one */
 	uint64_t end_lost;      /* the END record's lost_samples */
+	/* MODULE_UNLOAD times read so far, sorted: aggregated samples are never
+	 * merged across one (load_samples.c), so each row lies in one epoch. */
+	uint64_t *unloads_seen;
+	uint32_t nunloads_seen, unloads_seen_cap;
 	int many_pid_stacks;    /* some raw stack is used by samples of two processes */
 	uint32_t truncated_location; /* the [truncated] frame's location, UINT32_MAX until made */
 };

@@ -20,6 +20,17 @@
  *
  * Samples whose stack is empty or never defined get an "[unknown]" frame
  * (load_stacks.c), so every report adds up to the same total.
+ *
+ * Unless load_options.sample_times asks for a row per sample, samples are
+ * summed as they stream in: one profile row per distinct (stack, thread,
+ * label, weight, epoch), profile_sample.merged counting the samples beyond
+ * the first, time_ns the earliest sample's. The weight is part of the key so that
+ * the checks above (a weight clamped, a row of weight 0 that is no signal)
+ * still see each sample's (a weight no run could clamp counts as 1, see
+ * key_weight); the epoch (MODULE_UNLOAD records read so far
+ * at or before the sample's time) so that a row never mixes the modules of
+ * two epochs (load_stacks.c). Each row's earliest and latest times stand in
+ * for its samples' in the check of times outside the run.
  */
 #include "load_internal.h"
 
@@ -50,7 +61,40 @@ struct thread_sums {
 	uint64_t backwards; /* samples earlier than that by more than the slack */
 };
 
+/*
+ * A summed row while the samples stream in: key, sums and time span in one
+ * 48-byte struct, so that finding a row costs one cache miss beside the
+ * hash slot's. They become profile rows when the samples end (sums_finish).
+ */
+struct sum_row {
+	uint32_t stack, thread, label;
+	uint32_t weight; /* key_weight */
+	uint32_t epoch;
+	uint32_t merged; /* samples beyond the first */
+	int64_t value;   /* summed weights */
+	uint64_t min_time, max_time;
+};
+
+/* The key sought in the rows (hashmap_eq's ctx). */
+struct row_key {
+	const struct sum_row *rows;
+	uint32_t stack, thread, label, weight, epoch;
+};
+
 struct samples_state {
+	/* Summed rows (without sample_times): key hash -> sums[]; profile row i is sums[i]. */
+	struct hashmap rows;
+	struct sum_row *sums;
+	uint64_t nsums, sums_cap;
+	uint64_t last_row;       /* the row the previous sample went to, UINT64_MAX: none */
+	/*
+	 * A direct-mapped cache in front of the hash: per raw stack and
+	 * tid % ROW_CACHE_WAYS, the row last used (HASHMAP_NONE: none).
+	 * 16 bytes a stack, small enough to stay in cache where the rows and
+	 * the hash slots do not: most samples then cost one miss, the row's.
+	 */
+	uint32_t *row_cache;
+	uint64_t row_cache_cap; /* entries */
 	struct thread_loss *losses;
 	uint32_t nlosses, losses_cap;
 	struct hashmap loss_index; /* pid << 32 | tid -> losses[] */
@@ -107,9 +151,126 @@ static void count_truncated(struct loader *L)
 {
 	for (uint64_t i = 0; i < L->p->nsamples; i++) {
 		uint32_t s = L->p->samples[i].stack;
-		L->stats->truncated_samples += s < L->nraw && (L->raw[s].flags & TRACE_STACK_TRUNCATED);
+		if (s < L->nraw && (L->raw[s].flags & TRACE_STACK_TRUNCATED))
+			L->stats->truncated_samples += profile_sample_count(&L->p->samples[i]);
 	}
 }
+
+static int row_eq(const void *ctx, uint32_t id)
+{
+	const struct row_key *k = ctx;
+	const struct sum_row *r = &k->rows[id];
+	return r->stack == k->stack && r->thread == k->thread && r->label == k->label && r->weight == k->weight &&
+	       r->epoch == k->epoch && r->merged < UINT32_MAX;
+}
+
+/* Unload records read so far at or before t (almost always none). */
+static uint32_t epoch_so_far(const struct loader *L, uint64_t t)
+{
+	uint32_t n = 0;
+	while (n < L->nunloads_seen && L->unloads_seen[n] <= t)
+		n++;
+	return n;
+}
+
+/*
+ * The weight a row's key holds for a sample of weight w at time t: 0 or 1
+ * (some weight) when no run could make it too heavy, as a weight within the
+ * periods from the start to t cannot (the run lasts at least that long;
+ * a sample after the run's end is said as outside it); else w itself, so
+ * that check_samples clamps the row's samples one by one.
+ */
+static uint32_t key_weight(const struct profile *p, uint32_t w, uint64_t t)
+{
+	if (w <= 1)
+		return w;
+	if (p->start_ns && p->period > 0 && t >= p->start_ns && w <= (t - p->start_ns) / (uint64_t)p->period + 1)
+		return 1;
+	return w;
+}
+
+#define ROW_CACHE_WAYS 4u
+
+/* The row cache's entry for raw stack and a thread's tid (grown to cover stack). */
+static uint32_t *row_cache_entry(struct samples_state *st, uint32_t stack, uint32_t tid)
+{
+	uint64_t i = (uint64_t)stack * ROW_CACHE_WAYS + tid % ROW_CACHE_WAYS;
+	if (i >= st->row_cache_cap) {
+		uint64_t old = st->row_cache_cap;
+		ALLOC_GROW(st->row_cache, i + 1, st->row_cache_cap);
+		memset(st->row_cache + old, 0xff, (st->row_cache_cap - old) * sizeof(*st->row_cache));
+	}
+	return &st->row_cache[i];
+}
+
+/* Sum sample s of weight w into its row, adding the row if its key is new; 1 when new. */
+static int sum_sample(struct loader *L, struct samples_state *st, const struct profile_sample *s, uint32_t tid,
+		      uint32_t w)
+{
+	struct row_key k = {st->sums, s->stack, s->thread, s->label, key_weight(L->p, w, s->time_ns),
+			    L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0};
+	uint64_t id = st->last_row;
+	uint32_t *cached = NULL;
+	/* A thread's samples come in runs (its ring), often of one stack: skip the probe then. */
+	if (id == UINT64_MAX || !row_eq(&k, (uint32_t)id)) {
+		cached = row_cache_entry(st, s->stack, tid);
+		id = *cached;
+	}
+	if (cached && (id == HASHMAP_NONE || !row_eq(&k, (uint32_t)id))) {
+		uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64((uint64_t)s->stack << 32 | s->thread),
+								    s->label), k.weight), k.epoch);
+		id = hashmap_find(&st->rows, h, row_eq, &k);
+		if (id == HASHMAP_NONE) {
+			if (st->nsums >= UINT32_MAX - 1)
+				abort_with_message("too many distinct (stack, thread, state, weight) keys");
+			id = st->nsums++;
+			ALLOC_GROW(st->sums, st->nsums, st->sums_cap);
+			st->sums[id] = (struct sum_row){s->stack, s->thread, s->label, k.weight, k.epoch, 0, 0,
+							s->time_ns, s->time_ns};
+			st->sums[id].value = w;
+			hashmap_insert(&st->rows, h, (uint32_t)id);
+			st->last_row = *cached = (uint32_t)id;
+			return 1;
+		}
+		*cached = (uint32_t)id;
+	}
+	st->last_row = id;
+	struct sum_row *r = &st->sums[id];
+	r->merged++;
+	r->value = sat_add_i64(r->value, w, NULL);
+	if (s->time_ns < r->min_time)
+		r->min_time = s->time_ns;
+	if (s->time_ns > r->max_time)
+		r->max_time = s->time_ns;
+	return 0;
+}
+
+/* The summed rows become profile rows, in the order their first samples came. */
+static void sums_finish(struct loader *L, struct samples_state *st)
+{
+	struct profile *p = L->p;
+	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
+	uint32_t col = p->value_types[L->samples_value].column;
+	hashmap_free(&st->rows);
+	hashmap_init(&st->rows, 16);
+	for (uint64_t i = 0; i < st->nsums; i++) {
+		const struct sum_row *r = &st->sums[i];
+		/* time_ns: the earliest, which lies in the row's epoch as all its samples do. */
+		struct profile_sample s = {.stack = r->stack, .thread = r->thread, .time_ns = r->min_time,
+					   .label = r->label, .merged = r->merged};
+		row[col] = r->value;
+		profile_add_sample(p, &s, row);
+	}
+}
+
+/*
+ * Where the samples go is random in memory (rows by stack popularity), and
+ * a sample in a new stack would wait for a miss on its row. The batch is
+ * known ahead: bring in the row of the sample AHEAD places on (through the
+ * row cache; the cache's entry itself is small enough to be near). Written
+ * in the loop: as a function of its own GCC 12 dropped the prefetch.
+ */
+#define AHEAD 8u
 
 static void add_samples(struct loader *L, struct samples_state *st, const struct trace_samples *b)
 {
@@ -119,8 +280,15 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 	int64_t row[PROFILE_MAX_VALUE_TYPES] = { 0 };
 	uint32_t col = p->value_types[L->samples_value].column;
 	p->rows_are_signals = 1;
+	L->samples_read += b->count;
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct trace_sample *ts = &b->samples[i];
+		if (!L->o->sample_times && i + AHEAD < b->count && ts[AHEAD].stack_id < L->stack_by_id_cap) {
+			uint32_t raw = L->stack_by_id[ts[AHEAD].stack_id];
+			uint64_t e = (uint64_t)raw * ROW_CACHE_WAYS + ts[AHEAD].tid % ROW_CACHE_WAYS;
+			if (raw != HASHMAP_NONE && e < st->row_cache_cap && st->row_cache[e] < st->nsums)
+				__builtin_prefetch(&st->sums[st->row_cache[e]]);
+		}
 		/* Off CPU, the system call it waits in; a state the reader does not know is "other" (255). */
 		uint32_t state = ts->state <= TRACE_STATE_STOPPED ? ts->state : 255;
 		int32_t call = state == TRACE_STATE_ON_CPU || ts->syscall < 0 || ts->syscall >= (1 << 23) ? -1 : ts->syscall;
@@ -130,17 +298,23 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 			.time_ns = ts->time_ns,
 			.label = PROFILE_LABEL(state, call),
 		};
-		struct raw_stack *rs = &L->raw[s.stack];
-		if (!rs->used) {
-			rs->used = 1;
-			rs->pid = ts->pid;
-		} else if (rs->pid != ts->pid) {
-			L->many_pid_stacks = 1;
-		}
 		if (state != TRACE_STATE_ON_CPU)
 			L->stats->off_cpu_samples++;
-		row[col] = ts->weight;
-		profile_add_sample(p, &s, row);
+		int added = 1;
+		if (L->o->sample_times) {
+			row[col] = ts->weight;
+			profile_add_sample(p, &s, row);
+		} else {
+			added = sum_sample(L, st, &s, ts->tid, ts->weight);
+		}
+		/* A summed row's later samples are of its stack and thread, so of its process. */
+		struct raw_stack *rs = &L->raw[s.stack];
+		if (added && !rs->used) {
+			rs->used = 1;
+			rs->pid = ts->pid;
+		} else if (added && rs->pid != ts->pid) {
+			L->many_pid_stacks = 1;
+		}
 		/* The figures samples_finish checks, kept as they stream by so a
 		 * trace with nothing wrong costs no second pass. */
 		if (s.thread >= st->threads_cap) {
@@ -182,6 +356,8 @@ static void *samples_start(struct loader *L)
 	(void)L;
 	struct samples_state *st = calloc_or_abort(1, sizeof(*st));
 	hashmap_init(&st->loss_index, 16);
+	hashmap_init(&st->rows, 1024);
+	st->last_row = UINT64_MAX;
 	st->min_time = UINT64_MAX;
 	return st;
 }
@@ -213,7 +389,8 @@ static void check_undefined_stacks(struct loader *L)
 		return;
 	uint64_t samples = 0;
 	for (uint64_t i = 0; i < L->p->nsamples; i++)
-		samples += !L->raw[L->p->samples[i].stack].defined;
+		if (!L->raw[L->p->samples[i].stack].defined)
+			samples += profile_sample_count(&L->p->samples[i]);
 	L->stats->undefined_stack_samples = samples;
 	diag(L->diag, DIAG_WARNING,
 	     "%s: %" PRIu64 " samples refer to %u stacks the trace never defines: shown as [unknown]",
@@ -295,17 +472,28 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 	int check_times = p->start_ns && L->end_time_ns > p->start_ns && p->nsamples &&
 			  (st->min_time < lo || st->max_time > hi);
 	int clamp = periods && st->max_weight > periods;
-	for (uint64_t i = 0; (clamp || check_times) && i < p->nsamples; i++) {
+	/* Rows of other consumers (allocations) come after the samples' and are not theirs. */
+	uint64_t rows = L->o->sample_times ? p->nsamples : st->nsums;
+	for (uint64_t i = 0; (clamp || check_times) && i < rows; i++) {
 		uint32_t t = p->samples[i].thread;
-		int64_t *w = &p->values[i * p->ncolumns + col];
-		if (clamp && *w > (int64_t)periods) {
-			st->threads[t].periods -= *w - (int64_t)periods;
-			*w = (int64_t)periods;
-			clamped[t]++;
+		uint64_t count = profile_sample_count(&p->samples[i]);
+		int64_t *v = &p->values[i * p->ncolumns + col];
+		/* A summed row of key weight 2 or more: its samples all weigh that (key_weight). */
+		int64_t w = L->o->sample_times ? *v : st->sums[i].weight;
+		if (clamp && w > (int64_t)periods) {
+			int64_t excess = sat_mul_i64(w - (int64_t)periods, (int64_t)count, NULL);
+			st->threads[t].periods = sat_add_i64(st->threads[t].periods, -excess, NULL);
+			*v = sat_mul_i64((int64_t)periods, (int64_t)count, NULL);
+			clamped[t] += count;
 		}
-		uint64_t time = p->samples[i].time_ns;
-		if (check_times && (time < lo || time > hi))
-			outside[t]++;
+		uint64_t first = L->o->sample_times ? p->samples[i].time_ns : st->sums[i].min_time;
+		uint64_t last = L->o->sample_times ? first : st->sums[i].max_time;
+		/* A summed row wholly outside counts all its samples; one that
+		 * straddles a bound (a corrupt clock), the one at each end. */
+		if (check_times && (first > hi || last < lo))
+			outside[t] += count;
+		else if (check_times)
+			outside[t] += (uint64_t)(first < lo) + (last > hi);
 	}
 	char run[128], title[300];
 	for (uint32_t t = 0; t < n; t++) {
@@ -352,18 +540,30 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 
 static void samples_finish(struct loader *L, void *state)
 {
+	struct samples_state *st = state;
+	if (!L->o->sample_times)
+		sums_finish(L, st);
 	uint64_t periods = loader_periods_in_run(L);
 	check_undefined_stacks(L);
 	if (L->stats->truncated_stacks)
 		count_truncated(L);
 	check_losses(L, state, periods);
 	check_samples(L, state, periods);
+	/* The profile rows hold what the reports need from here on. */
+	free(st->sums);
+	free(st->row_cache);
+	st->sums = NULL;
+	st->row_cache = NULL;
+	st->nsums = st->sums_cap = st->row_cache_cap = 0;
 }
 
 static void samples_free(void *state)
 {
 	struct samples_state *st = state;
 	hashmap_free(&st->loss_index);
+	hashmap_free(&st->rows);
+	free(st->sums);
+	free(st->row_cache);
 	free(st->losses);
 	free(st->threads);
 	free(st);

@@ -92,7 +92,7 @@ struct calltree *calltree_new(const struct profile *p, int combine, uint32_t thr
 		if (ncol > 1)
 			for (uint32_t c = 0; c < ncol; c++)
 				columns[c] = sat_add_i64(columns[c], v[c], &t->saturated);
-		t->total_samples++;
+		t->total_samples += profile_sample_count(s);
 	}
 	int64_t counted = 0;
 	for (uint32_t s = 0; s < p->nstacks; s++) {

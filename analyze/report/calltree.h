@@ -56,7 +56,7 @@ struct calltree {
 	uint64_t total_abs;        /* sum of |stack value|: the whole percentages divide */
 	int64_t totals[PROFILE_MAX_VALUE_TYPES]; /* every type's total of the selected samples */
 	int saturated;             /* some sum reached the int64 limit */
-	uint64_t total_samples;    /* selected sample rows */
+	uint64_t total_samples;    /* selected trace samples (profile_sample_count) */
 	struct calltree_node *nodes; /* after calltree_build_nodes; nodes[0] is the root,
 					and a node's parent has a smaller index */
 	uint32_t nnodes;

@@ -40,6 +40,7 @@ void info_build(struct info *in, const char *trace, struct profile *p, const str
 
 	p = in->p;
 	size_t n = p->nthreads ? p->nthreads : 1;
+	in->samples = profile_samples_total(p);
 	profile_totals(p, in->totals, &in->saturated);
 	in->thread_values = calloc_or_abort(n, sizeof(*in->thread_values));
 	in->thread_rows = calloc_or_abort(n, sizeof(*in->thread_rows));
@@ -155,7 +156,7 @@ int64_t info_cpu_ns(const struct info *in)
 double info_effective_rate(const struct info *in)
 {
 	int64_t ns = info_cpu_ns(in);
-	return ns > 0 && in->p->period > 0 ? (double)in->p->nsamples * 1e9 / (double)ns : 0.0;
+	return ns > 0 && in->p->period > 0 ? (double)in->samples * 1e9 / (double)ns : 0.0;
 }
 
 /*

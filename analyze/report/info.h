@@ -24,6 +24,7 @@ struct info {
 	int64_t totals[PROFILE_MAX_VALUE_TYPES];
 	int saturated;
 	int64_t *thread_values; /* per thread, of value */
+	uint64_t samples; /* trace samples (profile_samples_total: rows may stand for many) */
 	uint64_t *thread_rows;
 	int64_t *thread_cpu; /* per thread, the CPU time its samples stand for (0 without a period type) */
 	int64_t *thread_off; /* per thread, its value off CPU (wall mode) */

@@ -63,7 +63,7 @@ json_t *info_json(const struct info *in)
 	json_object_set_new(root, "interval_ns", jint(p->period));
 	json_object_set_new(root, "source", jstring(profile_string(p, p->source)));
 	json_object_set_new(root, "effective_rate", json_real(info_effective_rate(in)));
-	json_object_set_new(root, "samples", juint(p->nsamples));
+	json_object_set_new(root, "samples", juint(in->samples));
 	json_t *types = json_array();
 	for (uint32_t v = 0; v < p->nvalue_types; v++)
 		json_array_append_new(types, json_pack("{s:o,s:o,s:o}", "type",

@@ -59,11 +59,12 @@ static uint64_t cpu_samples(const struct profile *p)
 {
 	uint32_t count = profile_period_count(p);
 	if (count == PROFILE_NO_VALUE)
-		return p->nsamples;
+		return profile_samples_total(p);
 	uint64_t n = 0;
 	uint32_t col = p->value_types[count].column;
 	for (uint64_t i = 0; i < p->nsamples; i++)
-		n += p->values[i * p->ncolumns + col] != 0;
+		if (p->values[i * p->ncolumns + col] != 0)
+			n += profile_sample_count(&p->samples[i]);
 	return n;
 }
 
@@ -255,11 +256,11 @@ void info_print_text(FILE *out, const struct info *in, const struct info_text_op
 		/* An allocation profile's rows are mostly allocation rows: the CPU
 		 * samples are what the count type adds up to. */
 		fprintf(out, "Samples:       %" PRIu64 ", summed weight %" PRId64 " = %s of %s%s\n",
-			p->alloc_scheme ? (uint64_t)in->totals[count] : p->nsamples,
+			p->alloc_scheme ? (uint64_t)in->totals[count] : in->samples,
 			in->totals[count], format_value(info_cpu_ns(in), "nanoseconds", a, sizeof(a)),
 			in->wall ? "threads' wall time" : "CPU", in->saturated ? " (saturated: the true total is larger)" : "");
 	else
-		fprintf(out, "Samples:       %" PRIu64 ", %s\n", p->nsamples,
+		fprintf(out, "Samples:       %" PRIu64 ", %s\n", in->samples,
 			report_totals(p, in->totals, in->saturated, a, sizeof(a)));
 	fprintf(out, "Values:       ");
 	for (uint32_t v = 0; v < p->nvalue_types; v++)
@@ -275,7 +276,7 @@ void info_print_text(FILE *out, const struct info *in, const struct info_text_op
 	if (st->agent_signals) {
 		/* The agent's handler, timed by itself (trace 1.2); the kernel's delivery is not in it. */
 		fprintf(out, "Agent cost:    %.2f us per sample (%s in the handler over %" PRIu64 " signals",
-			p->nsamples ? (double)st->agent_ns / (double)p->nsamples / 1e3 : 0.0,
+			in->samples ? (double)st->agent_ns / (double)in->samples / 1e3 : 0.0,
 			format_duration(st->agent_ns, a, sizeof(a)), st->agent_signals);
 		if (info_cpu_ns(in) > 0)
 			fprintf(out, ", %.2f%% of the %s time sampled", 100.0 * (double)st->agent_ns / (double)info_cpu_ns(in),

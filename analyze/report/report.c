@@ -172,7 +172,7 @@ void report_samples_line(const struct report *r, const char *indent, const struc
 				profile_string(p, p->value_types[p->period_type].unit), cpu, sizeof(cpu)),
 				profile_string(p, p->value_types[p->period_type].type));
 	} else {
-		fprintf(r->out, "%s%sSamples:%s %" PRIu64 ", %s", indent, pal->bold, pal->reset, p->nsamples,
+		fprintf(r->out, "%s%sSamples:%s %" PRIu64 ", %s", indent, pal->bold, pal->reset, profile_samples_total(p),
 			report_totals(p, totals, saturated, totals_text, sizeof(totals_text)));
 	}
 	if (p->period_type != PROFILE_NO_VALUE)

@@ -67,7 +67,8 @@ static void data_totals(struct view *v, struct view_data *d)
 
 static void data_build(struct view *v, struct view_data *d, struct profile *p, const char *name, const char *about)
 {
-	diag_progress(v->o.diag, "building the call tree (%s): %llu samples", name, (unsigned long long)p->nsamples);
+	diag_progress(v->o.diag, "building the call tree (%s): %llu samples", name,
+		      (unsigned long long)profile_samples_total(p));
 	d->name = name;
 	d->about = about;
 	if (d->view == FILTER_VIEW_NONE)
@@ -492,7 +493,7 @@ struct view *view_new(struct profile *p, const struct view_options *o)
 	v->o = *o;
 	v->trace = strdup_or_abort(o->trace ? o->trace : "");
 	v->o.trace = v->trace;
-	v->o.samples = o->samples ? o->samples : p->nsamples;
+	v->o.samples = o->samples ? o->samples : profile_samples_total(p);
 	char safe[4096];
 	v->command = strdup_or_abort(p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe))
 						: "(unknown)");

@@ -30,7 +30,7 @@ static int sum_dense(const struct profile *p, uint32_t nthreads, struct export_s
 	for (uint64_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		uint64_t k = (uint64_t)s->stack * nthreads + (nthreads > 1 ? s->thread : 0);
-		rows[k]++;
+		rows[k] += profile_sample_count(s);
 		for (uint32_t c = 0; c < ncol; c++)
 			cols[k * ncol + c] = sat_add_i64(cols[k * ncol + c], p->values[i * ncol + c], NULL);
 	}
@@ -100,7 +100,7 @@ static int sum_pairs(const struct profile *p, struct export_stacks *out)
 			last_key = key;
 			last = *slot;
 		}
-		pairs[last].samples++;
+		pairs[last].samples += profile_sample_count(s);
 		for (uint32_t c = 0; c < ncol; c++)
 			cols[(uint64_t)last * ncol + c] =
 				sat_add_i64(cols[(uint64_t)last * ncol + c], p->values[i * ncol + c], NULL);

@@ -16,7 +16,7 @@
 struct export_stack {
 	uint32_t stack;
 	uint32_t thread;  /* 0 when not split by thread */
-	uint64_t samples; /* sample rows */
+	uint64_t samples; /* trace samples (profile_sample_count) */
 };
 
 /* The distinct stacks (or pairs) in (stack, thread) order, each with its

@@ -366,6 +366,14 @@ uint32_t profile_count_type(const struct profile *p, uint32_t v)
 	return PROFILE_NO_VALUE;
 }
 
+uint64_t profile_samples_total(const struct profile *p)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		n += profile_sample_count(&p->samples[i]);
+	return n;
+}
+
 void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, uint64_t *rows)
 {
 	memset(out, 0, p->nthreads * sizeof(*out));
@@ -378,7 +386,7 @@ void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, ui
 			continue;
 		out[t] = sat_add_i64(out[t], p->values[i * stride + col], NULL);
 		if (rows)
-			rows[t]++;
+			rows[t] += profile_sample_count(&p->samples[i]);
 	}
 	for (uint32_t t = 0; t < p->nthreads; t++)
 		out[t] = profile_scale_value(p, v, out[t], NULL);

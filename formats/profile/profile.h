@@ -157,7 +157,23 @@ struct profile_sample {
 	uint32_t thread; /* thread index */
 	uint64_t time_ns; /* CLOCK_MONOTONIC; 0 when the sample stands for a whole run */
 	uint32_t label;  /* PROFILE_LABEL(state, syscall); 0: on CPU (every CPU-profile sample) */
+	/*
+	 * Trace samples summed into this row beyond its first (in the padding:
+	 * the struct stays 24 bytes). A loaded profile keeps one row per
+	 * distinct (stack, thread, label, weight) with time_ns its earliest
+	 * sample's, so that memory follows what is shown, not the run's length
+	 * (load_options.sample_times keeps one row per sample instead). Reports
+	 * that say how many samples there were count 1 + merged per row
+	 * (profile_sample_count); 0 in every row a profile builds otherwise.
+	 */
+	uint32_t merged;
 };
+
+/* The trace samples row s stands for. */
+static inline uint64_t profile_sample_count(const struct profile_sample *s)
+{
+	return 1 + (uint64_t)s->merged;
+}
 
 /* A sample's state, as the trace's (TRACE_STATE_*): 0 on CPU, 1 waiting for one, 2 blocked in a system
  * call, 3 in an uninterruptible wait, 4 stopped; bits 8-31 hold the system call + 1 (0: none). */
@@ -190,7 +206,7 @@ struct profile {
 	uint32_t nstack_locations;
 	struct profile_thread *threads;
 	uint32_t nthreads;
-	struct profile_sample *samples; /* in time order */
+	struct profile_sample *samples; /* in order of their first sample's arrival */
 	uint64_t nsamples;
 	/* Sample i's stored values: values[i * ncolumns .. i * ncolumns + ncolumns). */
 	int64_t *values;
@@ -364,8 +380,10 @@ uint32_t profile_period_count(const struct profile *p);
  * alloc_objects); else PROFILE_NO_VALUE.
  */
 uint32_t profile_count_type(const struct profile *p, uint32_t v);
+/* Trace samples the rows stand for: the sum of profile_sample_count (what reports print as "Samples"). */
+uint64_t profile_samples_total(const struct profile *p);
 /* Per thread (out has nthreads entries): summed value of type v and, if
- * rows is not NULL, the number of sample rows. */
+ * rows is not NULL, the number of trace samples (profile_sample_count). */
 void profile_thread_totals(const struct profile *p, uint32_t v, int64_t *out, uint64_t *rows);
 
 /* ---- walks ---- */
