@@ -12,6 +12,7 @@ add_test(NAME unit_jitmap COMMAND unit_jitmap)
 set_tests_properties(unit_jitmap PROPERTIES LABELS unit)
 
 ipscope_workload(report_split e2e/workloads/report_split.c)
+ipscope_workload(peak_rss e2e/workloads/peak_rss.c) # e2e_report_memory
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
 ipscope_workload(report_inline e2e/workloads/report_inline.c)
 ipscope_workload(report_jit e2e/workloads/report_jit.c)

@@ -8,9 +8,9 @@ cp "$bin/analyze" "$scratch/elf"
 peak() {
 	"$bin/bench_tracegen" "$scratch/t.zst" "$scratch/elf" "$1" 50000 4 >/dev/null 2>&1 ||
 		fail "bench_tracegen $1 failed"
-	/usr/bin/time -f %M -o "$scratch/time" "$bin/analyze" flat "$scratch/t.zst" >/dev/null ||
+	"$workloads/peak_rss" "$scratch/peak" "$bin/analyze" flat "$scratch/t.zst" >/dev/null ||
 		fail "analyze flat failed on $1 samples"
-	tail -n 1 "$scratch/time"
+	cat "$scratch/peak"
 }
 small=$(peak 2000000)
 big=$(peak 10000000)
