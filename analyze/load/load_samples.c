@@ -253,14 +253,24 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 	uint32_t col = p->value_types[L->samples_value].column;
 	hashmap_free(&st->rows);
 	hashmap_init(&st->rows, 16);
+	uint64_t mixed = 0;
 	for (uint64_t i = 0; i < st->nsums; i++) {
 		const struct sum_row *r = &st->sums[i];
+		/* collect drains one ring after another: an unload's record can come after samples timed
+		 * later than it, which were keyed in the epoch before. Every unload is known now. */
+		if (L->nunloads_seen && epoch_so_far(L, r->min_time) != epoch_so_far(L, r->max_time))
+			mixed += profile_sample_count(&(struct profile_sample){.merged = r->merged});
 		/* time_ns: the earliest, which lies in the row's epoch as all its samples do. */
 		struct profile_sample s = {.stack = r->stack, .thread = r->thread, .time_ns = r->min_time,
 					   .label = r->label, .merged = r->merged};
 		row[col] = r->value;
 		profile_add_sample(p, &s, row);
 	}
+	if (mixed)
+		diag(L->diag, DIAG_WARNING,
+		     "%s: %" PRIu64 " samples were summed across a library unload whose record came late: where "
+		     "a library was mapped again at its place, their frames are named as at their first sample",
+		     L->path, mixed);
 }
 
 /*

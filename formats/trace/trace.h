@@ -63,7 +63,7 @@ enum trace_type {
  * function whose address stands for the time its hooks spent recording allocations. */
 #define TRACE_AGENT_FILE_NAME "libipscope-agent.so"
 #define TRACE_AGENT_ALLOC_MARKER "agent_recording_allocations"
-/* Whether a MODULE path is the agent's (its file name is TRACE_AGENT_FILE_NAME). */
+/* Whether a MODULE path is the agent's (its file name is TRACE_AGENT_FILE_NAME, or a versioned .so.N of it). */
 int trace_path_is_agent(const char *path);
 
 /* The values of TRACE_META_ALLOC_SCHEME; anything else reads as "all". */

@@ -179,7 +179,9 @@ static const char *const record_names[] = {
 int trace_path_is_agent(const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	return strcmp(slash ? slash + 1 : path, TRACE_AGENT_FILE_NAME) == 0;
+	const char *base = slash ? slash + 1 : path;
+	size_t n = strlen(TRACE_AGENT_FILE_NAME);
+	return strncmp(base, TRACE_AGENT_FILE_NAME, n) == 0 && (base[n] == '\0' || base[n] == '.');
 }
 
 const char *trace_record_name(enum trace_type type)

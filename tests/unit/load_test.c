@@ -156,6 +156,33 @@ static void test_values_and_epochs(void)
 	profile_free(p);
 }
 
+/* An unload whose record comes after a sample timed later (collect drains one ring after
+ * another): the summed row spans both epochs, and the loader says so rather than staying silent. */
+static void test_late_unload(void)
+{
+	int fd;
+	struct trace_writer *w = start("late-unload.zst", &fd, 1);
+	module(w, 1, "/nonexistent/liba.so", START_NS);
+	stack(w, 1, BIAS + 0x1000);
+	sample(w, START_NS + 10, 1, 1, 1);
+	sample(w, START_NS + 50, 1, 1, 1); /* after the unload below, read before it */
+	struct trace_module_unload u = {1, 1, START_NS + 30};
+	CHECK(trace_writer_module_unload(w, &u) == 0);
+	module(w, 2, "/nonexistent/libb.so", START_NS + 40);
+	finish(w, fd, START_NS + 100000000, 0);
+
+	struct diag_list list;
+	struct load_stats st;
+	struct profile *p = load("late-unload.zst", &list, &st);
+	CHECK(p != NULL);
+	CHECK(profile_samples_total(p) == 2);
+	CHECKF(count_messages(&list, "2 samples were summed across a library unload whose record came late") == 1,
+	       "%zu messages", list.n);
+	diag_list_free(&list);
+	load_stats_free(&st);
+	profile_free(p);
+}
+
 /* A record type no reader knows is skipped by its length; REQUIRED is not. */
 static void test_unknown_records(void)
 {
@@ -561,6 +588,7 @@ int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
 	test_values_and_epochs();
+	test_late_unload();
 	test_unknown_records();
 	test_truncated_and_empty();
 	test_implausible_losses();
