@@ -403,12 +403,13 @@ static int read_operands(const struct analyze_command *cmd, struct analyze_optio
 	     w = strtok_r(NULL, " ", &save))
 		name[max++] = w;
 	int min = max - cmd->optional_operands;
+	size_t last = max ? strlen(name[max - 1]) : 0;
+	int repeats = last > 3 && !strcmp(name[max - 1] + last - 3, "...");
 	if (n < min)
-		return usage_error(cmd, "missing %s operand", name[n]);
-	if (n > max)
+		return usage_error(cmd, "missing %.*s operand", (int)strcspn(name[n], "."), name[n]);
+	if (n > max && !repeats)
 		return usage_error(cmd, "unexpected operand '%s'", argv[max]);
-	for (int i = 0; i < n; i++)
-		o->operands[i] = argv[i];
+	o->operands = (const char *const *)argv;
 	o->noperands = n;
 	return -1;
 }

@@ -236,6 +236,12 @@ struct profile {
 	int32_t wait_status;
 	int ended; /* END record seen (not truncated) */
 	/*
+	 * Traces summed into this profile (merge.h); 0 for one loaded alone.
+	 * Then duration_ns and lost_samples are the runs' sums, command the
+	 * first trace's, start_* the earliest.
+	 */
+	uint32_t ntraces;
+	/*
 	 * The values are exact counts, not samples (an allocation trace
 	 * recorded at rate 1.0): they carry no sampling noise. Set by the
 	 * loader from what the trace's META says of its sampling. It is about
