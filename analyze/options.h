@@ -203,6 +203,9 @@ void analyze_options_help(FILE *out, const struct analyze_command *cmd);
 /* Strict number parsing for option values: 0 on success, -1 when not a number. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double *out);
+/* OPTION_CALLBACK reader of a repeatable string option: appends to a struct option_strings. */
+int option_add_string(const struct analyze_command *cmd, const struct option_row *row, void *target,
+		      const char *arg);
 /* OPTION_CALLBACK reader of diff's noise test --confidence (diff and plot diff): a double in (0, 1). */
 int option_confidence(const struct analyze_command *cmd, const struct option_row *row, void *target,
 		      const char *arg);

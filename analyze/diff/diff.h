@@ -57,6 +57,7 @@ struct diff_run {
 				    (profile.rows_are_signals): see diff.c */
 	int64_t total;           /* of value over every sample */
 	int64_t count_total;
+	uint32_t nruns;          /* traces in the run's set (analyze diff --base A1 --base A2 B1 B2) */
 };
 
 struct diff {
@@ -71,6 +72,17 @@ struct diff {
 	char common[256];         /* the value types both runs have, ", "-separated */
 	uint32_t ncommon;
 	struct profile *loaded[2]; /* base and new when diff_load loaded them (diff_free frees them) */
+	/*
+	 * Sets of runs on both sides (two or more each): the noise test takes
+	 * the runs as replicates (diff_row_test_runs). Runs are numbered base's
+	 * first, then new's; run_threads[k] marks the threads of p run k had,
+	 * run_totals[k] is its total of the compared value (positive; new's
+	 * scaled as its values are).
+	 */
+	int replicates;
+	uint32_t nruns;
+	uint8_t **run_threads;
+	int64_t *run_totals;
 };
 
 /*
@@ -94,6 +106,15 @@ enum { DIFF_UNREADABLE = -1, DIFF_INCOMPARABLE = -2 };
  */
 int diff_load(struct diff *d, const char *base_path, const char *new_path, const struct load_options *lo,
 	      const struct filter_options *fo, const struct diff_options *o, char *err, size_t errlen);
+/*
+ * The same with a set of traces on each side (paths[0..n)), each set summed
+ * with its runs kept apart (profile_thread.run): with two or more runs on
+ * both sides the noise test takes them as replicates. Messages name the
+ * first trace of a set.
+ */
+int diff_load_sets(struct diff *d, const char *const *base_paths, int nbase, const char *const *new_paths,
+		   int nnew, const struct load_options *lo, const struct filter_options *fo,
+		   const struct diff_options *o, char *err, size_t errlen);
 
 /* A row's figures: each run's value (new's scaled) and counts, the test. */
 struct diff_row {
@@ -102,6 +123,9 @@ struct diff_row {
 	double p;          /* two-sided p-value of "only sampling noise" */
 	double p_adjusted; /* Holm-Bonferroni over the rows tested together */
 	int significant;
+	/* Replicates: the standard error of the change in percentage points
+	 * of base's total and the test's degrees of freedom (0 otherwise). */
+	double se_points, df;
 };
 
 /* new - base, and the change as a percentage of base's total. */
@@ -113,6 +137,9 @@ double diff_row_percent(const struct diff *d, const struct diff_row *r);
 
 /* The row's p-value (r->p) from its values and counts (see diff.c). */
 void diff_row_test(const struct diff *d, struct diff_row *r);
+/* With replicates: r->p, se_points and df from the row's value in each run (d->nruns values of
+ * DIFF_VALUE as stored: base's negated), Welch's t-test over the runs (see diff.c). */
+void diff_row_test_runs(const struct diff *d, struct diff_row *r, const int64_t *per_run);
 /* Holm-Bonferroni over the n rows tested together: p_adjusted and
  * significant of each (exact runs: significant when the value changed). */
 void diff_adjust(const struct diff *d, struct diff_row *const *rows, size_t n);
@@ -131,5 +158,7 @@ const char *diff_count_name(const struct diff *d);
 /* Two-sided p-value of a standard normal z, and its inverse (p in (0, 1]). */
 double diff_normal_p(double z);
 double diff_normal_z(double p);
+/* Two-sided p-value of Student's t with df > 0 degrees of freedom (the replicates' test). */
+double diff_student_p(double t, double df);
 
 #endif

@@ -156,13 +156,19 @@ int profile_merge_add(struct profile_merge *m, const struct profile *src, char *
 	int first = before == 0;
 	if (!first && comparable(dst, src, err, errlen))
 		return -1;
-	struct profile_remap *r = profile_remap_new(dst, src, PROFILE_REMAP_MERGE);
+	int apart = (m->flags & PROFILE_MERGE_RUNS_APART) != 0;
+	struct profile_remap *r =
+		profile_remap_new(dst, src, PROFILE_REMAP_MERGE | (apart ? PROFILE_REMAP_THREADS_APART : 0));
 	if (first)
 		profile_remap_run(r);
 	else
 		merge_run(dst, src);
 	/* Every table in src's order first: one trace merged alone keeps its ids. */
 	profile_remap_tables(r);
+	for (uint32_t t = 0; apart && t < src->nthreads; t++) {
+		uint32_t id = profile_remap_thread(r, t); /* may move dst->threads */
+		dst->threads[id].run = before;
+	}
 	int every_row = (m->flags & PROFILE_MERGE_EVERY_ROW) != 0;
 	for (uint64_t i = 0; i < src->nsamples; i++) {
 		const struct profile_sample *s = &src->samples[i];

@@ -16,6 +16,8 @@
 
 /* Append every row in order, summing none (the time-ordered outputs). */
 #define PROFILE_MERGE_EVERY_ROW 0x1u
+/* Keep each source's threads its own, profile_thread.run saying which source (diff's replicates). */
+#define PROFILE_MERGE_RUNS_APART 0x2u
 
 struct profile_merge;
 

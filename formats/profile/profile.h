@@ -115,6 +115,12 @@ struct profile_thread {
 	 * command label). 0: unknown (a trace before 1.4, a built profile).
 	 */
 	uint32_t command;
+	/*
+	 * Which trace of a merge that keeps runs apart (merge.h's
+	 * PROFILE_MERGE_RUNS_APART, diff's sets of runs) the thread ran in:
+	 * each thread is one run's. 0 otherwise.
+	 */
+	uint32_t run;
 };
 
 /*

@@ -379,7 +379,7 @@ uint32_t profile_remap_thread(struct profile_remap *m, uint32_t id)
 	struct profile_thread t = m->src->threads[id];
 	t.name = profile_remap_string(m, t.name);
 	t.command = profile_remap_string(m, t.command);
-	if (!by_name(m))
+	if (!by_name(m) || (m->flags & PROFILE_REMAP_THREADS_APART))
 		return m->threads[id] = profile_add_thread(m->dst, &t);
 	if (merging(m)) {
 		/* A thread of one process before and after an exec is two. */

@@ -41,6 +41,8 @@
  * flat --addresses and pprof still see it.
  */
 #define PROFILE_REMAP_MERGE 0x4u
+/* Every src thread becomes a dst thread of its own, whatever dst has (runs kept apart). */
+#define PROFILE_REMAP_THREADS_APART 0x8u
 
 struct profile_remap;
 
