@@ -48,7 +48,8 @@ struct diff_options {
 
 /* One side of the comparison. */
 struct diff_run {
-	const struct profile *p; /* loaded and filtered; outlives the diff */
+	const struct profile *p; /* loaded and filtered; outlives the diff (diff_load
+				    keeps its rows summed per thread once the diff is built) */
 	const char *path;        /* for messages */
 	uint32_t value;          /* the compared type in p */
 	uint32_t count;          /* the count type behind it, or PROFILE_NO_VALUE:
@@ -123,9 +124,6 @@ struct diff_row {
 	double p;          /* two-sided p-value of "only sampling noise" */
 	double p_adjusted; /* Holm-Bonferroni over the rows tested together */
 	int significant;
-	/* Replicates: the standard error of the change in percentage points
-	 * of base's total and the test's degrees of freedom (0 otherwise). */
-	double se_points, df;
 };
 
 /* new - base, and the change as a percentage of base's total. */
@@ -137,16 +135,17 @@ double diff_row_percent(const struct diff *d, const struct diff_row *r);
 
 /* The row's p-value (r->p) from its values and counts (see diff.c). */
 void diff_row_test(const struct diff *d, struct diff_row *r);
-/* With replicates: r->p, se_points and df from the row's value in each run (d->nruns values of
- * DIFF_VALUE as stored: base's negated), Welch's t-test over the runs (see diff.c). */
+/* With replicates: r->p from the row's value in each run (d->nruns values of DIFF_VALUE as
+ * stored: base's negated), Welch's t-test over the runs (see diff.c). */
 void diff_row_test_runs(const struct diff *d, struct diff_row *r, const int64_t *per_run);
 /* Holm-Bonferroni over the n rows tested together: p_adjusted and
- * significant of each (exact runs: significant when the value changed). */
-void diff_adjust(const struct diff *d, struct diff_row *const *rows, size_t n);
+ * significant of each (exact runs: significant when the value changed);
+ * rows[] is reordered (by p). */
+void diff_adjust(const struct diff *d, struct diff_row **rows, size_t n);
 /*
  * Half-width of the row's change's confidence interval at d's confidence,
  * simultaneous over m rows (Bonferroni), in percentage points of base's
- * total; 0 for exact runs.
+ * total; 0 for exact runs and with replicates (a row keeps no per-run figures).
  */
 double diff_row_margin(const struct diff *d, const struct diff_row *r, size_t m);
 

@@ -69,15 +69,21 @@ static void free_sums(struct run_sums *s)
 }
 
 /* Base's value is stored negated (diff.h). */
+/* The row's test: over the runs with replicates (per_run), else on its counts. */
+static void test_row(const struct diff *d, struct diff_row *r, const int64_t *per_run)
+{
+	if (per_run)
+		diff_row_test_runs(d, r, per_run);
+	else
+		diff_row_test(d, r);
+}
+
 static struct diff_row make_row(const struct diff *d, int64_t base, int64_t new, int64_t base_count,
 				int64_t new_count, const int64_t *per_run)
 {
 	struct diff_row r = {.base = sat_neg_i64(base), .new = new, .base_count = sat_neg_i64(base_count),
 			     .new_count = new_count};
-	if (per_run)
-		diff_row_test_runs(d, &r, per_run);
-	else
-		diff_row_test(d, &r);
+	test_row(d, &r, per_run);
 	return r;
 }
 
@@ -313,12 +319,24 @@ static void diff_tree(const struct report *r, const struct diff *d, const struct
 	uint32_t nn = st.t->nnodes;
 	struct run_sums s;
 	stack_sums(st.t, d, &s);
-	int64_t *b = calloc_or_abort(nn, sizeof(*b)), *n = calloc_or_abort(nn, sizeof(*n));
-	int64_t *bc = calloc_or_abort(nn, sizeof(*bc)), *nc = calloc_or_abort(nn, sizeof(*nc));
-	calltree_node_sums(st.t, s.base, b, NULL);
-	calltree_node_sums(st.t, s.new, n, NULL);
-	calltree_node_sums(st.t, s.base_count, bc, NULL);
-	calltree_node_sums(st.t, s.new_count, nc, NULL);
+	/* Each run's node sums straight into the rows, through one array: a
+	 * diff of 200,000 deep stacks has millions of nodes, and four arrays
+	 * of them beside the rows were a fifth of the command's peak. */
+	st.rows = calloc_or_abort(nn, sizeof(*st.rows));
+	int64_t *sums = calloc_or_abort(nn, sizeof(*sums));
+	calltree_node_sums(st.t, s.base, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].base = sat_neg_i64(sums[i]); /* stored negated (diff.h) */
+	calltree_node_sums(st.t, s.new, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].new = sums[i];
+	calltree_node_sums(st.t, s.base_count, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].base_count = sat_neg_i64(sums[i]);
+	calltree_node_sums(st.t, s.new_count, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].new_count = sums[i];
+	free(sums);
 	int64_t **node_runs = NULL, *buf = calloc_or_abort(d->nruns + 1, sizeof(*buf));
 	if (s.runs) {
 		node_runs = calloc_or_abort(d->nruns + 1, sizeof(*node_runs));
@@ -327,9 +345,9 @@ static void diff_tree(const struct report *r, const struct diff *d, const struct
 			calltree_node_sums(st.t, s.runs[k], node_runs[k], NULL);
 		}
 	}
-	st.rows = calloc_or_abort(nn, sizeof(*st.rows));
+	free_sums(&s);
 	for (uint32_t i = 0; i < nn; i++)
-		st.rows[i] = make_row(d, b[i], n[i], bc[i], nc[i], row_runs(d, node_runs, i, buf));
+		test_row(d, &st.rows[i], row_runs(d, node_runs, i, buf));
 	for (uint32_t k = 0; node_runs && k < d->nruns; k++)
 		free(node_runs[k]);
 	free(node_runs);
@@ -364,11 +382,6 @@ static void diff_tree(const struct report *r, const struct diff *d, const struct
 	free(st.shown);
 	free(st.kept);
 	free(st.rows);
-	free(b);
-	free(n);
-	free(bc);
-	free(nc);
-	free_sums(&s);
 	calltree_free(st.t);
 }
 

@@ -149,6 +149,43 @@ static void merge_run(struct profile *dst, const struct profile *src)
 	dst->alloc_peak_ns = 0; /* each run's peak was at its own time */
 }
 
+struct profile *profile_sum_threads(const struct profile *p)
+{
+	struct profile *dst = profile_new();
+	if (!dst)
+		abort_out_of_memory();
+	struct profile_remap *r = profile_remap_new(dst, p, 0);
+	profile_remap_run(r);
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		profile_remap_thread(r, t); /* copies: dst thread t is p's */
+	profile_remap_free(r);
+	uint32_t empty = profile_add_stack(dst, NULL, 0);
+	uint32_t nt = p->nthreads, nc = p->ncolumns;
+	/* Per thread: the row being filled, or UINT32_MAX (samples of a thread p does not have are dropped). */
+	uint64_t *row = calloc_or_abort(nt ? nt : 1, sizeof(*row));
+	for (uint32_t t = 0; t < nt; t++)
+		row[t] = UINT64_MAX;
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		if (s->thread >= nt)
+			continue;
+		const int64_t *v = p->values + i * nc;
+		uint64_t k = row[s->thread];
+		/* A full count starts a row of its own. */
+		if (k == UINT64_MAX || (uint64_t)dst->samples[k].merged + s->merged + 1 >= UINT32_MAX) {
+			struct profile_sample first = {.stack = empty, .thread = s->thread, .merged = s->merged};
+			profile_add_sample(dst, &first, v);
+			row[s->thread] = dst->nsamples - 1;
+			continue;
+		}
+		dst->samples[k].merged += s->merged + 1;
+		for (uint32_t c = 0; c < nc; c++)
+			dst->values[k * nc + c] = sat_add_i64(dst->values[k * nc + c], v[c], NULL);
+	}
+	free(row);
+	return dst;
+}
+
 int profile_merge_add(struct profile_merge *m, const struct profile *src, char *err, size_t errlen)
 {
 	struct profile *dst = m->dst;

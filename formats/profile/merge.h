@@ -28,4 +28,12 @@ struct profile_merge *profile_merge_new(struct profile *dst, unsigned flags);
 int profile_merge_add(struct profile_merge *m, const struct profile *src, char *err, size_t errlen);
 void profile_merge_free(struct profile_merge *m);
 
+/*
+ * A new profile with p's value types, run description and threads, and one
+ * row per thread with an empty stack summing that thread's rows (values and
+ * sample counts): what p's totals and header need, without its stacks and
+ * rows (a diff keeps its runs so once it is built).
+ */
+struct profile *profile_sum_threads(const struct profile *p);
+
 #endif

@@ -335,6 +335,8 @@ uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t);
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth);
 /* Append a sample with its ncolumns stored values; aborts without value types. */
 void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values);
+/* Room for n samples in all, allocated exactly (growth doubles): for a builder that knows its count. */
+void profile_reserve_samples(struct profile *p, uint64_t n);
 
 /* ---- value types ---- */
 
