@@ -4,7 +4,11 @@
  * (render_source.c, source.h), or with --asm the per-instruction costs of
  * functions (render_asm.c, disasm.h).
  */
+#include <string.h>
+#include <unistd.h>
+
 #include "builtin.h"
+#include "file.h"
 #include "options.h"
 #include "report.h"
 
@@ -34,7 +38,7 @@ static const struct option_row source_rows[] = {
 
 static const struct analyze_command source_command = {
 	.name = "source",
-	.synopsis = "analyze source [options] TRACE [FILE]",
+	.synopsis = "analyze source [options] TRACE... [FILE]",
 	.summary = "Print a source file with the cost of each line between its number and the\n"
 		   "code (--value; by default time for CPU traces). Within a file each sample is\n"
 		   "charged once, to its innermost frame in that file: callers' lines stay clean,\n"
@@ -42,7 +46,8 @@ static const struct analyze_command source_command = {
 		   "counts in its own file. FILE matches the end of a recorded path (parser.c,\n"
 		   "src/parser.c); without it, the costliest files and their top lines. A source\n"
 		   "that is missing, newer than the binary or shorter than the costs need gets a\n"
-		   "note, and the costs are still listed by line number.\n"
+		   "note, and the costs are still listed by line number. Several traces are\n"
+		   "summed (as flat's); the last operand is FILE when it is not a trace.\n"
 		   "\n"
 		   "With --asm FUNCTION, for code without line info (or to see which\n"
 		   "instruction): the disassembly of each function matching FUNCTION, costliest\n"
@@ -56,10 +61,22 @@ static const struct analyze_command source_command = {
 		   "libcapstone (AT&T syntax).",
 	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_COMBINE | OPTGROUP_DISPLAY |
 		  OPTGROUP_PAGER,
-	.operands = "TRACE FILE",
-	.optional_operands = 1,
+	.operands = "TRACE...",
 	.options = source_rows,
 };
+
+/* Does path hold a trace (a zstd frame's magic number first)? A source file does not. */
+static int is_trace(const char *path)
+{
+	static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+	unsigned char head[4];
+	int fd = open_regular_file(path);
+	if (fd < 0)
+		return 0;
+	int yes = read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) && !memcmp(head, magic, sizeof(magic));
+	close(fd);
+	return yes;
+}
 
 int cmd_source(int argc, char **argv)
 {
@@ -70,13 +87,15 @@ int cmd_source(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	so.trace = o.operands[0];
-	so.file = o.noperands > 1 ? o.operands[1] : NULL;
+	int ntraces = o.noperands;
+	if (ntraces > 1 && !is_trace(o.operands[ntraces - 1]))
+		so.file = o.operands[--ntraces];
 	if (so.file && so.asm_function) {
 		rc = usage_error(cmd, "--asm shows functions, not a FILE: give one or the other");
 		analyze_options_free(&o);
 		return rc;
 	}
-	struct profile *p = report_profile(&so.trace, 1, &o.load, &o.filter);
+	struct profile *p = report_profile(o.operands, ntraces, &o.load, &o.filter);
 	uint32_t value = 0;
 	if (!p)
 		rc = 1; /* report_profile has said what went wrong */

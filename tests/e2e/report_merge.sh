@@ -78,6 +78,18 @@ fi
 ss=$(jq '[.profiles[].weights | add] | add / 1000000' "$scratch/abz.json") # ns, at the default 1 ms
 [ "$ss" = "$total" ] || fail "speedscope of a b busy weighs $ss ms, flat $total samples of 1 ms"
 
+# source of several traces (the last operand is the FILE when it is not a trace): per line, and
+# per instruction (--asm), a's plus b's, the addresses of b moved onto a's module.
+src_sum() { awk -F'\t' 'FNR > 1 { s[$2] += $4 } END { for (l in s) print l, s[l] }' "$@" | sort -n; }
+"$a" source -C --format tsv "$A" demo.c >"$scratch/sa" 2>/dev/null || fail "source a demo.c"
+"$a" source -C --format tsv "$B" demo.c >"$scratch/sb" 2>/dev/null || fail "source b demo.c"
+"$a" source -C --format tsv "$A" "$B" demo.c >"$scratch/sab" 2>/dev/null || fail "source a b demo.c exited $?"
+[ "$(src_sum "$scratch/sa" "$scratch/sb")" = "$(src_sum "$scratch/sab")" ] && [ -s "$scratch/sab" ] ||
+	fail "source a b demo.c is not a's plus b's per line: $(src_sum "$scratch/sab" | head)"
+asm_ms() { "$a" source -C --asm compare_u32 "$@" 2>/dev/null | sed -n 's/^compare_u32 in .*: \([0-9.]*\) ms .*/\1/p'; }
+want=$(awk -v x="$(asm_ms "$A")" -v y="$(asm_ms "$B")" 'BEGIN { printf "%.1f", x + y }')
+[ "$(asm_ms "$A" "$B")" = "$want" ] || fail "source --asm compare_u32 a b: $(asm_ms "$A" "$B") ms, a + b: $want ms"
+
 # 4. info describes each trace, then what they add up to; as JSON an array of them.
 "$a" info "$A" "$B" >"$scratch/info" 2>/dev/null || fail "info a b exited $?"
 [ "$(grep -c '^Trace: ' "$scratch/info")" -eq 2 ] || fail "info a b does not describe both traces"
