@@ -152,14 +152,17 @@ done
 grep -q "missing NEW operand" "$scratch/err" || fail "one operand: $(cat "$scratch/err")"
 
 # Sets of runs (--base A1 --base A2 NEW...): each side summed, the noise test over the runs
-# as replicates. Two runs of each share against two of another: heavy and light change by 40
-# points and are marked; three runs of one share against each other mark nothing.
+# as replicates. Three runs of each share against three of another: heavy and light change by
+# 40 points and are marked (two against two have too few degrees of freedom for 99% over the
+# rows: t ~ 20 on 2 of them is p ~ 0.003 before Holm); runs of one share mark nothing.
 run s2 0.3
-"$bin/analyze" diff --flat --base "$scratch/a.zst" --base "$scratch/b.zst" "$scratch/s.zst" "$scratch/s2.zst" \
-	>"$scratch/out" 2>"$scratch/err" || fail "diff --base a --base b s s2 exited $?: $(cat "$scratch/err")"
-grep -q "^Noise: *Welch's t-test over the runs of each side, on each run's share (2 base runs, 2 new)" "$scratch/out" ||
+run s3 0.3
+"$bin/analyze" diff --flat --base "$scratch/a.zst" --base "$scratch/b.zst" --base "$scratch/c.zst" \
+	"$scratch/s.zst" "$scratch/s2.zst" "$scratch/s3.zst" >"$scratch/out" 2>"$scratch/err" ||
+	fail "diff --base a --base b --base c s s2 s3 exited $?: $(cat "$scratch/err")"
+grep -q "^Noise: *Welch's t-test over the runs of each side, on each run's share (3 base runs, 3 new)" "$scratch/out" ||
 	fail "diff of sets does not say its test: $(head -12 "$scratch/out")"
-grep -q "^Base: .*a.zst and 1 more trace, in all" "$scratch/out" || fail "diff of sets: header: $(head -3 "$scratch/out")"
+grep -q "^Base: .*a.zst and 2 more traces, in all" "$scratch/out" || fail "diff of sets: header: $(head -3 "$scratch/out")"
 for f in heavy:-40 light:40; do
 	name=${f%%:*} want=${f#*:}
 	row=$(grep -E " $name\$" "$scratch/out") || fail "diff of sets: no $name row: $(cat "$scratch/out")"
