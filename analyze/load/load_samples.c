@@ -43,8 +43,8 @@
  * whatever the run's length, and the bins are as fine as it allows. A
  * thread's rows stay in the order of their first samples, so bin by bin in
  * time (what speedscope's sample order needs); a binned row's time is its
- * latest sample's, so that a plot lays its weight back over its bin
- * (plot_spread.c), not before it.
+ * bin's middle (profile.sample_bin_ns says the width), so that a plot
+ * spreads its weight over its bin (plot_spread.c).
  */
 #include "load_internal.h"
 
@@ -382,6 +382,7 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 	uint32_t col = p->value_types[L->samples_value].column;
 	hashmap_free(&st->rows);
 	hashmap_init(&st->rows, 16);
+	p->sample_bin_ns = st->binned ? 1ull << st->bin_shift : 0;
 	uint64_t mixed = 0;
 	for (uint64_t i = 0; i < st->nsums; i++) {
 		const struct sum_row *r = &st->sums[i];
@@ -390,9 +391,16 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 		if (L->nunloads_seen && epoch_so_far(L, r->min_time) != epoch_so_far(L, r->max_time))
 			mixed += profile_sample_count(&(struct profile_sample){.merged = r->merged});
 		/* time_ns: the earliest, which lies in the row's epoch as all its samples do; in a bin,
-		 * the latest (which does too), where a plot lays the row's weight back from. */
-		struct profile_sample s = {.stack = r->stack, .thread = r->thread,
-					   .time_ns = st->binned ? r->max_time : r->min_time,
+		 * its middle, within the row's samples' times when modules were unloaded (the epoch). */
+		uint64_t t = r->min_time;
+		if (st->binned) {
+			uint64_t bin = bin_of(st->bin_t0, st->bin_shift, r->min_time);
+			uint64_t start = st->bin_t0 + (bin << st->bin_shift), half = p->sample_bin_ns / 2;
+			t = start > UINT64_MAX - half ? UINT64_MAX : start + half;
+			if (L->nunloads_seen)
+				t = t < r->min_time ? r->min_time : t > r->max_time ? r->max_time : t;
+		}
+		struct profile_sample s = {.stack = r->stack, .thread = r->thread, .time_ns = t,
 					   .label = r->label, .merged = r->merged};
 		row[col] = r->value;
 		profile_add_sample(p, &s, row);
@@ -400,8 +408,8 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 	if (mixed)
 		diag(L->diag, DIAG_WARNING,
 		     "%s: %" PRIu64 " samples were summed across a library unload whose record came late: where "
-		     "a library was mapped again at its place, their frames are named as at their %s sample",
-		     L->path, mixed, st->binned ? "last" : "first");
+		     "a library was mapped again at its place, their frames are named as at %s",
+		     L->path, mixed, st->binned ? "one of their samples" : "their first sample");
 }
 
 /*

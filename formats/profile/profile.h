@@ -268,6 +268,13 @@ struct profile {
 	 */
 	uint64_t time_resolution_ns;
 	/*
+	 * Sample rows summed per time bin (analyze's loader past its bound on
+	 * rows in time): the bins' width, each row's time its bin's middle, so
+	 * that a plot spreads the row over its bin; 0: each row of samples has
+	 * its own sample's time (or stands for the whole run).
+	 */
+	uint64_t sample_bin_ns;
+	/*
 	 * Which allocations were recorded (PROFILE_ALLOCS_*; 0: no allocation
 	 * types), the parameter (RATE, or the mean bytes N), whether the
 	 * values were scaled up to estimates (--scale), and when the live heap
