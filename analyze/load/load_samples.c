@@ -388,12 +388,14 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 		const struct sum_row *r = &st->sums[i];
 		/* collect drains one ring after another: an unload's record can come after samples timed
 		 * later than it, which were keyed in the epoch before. Every unload is known now. */
-		if (L->nunloads_seen && epoch_so_far(L, r->min_time) != epoch_so_far(L, r->max_time))
+		int spans = L->nunloads_seen && epoch_so_far(L, r->min_time) != epoch_so_far(L, r->max_time);
+		if (spans)
 			mixed += profile_sample_count(&(struct profile_sample){.merged = r->merged});
 		/* time_ns: the earliest, which lies in the row's epoch as all its samples do; in a bin,
-		 * its middle, within the row's samples' times when modules were unloaded (the epoch). */
+		 * its middle, within the row's samples' times when modules were unloaded (any time
+		 * between them is in their epoch, unless they span one: then the earliest still). */
 		uint64_t t = r->min_time;
-		if (st->binned) {
+		if (st->binned && !spans) {
 			uint64_t bin = bin_of(st->bin_t0, st->bin_shift, r->min_time);
 			uint64_t start = st->bin_t0 + (bin << st->bin_shift), half = p->sample_bin_ns / 2;
 			t = start > UINT64_MAX - half ? UINT64_MAX : start + half;
@@ -408,8 +410,8 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 	if (mixed)
 		diag(L->diag, DIAG_WARNING,
 		     "%s: %" PRIu64 " samples were summed across a library unload whose record came late: where "
-		     "a library was mapped again at its place, their frames are named as at %s",
-		     L->path, mixed, st->binned ? "one of their samples" : "their first sample");
+		     "a library was mapped again at its place, their frames are named as at their first sample",
+		     L->path, mixed);
 }
 
 /*

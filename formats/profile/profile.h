@@ -162,7 +162,8 @@ struct profile_sample {
 	 * the struct stays 24 bytes). A loaded profile keeps one row per
 	 * distinct (stack, thread, label, weight) with time_ns its earliest
 	 * sample's, so that memory follows what is shown, not the run's length
-	 * (load_options.sample_times keeps one row per sample instead). Reports
+	 * (load_options.sample_times keeps rows in time instead: one per sample,
+	 * or past a bound one per key and time bin, see sample_bin_ns). Reports
 	 * that say how many samples there were count 1 + merged per row
 	 * (profile_sample_count); 0 in every row a profile builds otherwise.
 	 */

@@ -668,6 +668,69 @@ static void test_time_bins(void)
 	profile_free(binned);
 }
 
+/* Does every leaf function name carry the same samples in p as in q? */
+static int same_leaves(const struct profile *p, const struct profile *q)
+{
+	const struct profile *both[2] = {p, q};
+	const char *names[16];
+	uint64_t counts[2][16] = {{0}};
+	int n = 0;
+	for (int k = 0; k < 2; k++)
+		for (uint64_t i = 0; i < both[k]->nsamples; i++) {
+			const char *name = leaf_name(both[k], i);
+			int j = 0;
+			while (j < n && strcmp(names[j], name))
+				j++;
+			if (j == n && n == 16)
+				return 0;
+			if (j == n)
+				names[n++] = name;
+			counts[k][j] += profile_sample_count(&both[k]->samples[i]);
+		}
+	return !memcmp(counts[0], counts[1], sizeof(counts[0]));
+}
+
+/*
+ * Rows binned in time see what summed rows see: the traces of the checks
+ * above, loaded with a bound of a few rows, say the same things with the
+ * same figures, and name the same frames.
+ */
+static void test_time_bins_checked(void)
+{
+	const char *traces[] = {"weights.zst", "saturate.zst", "late-unload.zst", "epochs.zst"};
+	for (int k = 0; k < 4; k++) {
+		struct diag_list summed, binned;
+		struct load_stats a, b;
+		struct profile *p = load_timed(traces[k], LOAD_TIMES_NONE, 0, &summed, &a);
+		struct profile *q = load_timed(traces[k], LOAD_TIMES_BINNED, 2, &binned, &b);
+		CHECK(p && q);
+		if (!p || !q)
+			continue;
+		int same = summed.n == binned.n;
+		for (size_t i = 0; same && i < summed.n; i++)
+			same = !strcmp(summed.texts[i], binned.texts[i]);
+		CHECKF(same, "%s: %zu messages summed, %zu binned", traces[k], summed.n, binned.n);
+		if (!same) {
+			dump(&summed);
+			dump(&binned);
+		}
+		CHECK(a.clamped_weights == b.clamped_weights && a.samples_outside_run == b.samples_outside_run &&
+		      a.samples_backwards == b.samples_backwards && a.overbusy_threads == b.overbusy_threads &&
+		      a.undefined_stack_samples == b.undefined_stack_samples && b.time_bin_ns > 0);
+		int sa = 0, sb = 0;
+		CHECK(profile_samples_total(p) == profile_samples_total(q));
+		CHECKF(same_leaves(p, q), "%s: leaf functions differ", traces[k]);
+		for (uint32_t v = 0; v < p->nvalue_types; v++)
+			CHECK(profile_value_total(p, v, &sa) == profile_value_total(q, v, &sb) && sa == sb);
+		diag_list_free(&summed);
+		diag_list_free(&binned);
+		load_stats_free(&a);
+		load_stats_free(&b);
+		profile_free(p);
+		profile_free(q);
+	}
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -678,6 +741,7 @@ int main(void)
 	test_truncated_and_empty();
 	test_implausible_losses();
 	test_implausible_samples();
+	test_time_bins_checked();
 	test_fifo_module();
 	test_huge_blocks();
 	test_process_heaps();
