@@ -249,8 +249,13 @@ static uint32_t *row_cache_entry(struct samples_state *st, uint32_t stack, uint3
  */
 static void rebin(struct loader *L, struct samples_state *st)
 {
-	hashmap_free(&st->rows);
-	hashmap_init(&st->rows, st->nsums);
+	/* The rows only shrink: a table that held them holds what they become. */
+	if (st->rows.mask + 1 >= 2 * st->nsums) {
+		hashmap_clear(&st->rows);
+	} else {
+		hashmap_free(&st->rows);
+		hashmap_init(&st->rows, st->nsums);
+	}
 	uint64_t n = 0;
 	for (uint64_t i = 0; i < st->nsums; i++) {
 		struct sum_row r = st->sums[i];
