@@ -5,6 +5,7 @@
  * --significant is refused there, see cmd_diff).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ struct diff_args {
 	double confidence;
 	int format; /* enum diff_format */
 	const char *output;
+	struct option_strings base; /* --base: a set of base runs; the operands are then the new ones */
 };
 
 static const struct option_row diff_rows[] = {
@@ -65,12 +67,18 @@ static const struct option_row diff_rows[] = {
 		   "run's threads, then the base run's as more profiles"),
 	OPT_STRING('o', "output", "FILE", struct diff_args, output,
 		   "write to FILE (default: standard output, '-')"),
+	OPT_CALLBACK(0, "base", "TRACE", struct diff_args, base, option_add_string,
+		     "a base run (repeatable): compare the set of --base\n"
+		     "runs with the set of NEW runs the operands name;\n"
+		     "with two or more runs on each side the noise test\n"
+		     "is Welch's t-test over the runs as replicates"),
 	OPT_END(),
 };
 
 static const struct analyze_command diff_command = {
 	.name = "diff",
-	.synopsis = "analyze diff [options] BASE NEW",
+	.synopsis = "analyze diff [options] BASE NEW\n"
+		    "       analyze diff [options] --base BASE [--base BASE...] NEW...",
 	.summary = "Compare two traces: the call tree (or flat rows) of the changes from BASE to\n"
 		   "NEW, largest first, each with base's value, new's, the change and the change\n"
 		   "as a share of base's total, frames matched by module and function name (and\n"
@@ -79,10 +87,13 @@ static const struct analyze_command diff_command = {
 		   "(Poisson counts with --no-normalize), Holm-Bonferroni-corrected over the rows\n"
 		   "shown, so that two runs of one program mark no row at the stated confidence;\n"
 		   "'*' beyond noise, '~' within it, '=' unchanged. Exact traces (no sampling)\n"
-		   "have no noise: every change is marked. The filters apply to both runs first.",
+		   "have no noise: every change is marked. The filters apply to both runs first.\n"
+		   "Sets of runs (--base) are each summed; with two or more on each side, a row's\n"
+		   "noise is how much it varies from run to run (Welch's t-test on its share of\n"
+		   "each run), which holds sampling noise and whatever else differs between runs.",
 	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT |
 		  OPTGROUP_LINES | OPTGROUP_COMBINE | OPTGROUP_DISPLAY | OPTGROUP_PAGER,
-	.operands = "BASE NEW",
+	.operands = "TRACE...",
 	.options = diff_rows,
 };
 
@@ -151,7 +162,18 @@ int cmd_diff(int argc, char **argv)
 	struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
 				    .confidence = a.confidence, .diag = diag_stderr_sink()};
 	char err[1024];
-	rc = diff_load(&d, o.operands[0], o.operands[1], &o.load, &o.filter, &dopt, err, sizeof(err));
+	if (!a.base.n && o.noperands != 2) {
+		rc = usage_error(cmd, o.noperands < 2 ? "missing NEW operand" : "unexpected operand '%s' (sets of runs: --base BASE... NEW...)",
+				 o.noperands < 2 ? "" : o.operands[2]);
+		free(a.base.items);
+		analyze_options_free(&o);
+		return rc;
+	}
+	/* Without --base: BASE NEW; with it, every operand is a new run. */
+	const char *const *base = a.base.n ? a.base.items : o.operands;
+	int nbase = a.base.n ? (int)a.base.n : 1;
+	rc = diff_load_sets(&d, base, nbase, o.operands + (a.base.n ? 0 : 1), o.noperands - (a.base.n ? 0 : 1),
+			    &o.load, &o.filter, &dopt, err, sizeof(err));
 	if (rc == DIFF_INCOMPARABLE) /* a usage error when --value named the type */
 		rc = o.value_name ? usage_error(cmd, "%s", err) : runtime_error(cmd, "%s", err);
 	else if (rc == DIFF_UNREADABLE)
@@ -159,6 +181,7 @@ int cmd_diff(int argc, char **argv)
 	else
 		rc = write_output(&a, &o, &d);
 	diff_free(&d);
+	free(a.base.items);
 	analyze_options_free(&o);
 	return rc;
 }

@@ -63,7 +63,8 @@ static const struct option_row export_rows[] = {
 
 static const struct analyze_command export_command = {
 	.name = "export",
-	.synopsis = "analyze export --format folded|speedscope|pprof [-o FILE] [options] TRACE",
+	.synopsis = "analyze export --format folded|speedscope|pprof [-o FILE] [options] TRACE...",
+	.operands = "TRACE...",
 	.summary = "Write the profile for flamegraph.pl/inferno, speedscope or go tool pprof.",
 	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT |
 		  OPTGROUP_LINES,
@@ -91,7 +92,7 @@ int cmd_export(int argc, char **argv)
 	const char *trace = o.operands[0];
 	/* speedscope lists each thread's samples in time order: rows in time, binned past a bound. */
 	o.load.sample_times = a.format == FORMAT_SPEEDSCOPE ? LOAD_TIMES_BINNED : LOAD_TIMES_NONE;
-	struct profile *p = report_profile(trace, &o.load, &o.filter); /* loaded and filtered as tree and flat do */
+	struct profile *p = report_profile(o.operands, o.noperands, &o.load, &o.filter); /* loaded and filtered as tree and flat do */
 	if (!p) {
 		rc = 1;
 		goto out;

@@ -28,7 +28,8 @@ static const struct option_row flat_rows[] = {
 
 static const struct analyze_command flat_command = {
 	.name = "flat",
-	.synopsis = "analyze flat [options] TRACE",
+	.synopsis = "analyze flat [options] TRACE...",
+	.operands = "TRACE...",
 	.summary = "Print one row per function with its inclusive count (each sample counted\n"
 		   "once per row, even under recursion) and its self count.",
 	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_SELECT | OPTGROUP_MINCOUNT |

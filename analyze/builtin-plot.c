@@ -114,7 +114,7 @@ int cmd_plot(int argc, char **argv)
 		rq.trace = title;
 		rq.diff = &d;
 	} else {
-		rq.p = p = report_profile(o.operands[1], &lo, &o.filter);
+		rq.p = p = report_profile(&o.operands[1], 1, &lo, &o.filter);
 		rc = !p ? 1 : o.value_name ? options_resolve_value(cmd, &o, p, o.operands[1], &rq.value) : 0;
 	}
 	if (rc == 0 && plot_make(&rq, err, sizeof(err)) < 0)

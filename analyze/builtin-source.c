@@ -76,7 +76,7 @@ int cmd_source(int argc, char **argv)
 		analyze_options_free(&o);
 		return rc;
 	}
-	struct profile *p = report_profile(so.trace, &o.load, &o.filter);
+	struct profile *p = report_profile(&so.trace, 1, &o.load, &o.filter);
 	uint32_t value = 0;
 	if (!p)
 		rc = 1; /* report_profile has said what went wrong */

@@ -42,7 +42,8 @@ static const struct option_row tree_rows[] = {
 
 static const struct analyze_command tree_command = {
 	.name = "tree",
-	.synopsis = "analyze tree [options] TRACE",
+	.synopsis = "analyze tree [options] TRACE...",
+	.operands = "TRACE...",
 	.summary = "Print the call tree with counts per node, as Julia's Profile.print does.\n"
 		   "Counts are of the chosen value type (--value; by default sample weights in\n"
 		   "timer periods); the left column is self count, the next the node's share of\n"

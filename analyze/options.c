@@ -23,7 +23,6 @@ struct shared_row {
 	struct option_row row;
 };
 
-static int add_string(const struct analyze_command *cmd, const struct option_row *row, void *target, const char *arg);
 static int add_name(const struct analyze_command *cmd, const struct option_row *row, void *target, const char *arg);
 static int add_id(const struct analyze_command *cmd, const struct option_row *row, void *target, const char *arg);
 static int add_regex(const struct analyze_command *cmd, const struct option_row *row, void *target, const char *arg);
@@ -42,9 +41,9 @@ static const struct option_choice color_choices[] = {{"auto", 0}, {"always", 1},
 
 /* --help lists a command's shared options in this order. */
 static const struct shared_row shared_rows[] = {
-	{OPTGROUP_LOAD, OPT_CALLBACK(0, "debug-dir", "DIR", SHARED, debug_dirs, add_string,
+	{OPTGROUP_LOAD, OPT_CALLBACK(0, "debug-dir", "DIR", SHARED, debug_dirs, option_add_string,
 				     "also look for debug info in DIR (repeatable)")},
-	{OPTGROUP_LOAD, OPT_CALLBACK(0, "search-dir", "DIR", SHARED, search_dirs, add_string,
+	{OPTGROUP_LOAD, OPT_CALLBACK(0, "search-dir", "DIR", SHARED, search_dirs, option_add_string,
 				     "where a module's recorded file is missing or another\n"
 				     "build, look for it in DIR by build-id (DIR/.build-id/\n"
 				     "xx/yyyy, as analyze archive packs it), by its path\n"
@@ -205,7 +204,7 @@ int option_confidence(const struct analyze_command *cmd, const struct option_row
 	return 0;
 }
 
-static int add_string(const struct analyze_command *cmd, const struct option_row *row, void *target, const char *arg)
+int option_add_string(const struct analyze_command *cmd, const struct option_row *row, void *target, const char *arg)
 {
 	(void)cmd, (void)row;
 	struct option_strings *list = target;
@@ -219,7 +218,7 @@ static int add_name(const struct analyze_command *cmd, const struct option_row *
 {
 	if (!*arg)
 		return usage_error(cmd, "--%s wants a name", row->name);
-	return add_string(cmd, row, target, arg);
+	return option_add_string(cmd, row, target, arg);
 }
 
 /* --tid, --pid: an id in [row->min, row->max]. */
@@ -403,12 +402,13 @@ static int read_operands(const struct analyze_command *cmd, struct analyze_optio
 	     w = strtok_r(NULL, " ", &save))
 		name[max++] = w;
 	int min = max - cmd->optional_operands;
+	size_t last = max ? strlen(name[max - 1]) : 0;
+	int repeats = last > 3 && !strcmp(name[max - 1] + last - 3, "...");
 	if (n < min)
-		return usage_error(cmd, "missing %s operand", name[n]);
-	if (n > max)
+		return usage_error(cmd, "missing %.*s operand", (int)strcspn(name[n], "."), name[n]);
+	if (n > max && !repeats)
 		return usage_error(cmd, "unexpected operand '%s'", argv[max]);
-	for (int i = 0; i < n; i++)
-		o->operands[i] = argv[i];
+	o->operands = (const char *const *)argv;
 	o->noperands = n;
 	return -1;
 }

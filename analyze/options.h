@@ -53,7 +53,7 @@
 #define OPTGROUP_PROGRAMS 0x100u /* which samples of a trace of many programs: --comm, --module, --focus, --ignore */
 #define OPTGROUP_PAGER 0x400u   /* --no-pager: a long text report, through a pager on a terminal (pager.h) */
 
-#define ANALYZE_MAX_OPERANDS 4
+#define ANALYZE_MAX_OPERANDS 4 /* names in analyze_command.operands */
 
 /* Growable storage behind a repeatable option's values. */
 struct option_strings {
@@ -80,7 +80,7 @@ struct analyze_options {
 	int color;                    /* resolved --color: 1 to emit ANSI colors */
 	int pager;                    /* resolved OPTGROUP_PAGER: 1 to page (options_start_pager) */
 	const char *value_name;       /* --value TYPE, NULL: the profile's default */
-	const char *operands[ANALYZE_MAX_OPERANDS]; /* every operand, in order */
+	const char *const *operands;  /* every operand, in order (argv's) */
 	int noperands;
 	/* As given, before the parse resolves them into color and pager. */
 	int color_when;               /* --color: index of auto, always, never */
@@ -175,7 +175,8 @@ struct analyze_command {
 	/*
 	 * The operands' names for messages, space-separated ("BASE NEW",
 	 * "KIND TRACE NEW"), or NULL for the one TRACE; the last
-	 * optional_operands of them may be left out.
+	 * optional_operands of them may be left out. A last name ending in
+	 * "..." ("TRACE...") is one or more operands.
 	 */
 	const char *operands;
 	int optional_operands;
@@ -202,6 +203,9 @@ void analyze_options_help(FILE *out, const struct analyze_command *cmd);
 /* Strict number parsing for option values: 0 on success, -1 when not a number. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double *out);
+/* OPTION_CALLBACK reader of a repeatable string option: appends to a struct option_strings. */
+int option_add_string(const struct analyze_command *cmd, const struct option_row *row, void *target,
+		      const char *arg);
 /* OPTION_CALLBACK reader of diff's noise test --confidence (diff and plot diff): a double in (0, 1). */
 int option_confidence(const struct analyze_command *cmd, const struct option_row *row, void *target,
 		      const char *arg);

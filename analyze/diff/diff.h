@@ -48,7 +48,8 @@ struct diff_options {
 
 /* One side of the comparison. */
 struct diff_run {
-	const struct profile *p; /* loaded and filtered; outlives the diff */
+	const struct profile *p; /* loaded and filtered; outlives the diff (diff_load
+				    keeps its rows summed per thread once the diff is built) */
 	const char *path;        /* for messages */
 	uint32_t value;          /* the compared type in p */
 	uint32_t count;          /* the count type behind it, or PROFILE_NO_VALUE:
@@ -57,6 +58,7 @@ struct diff_run {
 				    (profile.rows_are_signals): see diff.c */
 	int64_t total;           /* of value over every sample */
 	int64_t count_total;
+	uint32_t nruns;          /* traces in the run's set (analyze diff --base A1 --base A2 B1 B2) */
 };
 
 struct diff {
@@ -71,6 +73,17 @@ struct diff {
 	char common[256];         /* the value types both runs have, ", "-separated */
 	uint32_t ncommon;
 	struct profile *loaded[2]; /* base and new when diff_load loaded them (diff_free frees them) */
+	/*
+	 * Sets of runs on both sides (two or more each): the noise test takes
+	 * the runs as replicates (diff_row_test_runs). Runs are numbered base's
+	 * first, then new's; run_threads[k] marks the threads of p run k had,
+	 * run_totals[k] is its total of the compared value (positive; new's
+	 * scaled as its values are).
+	 */
+	int replicates;
+	uint32_t nruns;
+	uint8_t **run_threads;
+	int64_t *run_totals;
 };
 
 /*
@@ -94,6 +107,15 @@ enum { DIFF_UNREADABLE = -1, DIFF_INCOMPARABLE = -2 };
  */
 int diff_load(struct diff *d, const char *base_path, const char *new_path, const struct load_options *lo,
 	      const struct filter_options *fo, const struct diff_options *o, char *err, size_t errlen);
+/*
+ * The same with a set of traces on each side (paths[0..n)), each set summed
+ * with its runs kept apart (profile_thread.run): with two or more runs on
+ * both sides the noise test takes them as replicates. Messages name the
+ * first trace of a set.
+ */
+int diff_load_sets(struct diff *d, const char *const *base_paths, int nbase, const char *const *new_paths,
+		   int nnew, const struct load_options *lo, const struct filter_options *fo,
+		   const struct diff_options *o, char *err, size_t errlen);
 
 /* A row's figures: each run's value (new's scaled) and counts, the test. */
 struct diff_row {
@@ -113,13 +135,17 @@ double diff_row_percent(const struct diff *d, const struct diff_row *r);
 
 /* The row's p-value (r->p) from its values and counts (see diff.c). */
 void diff_row_test(const struct diff *d, struct diff_row *r);
+/* With replicates: r->p from the row's value in each run (d->nruns values of DIFF_VALUE as
+ * stored: base's negated), Welch's t-test over the runs (see diff.c). */
+void diff_row_test_runs(const struct diff *d, struct diff_row *r, const int64_t *per_run);
 /* Holm-Bonferroni over the n rows tested together: p_adjusted and
- * significant of each (exact runs: significant when the value changed). */
-void diff_adjust(const struct diff *d, struct diff_row *const *rows, size_t n);
+ * significant of each (exact runs: significant when the value changed);
+ * rows[] is reordered (by p). */
+void diff_adjust(const struct diff *d, struct diff_row **rows, size_t n);
 /*
  * Half-width of the row's change's confidence interval at d's confidence,
  * simultaneous over m rows (Bonferroni), in percentage points of base's
- * total; 0 for exact runs.
+ * total; 0 for exact runs and with replicates (a row keeps no per-run figures).
  */
 double diff_row_margin(const struct diff *d, const struct diff_row *r, size_t m);
 
@@ -131,5 +157,7 @@ const char *diff_count_name(const struct diff *d);
 /* Two-sided p-value of a standard normal z, and its inverse (p in (0, 1]). */
 double diff_normal_p(double z);
 double diff_normal_z(double p);
+/* Two-sided p-value of Student's t with df > 0 degrees of freedom (the replicates' test). */
+double diff_student_p(double t, double df);
 
 #endif

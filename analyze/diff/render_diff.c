@@ -33,6 +33,7 @@
 /* Each run's figures per node or row, from per-stack sums by run. */
 struct run_sums {
 	int64_t *base, *new, *base_count, *new_count; /* per stack */
+	int64_t **runs; /* replicates: per run of d (diff.h), per stack */
 };
 
 static void stack_sums(const struct calltree *t, const struct diff *d, struct run_sums *s)
@@ -46,6 +47,14 @@ static void stack_sums(const struct calltree *t, const struct diff *d, struct ru
 	calltree_stack_sums(t, DIFF_VALUE, d->new_threads, s->new);
 	calltree_stack_sums(t, DIFF_COUNT, d->base_threads, s->base_count);
 	calltree_stack_sums(t, DIFF_COUNT, d->new_threads, s->new_count);
+	s->runs = NULL;
+	if (!d->replicates)
+		return;
+	s->runs = calloc_or_abort(d->nruns + 1, sizeof(*s->runs)); /* NULL-ended, for free_sums */
+	for (uint32_t k = 0; k < d->nruns; k++) {
+		s->runs[k] = calloc_or_abort(n, sizeof(int64_t));
+		calltree_stack_sums(t, DIFF_VALUE, d->run_threads[k], s->runs[k]);
+	}
 }
 
 static void free_sums(struct run_sums *s)
@@ -54,16 +63,38 @@ static void free_sums(struct run_sums *s)
 	free(s->new);
 	free(s->base_count);
 	free(s->new_count);
+	for (uint32_t k = 0; s->runs && s->runs[k]; k++)
+		free(s->runs[k]);
+	free(s->runs);
 }
 
 /* Base's value is stored negated (diff.h). */
+/* The row's test: over the runs with replicates (per_run), else on its counts. */
+static void test_row(const struct diff *d, struct diff_row *r, const int64_t *per_run)
+{
+	if (per_run)
+		diff_row_test_runs(d, r, per_run);
+	else
+		diff_row_test(d, r);
+}
+
 static struct diff_row make_row(const struct diff *d, int64_t base, int64_t new, int64_t base_count,
-				int64_t new_count)
+				int64_t new_count, const int64_t *per_run)
 {
 	struct diff_row r = {.base = sat_neg_i64(base), .new = new, .base_count = sat_neg_i64(base_count),
 			     .new_count = new_count};
-	diff_row_test(d, &r);
+	test_row(d, &r, per_run);
 	return r;
+}
+
+/* Row i's value in each run, from per-run sums by row (NULL without replicates). */
+static const int64_t *row_runs(const struct diff *d, int64_t *const *by_run, uint32_t i, int64_t *buf)
+{
+	if (!by_run)
+		return NULL;
+	for (uint32_t k = 0; k < d->nruns; k++)
+		buf[k] = by_run[k][i];
+	return buf;
 }
 
 /* Would run side (value v, its parent's pv) show it? (tree's own rules) */
@@ -142,13 +173,15 @@ static void print_header(const struct report *r, const struct diff *d, size_t te
 	const char *labels[2] = {"Base:", "New: "};
 	for (int i = 0; i < 2; i++) {
 		const struct profile *p = runs[i]->p;
-		char safe[4096], path[4096], duration[32];
+		char safe[4096], path[4096], duration[32], more[64] = "";
 		int64_t totals[PROFILE_MAX_VALUE_TYPES] = {0};
 		int saturated = 0;
 		profile_totals(p, totals, &saturated);
-		fprintf(r->out, "%s%s%s %s (%s, %s)\n", pal->bold, labels[i], pal->reset,
+		if (runs[i]->nruns > 1) /* a set: its first trace, how many more, their summed time */
+			snprintf(more, sizeof(more), " and %u more trace%s", runs[i]->nruns - 1, runs[i]->nruns > 2 ? "s" : "");
+		fprintf(r->out, "%s%s%s %s (%s%s, %s%s)\n", pal->bold, labels[i], pal->reset,
 			p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)",
-			escape_text(runs[i]->path, path, sizeof(path)),
+			escape_text(runs[i]->path, path, sizeof(path)), more, runs[i]->nruns > 1 ? "in all " : "",
 			p->duration_ns ? format_duration(p->duration_ns, duration, sizeof(duration)) : "duration unknown");
 		report_samples_line(r, "      ", p, totals, saturated);
 	}
@@ -171,6 +204,11 @@ static void print_header(const struct report *r, const struct diff *d, size_t te
 	if (d->exact)
 		fprintf(r->out, "%sNoise:%s  none: both runs are exact counts, not samples, so every change is real:\n"
 			"        %zu of %zu rows changed (*)\n", pal->bold, pal->reset, significant, tested);
+	else if (d->replicates)
+		fprintf(r->out, "%sNoise:%s  %s (%u base runs, %u new), Holm-Bonferroni over %zu rows,\n"
+			"        %g%% confidence: %zu beyond the runs' noise (*), the others within it (~) or unchanged (=)\n",
+			pal->bold, pal->reset, diff_test_name(d), d->base.nruns, d->new.nruns, tested, 100 * d->confidence,
+			significant);
 	else
 		fprintf(r->out, "%sNoise:%s  %s on the %s behind each row, Holm-Bonferroni over %zu rows,\n"
 			"        %g%% confidence: %zu beyond sampling noise (*), the others within it (~) or unchanged (=)\n",
@@ -281,15 +319,39 @@ static void diff_tree(const struct report *r, const struct diff *d, const struct
 	uint32_t nn = st.t->nnodes;
 	struct run_sums s;
 	stack_sums(st.t, d, &s);
-	int64_t *b = calloc_or_abort(nn, sizeof(*b)), *n = calloc_or_abort(nn, sizeof(*n));
-	int64_t *bc = calloc_or_abort(nn, sizeof(*bc)), *nc = calloc_or_abort(nn, sizeof(*nc));
-	calltree_node_sums(st.t, s.base, b, NULL);
-	calltree_node_sums(st.t, s.new, n, NULL);
-	calltree_node_sums(st.t, s.base_count, bc, NULL);
-	calltree_node_sums(st.t, s.new_count, nc, NULL);
+	/* Each run's node sums straight into the rows, through one array: a
+	 * diff of 200,000 deep stacks has millions of nodes, and four arrays
+	 * of them beside the rows were a fifth of the command's peak. */
 	st.rows = calloc_or_abort(nn, sizeof(*st.rows));
+	int64_t *sums = calloc_or_abort(nn, sizeof(*sums));
+	calltree_node_sums(st.t, s.base, sums, NULL);
 	for (uint32_t i = 0; i < nn; i++)
-		st.rows[i] = make_row(d, b[i], n[i], bc[i], nc[i]);
+		st.rows[i].base = sat_neg_i64(sums[i]); /* stored negated (diff.h) */
+	calltree_node_sums(st.t, s.new, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].new = sums[i];
+	calltree_node_sums(st.t, s.base_count, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].base_count = sat_neg_i64(sums[i]);
+	calltree_node_sums(st.t, s.new_count, sums, NULL);
+	for (uint32_t i = 0; i < nn; i++)
+		st.rows[i].new_count = sums[i];
+	free(sums);
+	int64_t **node_runs = NULL, *buf = calloc_or_abort(d->nruns + 1, sizeof(*buf));
+	if (s.runs) {
+		node_runs = calloc_or_abort(d->nruns + 1, sizeof(*node_runs));
+		for (uint32_t k = 0; k < d->nruns; k++) {
+			node_runs[k] = calloc_or_abort(nn, sizeof(int64_t));
+			calltree_node_sums(st.t, s.runs[k], node_runs[k], NULL);
+		}
+	}
+	free_sums(&s);
+	for (uint32_t i = 0; i < nn; i++)
+		test_row(d, &st.rows[i], row_runs(d, node_runs, i, buf));
+	for (uint32_t k = 0; node_runs && k < d->nruns; k++)
+		free(node_runs[k]);
+	free(node_runs);
+	free(buf);
 	st.shown = calloc_or_abort(nn, 1);
 	st.kept = calloc_or_abort(nn, 1);
 	size_t tested = mark_shown(&st), significant = 0, k = 0;
@@ -320,11 +382,6 @@ static void diff_tree(const struct report *r, const struct diff *d, const struct
 	free(st.shown);
 	free(st.kept);
 	free(st.rows);
-	free(b);
-	free(n);
-	free(bc);
-	free(nc);
-	free_sums(&s);
 	calltree_free(st.t);
 }
 
@@ -403,8 +460,15 @@ void diff_table_build(struct diff_table *dt, const struct diff *d, const struct 
 	dt->rows = calloc_or_abort(nrows + 1, sizeof(*dt->rows));
 	dt->order = calloc_or_abort(nrows + 1, sizeof(*dt->order));
 	struct diff_row **family = calloc_or_abort(nrows + 1, sizeof(*family));
+	struct flat_table *runs = s.runs ? calloc_or_abort(d->nruns, sizeof(*runs)) : NULL;
+	for (uint32_t k = 0; runs && k < d->nruns; k++)
+		flat_table_build(&runs[k], dt->t, o->lines, s.runs[k]);
+	int64_t *per_run = calloc_or_abort(d->nruns + 1, sizeof(*per_run));
 	for (uint32_t i = 0; i < nrows; i++) {
-		dt->rows[i] = make_row(d, dt->ft.rows[i].count, fn.rows[i].count, fcb.rows[i].count, fcn.rows[i].count);
+		for (uint32_t k = 0; runs && k < d->nruns; k++)
+			per_run[k] = runs[k].rows[i].count;
+		dt->rows[i] = make_row(d, dt->ft.rows[i].count, fn.rows[i].count, fcb.rows[i].count, fcn.rows[i].count,
+				       runs ? per_run : NULL);
 		if (side_shows(dt->rows[i].base, 0, 1, o, 0) || side_shows(raw_new(d, dt->rows[i].new), 0, 1, o, 0)) {
 			family[dt->n] = &dt->rows[i];
 			dt->order[dt->n++] = i;
@@ -416,6 +480,10 @@ void diff_table_build(struct diff_table *dt, const struct diff *d, const struct 
 	struct flat_state fs = {d, &dt->ft, dt->rows};
 	qsort_r(dt->order, dt->n, sizeof(*dt->order), flat_order, &fs);
 	free(family);
+	for (uint32_t k = 0; runs && k < d->nruns; k++)
+		flat_table_free(&runs[k]);
+	free(runs);
+	free(per_run);
 	flat_table_free(&fn);
 	flat_table_free(&fcb);
 	flat_table_free(&fcn);

@@ -167,6 +167,9 @@ static void build_nodes(struct calltree *t, const uint8_t *include, uint32_t max
 	}
 	free(frames);
 	hashmap_free(&edges);
+	/* Give back what growth by doubling left over: a tree of every stack
+	 * (a diff's) has millions of nodes and whatever the report adds per node. */
+	t->nodes = realloc_or_abort(t->nodes, (size_t)t->nnodes * sizeof(*t->nodes));
 	t->parents = calloc_or_abort(t->nnodes, sizeof(*t->parents));
 	for (uint32_t n = 0; n < t->nnodes; n++)
 		t->parents[n] = t->nodes[n].parent;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "arith.h"
 #include "debug_hint.h"
 #include "load.h"
@@ -23,9 +24,10 @@ void report_init(struct report *r, FILE *out, const struct profile *p, const str
 	palette_init(&r->pal, o->color);
 }
 
-struct profile *report_profile(const char *trace, const struct load_options *lo, const struct filter_options *fo)
+struct profile *report_profile(const char *const *traces, int n, const struct load_options *lo,
+			       const struct filter_options *fo)
 {
-	struct profile *p = load_trace(trace, lo, NULL);
+	struct profile *p = load_traces(traces, n, lo);
 	return p ? filter_profile_consume(p, fo) : NULL;
 }
 
@@ -37,7 +39,7 @@ int report_command(int argc, char **argv, const struct analyze_command *cmd, rep
 	if (rc >= 0)
 		return rc;
 	const char *trace = o.operands[0];
-	struct profile *p = report_profile(trace, &o.load, &o.filter);
+	struct profile *p = report_profile(o.operands, o.noperands, &o.load, &o.filter);
 	uint32_t value = 0;
 	if (!p)
 		rc = 1; /* report_profile has said what went wrong */
@@ -183,6 +185,38 @@ void report_samples_line(const struct report *r, const char *indent, const struc
 		p->ended ? "" : " (trace truncated)");
 }
 
+/* Distinct values among n (sorted in place). */
+static uint32_t count_distinct(uint32_t *v, uint32_t n)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) { /* insertion sort: a profile has few threads */
+		uint32_t x = v[i], j = i;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		k += i == 0 || v[i] != v[i - 1];
+	return k;
+}
+
+void report_traces_line(const struct report *r, const char *indent)
+{
+	const struct profile *p = r->p;
+	uint32_t *pids = calloc_or_abort(p->nthreads + 1, sizeof(*pids)), *commands = calloc_or_abort(p->nthreads + 1, sizeof(*commands));
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		pids[t] = p->threads[t].pid;
+		commands[t] = p->threads[t].command;
+	}
+	uint32_t processes = count_distinct(pids, p->nthreads), programs = count_distinct(commands, p->nthreads);
+	char d[32];
+	fprintf(r->out, "%s%sTraces:%s %u summed: %u process%s, %u program%s, %s run in all\n", indent, r->pal.bold,
+		r->pal.reset, p->ntraces, processes, processes == 1 ? "" : "es", programs, programs == 1 ? "" : "s",
+		format_duration(p->duration_ns, d, sizeof(d)));
+	free(pids);
+	free(commands);
+}
+
 void report_header(const struct report *r, const struct calltree *all)
 {
 	const struct profile *p = r->p;
@@ -192,6 +226,8 @@ void report_header(const struct report *r, const struct calltree *all)
 	int saturated = all->saturated;
 	fprintf(r->out, "%sCommand:%s %s\n", pal->bold, pal->reset,
 		p->command ? escape_text(profile_string(p, p->command), safe, sizeof(safe)) : "(unknown)");
+	if (p->ntraces > 1)
+		report_traces_line(r, "");
 	report_samples_line(r, "", p, totals, saturated);
 	/* Say which value the counts below are in when it is not the default. */
 	uint32_t count = profile_period_count(p);

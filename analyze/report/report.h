@@ -158,8 +158,13 @@ void diff_table_free(struct diff_table *dt);
  * footer. r->p is d->p. */
 void diff_report(const struct report *r, const struct diff *d, const struct diff_view *v);
 
-/* Load trace with lo (its messages through lo->diag) and keep what fo selects; NULL after an error was said. */
-struct profile *report_profile(const char *trace, const struct load_options *lo, const struct filter_options *fo);
+/* "Traces: 3 summed: 5 processes, 2 programs, 3.2 s run in all" (a profile of several traces). */
+void report_traces_line(const struct report *r, const char *indent);
+
+/* Load traces[0..n) with lo, summed into one when n > 1 (load_traces; messages through lo->diag), and keep
+ * what fo selects; NULL after an error was said. */
+struct profile *report_profile(const char *const *traces, int n, const struct load_options *lo,
+			       const struct filter_options *fo);
 
 /* Prints a report of p with the command's options o and the value shown. */
 typedef void (*report_print_fn)(const struct report *r, void *ctx);

@@ -215,6 +215,20 @@ void profile_add_sample(struct profile *p, const struct profile_sample *s, const
 	p->nsamples++;
 }
 
+void profile_reserve_samples(struct profile *p, uint64_t n)
+{
+	if (!p->ncolumns)
+		abort_with_message("profile_reserve_samples: the profile has no value types");
+	if (n <= p->samples_cap)
+		return;
+	if (n > SIZE_MAX / sizeof(*p->values) / p->ncolumns)
+		abort_out_of_memory();
+	p->samples = realloc_or_abort(p->samples, n * sizeof(*p->samples));
+	p->values = realloc_or_abort(p->values, n * p->ncolumns * sizeof(*p->values));
+	p->samples_cap = n;
+	p->values_cap = n * p->ncolumns;
+}
+
 /* ---- value types ---- */
 
 static uint32_t add_type(struct profile *p, const char *type, const char *unit, uint32_t column,

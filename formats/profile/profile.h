@@ -115,6 +115,12 @@ struct profile_thread {
 	 * command label). 0: unknown (a trace before 1.4, a built profile).
 	 */
 	uint32_t command;
+	/*
+	 * Which trace of a merge that keeps runs apart (merge.h's
+	 * PROFILE_MERGE_RUNS_APART, diff's sets of runs) the thread ran in:
+	 * each thread is one run's. 0 otherwise.
+	 */
+	uint32_t run;
 };
 
 /*
@@ -237,6 +243,12 @@ struct profile {
 	int32_t wait_status;
 	int ended; /* END record seen (not truncated) */
 	/*
+	 * Traces summed into this profile (merge.h); 0 for one loaded alone.
+	 * Then duration_ns and lost_samples are the runs' sums, command the
+	 * first trace's, start_* the earliest.
+	 */
+	uint32_t ntraces;
+	/*
 	 * The values are exact counts, not samples (an allocation trace
 	 * recorded at rate 1.0): they carry no sampling noise. Set by the
 	 * loader from what the trace's META says of its sampling. It is about
@@ -331,6 +343,8 @@ uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t);
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth);
 /* Append a sample with its ncolumns stored values; aborts without value types. */
 void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values);
+/* Room for n samples in all, allocated exactly (growth doubles): for a builder that knows its count. */
+void profile_reserve_samples(struct profile *p, uint64_t n);
 
 /* ---- value types ---- */
 

@@ -19,7 +19,7 @@
 /* What a function means, in dst ids: its module's file name, its name and
  * (with lines) its file. */
 struct function_key {
-	uint32_t module_name; /* string id, 0 outside every module */
+	uint32_t module_name; /* string id, 0 outside every module (merging: module + 1) */
 	uint32_t name;
 	uint32_t file;
 };
@@ -29,18 +29,21 @@ struct profile_remap {
 	const struct profile *src;
 	unsigned flags;
 	uint32_t *strings, *modules, *functions, *locations, *stacks, *threads;
+	uint64_t *module_shift; /* merge: per src module, dst's start minus src's */
 	/* by name: indexes of dst entries by meaning */
 	struct hashmap module_index;   /* by hash of the file name */
 	struct hashmap function_index; /* by hash of function_key */
 	struct hashmap location_index; /* by hash of the line chain */
 	struct hashmap stack_index;    /* by hash of the location ids */
-	struct hashmap thread_index;   /* keyed: pid << 32 | tid */
+	struct hashmap thread_index;   /* keyed: pid << 32 | tid (merging: by hash of thread_hash) */
 	struct function_key *fkeys;    /* per dst function */
 	uint64_t fkeys_cap;
-	uint32_t indexed_functions, indexed_locations, indexed_stacks; /* dst entries indexed so far */
+	uint32_t indexed_functions, indexed_locations, indexed_stacks, indexed_threads; /* dst entries indexed so far */
 	/* what the eq callbacks compare against */
 	const void *seek;
 	uint32_t seek_len;
+	uint64_t seek_address; /* merge: the location's address and module */
+	uint32_t seek_module;
 };
 
 static uint32_t *unmapped(uint64_t n)
@@ -53,6 +56,11 @@ static uint32_t *unmapped(uint64_t n)
 static int by_name(const struct profile_remap *m)
 {
 	return (m->flags & PROFILE_REMAP_BY_NAME) != 0;
+}
+
+static int merging(const struct profile_remap *m)
+{
+	return (m->flags & PROFILE_REMAP_MERGE) != 0;
 }
 
 uint32_t profile_remap_string(struct profile_remap *m, uint32_t id)
@@ -72,10 +80,18 @@ static uint32_t module_name(struct profile *dst, uint32_t module)
 	return profile_intern(dst, slash ? slash + 1 : path);
 }
 
+/* By name, a module is its file name; merging, its path and build-id
+ * (dst string ids, packed in 64 bits). */
+static uint64_t module_key(const struct profile_remap *m, uint32_t module)
+{
+	const struct profile_module *pm = &m->dst->modules[module];
+	return merging(m) ? (uint64_t)pm->path << 32 | pm->build_id : module_name(m->dst, module);
+}
+
 static int module_equal(const void *ctx, uint32_t id)
 {
 	const struct profile_remap *m = ctx;
-	return module_name(m->dst, id) == *(const uint32_t *)m->seek;
+	return module_key(m, id) == *(const uint64_t *)m->seek;
 }
 
 uint32_t profile_remap_module(struct profile_remap *m, uint32_t id)
@@ -89,17 +105,30 @@ uint32_t profile_remap_module(struct profile_remap *m, uint32_t id)
 	pm.build_id = profile_remap_string(m, pm.build_id);
 	if (!by_name(m))
 		return m->modules[id] = profile_add_module(m->dst, &pm);
-	const char *slash = strrchr(profile_string(m->dst, pm.path), '/');
-	uint32_t name = profile_intern(m->dst, slash ? slash + 1 : profile_string(m->dst, pm.path));
-	uint64_t h = hash_u64(name);
-	m->seek = &name;
+	uint64_t key;
+	if (merging(m)) {
+		key = (uint64_t)pm.path << 32 | pm.build_id;
+	} else {
+		const char *slash = strrchr(profile_string(m->dst, pm.path), '/');
+		key = profile_intern(m->dst, slash ? slash + 1 : profile_string(m->dst, pm.path));
+	}
+	uint64_t h = hash_u64(key);
+	m->seek = &key;
 	uint32_t found = hashmap_find(&m->module_index, h, module_equal, m);
 	if (found == HASHMAP_NONE) {
-		/* Addresses mean nothing across runs: the module keeps its name only. */
-		pm.start = pm.limit = pm.file_offset = pm.load_bias = 0;
+		/* Across runs of rebuilt programs addresses mean nothing: the
+		 * module keeps its name only. A merge keeps the first run's. */
+		if (!merging(m))
+			pm.start = pm.limit = pm.file_offset = pm.load_bias = 0;
 		found = profile_add_module(m->dst, &pm);
 		hashmap_insert(&m->module_index, h, found);
+	} else if (merging(m)) {
+		/* Two runs of one module: what a later run saw at least as far
+		 * as the first did, flags of what was found in either. */
+		m->dst->modules[found].flags |= pm.flags;
 	}
+	if (merging(m))
+		m->module_shift[id] = m->dst->modules[found].start - m->src->modules[id].start;
 	return m->modules[id] = found;
 }
 
@@ -114,10 +143,18 @@ static int function_equal(const void *ctx, uint32_t id)
 	return !memcmp(&m->fkeys[id], m->seek, sizeof(struct function_key));
 }
 
+/* Which module a function key names: its file name, or merging the dst module itself. */
+static uint32_t function_module(struct profile_remap *m, uint32_t module)
+{
+	if (merging(m))
+		return module == UINT32_MAX ? 0 : module + 1;
+	return module_name(m->dst, module);
+}
+
 static struct function_key key_of_function(struct profile_remap *m, uint32_t f)
 {
 	const struct profile_function *fn = &m->dst->functions[f];
-	struct function_key k = {module_name(m->dst, fn->module), fn->name,
+	struct function_key k = {function_module(m, fn->module), fn->name,
 				 (m->flags & PROFILE_REMAP_LINES) ? fn->file : 0};
 	return k;
 }
@@ -147,7 +184,7 @@ uint32_t profile_remap_function(struct profile_remap *m, uint32_t id)
 	if (!by_name(m))
 		return m->functions[id] = profile_add_function(m->dst, &f);
 	index_functions(m);
-	struct function_key k = {module_name(m->dst, f.module), f.name,
+	struct function_key k = {function_module(m, f.module), f.name,
 				 (m->flags & PROFILE_REMAP_LINES) ? f.file : 0};
 	m->seek = &k;
 	uint32_t found = hashmap_find(&m->function_index, function_hash(&k), function_equal, m);
@@ -175,8 +212,18 @@ static int location_equal(const void *ctx, uint32_t id)
 {
 	const struct profile_remap *m = ctx;
 	const struct profile_location *l = &m->dst->locations[id];
+	if (merging(m) && (l->address != m->seek_address || l->module != m->seek_module))
+		return 0;
 	return l->nlines == m->seek_len &&
 	       !memcmp(&m->dst->lines[l->first_line], m->seek, l->nlines * sizeof(struct profile_line));
+}
+
+/* A location's hash: its chain's, and merging its address's too. */
+static uint64_t location_hash(const struct profile_remap *m, const struct profile_line *lines, uint32_t n,
+			      uint64_t address)
+{
+	uint64_t h = chain_hash(lines, n);
+	return merging(m) ? hash_combine(h, address) : h;
 }
 
 static void index_locations(struct profile_remap *m)
@@ -186,7 +233,9 @@ static void index_locations(struct profile_remap *m)
 		const struct profile_line *lines = &m->dst->lines[l->first_line];
 		m->seek = lines;
 		m->seek_len = l->nlines;
-		uint64_t h = chain_hash(lines, l->nlines);
+		m->seek_address = l->address;
+		m->seek_module = l->module;
+		uint64_t h = location_hash(m, lines, l->nlines, l->address);
 		if (hashmap_find(&m->location_index, h, location_equal, m) == HASHMAP_NONE)
 			hashmap_insert(&m->location_index, h, m->indexed_locations);
 	}
@@ -213,22 +262,27 @@ uint32_t profile_remap_location(struct profile_remap *m, uint32_t id)
 		}
 		lines[i] = line;
 	}
+	uint32_t module = profile_remap_module(m, l->module);
+	/* Merging, the address moves with its module (outside every module it stays). */
+	uint64_t address = !by_name(m) ? l->address
+			 : !merging(m) ? 0
+			 : l->address + (module == UINT32_MAX ? 0 : m->module_shift[l->module]);
 	uint32_t found = HASHMAP_NONE;
-	uint64_t h = 0;
 	if (by_name(m)) {
 		index_locations(m);
 		m->seek = lines;
 		m->seek_len = l->nlines;
-		h = chain_hash(lines, l->nlines);
-		found = hashmap_find(&m->location_index, h, location_equal, m);
+		m->seek_address = address;
+		m->seek_module = module;
+		found = hashmap_find(&m->location_index, location_hash(m, lines, l->nlines, address), location_equal, m);
 	}
 	if (found == HASHMAP_NONE) {
 		struct profile_location nl = {
-			.address = by_name(m) ? 0 : l->address,
-			.module = profile_remap_module(m, l->module),
+			.address = address,
+			.module = module,
 			.first_line = m->dst->nlines,
 			.nlines = l->nlines,
-			.flags = by_name(m) ? 0 : l->flags,
+			.flags = by_name(m) && !merging(m) ? 0 : l->flags,
 		};
 		for (uint32_t i = 0; i < l->nlines; i++)
 			profile_add_line(m->dst, &lines[i]);
@@ -295,6 +349,29 @@ uint32_t profile_remap_stack(struct profile_remap *m, uint32_t id)
 	return m->stacks[id] = found;
 }
 
+/* Merging, a thread is its process, its id and the program it runs. */
+static uint64_t thread_hash(const struct profile_thread *t)
+{
+	return hash_combine(hash_u64((uint64_t)t->pid << 32 | t->tid), t->command);
+}
+
+static int thread_equal(const void *ctx, uint32_t id)
+{
+	const struct profile_remap *m = ctx;
+	const struct profile_thread *t = &m->dst->threads[id], *s = m->seek;
+	return t->pid == s->pid && t->tid == s->tid && t->command == s->command;
+}
+
+static void index_threads(struct profile_remap *m)
+{
+	for (; m->indexed_threads < m->dst->nthreads; m->indexed_threads++) {
+		m->seek = &m->dst->threads[m->indexed_threads];
+		uint64_t h = thread_hash(m->seek);
+		if (hashmap_find(&m->thread_index, h, thread_equal, m) == HASHMAP_NONE)
+			hashmap_insert(&m->thread_index, h, m->indexed_threads);
+	}
+}
+
 uint32_t profile_remap_thread(struct profile_remap *m, uint32_t id)
 {
 	if (m->threads[id] != UNMAPPED)
@@ -302,8 +379,20 @@ uint32_t profile_remap_thread(struct profile_remap *m, uint32_t id)
 	struct profile_thread t = m->src->threads[id];
 	t.name = profile_remap_string(m, t.name);
 	t.command = profile_remap_string(m, t.command);
-	if (!by_name(m))
+	if (!by_name(m) || (m->flags & PROFILE_REMAP_THREADS_APART))
 		return m->threads[id] = profile_add_thread(m->dst, &t);
+	if (merging(m)) {
+		/* A thread of one process before and after an exec is two. */
+		index_threads(m);
+		m->seek = &t;
+		uint64_t h = thread_hash(&t);
+		uint32_t found = hashmap_find(&m->thread_index, h, thread_equal, m);
+		if (found == HASHMAP_NONE) {
+			found = profile_add_thread(m->dst, &t);
+			index_threads(m);
+		}
+		return m->threads[id] = found;
+	}
 	for (uint32_t i = 0; i < m->dst->nthreads; i++) /* index the ones dst had */
 		*hashmap_slot(&m->thread_index, (uint64_t)m->dst->threads[i].pid << 32 | m->dst->threads[i].tid) = i;
 	uint32_t *slot = hashmap_slot(&m->thread_index, (uint64_t)t.pid << 32 | t.tid);
@@ -347,6 +436,7 @@ void profile_remap_run(struct profile_remap *m)
 	dst->lost_samples = src->lost_samples;
 	dst->wait_status = src->wait_status;
 	dst->ended = src->ended;
+	dst->ntraces = src->ntraces;
 	dst->exact = src->exact;
 	dst->rows_are_signals = src->rows_are_signals;
 	dst->time_resolution_ns = src->time_resolution_ns;
@@ -364,7 +454,8 @@ struct profile_remap *profile_remap_new(struct profile *dst, const struct profil
 	struct profile_remap *m = calloc_or_abort(1, sizeof(*m));
 	m->dst = dst;
 	m->src = src;
-	m->flags = flags;
+	/* A merge matches by name, with lines. */
+	m->flags = flags & PROFILE_REMAP_MERGE ? flags | PROFILE_REMAP_BY_NAME | PROFILE_REMAP_LINES : flags;
 	m->strings = unmapped(src->nstrings);
 	m->strings[0] = 0; /* "" is 0 everywhere */
 	m->modules = unmapped(src->nmodules);
@@ -372,13 +463,15 @@ struct profile_remap *profile_remap_new(struct profile *dst, const struct profil
 	m->locations = unmapped(src->nlocations);
 	m->stacks = unmapped(src->nstacks);
 	m->threads = unmapped(src->nthreads);
+	if (merging(m))
+		m->module_shift = calloc_or_abort(src->nmodules ? src->nmodules : 1, sizeof(*m->module_shift));
 	if (by_name(m)) {
 		hashmap_init(&m->module_index, dst->nmodules + src->nmodules);
 		for (uint32_t i = 0; i < dst->nmodules; i++) {
-			uint32_t name = module_name(dst, i);
-			m->seek = &name;
-			if (hashmap_find(&m->module_index, hash_u64(name), module_equal, m) == HASHMAP_NONE)
-				hashmap_insert(&m->module_index, hash_u64(name), i);
+			uint64_t key = module_key(m, i);
+			m->seek = &key;
+			if (hashmap_find(&m->module_index, hash_u64(key), module_equal, m) == HASHMAP_NONE)
+				hashmap_insert(&m->module_index, hash_u64(key), i);
 		}
 		hashmap_init(&m->function_index, dst->nfunctions + src->nfunctions);
 		hashmap_init(&m->location_index, dst->nlocations + src->nlocations);
@@ -400,6 +493,7 @@ void profile_remap_free(struct profile_remap *m)
 		hashmap_free(&m->thread_index);
 	}
 	free(m->fkeys);
+	free(m->module_shift);
 	free(m->strings);
 	free(m->modules);
 	free(m->functions);

@@ -21,6 +21,7 @@
  *    by their locations, threads by (pid, tid). Entries dst already has
  *    (from an earlier source) are reused: mapping a base and then a new
  *    profile into one dst puts the same frames on the same ids.
+ *  - merge (PROFILE_REMAP_MERGE, below): by name, with addresses.
  */
 #ifndef IPSCOPE_REMAP_H
 #define IPSCOPE_REMAP_H
@@ -31,6 +32,17 @@
 
 #define PROFILE_REMAP_BY_NAME 0x1u /* match by meaning (see above) */
 #define PROFILE_REMAP_LINES 0x2u   /* by name: keep and match file:line */
+/*
+ * A merge of runs of the same binaries (several traces summed): by name
+ * with lines, but a module is its path and build-id (two builds of one
+ * library stay apart) and keeps its addresses, and a location keeps its
+ * address, moved from src's load address of its module to dst's, so that
+ * the same instruction of two runs is one location and source --asm,
+ * flat --addresses and pprof still see it.
+ */
+#define PROFILE_REMAP_MERGE 0x4u
+/* Every src thread becomes a dst thread of its own, whatever dst has (runs kept apart). */
+#define PROFILE_REMAP_THREADS_APART 0x8u
 
 struct profile_remap;
 

@@ -151,6 +151,29 @@ done
 "$bin/analyze" diff "$scratch/a.zst" 2>"$scratch/err" && fail "one operand accepted"
 grep -q "missing NEW operand" "$scratch/err" || fail "one operand: $(cat "$scratch/err")"
 
+# Sets of runs (--base A1 --base A2 NEW...): each side summed, the noise test over the runs
+# as replicates. Two runs of each share against two of another: heavy and light change by 40
+# points and are marked; three runs of one share against each other mark nothing.
+run s2 0.3
+"$bin/analyze" diff --flat --base "$scratch/a.zst" --base "$scratch/b.zst" "$scratch/s.zst" "$scratch/s2.zst" \
+	>"$scratch/out" 2>"$scratch/err" || fail "diff --base a --base b s s2 exited $?: $(cat "$scratch/err")"
+grep -q "^Noise: *Welch's t-test over the runs of each side, on each run's share (2 base runs, 2 new)" "$scratch/out" ||
+	fail "diff of sets does not say its test: $(head -12 "$scratch/out")"
+grep -q "^Base: .*a.zst and 1 more trace, in all" "$scratch/out" || fail "diff of sets: header: $(head -3 "$scratch/out")"
+for f in heavy:-40 light:40; do
+	name=${f%%:*} want=${f#*:}
+	row=$(grep -E " $name\$" "$scratch/out") || fail "diff of sets: no $name row: $(cat "$scratch/out")"
+	pct=$(echo "$row" | awk '{ sub("%", "", $4); print $4 }')
+	within "$pct" "$want" 5 || fail "diff of sets: $name changed $pct points, expected $want +- 5"
+	[ "$(echo "$row" | awk '{ print $5 }')" = "*" ] || fail "diff of sets: $name not marked: $row"
+done
+"$bin/analyze" diff --flat --base "$scratch/a.zst" --base "$scratch/b.zst" "$scratch/c.zst" "$scratch/a.zst" \
+	>"$scratch/out" 2>"$scratch/err" || fail "diff --base a --base b c a exited $?: $(cat "$scratch/err")"
+grep -q "^Rows: [0-9]* shown, 0 beyond" "$scratch/out" || fail "runs of one share differ beyond noise: $(cat "$scratch/out")"
+"$bin/analyze" diff --base "$scratch/a.zst" "$scratch/s.zst" >/dev/null 2>&1 || fail "diff --base a s (sets of one) refused"
+"$bin/analyze" diff "$scratch/a.zst" "$scratch/b.zst" "$scratch/s.zst" 2>"$scratch/err" && fail "three operands without --base accepted"
+grep -q "unexpected operand.*--base" "$scratch/err" || fail "three operands: $(cat "$scratch/err")"
+
 # Different programs: compared, with a warning.
 "$bin/collect" -q -o "$scratch/r.zst" "$workloads/report_recursive" 2>/dev/null || fail "collect report_recursive"
 "$bin/analyze" diff "$scratch/a.zst" "$scratch/r.zst" >"$scratch/out" 2>"$scratch/err" ||

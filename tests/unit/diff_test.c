@@ -667,6 +667,14 @@ static void test_math(void)
 {
 	CHECK(fabs(diff_normal_z(0.05) - 1.959964) < 1e-5);
 	CHECK(fabs(diff_normal_p(2.575829) - 0.01) < 1e-6);
+	/* Student's t, two-sided, against its tables: t(1) 12.706 and t(10) 2.228 at 5%,
+	 * t(4) 4.604 at 1%; t(30) 2.042 at 5%; tends to the normal's. */
+	CHECK(fabs(diff_student_p(12.706, 1) - 0.05) < 1e-4);
+	CHECK(fabs(diff_student_p(2.228, 10) - 0.05) < 1e-4);
+	CHECK(fabs(diff_student_p(-4.604, 4) - 0.01) < 1e-4);
+	CHECK(fabs(diff_student_p(2.042, 30) - 0.05) < 1e-3);
+	CHECK(fabs(diff_student_p(2.575829, 1e7) - 0.01) < 1e-5);
+	CHECK(diff_student_p(0, 3) > 0.999999 && diff_student_p(INFINITY, 3) == 0);
 	/* Holm on (0.01, 0.04, 0.03, 0.005) of 4: 0.02, 0.06, 0.06, 0.02 -> (0.03, 0.06, 0.06, 0.02). */
 	struct diff d = {.confidence = 0.95};
 	struct diff_row r[4] = {{.p = 0.01, .new = 1}, {.p = 0.04, .new = 1}, {.p = 0.03, .new = 1}, {.p = 0.005, .new = 1}};

@@ -97,8 +97,8 @@ static struct profile *build_profile(void)
 	CHECK(profile_add_stack(p, weird_stack, 3) == 2);
 	CHECK(profile_add_stack(p, NULL, 0) == 3);
 
-	struct profile_thread main_thread = { 100, 100, profile_intern(p, "app"), 0, 0 };
-	struct profile_thread worker = { 100, 101, profile_intern(p, "worker"), 0, 0 };
+	struct profile_thread main_thread = { 100, 100, profile_intern(p, "app"), 0, 0, 0};
+	struct profile_thread worker = { 100, 101, profile_intern(p, "worker"), 0, 0, 0};
 	CHECK(profile_add_thread(p, &main_thread) == 0);
 	CHECK(profile_add_thread(p, &worker) == 1);
 
@@ -461,7 +461,7 @@ static void test_stack_weights(void)
 		uint32_t nstacks = many ? 2000 : 20, nthreads = many ? 600 : 6;
 		struct profile *p = one_function_profile("f", nstacks);
 		for (uint32_t i = 0; i < nthreads; i++) {
-			struct profile_thread t = { 1, 100 + i, 0, 0, 0 };
+			struct profile_thread t = { 1, 100 + i, 0, 0, 0, 0};
 			profile_add_thread(p, &t);
 		}
 		uint64_t *want = calloc((size_t)nstacks * nthreads, sizeof(*want));
@@ -520,7 +520,7 @@ static void test_invalid_utf8(void)
 	profile_add_location(p, &loc);
 	uint32_t location = 0;
 	profile_add_stack(p, &location, 1);
-	struct profile_thread t = { 7, 7, profile_intern(p, "w\xc3"), 0, 0 };
+	struct profile_thread t = { 7, 7, profile_intern(p, "w\xc3"), 0, 0, 0};
 	profile_add_thread(p, &t);
 	build_weighted_sample(p, 0, 0, 1, 1);
 
@@ -548,7 +548,7 @@ static void test_pprof_long_name(void)
 		name[i] = (char)('a' + i % 26);
 	name[n] = '\0';
 	struct profile *p = one_function_profile(name, 1);
-	struct profile_thread t = { 1, 1, 0, 0, 0 };
+	struct profile_thread t = { 1, 1, 0, 0, 0, 0};
 	profile_add_thread(p, &t);
 	build_weighted_sample(p, 0, 0, 1, 3);
 

@@ -31,7 +31,7 @@ static struct profile *run(uint64_t bias, int names_first, int reversed, int inl
 	struct profile_module m = {.path = profile_intern(p, reversed ? "/opt/v2/app" : "/opt/v1/app"),
 				   .start = bias, .limit = bias + 0x10000, .load_bias = bias};
 	profile_add_module(p, &m);
-	struct profile_thread t = {7, 7, profile_intern(p, "app"), 0, 0};
+	struct profile_thread t = {7, 7, profile_intern(p, "app"), 0, 0, 0};
 	profile_add_thread(p, &t);
 	uint32_t f_main, f_work, f_helper, f_other;
 	if (!reversed) {

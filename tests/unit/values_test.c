@@ -44,7 +44,7 @@ static struct profile *alloc_profile(void)
 	p->ended = 1;
 	struct profile_module m = {.path = profile_intern(p, "/bin/alloc")};
 	profile_add_module(p, &m);
-	struct profile_thread t1 = {1, 1, profile_intern(p, "main"), 0, 0}, t2 = {1, 2, profile_intern(p, "w"), 0, 0};
+	struct profile_thread t1 = {1, 1, profile_intern(p, "main"), 0, 0, 0}, t2 = {1, 2, profile_intern(p, "w"), 0, 0, 0};
 	profile_add_thread(p, &t1);
 	profile_add_thread(p, &t2);
 	uint32_t f_main = build_function(p, "main", "a.c", 1, 0, 0);
@@ -234,7 +234,7 @@ static void test_signed(void)
 	struct profile *p = profile_new();
 	profile_add_value_type(p, "alloc_space", "bytes");
 	p->ended = 1;
-	struct profile_thread t = {1, 1, 0, 0, 0};
+	struct profile_thread t = {1, 1, 0, 0, 0, 0};
 	profile_add_thread(p, &t);
 	uint32_t f_main = build_function(p, "main", "d.c", 1, UINT32_MAX, 0);
 	uint32_t f_grew = build_function(p, "grew", "d.c", 10, UINT32_MAX, 0);
