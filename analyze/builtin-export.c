@@ -90,8 +90,8 @@ int cmd_export(int argc, char **argv)
 	}
 
 	const char *trace = o.operands[0];
-	/* speedscope lists each thread's samples in time order: a row per sample. */
-	o.load.sample_times = a.format == FORMAT_SPEEDSCOPE;
+	/* speedscope lists each thread's samples in time order: rows in time, binned past a bound. */
+	o.load.sample_times = a.format == FORMAT_SPEEDSCOPE ? LOAD_TIMES_BINNED : LOAD_TIMES_NONE;
 	struct profile *p = report_profile(o.operands, o.noperands, &o.load, &o.filter); /* loaded and filtered as tree and flat do */
 	if (!p) {
 		rc = 1;

@@ -100,8 +100,8 @@ int cmd_plot(int argc, char **argv)
 	/* Allocations over time: rows per time bin (load_allocs.c). */
 	if (kind == PLOT_HEAP || kind == PLOT_RATE || kind == PLOT_TIMELINE)
 		lo.alloc_bins = 256;
-	/* The plots of one run bin samples by their own times: a row per sample. */
-	lo.sample_times = kind != PLOT_DIFF;
+	/* The plots of one run bin samples by their times: rows in time, binned past a bound. */
+	lo.sample_times = kind != PLOT_DIFF ? LOAD_TIMES_BINNED : LOAD_TIMES_NONE;
 	if (kind == PLOT_DIFF) {
 		struct diff_options dopt = {.value_name = o.value_name, .lines = o.lines, .normalize = a.normalize,
 					    .confidence = a.confidence, .diag = diag_stderr_sink()};

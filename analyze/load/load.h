@@ -12,6 +12,13 @@
 #include "diagnostics.h"
 #include "profile.h"
 
+/* load_options.sample_times */
+#define LOAD_TIMES_NONE 0
+#define LOAD_TIMES_EXACT 1
+#define LOAD_TIMES_BINNED 2
+/* BINNED's default bound: 2 M rows, about 200 MiB while they stream in. */
+#define LOAD_TIME_ROWS (2u << 20)
+
 struct load_options {
 	const char *const *debug_dirs; /* --debug-dir, in the order given */
 	int ndebug_dirs;
@@ -35,13 +42,18 @@ struct load_options {
 	int no_alloc_leaves;  /* --no-alloc-leaves: no "malloc 32 B" leaves */
 	uint32_t alloc_bins;  /* rows per stack over time (plots); 0: one row per stack for the run */
 	/*
-	 * 1: one profile row per trace sample, in trace order, with its own
-	 * time (what speedscope's sample order and the timelines of plot and
-	 * view need). 0: one row per distinct (stack, thread, label, weight),
-	 * its values summed as the samples stream in, so that memory follows
-	 * the distinct keys, not the run's length (profile_sample.merged).
+	 * How rows keep the samples' times (LOAD_TIMES_*). NONE: one row per
+	 * distinct (stack, thread, label, weight), its values summed as the
+	 * samples stream in, so that memory follows the distinct keys, not the
+	 * run's length (profile_sample.merged). EXACT: one row per trace sample,
+	 * in trace order, with its own time. BINNED (speedscope's sample order,
+	 * the one-run plots): EXACT's rows while there are at most time_rows of
+	 * them; past that, samples summed per key and time bin, the bins widened
+	 * (doubled) until the rows fit again, so memory stays bounded and a
+	 * thread's rows still come in time order, bin by bin.
 	 */
 	int sample_times;
+	uint64_t time_rows; /* BINNED's bound on rows; 0: LOAD_TIME_ROWS */
 	const struct diag_sink *diag; /* where messages go; NULL: nowhere */
 };
 
@@ -100,6 +112,7 @@ struct load_stats {
 	uint64_t clamped_weights;            /* samples whose weight was clamped */
 	uint64_t samples_outside_run;        /* times before the start or after the end */
 	uint64_t samples_backwards;          /* earlier than their thread's previous one */
+	uint64_t time_bin_ns;                /* LOAD_TIMES_BINNED: the bins' width; 0: a row per sample */
 	uint32_t overbusy_threads;           /* more CPU time than the run lasted */
 	uint32_t implausible_cpu_threads;    /* measured CPU times dropped (load.c) */
 	int implausible_agent_cost;          /* END's agent figures dropped (load.c) */

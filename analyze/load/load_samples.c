@@ -21,7 +21,7 @@
  * Samples whose stack is empty or never defined get an "[unknown]" frame
  * (load_stacks.c), so every report adds up to the same total.
  *
- * Unless load_options.sample_times asks for a row per sample, samples are
+ * Unless load_options.sample_times asks for rows in time (below), samples are
  * summed as they stream in: one profile row per distinct (stack, thread,
  * label, weight, epoch), profile_sample.merged counting the samples beyond
  * the first, time_ns the earliest sample's. The weight is part of the key so that
@@ -31,6 +31,20 @@
  * at or before the sample's time) so that a row never mixes the modules of
  * two epochs (load_stacks.c). Each row's earliest and latest times stand in
  * for its samples' in the check of times outside the run.
+ *
+ * LOAD_TIMES_EXACT keeps a row per sample. LOAD_TIMES_BINNED does too while
+ * the rows stay within load_options.time_rows, so a trace that small loads
+ * exactly as EXACT; the row that passes the bound turns the rows into sums
+ * per key and time bin (bins of 2^k ns from the run's start, the bin
+ * another part of the key). Each time the rows reach the bound again the
+ * bins double and equal keys of neighbouring bins merge, until the rows are
+ * at most half the bound (or all lie in one bin: then the keys alone are
+ * that many, and the bound grows to them), so memory stays within the bound
+ * whatever the run's length, and the bins are as fine as it allows. A
+ * thread's rows stay in the order of their first samples, so bin by bin in
+ * time (what speedscope's sample order needs); a binned row's time is its
+ * bin's middle (profile.sample_bin_ns says the width), so that a plot
+ * spreads its weight over its bin (plot_spread.c).
  */
 #include "load_internal.h"
 
@@ -75,14 +89,17 @@ struct sum_row {
 	uint64_t min_time, max_time;
 };
 
-/* The key sought in the rows (hashmap_eq's ctx). */
+/* The key sought in the rows (hashmap_eq's ctx); with time bins, the bin too. */
 struct row_key {
 	const struct sum_row *rows;
 	uint32_t stack, thread, label, weight, epoch;
+	int binned;
+	unsigned shift;
+	uint64_t t0, bin;
 };
 
 struct samples_state {
-	/* Summed rows (without sample_times): key hash -> sums[]; profile row i is sums[i]. */
+	/* Summed rows (unless LOAD_TIMES_EXACT): key hash -> sums[]; profile row i is sums[i]. */
 	struct hashmap rows;
 	struct sum_row *sums;
 	uint64_t nsums, sums_cap;
@@ -100,6 +117,12 @@ struct samples_state {
 	struct hashmap loss_index; /* pid << 32 | tid -> losses[] */
 	struct thread_sums *threads;
 	uint32_t threads_cap;
+	/* LOAD_TIMES_BINNED: summing per bin of 2^bin_shift ns from bin_t0 (once binned is
+	 * set); the rows are coarsened when there are row_bound of them. */
+	int binned;
+	unsigned bin_shift;
+	uint64_t bin_t0;
+	uint64_t row_bound;
 	uint32_t max_weight;
 	uint64_t min_time, max_time;
 	int saturated;
@@ -156,12 +179,27 @@ static void count_truncated(struct loader *L)
 	}
 }
 
+/* The time bin of t (times before the first bin's start count in it). */
+static uint64_t bin_of(uint64_t t0, unsigned shift, uint64_t t)
+{
+	return t > t0 ? (t - t0) >> shift : 0;
+}
+
 static int row_eq(const void *ctx, uint32_t id)
 {
 	const struct row_key *k = ctx;
 	const struct sum_row *r = &k->rows[id];
+	/* A row's samples all lie in one bin: its earliest says which. */
 	return r->stack == k->stack && r->thread == k->thread && r->label == k->label && r->weight == k->weight &&
-	       r->epoch == k->epoch && r->merged < UINT32_MAX;
+	       r->epoch == k->epoch && r->merged < UINT32_MAX &&
+	       (!k->binned || bin_of(k->t0, k->shift, r->min_time) == k->bin);
+}
+
+static uint64_t row_hash(const struct row_key *k)
+{
+	uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64((uint64_t)k->stack << 32 | k->thread), k->label),
+					       k->weight), k->epoch);
+	return k->binned ? hash_combine(h, k->bin) : h;
 }
 
 /* Unload records read so far at or before t (almost always none). */
@@ -203,12 +241,107 @@ static uint32_t *row_cache_entry(struct samples_state *st, uint32_t stack, uint3
 	return &st->row_cache[i];
 }
 
+/*
+ * Rebuild the rows with bins of 2^st->bin_shift ns: equal keys in one bin
+ * merge into the earlier row, so the rows keep the order of their first
+ * samples. A row of one sample (before the rows were binned) holds its own
+ * weight: its key weight is taken now.
+ */
+static void rebin(struct loader *L, struct samples_state *st)
+{
+	/* The rows only shrink: a table that held them holds what they become. */
+	if (st->rows.mask + 1 >= 2 * st->nsums) {
+		hashmap_clear(&st->rows);
+	} else {
+		hashmap_free(&st->rows);
+		hashmap_init(&st->rows, st->nsums);
+	}
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < st->nsums; i++) {
+		struct sum_row r = st->sums[i];
+		if (!r.merged)
+			r.weight = key_weight(L->p, r.weight, r.min_time);
+		struct row_key k = {st->sums, r.stack, r.thread, r.label, r.weight, r.epoch, 1, st->bin_shift,
+				    st->bin_t0, bin_of(st->bin_t0, st->bin_shift, r.min_time)};
+		uint64_t h = row_hash(&k);
+		uint32_t id = hashmap_find(&st->rows, h, row_eq, &k);
+		/* merged counts up to UINT32_MAX - 1 (row_eq): a sum past it stays a row of its own. */
+		if (id != HASHMAP_NONE && (uint64_t)st->sums[id].merged + r.merged + 1 < UINT32_MAX) {
+			struct sum_row *into = &st->sums[id];
+			into->merged += r.merged + 1;
+			into->value = sat_add_i64(into->value, r.value, NULL);
+			into->min_time = r.min_time < into->min_time ? r.min_time : into->min_time;
+			into->max_time = r.max_time > into->max_time ? r.max_time : into->max_time;
+			continue;
+		}
+		st->sums[n] = r;
+		if (id == HASHMAP_NONE)
+			hashmap_insert(&st->rows, h, (uint32_t)n);
+		n++;
+	}
+	st->nsums = n;
+	/* Row ids moved: the cache and the last row no longer hold. */
+	if (st->row_cache)
+		memset(st->row_cache, 0xff, st->row_cache_cap * sizeof(*st->row_cache));
+	st->last_row = UINT64_MAX;
+}
+
+/* Bins at the start: the span of the samples so far in this many (then doubled as needed). */
+#define FIRST_BINS (1u << 16)
+
+/* The rows reached st->row_bound: bin them, or double the bins, until they are at most half of it. */
+static void coarsen(struct loader *L, struct samples_state *st)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint64_t i = 0; i < st->nsums; i++) {
+		lo = st->sums[i].min_time < lo ? st->sums[i].min_time : lo;
+		hi = st->sums[i].max_time > hi ? st->sums[i].max_time : hi;
+	}
+	if (!st->binned) {
+		st->binned = 1;
+		st->bin_t0 = L->p->start_ns && L->p->start_ns <= lo ? L->p->start_ns : lo;
+		st->bin_shift = 0;
+		while (st->bin_shift < 63 && bin_of(st->bin_t0, st->bin_shift, hi) >= FIRST_BINS)
+			st->bin_shift++;
+	} else {
+		st->bin_shift++;
+	}
+	for (;;) {
+		rebin(L, st);
+		if (st->nsums <= st->row_bound / 2 || st->bin_shift >= 63 || bin_of(st->bin_t0, st->bin_shift, hi) == 0)
+			break;
+		st->bin_shift++;
+	}
+	/* One bin for the whole span and still too many: the keys alone are that many. */
+	if (st->nsums > st->row_bound / 2)
+		st->row_bound = 2 * st->nsums;
+	L->stats->time_bin_ns = 1ull << st->bin_shift;
+}
+
+/* LOAD_TIMES_BINNED before the rows reach the bound: a row per sample, its own weight. */
+static void add_exact_row(struct loader *L, struct samples_state *st, const struct profile_sample *s, uint32_t w)
+{
+	if (st->nsums >= UINT32_MAX - 1)
+		abort_with_message("too many distinct (stack, thread, state, weight) keys");
+	ALLOC_GROW(st->sums, st->nsums + 1, st->sums_cap);
+	st->sums[st->nsums] = (struct sum_row){s->stack, s->thread, s->label, w,
+					       L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0, 0, w,
+					       s->time_ns, s->time_ns};
+	if (++st->nsums >= st->row_bound)
+		coarsen(L, st);
+}
+
 /* Sum sample s of weight w into its row, adding the row if its key is new; 1 when new. */
 static int sum_sample(struct loader *L, struct samples_state *st, const struct profile_sample *s, uint32_t tid,
 		      uint32_t w)
 {
+	if (L->o->sample_times == LOAD_TIMES_BINNED && !st->binned) {
+		add_exact_row(L, st, s, w);
+		return 1;
+	}
 	struct row_key k = {st->sums, s->stack, s->thread, s->label, key_weight(L->p, w, s->time_ns),
-			    L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0};
+			    L->nunloads_seen ? epoch_so_far(L, s->time_ns) : 0, st->binned, st->bin_shift,
+			    st->bin_t0, st->binned ? bin_of(st->bin_t0, st->bin_shift, s->time_ns) : 0};
 	uint64_t id = st->last_row;
 	uint32_t *cached = NULL;
 	/* A thread's samples come in runs (its ring), often of one stack: skip the probe then. */
@@ -217,8 +350,7 @@ static int sum_sample(struct loader *L, struct samples_state *st, const struct p
 		id = *cached;
 	}
 	if (cached && (id == HASHMAP_NONE || !row_eq(&k, (uint32_t)id))) {
-		uint64_t h = hash_combine(hash_combine(hash_combine(hash_u64((uint64_t)s->stack << 32 | s->thread),
-								    s->label), k.weight), k.epoch);
+		uint64_t h = row_hash(&k);
 		id = hashmap_find(&st->rows, h, row_eq, &k);
 		if (id == HASHMAP_NONE) {
 			if (st->nsums >= UINT32_MAX - 1)
@@ -230,6 +362,8 @@ static int sum_sample(struct loader *L, struct samples_state *st, const struct p
 			st->sums[id].value = w;
 			hashmap_insert(&st->rows, h, (uint32_t)id);
 			st->last_row = *cached = (uint32_t)id;
+			if (st->binned && st->nsums >= st->row_bound)
+				coarsen(L, st);
 			return 1;
 		}
 		*cached = (uint32_t)id;
@@ -253,15 +387,27 @@ static void sums_finish(struct loader *L, struct samples_state *st)
 	uint32_t col = p->value_types[L->samples_value].column;
 	hashmap_free(&st->rows);
 	hashmap_init(&st->rows, 16);
+	p->sample_bin_ns = st->binned ? 1ull << st->bin_shift : 0;
 	uint64_t mixed = 0;
 	for (uint64_t i = 0; i < st->nsums; i++) {
 		const struct sum_row *r = &st->sums[i];
 		/* collect drains one ring after another: an unload's record can come after samples timed
 		 * later than it, which were keyed in the epoch before. Every unload is known now. */
-		if (L->nunloads_seen && epoch_so_far(L, r->min_time) != epoch_so_far(L, r->max_time))
+		int spans = L->nunloads_seen && epoch_so_far(L, r->min_time) != epoch_so_far(L, r->max_time);
+		if (spans)
 			mixed += profile_sample_count(&(struct profile_sample){.merged = r->merged});
-		/* time_ns: the earliest, which lies in the row's epoch as all its samples do. */
-		struct profile_sample s = {.stack = r->stack, .thread = r->thread, .time_ns = r->min_time,
+		/* time_ns: the earliest, which lies in the row's epoch as all its samples do; in a bin,
+		 * its middle, within the row's samples' times when modules were unloaded (any time
+		 * between them is in their epoch, unless they span one: then the earliest still). */
+		uint64_t t = r->min_time;
+		if (st->binned && !spans) {
+			uint64_t bin = bin_of(st->bin_t0, st->bin_shift, r->min_time);
+			uint64_t start = st->bin_t0 + (bin << st->bin_shift), half = p->sample_bin_ns / 2;
+			t = start > UINT64_MAX - half ? UINT64_MAX : start + half;
+			if (L->nunloads_seen)
+				t = t < r->min_time ? r->min_time : t > r->max_time ? r->max_time : t;
+		}
+		struct profile_sample s = {.stack = r->stack, .thread = r->thread, .time_ns = t,
 					   .label = r->label, .merged = r->merged};
 		row[col] = r->value;
 		profile_add_sample(p, &s, row);
@@ -299,7 +445,7 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 	L->samples_read += b->count;
 	for (uint32_t i = 0; i < b->count; i++) {
 		const struct trace_sample *ts = &b->samples[i];
-		if (!L->o->sample_times) {
+		if (L->o->sample_times != LOAD_TIMES_EXACT) {
 			if (i + 3 * AHEAD < b->count && ts[3 * AHEAD].stack_id < L->stack_by_id_cap)
 				__builtin_prefetch(&L->stack_by_id[ts[3 * AHEAD].stack_id]);
 			if (i + 2 * AHEAD < b->count && ts[2 * AHEAD].stack_id < L->stack_by_id_cap) {
@@ -327,7 +473,7 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 		if (state != TRACE_STATE_ON_CPU)
 			L->stats->off_cpu_samples++;
 		int added = 1;
-		if (L->o->sample_times) {
+		if (L->o->sample_times == LOAD_TIMES_EXACT) {
 			row[col] = ts->weight;
 			profile_add_sample(p, &s, row);
 		} else {
@@ -379,11 +525,11 @@ static void add_loss(struct samples_state *st, const struct trace_loss *l)
 
 static void *samples_start(struct loader *L)
 {
-	(void)L;
 	struct samples_state *st = calloc_or_abort(1, sizeof(*st));
 	hashmap_init(&st->loss_index, 16);
 	hashmap_init(&st->rows, 1024);
 	st->last_row = UINT64_MAX;
+	st->row_bound = L->o->time_rows ? L->o->time_rows : LOAD_TIME_ROWS;
 	st->min_time = UINT64_MAX;
 	return st;
 }
@@ -499,21 +645,23 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 			  (st->min_time < lo || st->max_time > hi);
 	int clamp = periods && st->max_weight > periods;
 	/* Rows of other consumers (allocations) come after the samples' and are not theirs. */
-	uint64_t rows = L->o->sample_times ? p->nsamples : st->nsums;
+	int exact = L->o->sample_times == LOAD_TIMES_EXACT;
+	uint64_t rows = exact ? p->nsamples : st->nsums;
 	for (uint64_t i = 0; (clamp || check_times) && i < rows; i++) {
 		uint32_t t = p->samples[i].thread;
 		uint64_t count = profile_sample_count(&p->samples[i]);
 		int64_t *v = &p->values[i * p->ncolumns + col];
-		/* A summed row of key weight 2 or more: its samples all weigh that (key_weight). */
-		int64_t w = L->o->sample_times ? *v : st->sums[i].weight;
+		/* A summed row of key weight 2 or more: its samples all weigh that (key_weight); a
+		 * row of one sample not yet binned holds its own weight (add_exact_row). */
+		int64_t w = exact ? *v : st->sums[i].weight;
 		if (clamp && w > (int64_t)periods) {
 			int64_t excess = sat_mul_i64(w - (int64_t)periods, (int64_t)count, NULL);
 			st->threads[t].periods = sat_add_i64(st->threads[t].periods, -excess, NULL);
 			*v = sat_mul_i64((int64_t)periods, (int64_t)count, NULL);
 			clamped[t] += count;
 		}
-		uint64_t first = L->o->sample_times ? p->samples[i].time_ns : st->sums[i].min_time;
-		uint64_t last = L->o->sample_times ? first : st->sums[i].max_time;
+		uint64_t first = exact ? p->samples[i].time_ns : st->sums[i].min_time;
+		uint64_t last = exact ? first : st->sums[i].max_time;
 		/* A summed row wholly outside counts all its samples; one that
 		 * straddles a bound (a corrupt clock), the one at each end. */
 		if (check_times && (first > hi || last < lo))
@@ -567,7 +715,7 @@ static void check_samples(struct loader *L, struct samples_state *st, uint64_t p
 static void samples_finish(struct loader *L, void *state)
 {
 	struct samples_state *st = state;
-	if (!L->o->sample_times)
+	if (L->o->sample_times != LOAD_TIMES_EXACT)
 		sums_finish(L, st);
 	uint64_t periods = loader_periods_in_run(L);
 	check_undefined_stacks(L);

@@ -139,7 +139,7 @@ int plot_run_span(const struct plot_request *rq, struct plot_span *sp, char *err
 	/* Bins of about 25 samples or more, so that a bin's height is not
 	 * mostly its sampling noise; at most the default (or the width). */
 	uint32_t bins = text && rq->text_width > 30 ? (uint32_t)rq->text_width - 20 : PLOT_DEFAULT_BINS;
-	uint64_t enough = p->nsamples / 25;
+	uint64_t enough = profile_samples_total(p) / 25; /* rows binned in time stand for many */
 	if (!rq->bins && enough < bins)
 		bins = enough > 20 ? (uint32_t)enough : 20;
 	if (rq->bins)

@@ -22,6 +22,13 @@
  * Values are of type v as reports show them (a count of periods as the
  * time it stands for), split in integers, the last piece taking the
  * rounding, so every total is kept exactly and a time's pieces are exact.
+ *
+ * Rows the loader summed per time bin (profile.sample_bin_ns: a long run's
+ * samples past its bound on rows) hold every sample of their key in that
+ * bin, taken anywhere in it. Bins narrower than the plot's are laid back
+ * as above from their bin's end; wider ones, where laying a thread's rows
+ * one after another would draw phases that are only the rows' order, have
+ * each row spread evenly over its bin.
  */
 #include "plot_internal.h"
 
@@ -75,6 +82,25 @@ static int64_t piece_of(struct pieces *pc, uint64_t piece)
 	return share;
 }
 
+/* Value x of row i evenly over [a, b), the part outside the run in the bin at its edge. */
+static void spread_evenly(const struct plot_span *sp, uint64_t i, int64_t x, uint64_t a, uint64_t b,
+			  plot_spread_fn add, void *ctx)
+{
+	a = a < sp->t0 ? sp->t0 : a;
+	b = b > sp->t1 ? sp->t1 : b;
+	if (b <= a) {
+		add(i, plot_bin_of(sp, a), x, ctx);
+		return;
+	}
+	struct pieces pc = {.x = x, .ns = b - a};
+	for (uint32_t bin = bin_before(sp, a + 1); a < b; bin++) {
+		uint64_t end = bin + 1 < sp->nbins ? edge(sp, bin + 1) : sp->t1;
+		end = end > b ? b : end;
+		add(i, bin, piece_of(&pc, end - a), ctx);
+		a = end;
+	}
+}
+
 void plot_spread(const struct profile *p, uint32_t v, const struct plot_span *sp, plot_spread_fn add, void *ctx)
 {
 	uint64_t *order = calloc_or_abort(p->nsamples ? p->nsamples : 1, sizeof(*order));
@@ -99,8 +125,18 @@ void plot_spread(const struct profile *p, uint32_t v, const struct plot_span *sp
 			add(i, plot_bin_of(sp, s->time_ns), x, ctx);
 			continue;
 		}
+		uint64_t t = s->time_ns; /* a binned row's: its bin's end */
+		if (p->sample_bin_ns) {
+			uint64_t half = p->sample_bin_ns / 2, a = t > half ? t - half : 0;
+			uint64_t b = a + p->sample_bin_ns > a ? a + p->sample_bin_ns : UINT64_MAX;
+			if (p->sample_bin_ns > edge(sp, 1) - sp->t0) {
+				spread_evenly(sp, i, x, a, b, add, ctx);
+				continue;
+			}
+			t = b;
+		}
 		struct pieces pc = {.x = x, .ns = (uint64_t)span};
-		uint64_t e = s->time_ns < cursor ? s->time_ns : cursor, left = (uint64_t)span;
+		uint64_t e = t < cursor ? t : cursor, left = (uint64_t)span;
 		while (left && e > sp->t0) {
 			uint32_t b = bin_before(sp, e);
 			uint64_t start = edge(sp, b), piece = e - start < left ? e - start : left;

@@ -50,6 +50,13 @@ void hashmap_init(struct hashmap *m, uint64_t expected)
 	m->used = 0;
 }
 
+void hashmap_clear(struct hashmap *m)
+{
+	for (uint64_t i = 0; i <= m->mask; i++)
+		m->slots[i].value = HASHMAP_NONE;
+	m->used = 0;
+}
+
 void hashmap_free(struct hashmap *m)
 {
 	free(m->slots);

@@ -52,6 +52,8 @@ struct hashmap {
 /* Empty map sized for about expected entries (it grows as needed). */
 void hashmap_init(struct hashmap *m, uint64_t expected);
 void hashmap_free(struct hashmap *m);
+/* Empty m, keeping its slots: refilling it then costs no new memory. */
+void hashmap_clear(struct hashmap *m);
 
 /* Keyed: the value of key, or HASHMAP_NONE. */
 uint32_t hashmap_get(const struct hashmap *m, uint64_t key);

@@ -168,7 +168,8 @@ struct profile_sample {
 	 * the struct stays 24 bytes). A loaded profile keeps one row per
 	 * distinct (stack, thread, label, weight) with time_ns its earliest
 	 * sample's, so that memory follows what is shown, not the run's length
-	 * (load_options.sample_times keeps one row per sample instead). Reports
+	 * (load_options.sample_times keeps rows in time instead: one per sample,
+	 * or past a bound one per key and time bin, see sample_bin_ns). Reports
 	 * that say how many samples there were count 1 + merged per row
 	 * (profile_sample_count); 0 in every row a profile builds otherwise.
 	 */
@@ -279,6 +280,13 @@ struct profile {
 	 * time_resolution_ns: the bins' width (0: rows are not binned).
 	 */
 	uint64_t time_resolution_ns;
+	/*
+	 * Sample rows summed per time bin (analyze's loader past its bound on
+	 * rows in time): the bins' width, each row's time its bin's middle, so
+	 * that a plot spreads the row over its bin; 0: each row of samples has
+	 * its own sample's time (or stands for the whole run).
+	 */
+	uint64_t sample_bin_ns;
 	/*
 	 * Which allocations were recorded (PROFILE_ALLOCS_*; 0: no allocation
 	 * types), the parameter (RATE, or the mean bytes N), whether the

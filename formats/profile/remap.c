@@ -440,6 +440,7 @@ void profile_remap_run(struct profile_remap *m)
 	dst->exact = src->exact;
 	dst->rows_are_signals = src->rows_are_signals;
 	dst->time_resolution_ns = src->time_resolution_ns;
+	dst->sample_bin_ns = src->sample_bin_ns;
 	dst->alloc_scheme = src->alloc_scheme;
 	dst->alloc_parameter = src->alloc_parameter;
 	dst->alloc_scaled = src->alloc_scaled;

@@ -5,7 +5,8 @@
  * addresses), undefined and empty stacks, unknown record types, truncation,
  * an empty file; and what a trace cannot truthfully say (issue 13): lost
  * counters, weights and totals past any bound, times outside the run, a
- * module path that is a FIFO. Also allocation blocks of 4 GiB and more.
+ * module path that is a FIFO. Also allocation blocks of 4 GiB and more, and
+ * samples kept in time: a row each, or summed per time bin past a bound.
  * Every message must come through the diagnostics sink, one per thread at
  * most, never on stderr.
  */
@@ -72,8 +73,9 @@ static void sample(struct trace_writer *w, uint64_t time_ns, uint32_t tid, uint3
 	CHECK(trace_writer_sample(w, &s) == 0);
 }
 
-/* Load dir/name with symbolization, messages into *list. */
-static struct profile *load(const char *name, struct diag_list *list, struct load_stats *st)
+/* Load dir/name with symbolization, rows in time as sample_times and time_rows say, messages into *list. */
+static struct profile *load_timed(const char *name, int sample_times, uint64_t time_rows, struct diag_list *list,
+				  struct load_stats *st)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -82,7 +84,15 @@ static struct profile *load(const char *name, struct diag_list *list, struct loa
 	struct load_options o;
 	load_options_init(&o);
 	o.diag = &sink;
+	o.sample_times = sample_times;
+	o.time_rows = time_rows;
 	return load_trace(path, &o, st);
+}
+
+/* Load dir/name with symbolization, messages into *list. */
+static struct profile *load(const char *name, struct diag_list *list, struct load_stats *st)
+{
+	return load_timed(name, LOAD_TIMES_NONE, 0, list, st);
 }
 
 /* Messages holding needle. */
@@ -584,15 +594,154 @@ static void test_alloc_paths_agree(void)
 	profile_free(b);
 }
 
+/* Each (thread, stack)'s summed value: sums[thread * 4 + stack index]. */
+static void sums_by_key(const struct profile *p, int64_t sums[8])
+{
+	memset(sums, 0, 8 * sizeof(*sums));
+	for (uint64_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		CHECK(s->thread < 2 && s->stack < 4);
+		if (s->thread < 2 && s->stack < 4)
+			sums[s->thread * 4 + s->stack] += p->values[i * p->ncolumns];
+	}
+}
+
+/*
+ * LOAD_TIMES_BINNED: within its bound, the rows of LOAD_TIMES_EXACT one for
+ * one; past it, at most the bound of rows, the same sums per (thread,
+ * stack), every sample counted, and each thread's rows in time order bin by bin.
+ */
+static void test_time_bins(void)
+{
+	int fd;
+	struct trace_writer *w = start("bins.zst", &fd, 1);
+	module(w, 1, "/nonexistent/liba.so", START_NS);
+	for (uint32_t s = 1; s <= 3; s++)
+		stack(w, s, BIAS + 0x1000 * s);
+	/* 2 threads over a second, their stacks changing in runs of different lengths. */
+	for (uint32_t i = 0; i < 1000; i++) {
+		sample(w, START_NS + i * INTERVAL, 1, 1 + (i / 7) % 3, 1 + (i % 50 == 0));
+		sample(w, START_NS + i * INTERVAL + 500, 2, 1 + (i / 3) % 3, 1);
+	}
+	finish(w, fd, START_NS + 1000 * INTERVAL, 0);
+
+	struct diag_list l1, l2, l3;
+	struct load_stats s1, s2, s3;
+	struct profile *exact = load_timed("bins.zst", LOAD_TIMES_EXACT, 0, &l1, &s1);
+	struct profile *within = load_timed("bins.zst", LOAD_TIMES_BINNED, 0, &l2, &s2);
+	struct profile *binned = load_timed("bins.zst", LOAD_TIMES_BINNED, 64, &l3, &s3);
+	CHECK(exact && within && binned);
+	if (!exact || !within || !binned)
+		return;
+	CHECK(exact->nsamples == 2000 && within->nsamples == 2000 && !s2.time_bin_ns);
+	for (uint64_t i = 0; i < exact->nsamples && i < within->nsamples; i++) {
+		const struct profile_sample *a = &exact->samples[i], *b = &within->samples[i];
+		CHECKF(a->stack == b->stack && a->thread == b->thread && a->time_ns == b->time_ns && !b->merged &&
+			       exact->values[i] == within->values[i],
+		       "row %llu", (unsigned long long)i);
+	}
+	CHECKF(binned->nsamples <= 64 && s3.time_bin_ns > 0, "%llu rows, bins of %llu ns",
+	       (unsigned long long)binned->nsamples, (unsigned long long)s3.time_bin_ns);
+	CHECK(profile_samples_total(binned) == 2000);
+	int64_t want[8], got[8];
+	sums_by_key(exact, want);
+	sums_by_key(binned, got);
+	CHECK(!memcmp(want, got, sizeof(want)));
+	uint64_t last_bin[2] = {0, 0};
+	for (uint64_t i = 0; s3.time_bin_ns && i < binned->nsamples; i++) {
+		const struct profile_sample *s = &binned->samples[i];
+		uint64_t bin = (s->time_ns - START_NS) / s3.time_bin_ns;
+		CHECKF(s->thread >= 2 || bin >= last_bin[s->thread], "row %llu", (unsigned long long)i);
+		if (s->thread < 2)
+			last_bin[s->thread] = bin;
+	}
+	/* The module's file is missing, and nothing else is said. */
+	CHECKF(l1.n == 1 && l2.n == 1 && l3.n == 1, "%zu %zu %zu messages", l1.n, l2.n, l3.n);
+	struct diag_list *lists[] = {&l1, &l2, &l3};
+	struct load_stats *stats[] = {&s1, &s2, &s3};
+	for (int k = 0; k < 3; k++) {
+		diag_list_free(lists[k]);
+		load_stats_free(stats[k]);
+	}
+	profile_free(exact);
+	profile_free(within);
+	profile_free(binned);
+}
+
+/* Does every leaf function name carry the same samples in p as in q? */
+static int same_leaves(const struct profile *p, const struct profile *q)
+{
+	const struct profile *both[2] = {p, q};
+	const char *names[16];
+	uint64_t counts[2][16] = {{0}};
+	int n = 0;
+	for (int k = 0; k < 2; k++)
+		for (uint64_t i = 0; i < both[k]->nsamples; i++) {
+			const char *name = leaf_name(both[k], i);
+			int j = 0;
+			while (j < n && strcmp(names[j], name))
+				j++;
+			if (j == n && n == 16)
+				return 0;
+			if (j == n)
+				names[n++] = name;
+			counts[k][j] += profile_sample_count(&both[k]->samples[i]);
+		}
+	return !memcmp(counts[0], counts[1], sizeof(counts[0]));
+}
+
+/*
+ * Rows binned in time see what summed rows see: the traces of the checks
+ * above, loaded with a bound of a few rows, say the same things with the
+ * same figures, and name the same frames.
+ */
+static void test_time_bins_checked(void)
+{
+	const char *traces[] = {"weights.zst", "saturate.zst", "late-unload.zst", "epochs.zst"};
+	for (int k = 0; k < 4; k++) {
+		struct diag_list summed, binned;
+		struct load_stats a, b;
+		struct profile *p = load_timed(traces[k], LOAD_TIMES_NONE, 0, &summed, &a);
+		struct profile *q = load_timed(traces[k], LOAD_TIMES_BINNED, 2, &binned, &b);
+		CHECK(p && q);
+		if (!p || !q)
+			continue;
+		int same = summed.n == binned.n;
+		for (size_t i = 0; same && i < summed.n; i++)
+			same = !strcmp(summed.texts[i], binned.texts[i]);
+		CHECKF(same, "%s: %zu messages summed, %zu binned", traces[k], summed.n, binned.n);
+		if (!same) {
+			dump(&summed);
+			dump(&binned);
+		}
+		CHECK(a.clamped_weights == b.clamped_weights && a.samples_outside_run == b.samples_outside_run &&
+		      a.samples_backwards == b.samples_backwards && a.overbusy_threads == b.overbusy_threads &&
+		      a.undefined_stack_samples == b.undefined_stack_samples && b.time_bin_ns > 0);
+		int sa = 0, sb = 0;
+		CHECK(profile_samples_total(p) == profile_samples_total(q));
+		CHECKF(same_leaves(p, q), "%s: leaf functions differ", traces[k]);
+		for (uint32_t v = 0; v < p->nvalue_types; v++)
+			CHECK(profile_value_total(p, v, &sa) == profile_value_total(q, v, &sb) && sa == sb);
+		diag_list_free(&summed);
+		diag_list_free(&binned);
+		load_stats_free(&a);
+		load_stats_free(&b);
+		profile_free(p);
+		profile_free(q);
+	}
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
 	test_values_and_epochs();
 	test_late_unload();
+	test_time_bins();
 	test_unknown_records();
 	test_truncated_and_empty();
 	test_implausible_losses();
 	test_implausible_samples();
+	test_time_bins_checked();
 	test_fifo_module();
 	test_huge_blocks();
 	test_process_heaps();

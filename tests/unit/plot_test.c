@@ -11,6 +11,9 @@
  *  - heap and rate on an allocation profile built by hand (alloc_* and
  *    inuse_* value types, one sample per event with its time; real traces
  *    in e2e_alloc_sampled), refused on a CPU profile;
+ *  - rows the loader summed per time bin wider than the plot's columns
+ *    (profile.sample_bin_ns) are spread evenly over their bins, every
+ *    thread's and function's total kept;
  *  - gnuplot missing or failing: the error says so, with its message.
  * usage: unit_plot BUILD_DIR (templates in BUILD_DIR/share/ipscope/plots,
  * outputs left in BUILD_DIR/tests/plot-unit to look at).
@@ -38,7 +41,19 @@ static char out_dir[4096], templates[4096];
  * and main -> late for the second, a sample every ms; thread 2 (worker)
  * runs work every 4 ms throughout.
  */
+static struct profile *cpu_profile_binned(uint64_t bin_ms);
+
 static struct profile *cpu_profile(void)
+{
+	return cpu_profile_binned(0);
+}
+
+/*
+ * The same run as the loader sums it per time bin of bin_ms (0: a row per
+ * sample): one row per stack, thread and bin, of all their samples in it
+ * (profile_sample.merged), at the bin's middle.
+ */
+static struct profile *cpu_profile_binned(uint64_t bin_ms)
 {
 	struct profile *p = build_cpu_profile(1000000);
 	p->command = profile_intern(p, "/usr/bin/cpuprog --fast");
@@ -57,6 +72,22 @@ static struct profile *cpu_profile(void)
 	int ll = (int)build_location(p, 0x30, 0, &f_late, &l, 1), lw = (int)build_location(p, 0x40, 0, &f_work, &l, 1);
 	uint32_t s_early = build_stack(p, (int[]){lm, le, -1}), s_late = build_stack(p, (int[]){lm, ll, -1});
 	uint32_t s_work = build_stack(p, (int[]){lw, -1});
+	if (bin_ms) {
+		p->sample_bin_ns = bin_ms * 1000000;
+		for (uint64_t b = 0; b < 1000 / bin_ms; b++) {
+			uint64_t t = START_NS + b * p->sample_bin_ns + p->sample_bin_ns / 2, from = b * bin_ms;
+			uint64_t to = from + bin_ms, early = to <= 500 ? bin_ms : from >= 500 ? 0 : 500 - from;
+			uint32_t rows[3] = {s_early, s_late, s_work}, threads[3] = {0, 0, 1};
+			uint64_t counts[3] = {early, bin_ms - early, bin_ms / 4};
+			for (int k = 0; k < 3; k++) {
+				if (!counts[k])
+					continue;
+				build_weighted_sample(p, rows[k], threads[k], t, (uint32_t)counts[k]);
+				p->samples[p->nsamples - 1].merged = (uint32_t)counts[k] - 1;
+			}
+		}
+		return p;
+	}
 	for (uint64_t ms = 0; ms < 1000; ms++) {
 		uint64_t t = START_NS + ms * 1000000 + 500000;
 		build_weighted_sample(p, ms < 500 ? s_early : s_late, 0, t, 1);
@@ -279,6 +310,38 @@ static void test_cpu(void)
 	profile_free(p);
 }
 
+/* Bins of 200 ms, the plot's of 10: each row evenly over its bin, the one that holds the change
+ * from early to late half each; every column of a thread as busy as it was. */
+static void test_binned_rows(void)
+{
+	struct profile *p = cpu_profile_binned(200);
+	struct plot_request rq = request(PLOT_TIMELINE, p, NULL);
+	rq.bins = 100;
+	char *dir = keep(rq, "timeline-binned");
+	static struct table t;
+	read_table(dir, "timeline-threads.dat", &t);
+	CHECKF(t.rows == 100 && t.cols == 3, "threads: %d rows, %d columns", t.rows, t.cols);
+	int even = 1;
+	for (int r = 0; r < t.rows; r++)
+		even &= t.v[r][1] == 10e6 && t.v[r][2] == 2.5e6;
+	CHECKF(even, "thread columns not even: row 0 %g %g", t.v[0][1], t.v[0][2]);
+	read_table(dir, "timeline-functions.dat", &t);
+	double sums[16] = {0};
+	int shape = 1;
+	for (int r = 0; r < t.rows; r++) {
+		for (int c = 1; c < t.cols; c++)
+			sums[c] += t.v[r][c];
+		/* early alone before 400 ms, half of each from 400 to 600, late alone after. */
+		double early = r < 40 ? 10e6 : r < 60 ? 5e6 : 0;
+		shape &= t.v[r][1] + t.v[r][2] == 10e6 && (t.v[r][1] == early || t.v[r][2] == early);
+	}
+	CHECKF(t.cols == 5 && sums[1] == 500e6 && sums[2] == 500e6 && sums[3] == 250e6,
+	       "function totals %g %g %g", sums[1], sums[2], sums[3]);
+	CHECK(shape);
+	free(dir);
+	profile_free(p);
+}
+
 static void test_alloc(void)
 {
 	struct profile *p = alloc_profile();
@@ -379,6 +442,7 @@ int main(int argc, char **argv)
 	load_options_init(&options.load);
 	options.combine = 1;
 	test_cpu();
+	test_binned_rows();
 	test_alloc();
 	test_gnuplot_errors();
 	if (check_failures)
