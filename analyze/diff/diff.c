@@ -563,24 +563,24 @@ void diff_row_test_runs(const struct diff *d, struct diff_row *r, const int64_t 
 		r->p = diff_student_p((mean[1] - mean[0]) / se, df);
 }
 
-static int by_p(const void *a, const void *b)
+static int by_p(const void *a, const void *b, void *ctx)
 {
-	const struct diff_row *x = *(struct diff_row *const *)a, *y = *(struct diff_row *const *)b;
+	const struct diff_row *rows = ctx, *x = &rows[*(const uint32_t *)a], *y = &rows[*(const uint32_t *)b];
 	return x->p < y->p ? -1 : x->p > y->p;
 }
 
-void diff_adjust(const struct diff *d, struct diff_row **rows, size_t n)
+void diff_adjust(const struct diff *d, struct diff_row *rows, uint32_t *ids, size_t n)
 {
-	/* Sorted in place: a diff tree tests millions of rows, and a copy of
-	 * their pointers was 27 MB at 200,000 stacks. Ties keep no particular
-	 * order, but adjusted values of tied p's are equal whatever their
-	 * order (the running maximum). */
-	struct diff_row **sorted = rows;
-	if (n) /* rows may be NULL when there are none */
-		qsort(sorted, n, sizeof(*sorted), by_p);
+	/* The ids sorted in place: a diff tree tests millions of rows, and a
+	 * copy of pointers to them was 27 MB at 200,000 stacks (ids are half
+	 * that, and so is qsort's buffer). Ties keep no particular order, but
+	 * adjusted values of tied p's are equal whatever their order (the
+	 * running maximum). */
+	if (n) /* ids may be NULL when there are none */
+		qsort_r(ids, n, sizeof(*ids), by_p, rows);
 	double running = 0, alpha = 1 - d->confidence;
 	for (size_t i = 0; i < n; i++) {
-		struct diff_row *r = sorted[i];
+		struct diff_row *r = &rows[ids[i]];
 		double adjusted = (double)(n - i) * r->p;
 		adjusted = adjusted > 1 ? 1 : adjusted;
 		running = adjusted > running ? adjusted : running;

@@ -138,10 +138,9 @@ void diff_row_test(const struct diff *d, struct diff_row *r);
 /* With replicates: r->p from the row's value in each run (d->nruns values of DIFF_VALUE as
  * stored: base's negated), Welch's t-test over the runs (see diff.c). */
 void diff_row_test_runs(const struct diff *d, struct diff_row *r, const int64_t *per_run);
-/* Holm-Bonferroni over the n rows tested together: p_adjusted and
- * significant of each (exact runs: significant when the value changed);
- * rows[] is reordered (by p). */
-void diff_adjust(const struct diff *d, struct diff_row **rows, size_t n);
+/* Holm-Bonferroni over the n rows rows[ids[0..n)] tested together: p_adjusted and significant of each
+ * (exact runs: significant when the value changed); ids is reordered (by p). */
+void diff_adjust(const struct diff *d, struct diff_row *rows, uint32_t *ids, size_t n);
 /*
  * Half-width of the row's change's confidence interval at d's confidence,
  * simultaneous over m rows (Bonferroni), in percentage points of base's

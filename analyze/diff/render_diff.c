@@ -355,11 +355,11 @@ static void diff_tree(const struct report *r, const struct diff *d, const struct
 	st.shown = calloc_or_abort(nn, 1);
 	st.kept = calloc_or_abort(nn, 1);
 	size_t tested = mark_shown(&st), significant = 0, k = 0;
-	struct diff_row **family = calloc_or_abort(tested + 1, sizeof(*family));
+	uint32_t *family = calloc_or_abort(tested + 1, sizeof(*family));
 	for (uint32_t i = 1; i < nn; i++)
 		if (st.shown[i])
-			family[k++] = &st.rows[i];
-	diff_adjust(d, family, tested);
+			family[k++] = i;
+	diff_adjust(d, st.rows, family, tested);
 	mark_kept(&st);
 	st.c = (struct columns){4, 3, 5};
 	size_t printed = 0;
@@ -459,7 +459,6 @@ void diff_table_build(struct diff_table *dt, const struct diff *d, const struct 
 	uint32_t nrows = dt->ft.nrows;
 	dt->rows = calloc_or_abort(nrows + 1, sizeof(*dt->rows));
 	dt->order = calloc_or_abort(nrows + 1, sizeof(*dt->order));
-	struct diff_row **family = calloc_or_abort(nrows + 1, sizeof(*family));
 	struct flat_table *runs = s.runs ? calloc_or_abort(d->nruns, sizeof(*runs)) : NULL;
 	for (uint32_t k = 0; runs && k < d->nruns; k++)
 		flat_table_build(&runs[k], dt->t, o->lines, s.runs[k]);
@@ -469,17 +468,20 @@ void diff_table_build(struct diff_table *dt, const struct diff *d, const struct 
 			per_run[k] = runs[k].rows[i].count;
 		dt->rows[i] = make_row(d, dt->ft.rows[i].count, fn.rows[i].count, fcb.rows[i].count, fcn.rows[i].count,
 				       runs ? per_run : NULL);
-		if (side_shows(dt->rows[i].base, 0, 1, o, 0) || side_shows(raw_new(d, dt->rows[i].new), 0, 1, o, 0)) {
-			family[dt->n] = &dt->rows[i];
+		if (side_shows(dt->rows[i].base, 0, 1, o, 0) || side_shows(raw_new(d, dt->rows[i].new), 0, 1, o, 0))
 			dt->order[dt->n++] = i;
-		}
 	}
-	diff_adjust(d, family, dt->n);
+	/* diff_adjust reorders its ids: a copy, so that rows equal in the
+	 * order below stay in the table's order. */
+	uint32_t *family = calloc_or_abort(dt->n + 1, sizeof(*family));
+	if (dt->n)
+		memcpy(family, dt->order, dt->n * sizeof(*family));
+	diff_adjust(d, dt->rows, family, dt->n);
+	free(family);
 	for (uint32_t k = 0; k < dt->n; k++)
 		dt->significant += dt->rows[dt->order[k]].significant;
 	struct flat_state fs = {d, &dt->ft, dt->rows};
 	qsort_r(dt->order, dt->n, sizeof(*dt->order), flat_order, &fs);
-	free(family);
 	for (uint32_t k = 0; runs && k < d->nruns; k++)
 		flat_table_free(&runs[k]);
 	free(runs);

@@ -678,8 +678,8 @@ static void test_math(void)
 	/* Holm on (0.01, 0.04, 0.03, 0.005) of 4: 0.02, 0.06, 0.06, 0.02 -> (0.03, 0.06, 0.06, 0.02). */
 	struct diff d = {.confidence = 0.95};
 	struct diff_row r[4] = {{.p = 0.01, .new = 1}, {.p = 0.04, .new = 1}, {.p = 0.03, .new = 1}, {.p = 0.005, .new = 1}};
-	struct diff_row *rows[4] = {&r[0], &r[1], &r[2], &r[3]};
-	diff_adjust(&d, rows, 4);
+	uint32_t ids[4] = {0, 1, 2, 3};
+	diff_adjust(&d, r, ids, 4);
 	CHECKF(fabs(r[3].p_adjusted - 0.02) < 1e-12 && fabs(r[0].p_adjusted - 0.03) < 1e-12 &&
 	       fabs(r[2].p_adjusted - 0.06) < 1e-12 && fabs(r[1].p_adjusted - 0.06) < 1e-12,
 	       "%g %g %g %g", r[0].p_adjusted, r[1].p_adjusted, r[2].p_adjusted, r[3].p_adjusted);
