@@ -30,14 +30,16 @@ static const struct option_row view_rows[] = {
 
 static const struct analyze_command view_command = {
 	.name = "view",
-	.synopsis = "analyze view [options] TRACE",
+	.synopsis = "analyze view [options] TRACE...",
+	.operands = "TRACE...",
 	.summary = "Explore a trace full-screen: the call tree ranked by the chosen value (time for\n"
 		   "CPU traces, bytes for allocations) with costs, percentages and bars; u ranks by\n"
 		   "the other unit, s shows the flat self cost per line, Enter or o the source with\n"
 		   "a cost per line, a flame graph of the selection along the bottom; t picks a\n"
 		   "thread, f sets a noisefloor or minimum, L the leaks, peak and temporary views\n"
 		   "of allocation traces (--leaks, --peak, --temporary start there), / searches,\n"
-		   "? lists the keys, q quits. Needs a terminal.",
+		   "? lists the keys, q quits. Needs a terminal. Several traces are summed, as\n"
+		   "tree sums them.",
 	.groups = OPTGROUP_LOAD | OPTGROUP_PROGRAMS | OPTGROUP_FILTER | OPTGROUP_MINCOUNT | OPTGROUP_COMBINE |
 		  OPTGROUP_LOOK,
 	.options = view_rows,
@@ -84,7 +86,7 @@ int cmd_view(int argc, char **argv)
 	struct load_options lo = o.load;
 	lo.diag = &sink;
 	const char *trace = o.operands[0];
-	struct profile *p = load_trace(trace, &lo, NULL);
+	struct profile *p = load_traces(o.operands, o.noperands, &lo); /* several: summed, as tree's */
 	uint32_t value = PROFILE_NO_VALUE;
 	rc = 1;
 	if (!p)

@@ -57,6 +57,14 @@ keys x
 keys q
 restored 0
 
+# --- several traces summed (the golden trace twice): every figure doubles, the shares stay ---
+run "'$a' view '$golden' '$golden'"
+wait_for "golden+0x10ff"
+expect_row "$(row "weight 7422 = 7.422 s of CPU" "by cpu")"
+expect_row "$(row "7.302 s  98.4%" "golden+0x10ff")"
+keys q
+restored 0
+
 # --- report_split: the shares, the source panel; resizing; quitting ---
 profile_workload report_split 1.0
 total=$(info_samples "$scratch/t.zst")
