@@ -161,7 +161,7 @@ struct profile *profile_sum_threads(const struct profile *p)
 	profile_remap_free(r);
 	uint32_t empty = profile_add_stack(dst, NULL, 0);
 	uint32_t nt = p->nthreads, nc = p->ncolumns;
-	/* Per thread: the row being filled, or UINT32_MAX (samples of a thread p does not have are dropped). */
+	/* Per thread: the row being filled, or UINT64_MAX (samples of a thread p does not have are dropped). */
 	uint64_t *row = calloc_or_abort(nt ? nt : 1, sizeof(*row));
 	for (uint32_t t = 0; t < nt; t++)
 		row[t] = UINT64_MAX;
