@@ -333,14 +333,21 @@ static int read_trace(struct loader *L, struct dispatch *d)
 			d->consumer[rec.type]->record(L, d->state[rec.type], &rec);
 	}
 	diag_progress(L->diag, "%s", "");
-	if (got < 0) {
+	struct load_stats *st = L->stats;
+	/* Damage found where it is, after records were read: the records
+	 * before it are kept, as a cut-off trace's are (a long run's report
+	 * is not lost to one bad block); the content checksum, which fails at
+	 * the end for damage anywhere, or damage before any record, fails. */
+	if (got < 0 && (!records || !trace_reader_damage_located(r))) {
 		diag(L->diag, DIAG_ERROR, "%s", trace_reader_error(r));
 		trace_reader_close(r);
 		return -1;
 	}
-	struct load_stats *st = L->stats;
-	st->truncated = trace_reader_truncated(r);
-	if (st->truncated)
+	st->truncated = got < 0 || trace_reader_truncated(r);
+	if (got < 0)
+		diag(L->diag, DIAG_WARNING, "%s: read up to the last complete record before it (the trace is damaged "
+			"there; records just before it may be damaged too)", trace_reader_error(r));
+	else if (st->truncated)
 		diag(L->diag, DIAG_WARNING, "%s", trace_reader_error(r));
 	st->compressed_bytes = trace_reader_compressed_bytes(r);
 	st->raw_bytes = trace_reader_raw_bytes(r);

@@ -309,6 +309,13 @@ int trace_reader_next(struct trace_reader *r, struct trace_record *rec);
 int trace_reader_truncated(const struct trace_reader *r);
 /* After -1: "FILE: offset N: what is wrong". After 0 and truncated: a warning line. */
 const char *trace_reader_error(const struct trace_reader *r);
+/*
+ * After -1: nonzero when the damage was found where it is (a record that
+ * cannot be, a compressed block that does not decode), so that the records
+ * returned before it can be kept, as a cut-off trace's are; 0 when it can be
+ * anywhere (the content checksum at the frame's end).
+ */
+int trace_reader_damage_located(const struct trace_reader *r);
 /* Compressed bytes consumed and decompressed bytes produced so far. */
 uint64_t trace_reader_compressed_bytes(const struct trace_reader *r);
 uint64_t trace_reader_raw_bytes(const struct trace_reader *r);

@@ -108,9 +108,11 @@ static int fill(struct trace_reader *r)
 			if (ZSTD_getErrorCode(hint) == ZSTD_error_prefix_unknown && r->raw_bytes == 0)
 				return trace_reader_corrupt(r, 0, "not an ipscope trace (not zstd-compressed)");
 			/* zstd checks the checksum at the end of the frame: the damage can be anywhere. */
-			if (ZSTD_getErrorCode(hint) == ZSTD_error_checksum_wrong)
+			if (ZSTD_getErrorCode(hint) == ZSTD_error_checksum_wrong) {
+				r->damage_anywhere = 1;
 				return trace_reader_corrupt(r, r->buf_offset + r->len,
 					       "content checksum mismatch: the compressed data is corrupt");
+			}
 			return trace_reader_corrupt(r, r->buf_offset + r->len,
 				       "compressed data is corrupt after compressed byte %" PRIu64 " (zstd: %s)",
 				       r->compressed_bytes, ZSTD_getErrorName(hint));
@@ -318,6 +320,11 @@ int trace_reader_truncated(const struct trace_reader *r)
 const char *trace_reader_error(const struct trace_reader *r)
 {
 	return r->err;
+}
+
+int trace_reader_damage_located(const struct trace_reader *r)
+{
+	return r->failed && !r->damage_anywhere;
 }
 
 uint64_t trace_reader_compressed_bytes(const struct trace_reader *r)

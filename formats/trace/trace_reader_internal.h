@@ -34,6 +34,7 @@ struct trace_reader {
 	int ended; /* END seen: nothing more is returned */
 	int truncated;
 	int failed;
+	int damage_anywhere; /* failed on the content checksum: the damage can be anywhere */
 	unsigned major, minor;
 
 	/* Reused per record; see "valid until the next call". */
