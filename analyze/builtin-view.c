@@ -86,7 +86,7 @@ int cmd_view(int argc, char **argv)
 	struct load_options lo = o.load;
 	lo.diag = &sink;
 	const char *trace = o.operands[0];
-	struct profile *p = load_traces(o.operands, o.noperands, &lo); /* several: summed, as tree's */
+	struct profile *p = load_traces(o.operands, o.noperands, &lo, 0); /* several: summed, as tree's */
 	uint32_t value = PROFILE_NO_VALUE;
 	rc = 1;
 	if (!p)

@@ -9,7 +9,6 @@
 
 #include <string.h>
 
-#include "alloc.h"
 #include "load.h"
 #include "merge.h"
 
@@ -40,30 +39,7 @@ static struct profile *load_run(const char *const *paths, int n, const char *rol
 	rs.sink.ctx = &rs;
 	struct load_options run = *lo;
 	run.diag = &rs.sink;
-	struct profile *p = NULL;
-	if (n == 1) {
-		p = load_trace(paths[0], &run, NULL);
-	} else {
-		p = profile_new();
-		if (!p)
-			abort_out_of_memory();
-		struct profile_merge *m = profile_merge_new(p, PROFILE_MERGE_RUNS_APART);
-		for (int i = 0; i < n && p; i++) {
-			struct profile *one = load_trace(paths[i], &run, NULL);
-			char err[512];
-			if (one && profile_merge_add(m, one, err, sizeof(err)) < 0) {
-				diag(&rs.sink, DIAG_ERROR, "%s: cannot be summed with %s: %s", paths[i], paths[0], err);
-				profile_free(one);
-				one = NULL;
-			}
-			if (!one) {
-				profile_free(p);
-				p = NULL;
-			}
-			profile_free(one);
-		}
-		profile_merge_free(m);
-	}
+	struct profile *p = load_traces(paths, n, &run, PROFILE_MERGE_RUNS_APART);
 	return p ? filter_profile_consume(p, fo) : NULL;
 }
 

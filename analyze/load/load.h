@@ -139,11 +139,12 @@ struct load_stats {
 struct profile *load_trace(const char *path, const struct load_options *o, struct load_stats *stats);
 /*
  * Load paths[0..n) summed into one profile (merge.h: profile.ntraces says
- * how many; n == 1 is load_trace). A trace that cannot be read, or whose
- * values mean other things than the first's (mode, interval...): an error
- * through o->diag and NULL.
+ * how many; n == 1 is load_trace), with merge_flags (merge.h's
+ * PROFILE_MERGE_*: diff keeps its runs apart). A trace that cannot be read,
+ * or whose values mean other things than the first's (mode, interval...):
+ * an error through o->diag and NULL.
  */
-struct profile *load_traces(const char *const *paths, int n, const struct load_options *o);
+struct profile *load_traces(const char *const *paths, int n, const struct load_options *o, unsigned merge_flags);
 void load_stats_free(struct load_stats *stats);
 
 #endif

@@ -9,14 +9,17 @@
 #include "alloc.h"
 #include "merge.h"
 
-struct profile *load_traces(const char *const *paths, int n, const struct load_options *o)
+struct profile *load_traces(const char *const *paths, int n, const struct load_options *o, unsigned merge_flags)
 {
 	if (n == 1)
 		return load_trace(paths[0], o, NULL);
 	struct profile *dst = profile_new();
 	if (!dst)
 		abort_out_of_memory();
-	struct profile_merge *m = profile_merge_new(dst, o->sample_times || o->alloc_bins ? PROFILE_MERGE_EVERY_ROW : 0);
+	/* Rows in time are appended, never summed across traces. */
+	if (o->sample_times || o->alloc_bins)
+		merge_flags |= PROFILE_MERGE_EVERY_ROW;
+	struct profile_merge *m = profile_merge_new(dst, merge_flags);
 	for (int i = 0; i < n; i++) {
 		struct profile *p = load_trace(paths[i], o, NULL);
 		char err[512];

@@ -27,7 +27,7 @@ void report_init(struct report *r, FILE *out, const struct profile *p, const str
 struct profile *report_profile(const char *const *traces, int n, const struct load_options *lo,
 			       const struct filter_options *fo)
 {
-	struct profile *p = load_traces(traces, n, lo);
+	struct profile *p = load_traces(traces, n, lo, 0);
 	return p ? filter_profile_consume(p, fo) : NULL;
 }
 
