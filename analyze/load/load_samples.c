@@ -229,10 +229,16 @@ static uint32_t key_weight(const struct profile *p, uint32_t w, uint64_t t)
 
 #define ROW_CACHE_WAYS 4u
 
+/* Where in the row cache raw stack's entry for a thread's tid is. */
+static inline uint64_t row_cache_index(uint32_t stack, uint32_t tid)
+{
+	return (uint64_t)stack * ROW_CACHE_WAYS + tid % ROW_CACHE_WAYS;
+}
+
 /* The row cache's entry for raw stack and a thread's tid (grown to cover stack). */
 static uint32_t *row_cache_entry(struct samples_state *st, uint32_t stack, uint32_t tid)
 {
-	uint64_t i = (uint64_t)stack * ROW_CACHE_WAYS + tid % ROW_CACHE_WAYS;
+	uint64_t i = row_cache_index(stack, tid);
 	if (i >= st->row_cache_cap) {
 		uint64_t old = st->row_cache_cap;
 		ALLOC_GROW(st->row_cache, i + 1, st->row_cache_cap);
@@ -428,8 +434,8 @@ static void sums_finish(struct loader *L, struct samples_state *st)
  * on (its index now near), the row of the one AHEAD on. Reading the index
  * and the cache entry unprefetched to find the row stalled on both: 40% of
  * the loop's time at 200,000 stacks. With AHEAD 16, flat of 100 M samples
- * takes 0.75x the CPU time it took with one stage at 8 (4, 8 and 32 were
- * slower; bench/README.md). Written in the loop: as a function of its own
+ * takes 0.83x the CPU time it took with one stage at 8 (paired medians; 4,
+ * 8 and 32 were slower; bench/README.md). Written in the loop: as a function of its own
  * GCC 12 dropped the prefetches.
  */
 #define AHEAD 16u
@@ -450,13 +456,13 @@ static void add_samples(struct loader *L, struct samples_state *st, const struct
 				__builtin_prefetch(&L->stack_by_id[ts[3 * AHEAD].stack_id]);
 			if (i + 2 * AHEAD < b->count && ts[2 * AHEAD].stack_id < L->stack_by_id_cap) {
 				uint32_t raw = L->stack_by_id[ts[2 * AHEAD].stack_id];
-				uint64_t e = (uint64_t)raw * ROW_CACHE_WAYS + ts[2 * AHEAD].tid % ROW_CACHE_WAYS;
+				uint64_t e = row_cache_index(raw, ts[2 * AHEAD].tid);
 				if (raw != HASHMAP_NONE && e < st->row_cache_cap)
 					__builtin_prefetch(&st->row_cache[e]);
 			}
 			if (i + AHEAD < b->count && ts[AHEAD].stack_id < L->stack_by_id_cap) {
 				uint32_t raw = L->stack_by_id[ts[AHEAD].stack_id];
-				uint64_t e = (uint64_t)raw * ROW_CACHE_WAYS + ts[AHEAD].tid % ROW_CACHE_WAYS;
+				uint64_t e = row_cache_index(raw, ts[AHEAD].tid);
 				if (raw != HASHMAP_NONE && e < st->row_cache_cap && st->row_cache[e] < st->nsums)
 					__builtin_prefetch(&st->sums[st->row_cache[e]]);
 			}
