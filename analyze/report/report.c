@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
 #include "arith.h"
 #include "debug_hint.h"
 #include "load.h"
@@ -185,36 +184,28 @@ void report_samples_line(const struct report *r, const char *indent, const struc
 		p->ended ? "" : " (trace truncated)");
 }
 
-/* Distinct values among n (sorted in place). */
-static uint32_t count_distinct(uint32_t *v, uint32_t n)
-{
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < n; i++) { /* insertion sort: a profile has few threads */
-		uint32_t x = v[i], j = i;
-		for (; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		k += i == 0 || v[i] != v[i - 1];
-	return k;
-}
-
 void report_traces_line(const struct report *r, const char *indent)
 {
 	const struct profile *p = r->p;
-	uint32_t *pids = calloc_or_abort(p->nthreads + 1, sizeof(*pids)), *commands = calloc_or_abort(p->nthreads + 1, sizeof(*commands));
+	/* Processes and programs: distinct pids and commands among the threads
+	 * (a test suite's traces hold thousands). */
+	struct hashmap pids, commands;
+	hashmap_init(&pids, p->nthreads);
+	hashmap_init(&commands, 16);
+	uint32_t processes = 0, programs = 0;
 	for (uint32_t t = 0; t < p->nthreads; t++) {
-		pids[t] = p->threads[t].pid;
-		commands[t] = p->threads[t].command;
+		uint32_t *pid = hashmap_slot(&pids, p->threads[t].pid), *command = hashmap_slot(&commands, p->threads[t].command);
+		if (*pid == HASHMAP_NONE)
+			*pid = processes++;
+		if (*command == HASHMAP_NONE)
+			*command = programs++;
 	}
-	uint32_t processes = count_distinct(pids, p->nthreads), programs = count_distinct(commands, p->nthreads);
+	hashmap_free(&pids);
+	hashmap_free(&commands);
 	char d[32];
 	fprintf(r->out, "%s%sTraces:%s %u summed: %u process%s, %u program%s, %s run in all\n", indent, r->pal.bold,
 		r->pal.reset, p->ntraces, processes, processes == 1 ? "" : "es", programs, programs == 1 ? "" : "s",
 		format_duration(p->duration_ns, d, sizeof(d)));
-	free(pids);
-	free(commands);
 }
 
 void report_header(const struct report *r, const struct calltree *all)
