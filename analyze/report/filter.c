@@ -250,21 +250,10 @@ static uint32_t map_whole_location(struct filter_state *st, uint32_t loc)
 	return st->whole_map[loc];
 }
 
-static uint64_t hash_locations(const uint32_t *locs, uint32_t depth)
-{
-	uint64_t h = depth;
-	for (uint32_t i = 0; i < depth; i++)
-		h = hash_combine(h, locs[i]);
-	return h;
-}
-
 static int stack_equal(const void *ctx, uint32_t id)
 {
 	const struct filter_state *st = ctx;
-	const struct profile_stack *s = &st->out->stacks[id];
-	return s->depth == st->seek_depth &&
-	       (!s->depth || !memcmp(st->out->stack_locations + s->first, st->seek,
-				     st->seek_depth * sizeof(*st->seek)));
+	return profile_stack_is(st->out, id, st->seek, st->seek_depth);
 }
 
 /* A location of the outermost line of loc alone (the blocking call of an off-CPU stack). */
@@ -307,7 +296,7 @@ static uint32_t map_stack(struct filter_state *st, uint32_t stack, int off_cpu)
 	if (depth == 0 && s->depth > 0)
 		st->scratch[depth++] = map_whole_location(st, locs[0]);
 
-	uint64_t h = hash_locations(st->scratch, depth);
+	uint64_t h = profile_locations_hash(st->scratch, depth);
 	st->seek = st->scratch;
 	st->seek_depth = depth;
 	uint32_t id = hashmap_find(&st->stacks, h, stack_equal, st);

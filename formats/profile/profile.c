@@ -201,6 +201,21 @@ uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_
 	return p->nstacks++;
 }
 
+uint64_t profile_locations_hash(const uint32_t *locations, uint32_t depth)
+{
+	uint64_t h = depth;
+	for (uint32_t i = 0; i < depth; i++)
+		h = hash_combine(h, locations[i]);
+	return h;
+}
+
+int profile_stack_is(const struct profile *p, uint32_t stack, const uint32_t *locations, uint32_t depth)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	return s->depth == depth &&
+	       (!depth || !memcmp(p->stack_locations + s->first, locations, depth * sizeof(*locations)));
+}
+
 void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values)
 {
 	if (!p->ncolumns)

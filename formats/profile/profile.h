@@ -341,6 +341,10 @@ uint32_t profile_add_location(struct profile *p, const struct profile_location *
 uint32_t profile_add_thread(struct profile *p, const struct profile_thread *t);
 /* Append a stack of depth location ids (leaf first); returns the stack index. */
 uint32_t profile_add_stack(struct profile *p, const uint32_t *locations, uint32_t depth);
+/* Hash of a stack's location ids: what finding a stack by its locations keys on. */
+uint64_t profile_locations_hash(const uint32_t *locations, uint32_t depth);
+/* 1 when stack is exactly these depth locations. */
+int profile_stack_is(const struct profile *p, uint32_t stack, const uint32_t *locations, uint32_t depth);
 /* Append a sample with its ncolumns stored values; aborts without value types. */
 void profile_add_sample(struct profile *p, const struct profile_sample *s, const int64_t *values);
 /* Room for n samples in all, allocated exactly (growth doubles): for a builder that knows its count. */

@@ -295,20 +295,10 @@ uint32_t profile_remap_location(struct profile_remap *m, uint32_t id)
 	return m->locations[id] = found;
 }
 
-static uint64_t locations_hash(const uint32_t *locs, uint32_t depth)
-{
-	uint64_t h = depth;
-	for (uint32_t i = 0; i < depth; i++)
-		h = hash_combine(h, locs[i]);
-	return h;
-}
-
 static int stack_equal(const void *ctx, uint32_t id)
 {
 	const struct profile_remap *m = ctx;
-	const struct profile_stack *s = &m->dst->stacks[id];
-	return s->depth == m->seek_len &&
-	       (!s->depth || !memcmp(m->dst->stack_locations + s->first, m->seek, s->depth * sizeof(uint32_t)));
+	return profile_stack_is(m->dst, id, m->seek, m->seek_len);
 }
 
 static void index_stacks(struct profile_remap *m)
@@ -318,7 +308,7 @@ static void index_stacks(struct profile_remap *m)
 		const uint32_t *locs = m->dst->stack_locations + s->first;
 		m->seek = locs;
 		m->seek_len = s->depth;
-		uint64_t h = locations_hash(locs, s->depth);
+		uint64_t h = profile_locations_hash(locs, s->depth);
 		if (hashmap_find(&m->stack_index, h, stack_equal, m) == HASHMAP_NONE)
 			hashmap_insert(&m->stack_index, h, m->indexed_stacks);
 	}
@@ -337,7 +327,7 @@ uint32_t profile_remap_stack(struct profile_remap *m, uint32_t id)
 		index_stacks(m);
 		m->seek = locs;
 		m->seek_len = s->depth;
-		found = hashmap_find(&m->stack_index, locations_hash(locs, s->depth), stack_equal, m);
+		found = hashmap_find(&m->stack_index, profile_locations_hash(locs, s->depth), stack_equal, m);
 	}
 	if (found == HASHMAP_NONE) {
 		found = profile_add_stack(m->dst, locs, s->depth);
