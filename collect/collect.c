@@ -73,6 +73,14 @@ static char *command_line(char **argv)
 	return out;
 }
 
+/* A META entry of a decimal number. */
+static void meta_number(struct trace_writer *w, const char *key, uint64_t value)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)value);
+	trace_writer_meta(w, key, buf);
+}
+
 static void write_meta(struct trace_writer *w, const struct collect_options *o, pid_t pid,
 		       uint64_t start_real, uint64_t start_mono)
 {
@@ -270,6 +278,17 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 	}
 }
 
+/* Text the agent wrote (the program can scribble on it: a path), fit for a terminal: bytes that are
+ * not printable ASCII become '?'. */
+static const char *printable(const char *text, size_t len, char *buf, size_t buflen)
+{
+	size_t n = 0;
+	for (; n < len && n + 1 < buflen && text[n]; n++)
+		buf[n] = text[n] >= 0x20 && text[n] < 0x7f ? text[n] : '?';
+	buf[n] = 0;
+	return buf;
+}
+
 /* What the summary warns about: anything that makes the profile less than the whole run. */
 static void warn(const struct collect_options *o, const struct launch *l, const struct drain_totals *t,
 		 int status)
@@ -285,18 +304,33 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 	else if (state == AGENT_NOT_STARTED)
 		fprintf(stderr, "collect: the agent did not start in %s (statically linked or setuid, "
 				"or /proc/%d/fd not readable?): no samples\n", program, (int)getpid());
-	else if (state == AGENT_FAILED)
-		fprintf(stderr, "collect: the agent failed in %s: %.*s\n", program, (int)sizeof h->agent_error,
-			h->agent_error);
+	char error[sizeof h->agent_error + 1];
+	printable(h->agent_error, sizeof h->agent_error, error, sizeof error);
+	if (state == AGENT_FAILED)
+		fprintf(stderr, "collect: the agent failed in %s: %s\n", program, error);
 	if (state == AGENT_RUNNING && o->allocs && atomic_load(&h->allocator_elsewhere) && t->heap.allocs < 100)
-		fprintf(stderr, "collect: %s allocates with a malloc of its own (%.*s), which the profiler cannot "
+		fprintf(stderr, "collect: %s allocates with a malloc of its own (%s), which the profiler cannot "
 				"interpose (a statically linked allocator such as jemalloc or mimalloc): %llu "
 				"allocations were recorded, only those of libc's own\n",
-			program, (int)sizeof h->agent_error, h->agent_error, (unsigned long long)t->heap.allocs);
+			program, error, (unsigned long long)t->heap.allocs);
 	else if (state == AGENT_RUNNING && o->allocs && !t->heap.allocs)
 		fprintf(stderr, "collect: no allocations were seen in %s: it allocates without the C library's "
 				"malloc (a statically linked allocator such as jemalloc or mimalloc, as many Rust "
 				"programs have, or its own), which the profiler cannot interpose\n", program);
+	uint64_t unrecorded = atomic_load(&h->allocs_unrecorded);
+	if (o->allocs && unrecorded)
+		fprintf(stderr, "collect: %llu allocations (%llu bytes) were made before the profiler could start, on "
+				"threads a library's constructor started: they are not recorded\n",
+			(unsigned long long)unrecorded, (unsigned long long)atomic_load(&h->alloc_bytes_unrecorded));
+	uint32_t deepbind = atomic_load(&h->deepbind_rebound);
+	char text[sizeof h->agent_error + 1];
+	if (o->allocs && deepbind)
+		fprintf(stderr, "collect: %u %s loaded with RTLD_DEEPBIND (%s%s), which binds malloc to libc's past "
+				"the profiler: what %s allocated later is recorded, not what %s constructors allocated "
+				"inside dlopen\n",
+			deepbind, deepbind > 1 ? "libraries were" : "library was",
+			printable(h->deepbind_library, sizeof h->deepbind_library, text, sizeof text),
+			deepbind > 1 ? " and others" : "", deepbind > 1 ? "they" : "it", deepbind > 1 ? "their" : "its");
 	uint64_t heap_lost = atomic_load(&h->alloc_events_lost);
 	if (heap_lost)
 		fprintf(stderr, "collect: %llu allocation events were lost (signal handlers nested in the "
@@ -472,11 +506,21 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&l.transport.header->sampler_cpu_ns));
 			trace_writer_meta(w, TRACE_META_SAMPLER_CPU_NS, buf);
 		}
-		uint64_t records_lost = atomic_load(&l.transport.header->records_lost);
-		if (records_lost) {
-			char buf[32];
-			snprintf(buf, sizeof buf, "%llu", (unsigned long long)records_lost);
-			trace_writer_meta(w, TRACE_META_RECORDS_LOST, buf);
+		const struct transport_header *h = l.transport.header;
+		uint64_t records_lost = atomic_load(&h->records_lost);
+		if (records_lost)
+			meta_number(w, TRACE_META_RECORDS_LOST, records_lost);
+		uint64_t unrecorded = atomic_load(&h->allocs_unrecorded);
+		if (unrecorded) {
+			meta_number(w, TRACE_META_ALLOCS_UNRECORDED, unrecorded);
+			meta_number(w, TRACE_META_ALLOC_BYTES_UNRECORDED, atomic_load(&h->alloc_bytes_unrecorded));
+		}
+		uint32_t deepbind = atomic_load(&h->deepbind_rebound);
+		if (deepbind) {
+			char library[sizeof h->deepbind_library + 1];
+			snprintf(library, sizeof library, "%.*s", (int)sizeof h->deepbind_library, h->deepbind_library);
+			meta_number(w, TRACE_META_DEEPBIND_LIBRARIES, deepbind);
+			trace_writer_meta(w, TRACE_META_DEEPBIND_LIBRARY, library);
 		}
 		char jit_message[256];
 		if (!write_failed &&

@@ -218,7 +218,7 @@ static void child_exec(const struct launch *l, const struct collect_options *o, 
 	else
 		snprintf(value, sizeof value, "%s", agent);
 	setenv("LD_PRELOAD", value, 1);
-	snprintf(value, sizeof value, "%d:%d", (int)getppid(), l->shm_fd);
+	snprintf(value, sizeof value, "%d:%d%s", (int)getppid(), l->shm_fd, o->allocs ? TRANSPORT_ENV_ALLOCS : "");
 	setenv(TRANSPORT_ENV, value, 1);
 	snprintf(value, sizeof value, "%d", (int)getpid());
 	if (o->follow)

@@ -28,9 +28,14 @@
  *
  * Per key (allocation stack, thread, function and size): allocations and
  * their bytes, what is live at the end (inuse = leaks), what was live at the
- * moment of the highest live heap (peak), and temporaries (freed by the
- * allocating thread before it allocated anything else: heaptrack's
- * definition, per thread so it does not depend on how threads interleave).
+ * moment of the highest live heap (peak), and temporaries. A temporary is
+ * heaptrack's: a free whose block has the size and stack of the process's
+ * event just before it, an allocation (nearly always the block just
+ * allocated), whatever the threads; seen in the events' order, when every
+ * allocation was recorded. A sampled trace holds too few events for that: its
+ * temporaries are the agent's, per thread (the free of a block its thread
+ * allocated last, no allocation or free by the thread in between, chosen or
+ * not: TRACE_HEAP_TEMPORARY), the same in a single-threaded program.
  * The peak's share of each key is kept lazily in O(1) per event: a key
  * remembers its live figure as of the latest peak the first time it changes
  * after that peak (and at the end), so nothing is copied when a new peak is
@@ -259,6 +264,27 @@ static struct undo *undo_of(struct allocs_state *st, uint32_t thread)
 	return &st->undo[thread];
 }
 
+/* The latest event of h was an allocation of size bytes, of key. */
+static inline __attribute__((always_inline)) void note_allocation(struct heap *h, const struct key *keys, uint32_t key,
+								  uint64_t size)
+{
+	h->last_valid = 1;
+	h->last_site = keys[key].site;
+	h->last_size = size;
+}
+
+/* Whether a free of a block of key and size (flags: the event's) is a temporary (see the top); its event is h's latest. */
+static inline __attribute__((always_inline)) int is_temporary(const struct allocs_state *st, struct heap *h,
+							      const struct key *keys, uint32_t key, uint64_t size,
+							      uint32_t flags)
+{
+	if (st->scheme != PROFILE_ALLOCS_ALL)
+		return (flags & TRACE_HEAP_TEMPORARY) != 0;
+	int temporary = h->last_valid && h->last_size == size && keys[key].site == h->last_site;
+	h->last_valid = 0;
+	return temporary;
+}
+
 static inline __attribute__((always_inline)) void on_alloc(struct loader *L, struct allocs_state *st, int bins,
 							   int scale, struct heap *h, uint32_t thread,
 							   const struct trace_heap_event *e, uint64_t seq)
@@ -281,6 +307,7 @@ static inline __attribute__((always_inline)) void on_alloc(struct loader *L, str
 		return;
 	}
 	uint32_t key = key_of_event(L, st, thread, e);
+	note_allocation(h, st->keys, key, e->size);
 	double w = weight_of(st, scale, e->size);
 	if (live_put(&h->live, e->address, key, e->size, &okey, &osize)) {
 		/* Allocated twice without a free between: the free was not recorded. */
@@ -308,7 +335,7 @@ static inline __attribute__((always_inline)) void on_free(struct allocs_state *s
 	double w = weight_of(st, scale, size), bytes = w * (double)size;
 	st->frees += w;
 	st->freed_bytes += bytes;
-	if (e->flags & TRACE_HEAP_TEMPORARY) {
+	if (is_temporary(st, h, st->keys, key, size, e->flags)) {
 		st->temp += w;
 		st->temp_bytes += bytes;
 		add_value(st, bins, key, e->time_ns, V_TEMP_O, w);
@@ -463,7 +490,7 @@ static NO_SLP_VECTORIZE void allocs_events_fast(struct loader *L, struct allocs_
 			double bytes = (double)size;
 			f.frees += 1;
 			f.freed_bytes += bytes;
-			if (e->flags & TRACE_HEAP_TEMPORARY) {
+			if (is_temporary(st, h, f.keys, key, size, e->flags)) {
 				st->temp += 1;
 				st->temp_bytes += bytes;
 				f.keys[key].v[V_TEMP_O] += 1;
@@ -489,6 +516,7 @@ static NO_SLP_VECTORIZE void allocs_events_fast(struct loader *L, struct allocs_
 			}
 			f.events++;
 			size = e->size;
+			note_allocation(h, f.keys, key, size);
 			struct live *r = &f.recent[block & f.recent_mask];
 			if (live_is_identity(block) && block > h->live.highest && f.recent && size < LIVE_BIG && !r->block) {
 				*r = (struct live){ block, key, (uint32_t)size };

@@ -81,6 +81,11 @@ struct heap {
 	double live_o, live_b, peak_o, peak_b;
 	uint64_t peak_seq, peak_time; /* the event count and time of its highest live heap */
 	uint32_t pid;
+	/* The size and site (stack and function) of its latest event if that was an allocation
+	 * (heaptrack's temporaries). */
+	int last_valid;
+	uint32_t last_site;
+	uint64_t last_size;
 };
 
 struct allocs_state {

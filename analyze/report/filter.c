@@ -225,6 +225,14 @@ static uint32_t copy_location(struct filter_state *st, uint32_t loc, int whole)
 	return profile_add_location(st->out, &nl);
 }
 
+/* Whether loc is what was allocated (an allocation profile's leaf), not a frame. */
+static int is_alloc_leaf(const struct filter_state *st, uint32_t loc)
+{
+	const struct profile_location *l = &st->in->locations[loc];
+	return l->nlines > 0 &&
+	       (st->in->functions[st->in->lines[l->first_line].function].flags & PROFILE_FUNCTION_ALLOC_LEAF);
+}
+
 static uint32_t map_location(struct filter_state *st, uint32_t loc)
 {
 	if (st->location_map[loc] != UNMAPPED)
@@ -283,18 +291,24 @@ static uint32_t map_stack(struct filter_state *st, uint32_t stack, int off_cpu)
 		return map[stack];
 	const struct profile_stack *s = &st->in->stacks[stack];
 	const uint32_t *locs = st->in->stack_locations + s->first;
-	uint32_t depth = 0;
+	uint32_t depth = 0, frames_shown = 0, innermost_hidden = UINT32_MAX;
 	for (uint32_t i = 0; i < s->depth; i++) {
 		uint32_t m = map_location(st, locs[i]);
+		if (m == HIDDEN && innermost_hidden == UINT32_MAX)
+			innermost_hidden = i;
 		/* Off CPU: the last hidden location before the first shown one names the call it waits in. */
 		if (m != HIDDEN && depth == 0 && i > 0 && map != st->stack_map)
 			st->scratch[depth++] = outermost_line_location(st, locs[i - 1]);
-		if (m != HIDDEN)
+		if (m != HIDDEN) {
 			st->scratch[depth++] = m;
+			frames_shown += !is_alloc_leaf(st, locs[i]);
+		}
 	}
-	/* Every frame hidden: keep the innermost location whole (filter.h). */
-	if (depth == 0 && s->depth > 0)
-		st->scratch[depth++] = map_whole_location(st, locs[0]);
+	/* Every frame hidden (but what was allocated, a leaf no report shows as a frame: libstdc++'s
+	 * exception pool, allocated in the loader's call of its constructor): keep the innermost hidden
+	 * location whole (filter.h), so the cost has a frame to be charged to. */
+	if (frames_shown == 0 && innermost_hidden != UINT32_MAX)
+		st->scratch[depth++] = map_whole_location(st, locs[innermost_hidden]);
 
 	uint64_t h = profile_locations_hash(st->scratch, depth);
 	st->seek = st->scratch;

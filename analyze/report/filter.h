@@ -21,7 +21,8 @@
  * time in libc called from nowhere we can show) is kept, not dropped, so
  * totals never shrink with -C off: its stack becomes its innermost location
  * alone (all of that location's inline frames), shown at the top level, e.g.
- * "memcpy" or "_dl_relocate_object".
+ * "memcpy" or "_dl_relocate_object" (below what was allocated, in an
+ * allocation profile).
  *
  * Off CPU, a stack ends in the call the thread blocks in: hiding system
  * frames keeps, of the run of them at the leaf, the outermost one, the

@@ -47,6 +47,8 @@ static int meta_shown_elsewhere(const char *key)
 	static const char *const shown[] = {
 		TRACE_META_COMMAND, TRACE_META_MODE, TRACE_META_INTERVAL_NS, TRACE_META_SOURCE,
 		TRACE_META_START_REALTIME_NS, TRACE_META_START_MONOTONIC_NS, TRACE_META_SAMPLER_CPU_NS,
+		TRACE_META_ALLOCS_UNRECORDED, TRACE_META_ALLOC_BYTES_UNRECORDED, TRACE_META_DEEPBIND_LIBRARIES,
+		TRACE_META_DEEPBIND_LIBRARY,
 	};
 	for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 		if (!strcmp(key, shown[k]))
@@ -91,6 +93,24 @@ static const char *process_exit_text(const struct load_process *pr, char *buf, s
 	else
 		snprintf(buf, len, "0x%x", (unsigned)st);
 	return buf;
+}
+
+/* Allocations the agent could not record, when collect counted some (trace META, at the end). */
+static void print_unrecorded(FILE *out, const struct info *in)
+{
+	char a[64], b[512];
+	const char *allocs = info_meta_value(in, TRACE_META_ALLOCS_UNRECORDED);
+	const char *bytes = info_meta_value(in, TRACE_META_ALLOC_BYTES_UNRECORDED);
+	const char *deepbind = info_meta_value(in, TRACE_META_DEEPBIND_LIBRARIES);
+	const char *library = info_meta_value(in, TRACE_META_DEEPBIND_LIBRARY);
+	if (allocs)
+		fprintf(out, "Unrecorded:    %s allocations (%s) made before the agent could start, on threads a "
+			"library's constructor started\n", escape_text(allocs, b, sizeof(b)),
+			format_value(bytes ? strtoll(bytes, NULL, 10) : 0, "bytes", a, sizeof(a)));
+	if (deepbind)
+		fprintf(out, "Unrecorded:    what the constructors of %s RTLD_DEEPBIND libraries allocated inside dlopen "
+			"(first: %s); their later allocations are recorded\n", escape_text(deepbind, a, sizeof(a)),
+			library ? escape_text(library, b, sizeof(b)) : "?");
 }
 
 /* Whether the processes table has something to say: more than one, or one the agent could not enter. */
@@ -288,6 +308,7 @@ void info_print_text(FILE *out, const struct info *in, const struct info_text_op
 		fprintf(out, "Recording:     %.2f%% of the CPU samples in [ipscope: recording allocations] (weight %" PRIu64
 			" of %" PRId64 ")\n",
 			100.0 * (double)st->hook_samples / (double)in->totals[count], st->hook_samples, in->totals[count]);
+	print_unrecorded(out, in);
 	fprintf(out, "Exit:          %s\n", info_exit_text(p, a, sizeof(a)));
 	if (in->wall)
 		print_wall(out, in);

@@ -20,7 +20,8 @@
  *  sampling.h: sampler.c (per-thread sources, the signal handler), sources.c (perf event, CPU-time
  *   timer), tick_weight.h, foreign.c (threads whose TLS is another's), background.c (the agent's own
  *   thread, in every mode), wall.c (wall mode: that thread samples every thread at every tick)
- *  allocations.h: alloc_hooks.c (the malloc family), alloc_record.c (one event), alloc_choice.h
+ *  allocations.h: alloc_hooks.c (the malloc family; the start at the first allocation), alloc_record.c
+ *   (one event), alloc_rebind.c (RTLD_DEEPBIND libraries pointed at the hooks), alloc_choice.h
  *  process.h: process.c (fork, exec, spawn, wait: PROCESS records);  signals.h: signals.c (the
  *   program's dispositions, masks, waits), blocking.c (calls retried after the profiler's EINTR)
  *  lifecycle.h: lifecycle.c (start, stop, fork; a thread's begin and end through one table),

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lifecycle.h"
 #include "trace.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -88,6 +89,44 @@ static int ready(void)
 
 #define CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
+/* ---- before the start ---- */
+
+/* Allocations the agent could not record (before it started: lifecycle_start_early), until it attached. */
+static _Atomic uint64_t unrecorded_allocs, unrecorded_bytes;
+
+static void count_unrecorded(size_t size)
+{
+	struct transport_header *h = agent_transport.header;
+	if (h) {
+		atomic_fetch_add(&h->allocs_unrecorded, 1);
+		atomic_fetch_add(&h->alloc_bytes_unrecorded, size);
+	} else {
+		atomic_fetch_add(&unrecorded_allocs, 1);
+		atomic_fetch_add(&unrecorded_bytes, size);
+	}
+}
+
+/* An allocation of size bytes while not recording: the agent not started yet, it starts here; whether this
+ * allocation is recorded. */
+static __attribute__((noinline)) int first_use(size_t size)
+{
+	if (lifecycle_start_early())
+		return alloc_recording(&agent_self);
+	if (!lifecycle_starting_here() && agent_allocs_requested())
+		count_unrecorded(size);
+	return 0;
+}
+
+/* Whether the allocation of size bytes the hook made is recorded (alloc_recording, or the start it made). */
+static inline int recording(struct agent_thread *self, size_t size)
+{
+	if (LIKELY(alloc_recording(self)))
+		return 1;
+	if (LIKELY(atomic_load_explicit(&lifecycle_start_state, memory_order_relaxed) == 2))
+		return 0;
+	return first_use(size);
+}
+
 /* ---- the hooks ---- */
 
 AGENT_EXPORT void *malloc(size_t size)
@@ -95,7 +134,7 @@ AGENT_EXPORT void *malloc(size_t size)
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 16);
 	void *p = REAL(malloc)(size);
-	if (p && alloc_recording(&agent_self))
+	if (p && recording(&agent_self, size))
 		alloc_seen(&agent_self, p, size, TR_HEAP_MALLOC, 0, CALLER);
 	return p;
 }
@@ -109,7 +148,7 @@ AGENT_EXPORT void *calloc(size_t n, size_t size)
 		return arena_alloc(bytes, 16); /* static memory is zeroed */
 	}
 	void *p = REAL(calloc)(n, size);
-	if (p && alloc_recording(&agent_self))
+	if (p && recording(&agent_self, n * size))
 		alloc_seen(&agent_self, p, n * size, TR_HEAP_CALLOC, 0, CALLER);
 	return p;
 }
@@ -137,7 +176,7 @@ AGENT_EXPORT void *realloc(void *p, size_t size)
 		return q;
 	}
 	struct agent_thread *self = &agent_self;
-	if (!alloc_recording(self))
+	if (!recording(self, size))
 		return REAL(realloc)(p, size);
 	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
 	void *q = REAL(realloc)(p, size);
@@ -160,7 +199,7 @@ AGENT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	/* glibc's reallocarray calls realloc through the PLT, which would be this
 	 * agent's realloc: the real realloc instead, so the call counts once. */
 	struct agent_thread *self = &agent_self;
-	if (!alloc_recording(self))
+	if (!recording(self, bytes))
 		return REAL(realloc)(p, bytes);
 	int freed = p && free_seen(self, p, TR_HEAP_BY_REALLOC);
 	void *q = REAL(realloc)(p, bytes);
@@ -178,7 +217,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return *out ? 0 : ENOMEM;
 	}
 	int rc = REAL(posix_memalign)(out, align, size);
-	if (rc == 0 && *out && alloc_recording(&agent_self))
+	if (rc == 0 && *out && recording(&agent_self, size))
 		alloc_seen(&agent_self, *out, size, TR_HEAP_POSIX_MEMALIGN, 0, CALLER);
 	return rc;
 }
@@ -189,7 +228,7 @@ AGENT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		if (UNLIKELY(!ready()))                                         \
 			return arena_alloc(size, align);                        \
 		void *p = REAL(name)(align, size);                              \
-		if (p && alloc_recording(&agent_self))                          \
+		if (p && recording(&agent_self, size))                          \
 			alloc_seen(&agent_self, p, size, KIND, 0, CALLER);      \
 		return p;                                                       \
 	}
@@ -201,7 +240,7 @@ AGENT_EXPORT void *valloc(size_t size)
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
 	void *p = REAL(valloc)(size);
-	if (p && alloc_recording(&agent_self))
+	if (p && recording(&agent_self, size))
 		alloc_seen(&agent_self, p, size, TR_HEAP_VALLOC, 0, CALLER);
 	return p;
 }
@@ -211,15 +250,18 @@ AGENT_EXPORT void *pvalloc(size_t size)
 	if (UNLIKELY(!ready()))
 		return arena_alloc(size, 4096);
 	void *p = REAL(pvalloc)(size);
-	if (p && alloc_recording(&agent_self))
+	if (p && recording(&agent_self, size))
 		alloc_seen(&agent_self, p, size, TR_HEAP_PVALLOC, 0, CALLER);
 	return p;
 }
 
 /* ---- set-up ---- */
 
-/* Our own malloc, not the one the program's symbol resolves to. */
-extern __typeof__(malloc) agent_own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+/* The hooks themselves, not what the program's symbols resolve to (allocations.h). */
+#define HOOK_ALIAS(name) \
+	extern __typeof__(name) agent_hook_##name __attribute__((alias(#name), copy(name), visibility("hidden")));
+AGENT_MALLOC_FAMILY(HOOK_ALIAS)
+#undef HOOK_ALIAS
 
 /* Between fork's prepare and parent/child handlers the forking thread records nothing: counted
  * in internal, so a hook tests one flag for both. */
@@ -249,7 +291,7 @@ int alloc_init(void)
 	ready();
 	void *found = dlsym(RTLD_DEFAULT, "malloc");
 	/* The first process alone speaks for the run in the header (collect's message names it). */
-	if (found && found != (void *)&agent_own_malloc && h->pid == (uint32_t)getpid()) {
+	if (found && found != (void *)&agent_hook_malloc && h->pid == (uint32_t)getpid()) {
 		Dl_info info;
 		const char *where = dladdr(found, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname
 											     : "the program";
@@ -260,6 +302,8 @@ int alloc_init(void)
 		strcat(h->agent_error, where);
 		atomic_store(&h->allocator_elsewhere, 1);
 	}
+	atomic_fetch_add(&h->allocs_unrecorded, atomic_exchange(&unrecorded_allocs, 0));
+	atomic_fetch_add(&h->alloc_bytes_unrecorded, atomic_exchange(&unrecorded_bytes, 0));
 	alloc_state.scheme = h->alloc_scheme;
 	alloc_state.sampled = h->alloc_scheme != TRANSPORT_ALLOC_ALL;
 	alloc_state.by_bytes = h->alloc_scheme == TRANSPORT_ALLOC_BYTES;

@@ -41,8 +41,11 @@
  * the chosen live blocks are kept in a set (alloc_live.c), so only their
  * frees are recorded: an unchosen block's free costs a lookup and never
  * shows in leaks, peak or temporaries. A free is TEMPORARY when its block is
- * its thread's latest allocation (no allocation by that thread since: the
- * agent remembers each thread's latest block, chosen or not).
+ * its thread's latest allocation, with no allocation or free by that thread
+ * in between (the agent remembers each thread's latest block, chosen or not):
+ * heaptrack's temporaries seen one thread at a time, which is what a sampled
+ * trace shows (analyze finds heaptrack's own in the order of an exact trace's
+ * events: load_allocs.c).
  *
  * Stacks. capture_stack (the agent's frame tables, libunwind where they
  * cannot answer: capture.c) from the hook, without the agent's frames;
@@ -217,10 +220,9 @@ NOINLINE int record_free(void *p, uint16_t flags)
 {
 	struct agent_thread *self = &agent_self;
 	uint64_t address = (uint64_t)(uintptr_t)p;
-	if (address == self->last_alloc) {
+	if (address == self->last_alloc)
 		flags |= TR_HEAP_TEMPORARY;
-		self->last_alloc = 0;
-	}
+	self->last_alloc = 0;
 	int decide = alloc_state.sampled;
 	if (self->depth) {
 		agent_nest_heap(take_seq(), address, 0, 0, TR_HEAP_FREE, flags, (uint32_t)decide);

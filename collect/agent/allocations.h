@@ -25,6 +25,10 @@ struct alloc_state {
 extern struct alloc_state alloc_state;
 
 /* alloc_hooks.c */
+/* Each hook by a name of its own (agent_hook_malloc...): the agent's definition, whatever the name resolves to. */
+#define ALLOC_HOOK_DECLARE(name) extern __typeof__(name) agent_hook_##name __attribute__((visibility("hidden")));
+AGENT_MALLOC_FAMILY(ALLOC_HOOK_DECLARE)
+#undef ALLOC_HOOK_DECLARE
 /* Set up allocation recording from the header (after attach), not started yet; 0, or -1 with agent_error set. */
 int alloc_init(void);
 /* Start recording (this image's PROCESS record written first, so its events follow it). */
@@ -33,6 +37,18 @@ void alloc_start(void);
 int alloc_enabled(void);
 /* A forked child: record nothing, touch no shared state (alloc_start, once attached, starts it anew). */
 void alloc_forget(void);
+
+/* alloc_rebind.c */
+/* The objects loaded before a dlopen (by program header address), on the caller's stack. */
+struct alloc_loaded {
+	const void *phdr[512];
+	size_t n;
+	int overflow; /* more than fit */
+};
+/* Before a dlopen with RTLD_DEEPBIND: note the objects loaded so far. */
+void alloc_rebind_note(struct alloc_loaded *before);
+/* After it returned handle: in the objects it loaded, point the malloc family's GOT entries bound to libc's at the hooks. */
+void alloc_rebind(void *handle, const struct alloc_loaded *before);
 
 /* alloc_record.c */
 /* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path: before is its choice_take's answer,
@@ -73,8 +89,7 @@ static inline int free_seen(struct agent_thread *self, void *p, uint16_t flags)
 {
 	uint64_t address = (uint64_t)(uintptr_t)p;
 	if (alloc_state.sampled && !self->depth && !live_may_hold(address)) {
-		if (address == self->last_alloc)
-			self->last_alloc = 0; /* as record_free would: later frees of it are not temporary */
+		self->last_alloc = 0; /* as record_free would: a free comes between */
 		return 0;
 	}
 	return record_free(p, flags);

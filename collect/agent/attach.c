@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -35,11 +36,25 @@ int agent_find_shm(void)
 		return -1;
 	char *end;
 	long collect_pid = strtol(shm, &end, 10), fd = *end == ':' ? strtol(end + 1, &end, 10) : -1;
+	if (!strcmp(end, TRANSPORT_ENV_ALLOCS))
+		end += strlen(end);
 	if (collect_pid <= 0 || fd < 0 || *end)
 		return -1;
 	agent_config.collect_pid = (pid_t)collect_pid;
 	snprintf(agent_config.shm_path, sizeof agent_config.shm_path, "/proc/%ld/fd/%ld", collect_pid, fd);
 	return 0;
+}
+
+int agent_allocs_requested(void)
+{
+	static int requested = -1; /* not read yet */
+	if (requested < 0) {
+		const char *shm = getenv(TRANSPORT_ENV), *pid_text = getenv(TRANSPORT_ENV_PID);
+		size_t len = shm ? strlen(shm) : 0, tail = strlen(TRANSPORT_ENV_ALLOCS);
+		requested = len > tail && !strcmp(shm + len - tail, TRANSPORT_ENV_ALLOCS) &&
+			    (!pid_text || (pid_t)atol(pid_text) == getpid());
+	}
+	return requested;
 }
 
 /* Map the header and copy what collect asked for; the shared copy is the program's to scribble on. */

@@ -172,7 +172,13 @@ static int first_process(void)
 	return agent_transport.header->pid == (uint32_t)getpid();
 }
 
-__attribute__((constructor)) static void agent_start(void)
+/* 0: not started in this image, 1: under way on one thread, 2: over (attached or not). A fork child
+ * inherits 2; an exec'd image starts at 0. */
+_Atomic int lifecycle_start_state;
+/* The thread that runs the start: the allocations it makes are the agent's own. */
+static AGENT_TLS __thread int starting_here;
+
+static void start(void)
 {
 	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page != MAP_FAILED && madvise(page, 4096, MADV_WIPEONFORK) == 0)
@@ -215,6 +221,52 @@ __attribute__((constructor)) static void agent_start(void)
 		atomic_store(&agent_transport.header->agent_state, AGENT_RUNNING);
 	}
 	agent_restore_signal(&old);
+}
+
+/* The start, once per image, from whichever comes first: the constructor, or an allocation. */
+static void start_once(void)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&lifecycle_start_state, &expected, 1))
+		return;
+	starting_here = 1;
+	start();
+	starting_here = 0;
+	atomic_store(&lifecycle_start_state, 2);
+}
+
+__attribute__((constructor)) static void agent_start(void)
+{
+	start_once();
+}
+
+/*
+ * Allocations come before the constructor: the loader runs the constructors
+ * of the libraries the program links (libstdc++'s allocates its 72,704-byte
+ * exception pool) before the agent's whenever the agent does not depend on
+ * them, and a library's constructor may allocate anything. Recorded from the
+ * first (memcheck and heaptrack count them), the agent starts at the first
+ * allocation instead, as heaptrack initialises on first use: when
+ * allocations are recorded (without, the constructor's start is early
+ * enough), on the main thread, once libc's own constructor ran (environ: the
+ * start reads the environment), which every allocation a program's code makes
+ * comes after. Anything else (another thread's allocation while the start is
+ * under way, or the loader's before libc's constructor) is not recorded, and
+ * counted.
+ */
+int lifecycle_start_early(void)
+{
+	extern char **environ;
+	if (starting_here || !environ || !agent_allocs_requested())
+		return 0;
+	if (agent_gettid() == (uint32_t)getpid())
+		start_once();
+	return atomic_load(&lifecycle_start_state) == 2;
+}
+
+int lifecycle_starting_here(void)
+{
+	return starting_here;
 }
 
 /*

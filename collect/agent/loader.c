@@ -1,10 +1,13 @@
 /*
  * loader.c - the loader's functions the agent wraps: dlopen, dlmopen and
- * dlclose, so the module map follows them (modules.c), and all three and
+ * dlclose, so the module map follows them (modules.c) and a library loaded
+ * with RTLD_DEEPBIND allocates through the hooks (alloc_rebind.c), and all three and
  * dl_iterate_phdr so that no thread unwinds while it holds the loader's
  * lock.
  */
 #include "unwinding.h"
+
+#include "allocations.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -20,7 +23,13 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 {
 	sigset_t old;
 	agent_block_signal(&old);
+	struct alloc_loaded before;
+	int rebind = (mode & RTLD_DEEPBIND) && alloc_enabled();
+	if (rebind)
+		alloc_rebind_note(&before);
 	void *handle = REAL(dlopen)(file, mode);
+	if (handle && rebind)
+		alloc_rebind(handle, &before); /* its malloc family bound to libc's, past the hooks */
 	if (handle)
 		modules_rescan();
 	agent_restore_signal(&old);

@@ -56,6 +56,10 @@ enum trace_type {
 #define TRACE_META_DURATION_NS "duration_ns"  /* --duration, decimal (1.4) */
 #define TRACE_META_SAMPLER_CPU_NS "sampler_cpu_ns" /* wall mode, at the end: the agents' sampler threads' CPU time (1.4) */
 #define TRACE_META_RECORDS_LOST "records_lost" /* at the end, when not 0: process, module or thread records that found no buffer (1.5) */
+#define TRACE_META_ALLOCS_UNRECORDED "allocs_unrecorded" /* at the end, when not 0: allocations made before the agent could start (1.5) */
+#define TRACE_META_ALLOC_BYTES_UNRECORDED "alloc_bytes_unrecorded" /* their bytes (1.5) */
+#define TRACE_META_DEEPBIND_LIBRARIES "deepbind_libraries" /* at the end, when not 0: libraries loaded with RTLD_DEEPBIND whose constructors' allocations were not recorded (1.5) */
+#define TRACE_META_DEEPBIND_LIBRARY "deepbind_library" /* the first one's path (1.5) */
 #define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
 #define TRACE_META_ALLOC_RATE "alloc_rate"     /* 1.3: scheme rate: the probability of each allocation */
 #define TRACE_META_ALLOC_MEAN_BYTES "alloc_mean_bytes" /* 1.3: scheme bytes: the mean bytes per recorded byte */
@@ -171,7 +175,7 @@ enum trace_heap_kind {
 };
 #define TRACE_HEAP_MOVED 0x1u      /* an allocation by realloc whose block moved */
 #define TRACE_HEAP_BY_REALLOC 0x2u /* a free: realloc released the old block (moved or in place) */
-#define TRACE_HEAP_TEMPORARY 0x4u  /* a free of its thread's latest allocation */
+#define TRACE_HEAP_TEMPORARY 0x4u  /* a free of its thread's latest allocation, nothing between on that thread */
 #define TRACE_HEAP_NESTED 0x8u     /* recorded from a signal handler inside another event */
 #define TRACE_HEAP_RESTORED 0x10u  /* realloc failed after its free: the block lives on */
 

@@ -43,7 +43,10 @@
 #define TRANSPORT_MAX_CHUNKS 512u /* 16384 rings (4 GiB): more concurrent threads are counted lost */
 #define TRANSPORT_PREEMPTED_NS 1000000u
 #define TRANSPORT_WAKE_SIGNAL SIGURG /* agent -> collect: rings needed now (ignored by default) */
-#define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD": the memfd as collect holds it */
+#define TRANSPORT_ENV "IPSCOPE_SHM" /* "COLLECT_PID:FD[:allocs]": the memfd as collect holds it */
+/* TRANSPORT_ENV's tail when allocations are recorded: an agent reads it before it attaches (it starts at
+ * the first allocation then, which may come before its constructor). */
+#define TRANSPORT_ENV_ALLOCS ":allocs"
 #define TRANSPORT_ENV_PID "IPSCOPE_PID" /* --no-follow: the one process the agent may run in */
 
 /* What the agent records (bits of transport_header.mode): CPU samples, or wall-clock samples of every
@@ -122,6 +125,14 @@ struct transport_header {
 	 * ring for about 0.4 s, or 20 ms once collect cannot grow (agent_ring_waiting). */
 	_Atomic uint64_t records_lost;
 	_Atomic uint32_t cannot_grow; /* collect mapped its last chunk, or failed to map one */
+	/* Allocations the agents could not record: made before an agent started on a thread that could
+	 * not start it (alloc_hooks.c), and their bytes. */
+	_Atomic uint64_t allocs_unrecorded;
+	_Atomic uint64_t alloc_bytes_unrecorded;
+	/* Objects loaded with RTLD_DEEPBIND whose malloc family the agent pointed at its hooks after their
+	 * constructors ran (alloc_rebind.c), and the first one's path (its tail when long). */
+	_Atomic uint32_t deepbind_rebound;
+	char deepbind_library[124];
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
@@ -190,7 +201,7 @@ enum tr_heap_kind {
 /* tr_heap.flags */
 #define TR_HEAP_MOVED 0x1u /* an allocation by realloc whose block moved */
 #define TR_HEAP_BY_REALLOC 0x2u /* a free: the old block of a realloc (moved or not) */
-#define TR_HEAP_TEMPORARY 0x4u /* a free of the thread's latest allocation (none since) */
+#define TR_HEAP_TEMPORARY 0x4u /* a free of the thread's latest allocation (no allocation or free since) */
 #define TR_HEAP_NESTED 0x8u /* recorded from a signal handler inside another event */
 #define TR_HEAP_RESTORED 0x10u /* a realloc failed after its free was recorded: the block lives on */
 

@@ -32,7 +32,9 @@ check_site() { # FUNCTION alloc_objects alloc_space inuse_objects inuse_space pe
 	done
 }
 check_site make_nodes 500 24000 500 24000 500 24000 0 0
-check_site small_blocks 100000 3200000 10 320 100000 3200000 0 0
+# small_blocks: heaptrack's one temporary, its first free (of small[0]) right after its last
+# allocation, of the same size and stack.
+check_site small_blocks 100000 3200000 10 320 100000 3200000 1 32
 check_site big_blocks 1000 1048576000 0 0 0 0 1000 1048576000
 check_site grow_chain 10 56320 0 0 0 0 10 56320
 
@@ -67,9 +69,11 @@ grep -F "recording allocations]" "$scratch/cpu.folded" | grep -vq "^\[ipscope: r
 	fail "the hooks' time is charged below a program frame: $(grep -F 'recording allocations]' "$scratch/cpu.folded" | head -2)"
 
 # Views.
-want=24320
+# The sites' 24320 leaked bytes, and libstdc++'s exception pool (Debian 12's GCC 12: 72704 bytes,
+# allocated by its constructor before main, never freed).
+want=$((24320 + 72704))
 [ "$("$a" flat --leaks --format tsv "$t" 2>/dev/null | awk -F'\t' 'NR > 1 { s += $2 } END { print s }')" = $want ] ||
-	fail "--leaks does not add up to 24320 bytes"
+	fail "--leaks does not add up to $want bytes"
 want=10; expect small_blocks inuse_objects --leaks
 want=none; expect big_blocks alloc_objects --leaks
 [ "$(site big_blocks temporary_space --temporary)" = 1048576000 ] || fail "--temporary big_blocks"
@@ -100,9 +104,9 @@ done
 # The header of a view: the run's allocations, and how many of them are shown.
 run=$(sed -n 's/^Allocations: \([0-9]*\) (.*/\1/p' "$scratch/tree")
 [ -n "$run" ] || fail "no Allocations line: $(head -3 "$scratch/tree")"
-"$a" tree --temporary "$t" 2>/dev/null | grep -q "^Allocations: $run in the run (.*), 1010 of them temporary (1000.1 MiB), shown; " ||
+"$a" tree --temporary "$t" 2>/dev/null | grep -q "^Allocations: $run in the run (.*), 1011 of them temporary (1000.1 MiB), shown; " ||
 	fail "--temporary header: $("$a" tree --temporary "$t" 2>/dev/null | sed -n 2p)"
-"$a" tree --leaks "$t" 2>/dev/null | grep -q "^Allocations: $run in the run (.*), 510 of them leaked (23.8 KiB), shown; " ||
+"$a" tree --leaks "$t" 2>/dev/null | grep -q "^Allocations: $run in the run (.*), 511 of them leaked (94.8 KiB), shown; " ||
 	fail "--leaks header: $("$a" tree --leaks "$t" 2>/dev/null | sed -n 2p)"
 
 # pprof, as go tool pprof reads it: flat bytes per function as analyze flat's.

@@ -585,7 +585,9 @@ static void test_alloc_paths_agree(void)
 		       plain.unmatched_frees == binned.unmatched_frees,
 	       "temporary %lld/%lld unmatched %llu/%llu", (long long)plain.temporary, (long long)binned.temporary,
 	       (unsigned long long)plain.unmatched_frees, (unsigned long long)binned.unmatched_frees);
-	CHECKF(plain.unmatched_frees > 1000 && plain.leaked_objects > 1000 && plain.temporary > 1000,
+	/* Temporaries are heaptrack's here (every allocation recorded): a free right after an allocation of
+	 * its block's size and stack, a few hundred of these random events. */
+	CHECKF(plain.unmatched_frees > 1000 && plain.leaked_objects > 1000 && plain.temporary > 100,
 	       "unmatched %llu leaked %lld temporary %lld", (unsigned long long)plain.unmatched_frees,
 	       (long long)plain.leaked_objects, (long long)plain.temporary);
 	load_stats_free(&plain);
