@@ -10,13 +10,19 @@
  * consecutive slots and the frees of young blocks (most of them) find theirs
  * in lines just used. A block that finds its slot taken by an older one takes
  * it, and the older one moves to the hash part; a look-up that misses in the
- * array asks the hash part. The array doubles while the hash part holds more
- * than an eighth as many blocks as the array has slots (pulling back those
- * whose new slot is free), so it stays within sixteen slots per block in the
- * hash part (a block there costs a random line when it moves and when it is
- * freed, where a slot of a larger array costs one at most). Hashing
- * each identity into one table put every event at a random line of a table
- * larger than the cache (lua5.4's binary trees: 1 MiB for 39000 live blocks).
+ * array asks the hash part. The array doubles (pulling back the blocks whose
+ * new slot is free) when the hash part holds more than an eighth as many
+ * blocks as the array has slots (a block there costs a random line when it
+ * moves and when it is freed, where a slot of a larger array costs one at
+ * most) and more than half its slots are taken: blocks outlive a lap of the
+ * array, which a larger one would hold. Old blocks alone (a program's
+ * long-lived data) in a mostly empty array stay in the hash part: doubling
+ * for them cost sixteen slots per block there and bought nothing (lua5.4
+ * binary-trees 16, 800,000 blocks live at its peak: an array of 2^21 slots,
+ * 32 MiB, against 2^20 now, no slower: bench/README.md, "Allocation
+ * profiling"). Hashing each identity into one table put every event at a
+ * random line of a table larger than the cache (lua5.4's binary trees: 1 MiB
+ * for 39000 live blocks).
  *
  * Everything else (addresses of 1.3 traces) goes to the hash part only:
  * open addressing with linear probing, 16-byte slots, Fibonacci hashing (one
@@ -229,7 +235,7 @@ int live_put_slow(struct live_table *t, uint64_t block, uint32_t key, uint64_t s
 	}
 	set(t, r, block, key, size);
 	t->nrecent++;
-	if (t->nhash * 8 > t->recent_cap && t->recent_cap < RECENT_MAX)
+	if (t->nhash * 8 > t->recent_cap && t->nrecent * 2 > t->recent_cap && t->recent_cap < RECENT_MAX)
 		recent_grow(t);
 	return 0;
 }

@@ -17,11 +17,19 @@
  * slot, a free reads one near it: cache lines are shared, where hashing the
  * ordinals put every event in a random line). A block still live when its
  * slot comes round again moves to the table (hashed by ordinal + 1). The
- * window doubles while the table holds more than an eighth as many blocks as
- * the window has slots, so it stays within sixteen slots per block in the
- * table (a block in the table costs a random line twice, where its slot in
- * a larger window costs one at most: lua5.4's binary trees keep a hundred
- * thousand blocks alive over 2^17 allocations and more).
+ * window doubles when the table holds more than an eighth as many blocks as
+ * the window has slots (a block in the table costs a random line twice, where
+ * its slot in a larger window costs one at most: lua5.4's binary trees keep a
+ * hundred thousand blocks alive over 2^17 allocations and more) and more than
+ * half the window's slots are live: blocks outlive a lap of the window, which
+ * a larger one would hold. Old blocks alone, a window mostly empty (a
+ * program's long-lived data, allocated once), stay in the table: doubling the
+ * window for them bought nothing and cost sixteen slots per block there
+ * (lua5.4 binary-trees 16: a window of 2^21 slots, 16 MiB, for 800,000 live
+ * blocks, against 2^20 now, as fast: bench/README.md, "Allocation profiling").
+ * The window is counted only when the first test holds, and at most once a
+ * lap after it was found sparse, so counting costs at most a read of the
+ * window per lap.
  *
  * The window's side of adding and taking an ordinal is in the reader's
  * decoding loop (trace_allocs.c: window_add, window_take, on the window's
@@ -169,6 +177,21 @@ static int window_grow(struct trace_heap_proc *p)
 	return 0;
 }
 
+/* Whether more than half the window's slots hold live blocks (see the top);
+ * once it was not, not counted again until the window has gone round once. */
+static int window_dense(struct trace_heap_proc *p)
+{
+	uint64_t w = (uint64_t)1 << p->window_bits, live = 0;
+	if (p->window_counted && p->next_ordinal - p->window_counted < w)
+		return 0;
+	for (uint64_t i = 0; i < w; i++)
+		live += p->window[i] != 0;
+	if (live * 2 > w)
+		return 1;
+	p->window_counted = p->next_ordinal;
+	return 0;
+}
+
 int trace_heap_ordinal_add_slow(struct trace_heap_proc *p, uint64_t address)
 {
 	if (!p->window) {
@@ -181,7 +204,8 @@ int trace_heap_ordinal_add_slow(struct trace_heap_proc *p, uint64_t address)
 	}
 	uint64_t o = p->next_ordinal;
 	uint64_t *slot = &p->window[o & (((uint64_t)1 << p->window_bits) - 1)];
-	if (*slot && (p->live.count + 1) * 8 > ((uint64_t)1 << p->window_bits) && p->window_bits < WINDOW_MAX_BITS) {
+	if (*slot && (p->live.count + 1) * 8 > ((uint64_t)1 << p->window_bits) && p->window_bits < WINDOW_MAX_BITS &&
+	    window_dense(p)) {
 		if (window_grow(p) < 0) {
 			errno = ENOMEM;
 			return -1;

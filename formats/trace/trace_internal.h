@@ -62,6 +62,7 @@ struct trace_heap_proc {
 	struct trace_heap_table live; /* writer: address -> ordinal; reader: ordinal + 1 -> address, past the window */
 	uint64_t *window; /* reader: the live address of ordinal o in [next - 2^window_bits, next) at o % 2^window_bits; 0: none */
 	unsigned window_bits;
+	uint64_t window_counted; /* reader: the window was found sparse at this ordinal: not counted again for a lap */
 	uint64_t freed[TRACE_HEAP_FREED]; /* the latest frees' addresses, slot nfreed % 64 next; 0: used */
 	uint64_t nfreed;
 };
