@@ -25,6 +25,16 @@
  *
  * Signals collect was started with ignored (nohup, background jobs) stay
  * ignored: the program inherits them ignored, as it would without collect.
+ *
+ * Every other signal whose default would end collect is the program's
+ * business, not collect's: a pre-fork master notifies its process group
+ * (kill(0, SIGUSR1), SIGALRM), a daemon tells its parent it is ready (Xorg's
+ * kill(getppid(), SIGUSR1)), and collect is in that group and is that
+ * parent. Dying of them would cut the trace and orphan the program, so
+ * collect ignores them once the program runs (held until then, and the
+ * witness holds them all); SIGUSR2 toggles sampling only when it comes from
+ * outside the profiled tree (launch.c). Faults (SIGSEGV, SIGABRT...) keep
+ * their default: they are collect's own.
  */
 #include "collect.h"
 
@@ -58,11 +68,43 @@ static void forwarded_set(sigset_t *set)
 		sigaddset(set, forwarded[i]);
 }
 
+/* The signals that would end collect by default and that it neither acts on nor raises itself. */
+static void survived_set(sigset_t *set)
+{
+	static const int terminating[] = { SIGUSR1, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ, SIGPWR,
+#ifdef SIGSTKFLT
+					   SIGSTKFLT,
+#endif
+	};
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof terminating / sizeof *terminating; i++)
+		sigaddset(set, terminating[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sig != TRANSPORT_WAKE_SIGNAL) /* collect waits for it, blocked (launch.c) */
+			sigaddset(set, sig);
+}
+
+/* What forward_hold blocks until the program runs: the forwarded signals and the survived ones. */
+static void held_set(sigset_t *set)
+{
+	sigset_t survived;
+	forwarded_set(set);
+	survived_set(&survived);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&survived, sig) == 1)
+			sigaddset(set, sig);
+}
+
 /* The witness: answers whether a signal is pending for it, consuming it if so. */
 static void witness_main(int ask, int answer)
 {
 	prctl(PR_SET_NAME, "collect-witness", 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* In the program's process group: whatever the program sends it waits, pending (only the
+	 * forwarded ones are ever looked at). */
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
 	/* Keep only the two pipe ends, as 3 and 4: it must not hold the trace or anyone's files open. */
 	ask = fcntl(ask, F_DUPFD, 10);
 	answer = fcntl(answer, F_DUPFD, 10);
@@ -168,7 +210,7 @@ void forward_prepare(void)
 void forward_hold(void)
 {
 	sigset_t set;
-	forwarded_set(&set);
+	held_set(&set);
 	holding = sigprocmask(SIG_BLOCK, &set, &unheld) == 0;
 }
 
@@ -193,6 +235,11 @@ void forward_start(pid_t pid)
 	sa.sa_handler = SIG_IGN;
 	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigset_t survived;
+	survived_set(&survived);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&survived, sig) == 1)
+			sigaction(sig, &sa, NULL); /* any held since forward_hold is dropped at the unblock */
 	sigprocmask(SIG_SETMASK, holding ? &unheld : &old, NULL);
 	holding = 0;
 }

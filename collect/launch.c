@@ -315,6 +315,34 @@ static void reap(struct launch *l, launch_reaped_fn fn, void *ctx)
 	}
 }
 
+/* Whether pid is a process of the profiled tree: collect is its ancestor (orphans of the tree are
+ * collect's children: it is their subreaper). */
+static int in_tree(pid_t pid)
+{
+	pid_t self = getpid();
+	for (int depth = 0; pid > 1 && depth < 4096; depth++) {
+		if (pid == self)
+			return depth > 0;
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			return 0;
+		buf[n] = 0;
+		/* "pid (comm) state ppid ...": the command may hold spaces and parentheses. */
+		const char *close_paren = strrchr(buf, ')');
+		int ppid;
+		if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
 int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx)
 {
 	sigset_t chld;
@@ -328,13 +356,14 @@ int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx
 	reap(l, fn, ctx);
 	/* All three are blocked in collect, so this wakes exactly when a child ends, rings are needed or
 	 * sampling is toggled. */
-	int sig = sigtimedwait(&chld, NULL, &ts);
+	siginfo_t si;
+	int sig = sigtimedwait(&chld, &si, &ts);
 	if (sig == TRANSPORT_WAKE_SIGNAL) {
 		atomic_store(&l->transport.header->wake_pending, 0);
 		l->rings_wanted = 1;
 	}
-	else if (sig == SIGUSR2)
-		toggles++;
+	else if (sig == SIGUSR2 && !in_tree(si.si_pid))
+		toggles++; /* the program's own (kill(0, SIGUSR2) to its group) is not for collect */
 	reap(l, fn, ctx);
 	return toggles;
 }

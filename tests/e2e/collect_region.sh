@@ -24,9 +24,24 @@ region paused "region_work " --paused "$workloads/collect_region"
 cpu=$(info_cpu_seconds "$scratch/paused.zst")
 within "$cpu" 0.4 0.04 || fail "paused: ${cpu}s in the region of 0.4 s"
 region unpaused "before_work region_work " "$workloads/collect_region"
-# SIGUSR2 is asynchronous: collect notices it and the agents see the flag within a few ms, during
-# which after_work may still be sampled (1 sample seen under ASan on a loaded machine).
-min=10 region sigusr2 "before_work " "$workloads/collect_region" toggle
+# SIGUSR2 from outside the tree (the program's own is not for collect: collect_signals.sh): sent
+# while the program waits, after before_work. Asynchronous: collect notices it and the agents see
+# the flag within a few ms, during which after_work may still be sampled (1 sample seen under ASan
+# on a loaded machine).
+"$bin/collect" -q -o "$scratch/sigusr2.zst" "$workloads/collect_region" toggle "$scratch/toggle" 2>"$scratch/err" &
+collect_pid=$!
+i=0
+while [ ! -e "$scratch/toggle" ] && [ $i -lt 1000 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
+kill -USR2 $collect_pid
+sleep 0.1
+rm -f "$scratch/toggle"
+wait $collect_pid || fail "sigusr2: collect exited $?: $(cat "$scratch/err")"
+"$bin/analyze" flat "$scratch/sigusr2.zst" >"$scratch/sigusr2.flat"
+got=$(min=10 works "$scratch/sigusr2.flat")
+[ "$got" = "before_work " ] || fail "sigusr2: samples in '$got', want 'before_work ': $(cat "$scratch/sigusr2.flat")"
 
 # --delay and --duration, in wall time.
 "$bin/collect" -q -m wall --delay 300ms --duration 400ms -o "$scratch/d.zst" "$workloads/collect_region" timed 1.2 ||

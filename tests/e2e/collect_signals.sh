@@ -86,3 +86,17 @@ for mode in "" "-m wall"; do
 		fail "forkmask $mode: '$(cat "$scratch/forkmask.out")', without collect '$(cat "$scratch/forkmask.bare")'"
 done
 echo "fork handlers' masks: as without collect"
+
+# Signals the program sends (a pre-fork master to its group, a daemon to its parent): collect is in
+# the group and is the parent, and must neither die (the trace cut, the program orphaned) nor act on
+# them (SIGUSR2 toggled sampling off); the program gets each of its group's once, as bare. setsid:
+# the group is the program's own bare, collect's under collect.
+setsid "$workloads/collect_signals" notify 0 2>"$scratch/n.bare" || fail "notify: bare run failed: $(cat "$scratch/n.bare")"
+grep -qx 'notified=4' "$scratch/n.bare" || fail "notify: bare: $(cat "$scratch/n.bare")"
+setsid "$bin/collect" -o "$scratch/n.zst" "$workloads/collect_signals" notify 1 2>"$scratch/n.err" ||
+	fail "notify: collect exited $?: $(cat "$scratch/n.err")"
+grep -qx 'notified=4' "$scratch/n.err" || fail "notify: under collect: $(cat "$scratch/n.err")"
+[ "$(info_json "$scratch/n.zst" | jq -c '[.end.present, .exit.wait_status]')" = "[true,0]" ] ||
+	fail "notify: the trace does not end with the program's exit 0: $(info_json "$scratch/n.zst" | jq -c '[.end, .exit]')"
+cpu=$(info_cpu_seconds "$scratch/n.zst")
+within "$cpu" 0.35 0.1 || fail "notify: profiled ${cpu}s of the program's 0.35 s (sampling toggled off?)"

@@ -4,9 +4,10 @@
  * 0.3 s in before_work, 0.4 s in region_work between ipscope_start() and
  * ipscope_stop(), 0.25 s in after_work. Under `collect --paused` only
  * region_work may have samples. "timed S" instead burns S seconds of CPU in
- * timed_work, for --delay and --duration, and "toggle" burns 0.3 s in
- * before_work, sends SIGUSR2 to its parent (collect) and burns 0.25 s in
- * after_work: with sampling on at the start, only before_work has samples.
+ * timed_work, for --delay and --duration, and "toggle FILE" burns 0.3 s in
+ * before_work, creates FILE and waits until it is gone (the test sends
+ * SIGUSR2 to collect from outside the tree, then removes it) and burns 0.25 s
+ * in after_work: with sampling on at the start, only before_work has samples.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -39,9 +40,13 @@ int main(int argc, char **argv)
 		timed_work(atof(argv[2]));
 		return 0;
 	}
-	if (argc == 2 && !strcmp(argv[1], "toggle")) {
+	if (argc == 3 && !strcmp(argv[1], "toggle")) {
 		before_work();
-		kill(getppid(), SIGUSR2);
+		FILE *f = fopen(argv[2], "w");
+		if (!f || fclose(f))
+			return 1;
+		for (int i = 0; i < 1000 && access(argv[2], F_OK) == 0; i++)
+			usleep(10000);
 		after_work();
 		return 0;
 	}

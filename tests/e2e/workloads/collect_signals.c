@@ -12,6 +12,12 @@
  *                 anyone else ("stray"), and how many 10 ms periods it used.
  *   takeover SIG  burns 0.2 s, installs a handler for signal SIG, burns
  *                 0.3 s more; prints how many SIG it received ("got=n").
+ *   notify PARENT as a pre-fork master and a daemon do: handlers for SIGUSR1,
+ *                 SIGUSR2, SIGALRM and SIGRTMIN+3, each sent to its whole
+ *                 process group (kill(0, ...)), and with PARENT 1 SIGUSR1 to
+ *                 its parent ("ready", Xorg style); burns 0.3 s between them;
+ *                 prints how many of the group's it received ("notified=n",
+ *                 4 when each came once).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -94,14 +100,35 @@ static int takeover(int sig)
 	return 0;
 }
 
+static int notify(int parent)
+{
+	static const int sigs[] = { SIGUSR1, SIGUSR2, SIGALRM };
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		install(sigs[i]);
+	install(SIGRTMIN + 3);
+	burn_cpu(0.1);
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		kill(0, sigs[i]);
+		burn_cpu(0.05);
+	}
+	kill(0, SIGRTMIN + 3);
+	if (parent)
+		kill(getppid(), SIGUSR1);
+	burn_cpu(0.1);
+	fprintf(stderr, "notified=%d\n", (int)taken);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "notify"))
+		return notify(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "count"))
 		return count(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "prof"))
 		return prof(atof(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "takeover"))
 		return takeover(atoi(argv[2]));
-	fprintf(stderr, "usage: collect_signals count READY | prof SECONDS | takeover SIG\n");
+	fprintf(stderr, "usage: collect_signals count READY | prof SECONDS | takeover SIG | notify PARENT\n");
 	return 2;
 }
