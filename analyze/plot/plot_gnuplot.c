@@ -50,11 +50,12 @@ enum plot_kind plot_kind_named(const char *name)
  * each quote and "\\" for each backslash. gnuplot's scanner misreads ''
  * (its own escape for a quote) at the start of a string or twice in a row,
  * and a double-quoted run could hold a `command`, so only these two pieces
- * are double-quoted. Control characters are escaped (one line per string). */
+ * are double-quoted. Control characters are escaped (one line per string:
+ * escape_controls, which leaves the backslashes to this quoting). */
 static void put_quoted(FILE *out, const char *s)
 {
 	char safe[4096];
-	s = escape_text(s, safe, sizeof(safe));
+	s = escape_controls(s, safe, sizeof(safe));
 	int open = 0, pieces = 0;
 	for (; *s; s++) {
 		if (*s == '\\' || *s == '\'') {

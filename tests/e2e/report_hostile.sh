@@ -37,6 +37,23 @@ for cmd in info tree flat "tree --threads" "source --asm ."; do
 	done
 	grep -q "$csi" "$scratch/out" && fail "analyze $cmd printed a raw C1 CSI"
 done
+# Names holding bytes of no valid UTF-8, bidi overrides (which reorder what a
+# terminal shows) or the text \x1b (issue 32): \xff, \u{202e} and \\x1b on a
+# terminal; info's JSON stays JSON.
+ff=$(printf '\377')
+rlo=$(printf '\342\200\256')
+for cmd in info tree flat "tree --threads"; do
+	"$a" $cmd "$scratch/unicode.zst" >"$scratch/out" 2>"$scratch/err" || fail "analyze $cmd failed on unicode.zst"
+	for c in "$ff" "$rlo"; do
+		if LC_ALL=C grep -q "$c" "$scratch/out" "$scratch/err"; then
+			fail "analyze $cmd printed a raw 0xff or U+202E: $(od -c "$scratch/out" | head -8)"
+		fi
+	done
+	grep -qF 'lib\xff\u{202e}\\x1b.so' "$scratch/out" ||
+		fail "analyze $cmd: the module's name is not escaped as lib\xff\u{202e}\\x1b.so: $(cat "$scratch/out")"
+done
+"$a" info "$scratch/unicode.zst" 2>/dev/null | grep -qF 'user\u{202e}nimda\xc3' || fail "info: the thread's name not escaped"
+"$a" info --format json "$scratch/unicode.zst" 2>/dev/null | jq -e .command >/dev/null || fail "info --format json of unicode.zst is no JSON"
 # archive warns about each module it cannot archive: the trace's paths, escaped.
 "$a" archive -o "$scratch/escapes.tar" "$scratch/escapes.zst" >/dev/null 2>"$scratch/err"
 grep -q "not archived" "$scratch/err" || fail "archive of escapes.zst warned about nothing: $(cat "$scratch/err")"
