@@ -11,6 +11,7 @@
 
 #include "archive.h"
 #include "builtin.h"
+#include "file.h"
 #include "options.h"
 #include "output.h"
 
@@ -63,7 +64,7 @@ int cmd_archive(int argc, char **argv)
 	if (!(p = load_trace(o.operands[0], &lo, NULL)))
 		goto out;
 	if (output_open(&out, a.output) < 0) {
-		runtime_error(cmd, "%s: %s", a.output, strerror(errno));
+		runtime_error(cmd, "%s: %s", a.output, output_error_text(errno));
 		goto out;
 	}
 	const struct diag_sink warnings = {archive_warning, NULL, NULL};

@@ -12,6 +12,7 @@
 #include "builtin.h"
 #include "diff.h"
 #include "export.h"
+#include "file.h"
 #include "options.h"
 #include "output.h"
 #include "report.h"
@@ -101,7 +102,7 @@ static int write_output(const struct diff_args *a, const struct analyze_options 
 {
 	struct output out;
 	if (output_open(&out, a->output) < 0)
-		return runtime_error(&diff_command, "%s: %s", a->output, strerror(errno));
+		return runtime_error(&diff_command, "%s: %s", a->output, output_error_text(errno));
 	int ok = 1;
 	if (a->format == FORMAT_TEXT || a->format == FORMAT_TSV) {
 		struct report r;

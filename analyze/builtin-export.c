@@ -15,6 +15,7 @@
 
 #include "builtin.h"
 #include "export.h"
+#include "file.h"
 #include "options.h"
 #include "output.h"
 #include "report.h"
@@ -111,7 +112,7 @@ int cmd_export(int argc, char **argv)
 	};
 	struct output d;
 	if (output_open(&d, a.output) < 0) {
-		rc = runtime_error(cmd, "%s: %s", a.output, strerror(errno));
+		rc = runtime_error(cmd, "%s: %s", a.output, output_error_text(errno));
 		profile_free(p);
 		goto out;
 	}

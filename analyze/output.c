@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
+
 int output_open(struct output *d, const char *path)
 {
 	memset(d, 0, sizeof(*d));
@@ -18,12 +20,23 @@ int output_open(struct output *d, const char *path)
 		return 0;
 	}
 	d->path = path;
-	/* Renaming over /dev/null or a pipe would replace it: only a regular
-	 * file (or a new one) gets the temporary name. */
+	/* Renaming over /dev/null or a FIFO would replace it (as root, a device
+	 * node): only a regular file, or a new one, gets the temporary name.
+	 * Whatever else exists is written in place, as a stream. */
 	struct stat st;
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		d->file = fopen(path, "w");
-		return d->file ? 0 : -1;
+		int fd = open_existing_output(path);
+		if (fd < 0)
+			return -1;
+		/* A symlink to a regular file: emptied, as fopen's "w" would. */
+		if (fstat(fd, &st) < 0 || (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) ||
+		    !(d->file = fdopen(fd, "w"))) {
+			int saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		return 0;
 	}
 	if (asprintf(&d->temp_path, "%s.XXXXXX", path) < 0) {
 		d->temp_path = NULL;
@@ -59,7 +72,10 @@ int output_close(struct output *d, int ok)
 		if (fflush(stdout) != 0 || ferror(stdout))
 			ret = -1;
 	} else if (d->file) {
-		if (fclose(d->file) != 0)
+		/* A write that failed before the last one (a FIFO's reader gone) is
+		 * remembered by the stream alone. */
+		int failed = ferror(d->file);
+		if (fclose(d->file) != 0 || failed)
 			ret = -1;
 		if (d->temp_path && ok && ret == 0 && rename(d->temp_path, d->path) < 0)
 			ret = -1;

@@ -139,59 +139,133 @@ const char *format_value(int64_t v, const char *unit, char *buf, size_t buflen)
 	return buf;
 }
 
-/* Does s hold a byte escape_text changes? On every name of every report
- * line: one table load per byte, UTF-8 lead 0xc2 looked at more closely. */
-static int needs_escape(const unsigned char *s)
+/*
+ * The UTF-8 sequence s starts: its length (2 to 4) with *cp its code point,
+ * or 0 when it is not well formed (a stray continuation byte, a cut
+ * sequence, an overlong form, a surrogate, beyond U+10FFFF). For s[0] >= 0x80.
+ */
+static int utf8_sequence(const unsigned char *s, unsigned *cp)
 {
-	/* 1: C0 controls, DEL, raw C1 bytes (0x80-0x9f); 2: 0xc2, a C1 when UTF-8 encoded */
-	static const unsigned char unsafe[256] = {
-		[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-		[0x7f] = 1,
-		[0x80] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-		[0xc2] = 2,
-	};
-	for (; *s; s++)
-		if (unsafe[*s] == 1 || (unsafe[*s] == 2 && s[1] >= 0x80 && s[1] <= 0x9f))
+	static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000}; /* below: overlong */
+	unsigned c = s[0];
+	int len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (!len)
+		return 0;
+	unsigned v = c & (0x7fu >> len);
+	for (int i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* the terminating NUL too */
+			return 0;
+		v = v << 6 | (s[i] & 0x3fu);
+	}
+	if (v < least[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+/* Unicode's Bidi_Control characters: marks, embeddings, overrides and
+ * isolates reorder the rest of the line on a terminal that honours them, so
+ * a name could show as another ("Trojan Source", CVE-2021-42574). */
+static int is_bidi_control(unsigned cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* 1: a C0 control, DEL or the backslash, always escaped; 2: a byte from
+ * 0x80, escaped unless it starts a well-formed sequence of a character that
+ * is neither a C1 control nor a bidi control. */
+static const unsigned char byte_class[256] = {
+	[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['\\'] = 1,
+	[0x7f] = 1,
+	[0x80] = 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+
+/* The length of the UTF-8 character at s (from 0x80) that may be printed
+ * as it is, or 0 when it is escaped. */
+static int printable_sequence(const unsigned char *s)
+{
+	unsigned cp;
+	int len = utf8_sequence(s, &cp);
+	return len && cp >= 0xa0 && !is_bidi_control(cp) ? len : 0;
+}
+
+/* Does s hold anything escape_text changes (a backslash unless
+ * keep_backslash)? On every name of every report line: one table load per
+ * ASCII byte. */
+static int needs_escape(const unsigned char *s, int keep_backslash)
+{
+	while (*s) {
+		int class = byte_class[*s];
+		if (class == 1 && !(keep_backslash && *s == '\\'))
 			return 1;
+		if (class != 2) {
+			s++;
+			continue;
+		}
+		int len = printable_sequence(s);
+		if (!len)
+			return 1;
+		s += len;
+	}
 	return 0;
+}
+
+static const char *escape(const char *s, char *buf, size_t buflen, int keep_backslash)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (!needs_escape(u, keep_backslash))
+		return s;
+	size_t n = 0;
+	while (*u) {
+		char piece[16];
+		const char *out = piece;
+		size_t len = 1, plen;
+		unsigned c = *u, cp = 0;
+		int seq = c >= 0x80 ? utf8_sequence(u, &cp) : 0;
+		if (seq && cp >= 0xa0 && !is_bidi_control(cp)) {
+			out = (const char *)u; /* printed as it is */
+			len = plen = (size_t)seq;
+		} else if (seq && cp >= 0xa0) {
+			len = (size_t)seq; /* a bidi control, by its code point */
+			plen = (size_t)snprintf(piece, sizeof(piece), "\\u{%x}", cp);
+		} else if (seq) {
+			len = 2; /* a C1 control, U+0080-U+009F: both bytes, as a raw C1 byte is */
+			plen = (size_t)snprintf(piece, sizeof(piece), "\\x%02x\\x%02x", c, u[1]);
+		} else if (c == '\\') {
+			out = keep_backslash ? "\\" : "\\\\";
+			plen = keep_backslash ? 1 : 2;
+		} else if (byte_class[c]) { /* C0, DEL, a byte of no well-formed sequence */
+			const char *named = c == 0x1b ? "\\e" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+			plen = named ? (size_t)snprintf(piece, sizeof(piece), "%s", named)
+				     : (size_t)snprintf(piece, sizeof(piece), "\\x%02x", c);
+		} else {
+			out = (const char *)u;
+			plen = 1;
+		}
+		/* Whole or not at all: a cut never splits an escape or a character. */
+		if (n + plen >= buflen)
+			break;
+		memcpy(buf + n, out, plen);
+		n += plen;
+		u += len;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 const char *escape_text(const char *s, char *buf, size_t buflen)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	if (!needs_escape(u))
-		return s; /* raw C1 bytes inside valid UTF-8 are continuations: checked below */
-	size_t n = 0;
-	int continuation = 0; /* continuation bytes still expected by a UTF-8 lead */
-	for (; *u && n + 5 < buflen; u++) {
-		unsigned c = *u;
-		const char *named = c == 0x1b ? "\\e" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
-		int control = c < 0x20 || c == 0x7f || (c == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) ||
-			      (c >= 0x80 && c <= 0x9f && !continuation);
-		if (continuation && (c & 0xc0) == 0x80)
-			continuation--;
-		else
-			continuation = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
-		if (named) {
-			memcpy(buf + n, named, 2);
-			n += 2;
-		} else if (control) {
-			if (n + 9 >= buflen)
-				break;
-			snprintf(buf + n, buflen - n, "\\x%02x", c);
-			n += 4;
-			if (c == 0xc2) { /* the C1 character's second byte too */
-				u++;
-				snprintf(buf + n, buflen - n, "\\x%02x", *u);
-				n += 4;
-				continuation = 0;
-			}
-		} else {
-			buf[n++] = (char)c;
-		}
-	}
-	buf[n] = '\0';
-	return buf;
+	return escape(s, buf, buflen, 0);
+}
+
+const char *escape_controls(const char *s, char *buf, size_t buflen)
+{
+	return escape(s, buf, buflen, 1);
 }
 
 int decimal_digits(uint64_t v)

@@ -55,12 +55,21 @@ const char *format_duration(uint64_t ns, char *buf, size_t buflen);
 const char *format_value(int64_t v, const char *unit, char *buf, size_t buflen);
 
 /*
- * s made safe to print on a terminal, as ls does for file names: control
- * characters (C0, DEL, C1 whether raw or UTF-8 encoded) become "\e", "\t",
- * "\n", "\r" or "\xHH"; everything else, UTF-8 included, stays. Returns s
- * itself when nothing needs escaping, else buf (cut to fit buflen).
+ * s made safe to print on a terminal, as ls does for file names, and
+ * unambiguous: control characters (C0, DEL, C1 whether raw or UTF-8
+ * encoded) become "\e", "\t", "\n", "\r" or "\xHH", each byte that is no
+ * part of well-formed UTF-8 "\xHH", Unicode's bidi controls (U+202E...,
+ * which reorder what a line shows) "\u{202e}", and a backslash "\\" (so
+ * a name holding the text \x1b does not read as an escape); other UTF-8
+ * stays. Text for people only: JSON, pprof and folded output have their
+ * own escaping. Returns s itself when nothing needs escaping, else buf (cut
+ * to fit buflen, never inside an escape or a character).
  */
 const char *escape_text(const char *s, char *buf, size_t buflen);
+/* The same with backslashes kept, for text whose backslashes are its own
+ * (a line of source code: "\n" in a string) or are quoted next (gnuplot's
+ * strings); escaping twice changes nothing. */
+const char *escape_controls(const char *s, char *buf, size_t buflen);
 
 /*
  * A one-line progress note on stderr, only when stderr is a terminal and the

@@ -459,7 +459,11 @@ int main(int argc, char **argv)
 
 	struct launch l;
 	memset(&l, 0, sizeof l);
-	if (launch_prepare(&l, &o) < 0 || probe_writer(o.zstd_level) < 0) {
+	/* A destination that takes no trace is refused before the program runs
+	 * (output.c); over an existing file, the trace starts once it does. */
+	struct trace_writer *w = NULL;
+	if (launch_prepare(&l, &o) < 0 || probe_writer(o.zstd_level) < 0 ||
+	    (output_starts_early(&out) && !(w = output_start_trace(&out, o.zstd_level)))) {
 		output_abandon(&out);
 		return 1;
 	}
@@ -468,16 +472,21 @@ int main(int argc, char **argv)
 	forward_hold();
 	rc = launch_start(&l, &o, out.is_stdout);
 	if (rc) {
+		/* A stream that has the header gets an end that says what collect
+		 * exits with (a file collect created is removed anyway). */
+		if (w) {
+			struct trace_end end = {.time_ns = clock_ns(CLOCK_MONOTONIC), .wait_status = rc << 8,
+						.flags = TRACE_END_EXITED};
+			trace_writer_close(w, &end);
+		}
 		output_abandon(&out);
 		return rc;
 	}
 	forward_start(l.pid);
 
-	struct trace_writer *w = output_claim(&out) < 0 ? NULL : trace_writer_open(out.fd, o.zstd_level);
-	if (!w)
-		fprintf(stderr, "collect: cannot start the trace: %s; %s runs unprofiled\n", strerror(errno),
-			o.argv[0]);
-	else
+	if (!w && !(w = output_start_trace(&out, o.zstd_level)))
+		fprintf(stderr, "collect: %s runs unprofiled\n", o.argv[0]);
+	if (w)
 		write_meta(w, &o, l.pid, start_real, start_mono);
 	/* Even without a trace, the rings are emptied and the program's status is returned. */
 	struct procs *ps = procs_new(l.pid);
@@ -522,7 +531,7 @@ int main(int argc, char **argv)
 			meta_number(w, TRACE_META_DEEPBIND_LIBRARIES, deepbind);
 			trace_writer_meta(w, TRACE_META_DEEPBIND_LIBRARY, library);
 		}
-		char jit_message[256];
+		char jit_message[256] = ""; /* jitmap_copy's, when it runs */
 		if (!write_failed &&
 		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,
 				sizeof jit_message) < 0)

@@ -51,6 +51,11 @@ struct output {
 int output_open(struct output *out, const char *path);
 /* The program runs: empty the file and make it private; 0 or -1 with a message. */
 int output_claim(struct output *out);
+/* Whether the trace's header may be written before the program runs: on a
+ * device, a pipe or a file collect created, not over an existing file. */
+int output_starts_early(const struct output *out);
+/* Claim out and write the trace's header: the writer, or NULL with a message. */
+struct trace_writer *output_start_trace(struct output *out, int zstd_level);
 /* The program never ran: leave no file behind that collect created. */
 void output_abandon(struct output *out);
 

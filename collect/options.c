@@ -83,7 +83,8 @@ static const char usage_text[] =
 	"Threads: any number up to 16384 at once (the shared memory grows with them);\n"
 	"samples of threads beyond that, or beyond what memory allows, are counted lost.\n"
 	"collect exits with PROGRAM's exit status, or 128+N when it died from signal N;\n"
-	"126/127 when it cannot be run.\n";
+	"126/127 when it cannot be run; 1, PROGRAM not run, when -o takes no trace\n"
+	"(/dev/full, a socket, a pipe with no reader, a full disk for a new file).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {

@@ -8,11 +8,19 @@
  * program has started: if it cannot be run, a file collect created is
  * removed and an existing one is left as it was. Devices and pipes are
  * written as streams: never truncated, never chmod'ed (they are not ours).
+ *
+ * Where nothing is lost by it (a device, a pipe, a file collect created),
+ * the trace's header is written before the program starts, so a
+ * destination that takes nothing (/dev/full, a full disk, a pipe with no
+ * reader) is refused and the program not run, rather than run unprofiled.
  */
 #include "collect.h"
 
+#include "file.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,9 +48,9 @@ int output_open(struct output *out, const char *path)
 		return 0;
 	}
 	if (errno == EEXIST)
-		out->fd = open(path, O_WRONLY | O_CLOEXEC);
+		out->fd = open_existing_output(path);
 	if (out->fd < 0 || fstat(out->fd, &st) < 0) {
-		fprintf(stderr, "collect: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "collect: cannot write %s: %s\n", path, output_error_text(errno));
 		return -1;
 	}
 	out->regular = S_ISREG(st.st_mode);
@@ -68,6 +76,32 @@ int output_claim(struct output *out)
 		return -1;
 	}
 	return 0;
+}
+
+int output_starts_early(const struct output *out)
+{
+	return !out->regular || out->created;
+}
+
+struct trace_writer *output_start_trace(struct output *out, int zstd_level)
+{
+	if (output_claim(out) < 0)
+		return NULL;
+	/* Before the program runs collect does not ignore SIGPIPE yet (forward.c,
+	 * after the fork, so the program inherits its own disposition): a pipe
+	 * with no reader must be an error here, not collect's death. */
+	struct sigaction ignore, was;
+	memset(&ignore, 0, sizeof ignore);
+	ignore.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ignore, &was);
+	struct trace_writer *w = trace_writer_open(out->fd, zstd_level);
+	int err = errno;
+	sigaction(SIGPIPE, &was, NULL);
+	if (!w)
+		fprintf(stderr, "collect: cannot write the trace to %s: %s\n", out->path ? out->path : "standard output",
+			err == EIO ? "zstd failed (out of memory?)" : strerror(err));
+	errno = err;
+	return w;
 }
 
 void output_abandon(struct output *out)

@@ -51,7 +51,7 @@ int plot_close_data(FILE *f, const char *name, char *err, size_t errlen)
 char *plot_legend_name(const struct profile *p, uint32_t function)
 {
 	char safe[4096], cut[4096];
-	const char *s = escape_text(profile_string(p, p->functions[function].name), safe, sizeof(safe));
+	const char *s = escape_controls(profile_string(p, p->functions[function].name), safe, sizeof(safe));
 	return strdup_or_abort(fit_text(s, NAME_COLUMNS, 0, cut, sizeof(cut)));
 }
 
@@ -365,7 +365,7 @@ int plot_data_timeline(const struct plot_request *rq, const char *dir, struct pl
 	for (uint32_t k = 0; k < nthreads; k++) {
 		char title[300], safe[1300];
 		profile_thread_title(p, thread_order[k], title, sizeof(title));
-		names[k] = strdup_or_abort(escape_text(title, safe, sizeof(safe)));
+		names[k] = strdup_or_abort(escape_controls(title, safe, sizeof(safe)));
 	}
 	if (tseries > nthreads)
 		names[nthreads] = strdup_or_abort("other threads");

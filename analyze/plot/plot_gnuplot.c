@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "file.h"
 #include "output.h"
 #include "terminal.h"
 
@@ -49,11 +50,12 @@ enum plot_kind plot_kind_named(const char *name)
  * each quote and "\\" for each backslash. gnuplot's scanner misreads ''
  * (its own escape for a quote) at the start of a string or twice in a row,
  * and a double-quoted run could hold a `command`, so only these two pieces
- * are double-quoted. Control characters are escaped (one line per string). */
+ * are double-quoted. Control characters are escaped (one line per string:
+ * escape_controls, which leaves the backslashes to this quoting). */
 static void put_quoted(FILE *out, const char *s)
 {
 	char safe[4096];
-	s = escape_text(s, safe, sizeof(safe));
+	s = escape_controls(s, safe, sizeof(safe));
 	int open = 0, pieces = 0;
 	for (; *s; s++) {
 		if (*s == '\\' || *s == '\'') {
@@ -263,10 +265,12 @@ static void copy_text(FILE *sink, const char *buf, size_t n)
 
 /*
  * Run gnuplot on dir/KIND.gp: with outfile (given with -e) it draws a file;
- * without, text on its stdout, which goes to sink. Its stderr is read back.
+ * what it writes on its stdout goes to sink: text (form feeds dropped), or
+ * with raw the picture of outfile "/dev/stdout", byte for byte, counted in
+ * *copied. Its stderr is read back.
  */
-static int run_gnuplot(const struct plot_request *rq, const char *dir, const char *outfile, FILE *sink,
-		       char *err, size_t errlen)
+static int run_gnuplot(const struct plot_request *rq, const char *dir, const char *outfile, FILE *sink, int raw,
+		       size_t *copied, char *err, size_t errlen)
 {
 	const char *program = rq->gnuplot ? rq->gnuplot : "gnuplot";
 	char script[64], assign[PATH_MAX * 2 + 32];
@@ -337,6 +341,8 @@ static int run_gnuplot(const struct plot_request *rq, const char *dir, const cha
 				size_t take = (size_t)n < sizeof(msg) - 1 - used ? (size_t)n : sizeof(msg) - 1 - used;
 				memcpy(msg + used, buf, take);
 				used += take;
+			} else if (sink && raw) {
+				*copied += fwrite(buf, 1, (size_t)n, sink);
 			} else if (sink) {
 				copy_text(sink, buf, (size_t)n);
 			}
@@ -437,20 +443,28 @@ int plot_make(const struct plot_request *rq, char *err, size_t errlen)
 	/* The data first: a trace with nothing to plot leaves no file behind. */
 	if (plot_write(rq, dir, final, err, errlen))
 		goto done;
+	/* A picture for a device or a FIFO (which gnuplot's own open could not
+	 * tell from a file, nor we measure) comes through gnuplot's stdout into
+	 * the stream output.h opened. */
+	int stream = 0;
+	size_t copied = 0;
 	if (to_file) {
 		if (output_open(&out, rq->output) < 0) {
-			snprintf(err, errlen, "%s: %s", rq->output, strerror(errno));
+			snprintf(err, errlen, "%s: %s", rq->output, output_error_text(errno));
 			goto done;
 		}
+		stream = !text && !out.temp_path;
 		if (!text)
-			written = absolute(out.temp_path ? out.temp_path : rq->output);
+			written = stream ? strdup_or_abort("/dev/stdout") : absolute(out.temp_path);
 	}
-	if (run_gnuplot(rq, dir, written, to_file ? (text ? out.file : NULL) : stdout, err, errlen) == 0)
+	FILE *sink = to_file ? (text || stream ? out.file : NULL) : stdout;
+	if (run_gnuplot(rq, dir, written, sink, stream, &copied, err, errlen) == 0)
 		rc = 0;
 	/* gnuplot can end with status 0 and no picture (a broken terminal
 	 * driver, a template edited by hand): an empty file is not a plot. */
 	struct stat written_st;
-	if (rc == 0 && written && (stat(written, &written_st) < 0 || written_st.st_size == 0)) {
+	if (rc == 0 && written &&
+	    (stream ? copied == 0 : stat(written, &written_st) < 0 || written_st.st_size == 0)) {
 		snprintf(err, errlen, "%s: gnuplot wrote nothing", rq->output);
 		rc = -1;
 	}

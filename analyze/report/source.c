@@ -416,7 +416,7 @@ const char *source_printable(const char *code, size_t len, char *buf, size_t buf
 			while (++col % 8 && n + 1 < sizeof(tmp));
 			continue;
 		}
-		if (c == '\0') { /* escape_text stops at a NUL */
+		if (c == '\0') { /* escape_controls stops at a NUL */
 			memcpy(tmp + n, "\\x00", 4);
 			n += 4;
 			col += 4;
@@ -426,7 +426,7 @@ const char *source_printable(const char *code, size_t len, char *buf, size_t buf
 		col += (c & 0xc0) != 0x80; /* a UTF-8 continuation byte adds no column */
 	}
 	tmp[n] = '\0';
-	const char *safe = escape_text(tmp, buf, buflen);
+	const char *safe = escape_controls(tmp, buf, buflen);
 	if (safe == tmp)
 		snprintf(buf, buflen, "%s", tmp);
 	return buf;

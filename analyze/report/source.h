@@ -122,7 +122,8 @@ const char *source_text_line(const struct source_text *tx, uint32_t line, size_t
 
 /*
  * A line of code made printable: tabs expanded to stops of 8 columns and
- * control characters escaped (escape_text), into buf; returns buf.
+ * control characters escaped (escape_controls: its backslashes stay), into
+ * buf; returns buf.
  */
 const char *source_printable(const char *code, size_t len, char *buf, size_t buflen);
 

@@ -1,5 +1,5 @@
 /*
- * file.c - open only regular files (see file.h).
+ * file.c - open only regular files, and -o paths that exist (see file.h).
  */
 #include "file.h"
 
@@ -45,4 +45,21 @@ const char *open_error_text(int err)
 	default:
 		return strerror(err);
 	}
+}
+
+int open_existing_output(const char *path)
+{
+	struct stat st;
+	/* open(2) of a socket fails with ENXIO, "No such device or address",
+	 * which would send the user looking for a missing device. */
+	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+}
+
+const char *output_error_text(int err)
+{
+	return err == EOPNOTSUPP ? "a socket, not a file (write to a file, a device or a FIFO)" : strerror(err);
 }

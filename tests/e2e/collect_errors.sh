@@ -46,6 +46,31 @@ grep -q 'program output' "$scratch/err" || fail "-o /dev/stdout: the program's s
 cpu=$(info_cpu_seconds "$scratch/info")
 within "$cpu" 0.2 0.03 || fail "-o /dev/stdout | cat: profiled ${cpu}s of 0.2 s"
 
+# A destination that takes no trace is refused before the program starts
+# (issue 32: -o /dev/full ran the program unprofiled, exit 0): exit 1, one
+# line, the program never run, the device still a device.
+mknod "$scratch/full" c 1 7 2>/dev/null || ln -s /dev/full "$scratch/full"
+[ "$(status_of "$bin/collect" -o "$scratch/full" sh -c "touch '$scratch/ran'")" -eq 1 ] ||
+	fail "-o a full device: want exit 1"
+[ ! -e "$scratch/ran" ] || fail "-o a full device: the program ran"
+[ "$(wc -l <"$scratch/err")" -eq 1 ] && grep -q 'No space left on device' "$scratch/err" ||
+	fail "-o a full device said: $(cat "$scratch/err")"
+[ -c "$scratch/full" ] || fail "-o a full device replaced it"
+if command -v python3 >/dev/null; then
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$scratch/sock"
+	[ "$(status_of "$bin/collect" -o "$scratch/sock" sh -c "touch '$scratch/ran'")" -eq 1 ] ||
+		fail "-o a socket: want exit 1"
+	[ ! -e "$scratch/ran" ] && [ -S "$scratch/sock" ] || fail "-o a socket: the program ran, or the socket is gone"
+	grep -q 'a socket, not a file' "$scratch/err" || fail "-o a socket said: $(cat "$scratch/err")"
+fi
+# A trace that stops being written mid-run (its reader gone; a full disk
+# alike) is said to be incomplete, with no garbage line after it (an
+# uninitialised JIT-map message printed as "collect: warning: ...").
+"$bin/collect" -o /dev/stdout "$workloads/collect_busy" 1 2>"$scratch/err" | head -c 3000 >/dev/null
+grep -q 'writing the trace failed' "$scratch/err" && grep -q 'the trace is incomplete' "$scratch/err" ||
+	fail "a cut trace is not said to be incomplete: $(cat "$scratch/err")"
+! grep -q 'collect: warning' "$scratch/err" || fail "a cut trace: a stray warning: $(cat -v "$scratch/err")"
+
 # Option errors name the option as it was typed.
 expect_usage() { # MESSAGE ARGS...
 	want=$1

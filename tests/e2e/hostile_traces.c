@@ -6,6 +6,8 @@
  *   fifo.zst      a module whose path is FIFO (given): opening it blocks
  *   escapes.zst   command line, thread name and module path holding ESC
  *                 sequences and other control characters
+ *   unicode.zst   the same holding bytes of no valid UTF-8 (0xff), bidi
+ *                 overrides (U+202E, U+2066) and the text \x1b
  *   lost.zst      lost-sample counters of 1000 threads' rings, 3 of them
  *                 garbage (12534910648671186440)
  *   weights.zst   weights of 2^32 - 1 and no start time to bound them
@@ -92,6 +94,11 @@ int main(int argc, char **argv)
 	/* ESC ] 0 ; title BEL retitles a terminal; ESC [ 2 J clears it. */
 	w = start("escapes.zst", &fd, "./app \033]0;pwned\007 \033[2J", 1);
 	module_and_samples(w, "/tmp/\033[31mred\033[0m/lib\033]0;x\007.so", "th\033[2Jread\r\x9b", 10, 1);
+	finish(w, fd, START_NS + 1000000000ull, 0);
+
+	/* U+202E (e2 80 ae) shows what follows it right to left ("Trojan Source"). */
+	w = start("unicode.zst", &fd, "./app \xff\xfe \xe2\x80\xae" "evil\xe2\x81\xa6 \\x1b[2J", 1);
+	module_and_samples(w, "/tmp/lib\xff\xe2\x80\xae\\x1b.so", "user\xe2\x80\xae" "nimda\xc3", 10, 1);
 	finish(w, fd, START_NS + 1000000000ull, 0);
 
 	w = start("lost.zst", &fd, "./app", 1);

@@ -37,6 +37,23 @@ for cmd in info tree flat "tree --threads" "source --asm ."; do
 	done
 	grep -q "$csi" "$scratch/out" && fail "analyze $cmd printed a raw C1 CSI"
 done
+# Names holding bytes of no valid UTF-8, bidi overrides (which reorder what a
+# terminal shows) or the text \x1b (issue 32): \xff, \u{202e} and \\x1b on a
+# terminal; info's JSON stays JSON.
+ff=$(printf '\377')
+rlo=$(printf '\342\200\256')
+for cmd in info tree flat "tree --threads"; do
+	"$a" $cmd "$scratch/unicode.zst" >"$scratch/out" 2>"$scratch/err" || fail "analyze $cmd failed on unicode.zst"
+	for c in "$ff" "$rlo"; do
+		if LC_ALL=C grep -q "$c" "$scratch/out" "$scratch/err"; then
+			fail "analyze $cmd printed a raw 0xff or U+202E: $(od -c "$scratch/out" | head -8)"
+		fi
+	done
+	grep -qF 'lib\xff\u{202e}\\x1b.so' "$scratch/out" ||
+		fail "analyze $cmd: the module's name is not escaped as lib\xff\u{202e}\\x1b.so: $(cat "$scratch/out")"
+done
+"$a" info "$scratch/unicode.zst" 2>/dev/null | grep -qF 'user\u{202e}nimda\xc3' || fail "info: the thread's name not escaped"
+"$a" info --format json "$scratch/unicode.zst" 2>/dev/null | jq -e .command >/dev/null || fail "info --format json of unicode.zst is no JSON"
 # archive warns about each module it cannot archive: the trace's paths, escaped.
 "$a" archive -o "$scratch/escapes.tar" "$scratch/escapes.zst" >/dev/null 2>"$scratch/err"
 grep -q "not archived" "$scratch/err" || fail "archive of escapes.zst warned about nothing: $(cat "$scratch/err")"
@@ -122,4 +139,68 @@ for cmd in info tree flat "flat --format tsv" "info --format json" "export --for
 		fail "analyze $cmd >/dev/full said: $(cat "$scratch/err")"
 	[ $rc2 -eq 1 ] || fail "analyze $cmd with stdout closed exited $rc2"
 done
+
+# -o into what is not a regular file (issue 32): a device or a FIFO is
+# written as a stream, a socket refused in one line, and none is ever
+# replaced (as root, archive -o /dev/full once renamed a file over it).
+# Nodes of our own when we may make them (mknod), else the system's.
+mknod "$scratch/o-null" c 1 3 2>/dev/null || ln -s /dev/null "$scratch/o-null"
+mknod "$scratch/o-full" c 1 7 2>/dev/null || ln -s /dev/full "$scratch/o-full"
+mkfifo "$scratch/o-fifo"
+nodes="o-null o-full o-fifo"
+if command -v python3 >/dev/null; then
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$scratch/o-sock"
+	nodes="$nodes o-sock"
+fi
+# plot reads what to draw from the extension: these names lead to the same nodes.
+for n in $nodes; do
+	ln -s "$scratch/$n" "$scratch/$n.svg"
+done
+ln -s "$scratch/o-fifo" "$scratch/o-fifo.txt"
+nodes_intact() {
+	[ -c "$scratch/o-null" ] && [ -c "$scratch/o-full" ] && [ -p "$scratch/o-fifo" ] &&
+		{ [ ! -e "$scratch/o-sock" ] || [ -S "$scratch/o-sock" ]; }
+}
+for cmd in archive "export --format folded" "diff $scratch/t.zst" "plot timeline"; do
+	ext=
+	[ "$cmd" = "plot timeline" ] && ext=.svg
+	# A FIFO gets what standard output gets (a picture: an SVG).
+	cat "$scratch/o-fifo" >"$scratch/through" &
+	timeout 60 "$a" $cmd -o "$scratch/o-fifo$ext" "$scratch/t.zst" 2>"$scratch/err" ||
+		{ kill $! 2>/dev/null; fail "analyze $cmd -o FIFO: $(cat "$scratch/err")"; }
+	wait
+	if [ -n "$ext" ]; then
+		xmllint --noout "$scratch/through" || fail "analyze $cmd -o FIFO: not an SVG"
+	else
+		"$a" $cmd -o - "$scratch/t.zst" 2>/dev/null >"$scratch/direct"
+		# An archive's manifest carries the time it was made: its members are compared.
+		if [ "$cmd" = archive ]; then
+			tar tvf "$scratch/direct" | grep -v ipscope-archive.txt >"$scratch/direct.list"
+			tar tvf "$scratch/through" | grep -v ipscope-archive.txt >"$scratch/through.list"
+			mv "$scratch/direct.list" "$scratch/direct"
+			mv "$scratch/through.list" "$scratch/through"
+		fi
+		cmp -s "$scratch/direct" "$scratch/through" ||
+			fail "analyze $cmd -o FIFO: what went through differs from standard output"
+	fi
+	"$a" $cmd -o "$scratch/o-null$ext" "$scratch/t.zst" 2>"$scratch/err" ||
+		fail "analyze $cmd -o a null device: $(cat "$scratch/err")"
+	expect_refusal() { # NODE MESSAGE
+		set +e
+		"$a" $cmd -o "$scratch/$1$ext" "$scratch/t.zst" 2>"$scratch/err"
+		rc=$?
+		set -e
+		[ $rc -eq 1 ] && [ "$(wc -l <"$scratch/err")" -eq 1 ] && grep -q "$2" "$scratch/err" ||
+			fail "analyze $cmd -o $1$ext: exit $rc, said: $(cat "$scratch/err")"
+	}
+	expect_refusal o-full "No space left on device"
+	[ ! -e "$scratch/o-sock" ] || expect_refusal o-sock "a socket, not a file"
+	nodes_intact || fail "analyze $cmd -o replaced a node: $(ls -l "$scratch")"
+done
+# A text plot through a FIFO: the same text as on standard output.
+cat "$scratch/o-fifo" >"$scratch/through" &
+timeout 60 "$a" plot timeline -o "$scratch/o-fifo.txt" "$scratch/t.zst" 2>/dev/null || fail "analyze plot -o FIFO.txt failed"
+wait
+"$a" plot timeline "$scratch/t.zst" 2>/dev/null | cmp -s - "$scratch/through" ||
+	fail "analyze plot -o FIFO.txt: what went through differs from standard output"
 echo "hostile: ok"

@@ -291,6 +291,30 @@ static void test_escapes(void)
 	CHECK(!strcmp(escape_text("\xe2\x95\x8e ok", b, sizeof(b)), "\xe2\x95\x8e ok")); /* a 0x95 continuation */
 	char small[8];
 	CHECK(strlen(escape_text("\033\033\033\033\033", small, sizeof(small))) < sizeof(small));
+	/* Bytes of no well-formed UTF-8, each as \xHH: a stray 0xff or continuation, a cut
+	 * sequence, an overlong '/', a surrogate, beyond U+10FFFF. */
+	CHECK(!strcmp(escape_text("a\xff" "b\x85", b, sizeof(b)), "a\\xffb\\x85"));
+	CHECK(!strcmp(escape_text("cut\xe2\x80", b, sizeof(b)), "cut\\xe2\\x80"));
+	CHECK(!strcmp(escape_text("\xc0\xaf", b, sizeof(b)), "\\xc0\\xaf"));
+	CHECK(!strcmp(escape_text("\xed\xa0\x80", b, sizeof(b)), "\\xed\\xa0\\x80"));
+	CHECK(!strcmp(escape_text("\xf4\x90\x80\x80", b, sizeof(b)), "\\xf4\\x90\\x80\\x80"));
+	const char *four = "emoji \xf0\x9f\x94\xa5 ok"; /* U+1F525 is printable */
+	CHECK(escape_text(four, b, sizeof(b)) == four);
+	/* Bidi controls ("Trojan Source") by code point; other UTF-8 beside them kept. */
+	CHECK(!strcmp(escape_text("is_admin\xe2\x80\xae\xe2\x81\xa6x", b, sizeof(b)), "is_admin\\u{202e}\\u{2066}x"));
+	CHECK(!strcmp(escape_text("\xe2\x80\x8f\xd8\x9c" "caf\xc3\xa9", b, sizeof(b)), "\\u{200f}\\u{61c}caf\xc3\xa9"));
+	const char *dash = "a\xe2\x80\x94z"; /* U+2014, a neighbour of the controls, kept */
+	CHECK(escape_text(dash, b, sizeof(b)) == dash);
+	/* A backslash is doubled: the text \x1b in a name cannot pass for an escape. */
+	CHECK(!strcmp(escape_text("a\\x1b", b, sizeof(b)), "a\\\\x1b"));
+	CHECK(!strcmp(escape_text("\\\033", b, sizeof(b)), "\\\\\\e"));
+	/* Source code keeps its own backslashes, and has the rest escaped. */
+	const char *code = "printf(\"%s\\n\", s);";
+	CHECK(escape_controls(code, b, sizeof(b)) == code);
+	CHECK(!strcmp(escape_controls("s = \"\\t\033\xff\";", b, sizeof(b)), "s = \"\\t\\e\\xff\";"));
+	/* Cut whole: never inside an escape or a character. */
+	CHECK(!strcmp(escape_text("ab\xe2\x80\xae", small, sizeof(small)), "ab"));
+	CHECK(!strcmp(escape_text("\\caf\xe2\x80\x94", small, sizeof(small)), "\\\\caf"));
 }
 
 int main(void)
