@@ -135,6 +135,11 @@ ipscope_workload(collect_hidden e2e/workloads/collect_hidden.c)
 target_link_libraries(collect_hidden PRIVATE pthread collect_ctor_thread)
 add_test(NAME e2e_collect_hidden COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_hidden.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_hidden PROPERTIES LABELS e2e TIMEOUT 300)
+# Code on small stacks (a coroutine's, an alternate signal stack): what the sampling handler takes of them.
+ipscope_workload(collect_small_stack e2e/workloads/collect_small_stack.c)
+target_link_libraries(collect_small_stack PRIVATE pthread)
+add_test(NAME e2e_collect_small_stack COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_small_stack.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_small_stack PROPERTIES LABELS e2e TIMEOUT 300)
 
 # The agent's table unwinder against libunwind, in one process, on known kinds of frames.
 add_executable(unit_frametab unit/frametab/test_frametab.c unit/frametab/frametab_o0.c

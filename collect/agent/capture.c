@@ -46,8 +46,9 @@
 #include "frametab.h"
 #include "trace.h"
 
-/* The agent's frames before the interrupted pc on libunwind's way: capture, the handler, __restore_rt, and slack. */
-#define HANDLER_FRAMES 8
+/* The agent's frames before the interrupted pc on libunwind's way: capture, the handler (on a stack of its own:
+ * its body, agent_call_on_stack, own_stack.c), __restore_rt, and slack. */
+#define HANDLER_FRAMES 12
 
 /* What the calling thread's walks read besides its stack (capture_warm_up sets it up). */
 static AGENT_TLS __thread struct capture_thread {
@@ -143,8 +144,15 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 	return n;
 }
 
+int capture_stack_has_room(uint64_t room)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	return capture_self.stack_hi && sp <= capture_self.stack_hi && sp >= capture_self.stack_lo + room;
+}
+
 void capture_thread_end(void)
 {
+	own_stack_thread_end();
 	struct frametab_cache *cache = capture_self.frame_cache;
 	capture_self.stack_lo = capture_self.stack_hi = 0;
 	capture_self.frame_cache = NULL; /* before it is unmapped: no walk may find it after */

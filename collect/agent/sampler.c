@@ -491,17 +491,19 @@ static int foreign_signal(const siginfo_t *si, const ucontext_t *uc)
 	return 1;
 }
 
-static void on_signal(int sig, siginfo_t *si, void *ucontext)
+struct signal_args {
+	siginfo_t *si;
+	void *ucontext;
+};
+
+/* The handler's work, on a stack of the agent's own when the interrupted one may be small (own_stack.c). */
+static void handle_signal(void *arg)
 {
-	(void)sig;
-	if (foreign_active() && foreign_signal(si, ucontext))
-		return;
-	int saved_errno = errno;
+	siginfo_t *si = ((struct signal_args *)arg)->si;
+	void *ucontext = ((struct signal_args *)arg)->ucontext;
 	agent_self.signals_taken++;
-	if (agent_flags->enabled && !sampler_self.sources && !agent_self.in_handler && !adopt_self(si)) {
-		errno = saved_errno;
+	if (agent_flags->enabled && !sampler_self.sources && !agent_self.in_handler && !adopt_self(si))
 		return;
-	}
 	if (agent_flags->enabled && sampler_self.sources) {
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
@@ -514,6 +516,16 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext)
 		agent_self.in_handler = 0;
 		account_cost(start);
 	}
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ucontext)
+{
+	(void)sig;
+	if (foreign_active() && foreign_signal(si, ucontext))
+		return;
+	int saved_errno = errno;
+	struct signal_args args = { si, ucontext };
+	unwind_on_own_stack(handle_signal, &args);
 	errno = saved_errno;
 }
 

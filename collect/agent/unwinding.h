@@ -42,6 +42,15 @@ void capture_thread_end(void);
 uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip);
 /* skip for capture_stack: drop every leading frame in the agent's own text (allocation hooks). */
 #define CAPTURE_SKIP_AGENT UINT32_MAX
+/* Whether the caller runs on its thread's own stack with at least room bytes below it. */
+int capture_stack_has_room(uint64_t room);
+
+/* own_stack.c */
+/* Call fn(arg), on a stack of the agent's own when the current one may be small (a coroutine's, an
+ * alternate signal stack): from the sampling handler. */
+void unwind_on_own_stack(void (*fn)(void *), void *arg);
+/* The calling thread ends: unmap its stack of the agent's, if it had one. */
+void own_stack_thread_end(void);
 
 /* modules.c */
 /* Record modules loaded since the last call, and unloads; call with the signal blocked. */
