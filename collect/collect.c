@@ -73,6 +73,30 @@ static char *command_line(char **argv)
 	return out;
 }
 
+/* The perf maps JIT runtimes wrote (/tmp/perf-PID.map) of every process of the tree (node started by a
+ * shell, a test runner's children), warnings on stderr; -1 when the trace cannot be written. */
+static int copy_jit_maps(struct trace_writer *w, const struct launch *l, const struct procs *ps,
+			 uint64_t start_real)
+{
+	uint32_t cap = procs_count(ps) + 1, n;
+	pid_t *pids = calloc_or_abort(cap, sizeof *pids);
+	n = procs_pids(ps, pids, cap);
+	int first_known = 0;
+	for (uint32_t i = 0; i < n; i++)
+		first_known |= pids[i] == l->pid;
+	if (!first_known)
+		pids[n++] = l->pid; /* the program itself, even when its agent never attached */
+	int rc = 0;
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		char message[256] = "";
+		rc = jitmap_copy(w, pids[i], getuid(), start_real, clock_ns(CLOCK_MONOTONIC), message, sizeof message);
+		if (rc == 0 && message[0])
+			fprintf(stderr, "collect: warning: %s\n", message);
+	}
+	free(pids);
+	return rc;
+}
+
 /* A META entry of a decimal number. */
 static void meta_number(struct trace_writer *w, const char *key, uint64_t value)
 {
@@ -531,13 +555,8 @@ int main(int argc, char **argv)
 			meta_number(w, TRACE_META_DEEPBIND_LIBRARIES, deepbind);
 			trace_writer_meta(w, TRACE_META_DEEPBIND_LIBRARY, library);
 		}
-		char jit_message[256] = ""; /* jitmap_copy's, when it runs */
-		if (!write_failed &&
-		    jitmap_copy(w, l.pid, getuid(), start_real, clock_ns(CLOCK_MONOTONIC), jit_message,
-				sizeof jit_message) < 0)
+		if (!write_failed && copy_jit_maps(w, &l, ps, start_real) < 0)
 			write_failed = 1;
-		else if (jit_message[0])
-			fprintf(stderr, "collect: warning: %s\n", jit_message);
 		struct trace_end end = { clock_ns(CLOCK_MONOTONIC), status,
 					 WIFSIGNALED(status) ? TRACE_END_SIGNALED : TRACE_END_EXITED,
 					 t.samples, t.weight, t.lost, t.handler_ns, t.handler_calls,

@@ -123,6 +123,8 @@ void procs_reaped(struct procs *ps, struct trace_writer *w, pid_t pid, int statu
 void procs_finish(struct procs *ps, struct trace_writer *w, uint64_t now_ns, const char *first_path, int quiet);
 /* Processes the trace knows of. */
 uint32_t procs_count(const struct procs *ps);
+/* The pids of the processes the trace knows (forked or attached), at most cap of them; how many. */
+uint32_t procs_pids(const struct procs *ps, pid_t *pids, uint32_t cap);
 void procs_free(struct procs *ps);
 
 /* drain_heap.c */

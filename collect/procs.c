@@ -235,3 +235,12 @@ uint32_t procs_count(const struct procs *ps)
 		n += ps->procs[i].seen;
 	return n;
 }
+
+uint32_t procs_pids(const struct procs *ps, pid_t *pids, uint32_t cap)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ps->n && n < cap; i++)
+		if (ps->procs[i].seen)
+			pids[n++] = (pid_t)ps->procs[i].pid;
+	return n;
+}
