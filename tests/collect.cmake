@@ -101,6 +101,7 @@ set_tests_properties(e2e_collect_ulimit PROPERTIES LABELS "e2e;no-sanitize" TIME
 # Wall mode, the process tree, crashes and control (issue 9).
 ipscope_workload(collect_wall e2e/workloads/collect_wall.c)
 target_link_libraries(collect_wall PRIVATE pthread)
+ipscope_workload(collect_io_uring e2e/workloads/collect_io_uring.c)
 add_test(NAME e2e_collect_wall COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_wall.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_wall PROPERTIES LABELS e2e TIMEOUT 300)
 ipscope_workload(collect_sleeps e2e/workloads/collect_sleeps.c)

@@ -13,7 +13,10 @@
  * every 100 ms and ticks every interval (wall.c). In cpu mode it runs for
  * the rest alone: it unwinds foreign threads, releases adopted threads that
  * are gone, and scans only when the process used CPU time no known thread
- * did (cpu_mode_check). It blocks every signal (a signal meant for the
+ * did (cpu_mode_check). The kernel's own tasks in the process (io_uring's
+ * workers, "iou-wrk-N", which run a request's blocking part) are not the
+ * program's threads and are left out: no signal reaches them, and wall mode
+ * listed each as an unnamed thread always off CPU. It blocks every signal (a signal meant for the
  * program must never run the program's handler on it), is never sampled,
  * writes the samples it takes into its own ring (RING_AGENT_SAMPLER) and
  * adds its own CPU time to the header so the cost can be shown.
@@ -22,6 +25,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -38,6 +42,39 @@
 static pthread_t thread;
 static _Atomic int running, stopping;
 static uint32_t background_tid;
+
+/* The kernel's task flag of io_uring's worker threads (include/linux/sched.h). */
+#define PF_IO_WORKER 0x00000010u
+
+/* Kernel workers the scans found, not to be read again (a ring: more are read again, that is all). */
+static uint32_t kernel_workers[64];
+static uint32_t kernel_workers_next;
+
+/* Whether tid is a task of the kernel's in this process (io_uring's workers), by its flags in stat. */
+static int kernel_worker(uint32_t tid)
+{
+	for (size_t i = 0; i < sizeof kernel_workers / sizeof *kernel_workers; i++)
+		if (kernel_workers[i] == tid)
+			return 1;
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/self/task/%u/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	agent_close_own(fd, &st);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "tid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may hold anything. */
+	const char *rest = strrchr(buf, ')');
+	unsigned flags;
+	if (!rest || sscanf(rest + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1 || !(flags & PF_IO_WORKER))
+		return 0;
+	kernel_workers[kernel_workers_next++ % (sizeof kernel_workers / sizeof *kernel_workers)] = tid;
+	return 1;
+}
 
 /* Threads the agent did not start: adopt every tid of /proc/self/task it does not know. */
 void background_scan_threads(void)
@@ -59,7 +96,7 @@ void background_scan_threads(void)
 					char name[];
 				} *e = (void *)(buf + at);
 				uint32_t tid = (uint32_t)strtoul(e->name, NULL, 10);
-				if (tid && tid != background_tid && !sampler_knows(tid))
+				if (tid && tid != background_tid && !sampler_knows(tid) && !kernel_worker(tid))
 					sampler_adopt(tid);
 				at += e->reclen;
 			}

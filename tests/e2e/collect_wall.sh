@@ -76,4 +76,18 @@ awk -v b="$blocked" 'BEGIN { exit !(b < 2) }' || fail "cpu mode: the blocking ca
 for f in main_burn sleeper_burn waiter_burn reader_burn; do
 	grep -q " $f\$" "$scratch/c.flat" || fail "cpu mode: no $f"
 done
+
+# io_uring's kernel worker (a read of an empty pipe, IOSQE_ASYNC) is the kernel's task, not a thread
+# of the program: listed, it was an unnamed thread 100% off CPU.
+set +e
+"$bin/collect" -q -m wall -o "$scratch/u.zst" "$workloads/collect_io_uring" >/dev/null 2>"$scratch/err"
+rc=$?
+set -e
+if [ $rc -eq 3 ]; then
+	echo "io_uring: not available here, skipped"
+else
+	[ $rc -eq 0 ] || fail "io_uring: collect exited $rc: $(cat "$scratch/err")"
+	[ "$(info_json "$scratch/u.zst" | jq '.threads | length')" -eq 1 ] ||
+		fail "io_uring: threads listed: $(info_json "$scratch/u.zst" | jq -c '[.threads[] | .name]')"
+fi
 echo "wall and cpu mode: ok"
