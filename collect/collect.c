@@ -355,6 +355,11 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 			deepbind, deepbind > 1 ? "libraries were" : "library was",
 			printable(h->deepbind_library, sizeof h->deepbind_library, text, sizeof text),
 			deepbind > 1 ? " and others" : "", deepbind > 1 ? "they" : "it", deepbind > 1 ? "their" : "its");
+	if (o->allocs && atomic_load(&h->allocator_api))
+		fprintf(stderr, "collect: %s allocates through an allocator's own API (%s), which the profiler "
+				"cannot see: only what it allocates through malloc and the rest of the C library's "
+				"family is recorded\n",
+			program, printable(h->allocator_api_text, sizeof h->allocator_api_text, text, sizeof text));
 	uint64_t heap_lost = atomic_load(&h->alloc_events_lost);
 	if (heap_lost)
 		fprintf(stderr, "collect: %llu allocation events were lost (signal handlers nested in the "
@@ -547,6 +552,11 @@ int main(int argc, char **argv)
 		if (unrecorded) {
 			meta_number(w, TRACE_META_ALLOCS_UNRECORDED, unrecorded);
 			meta_number(w, TRACE_META_ALLOC_BYTES_UNRECORDED, atomic_load(&h->alloc_bytes_unrecorded));
+		}
+		if (atomic_load(&h->allocator_api)) {
+			char api[sizeof h->allocator_api_text + 1];
+			snprintf(api, sizeof api, "%.*s", (int)sizeof h->allocator_api_text, h->allocator_api_text);
+			trace_writer_meta(w, TRACE_META_ALLOCATOR_API, api);
 		}
 		uint32_t deepbind = atomic_load(&h->deepbind_rebound);
 		if (deepbind) {

@@ -22,6 +22,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -317,6 +318,36 @@ int alloc_init(void)
 	pthread_atfork(fork_prepare, fork_parent, NULL);
 	alloc_state.wanted = 1;
 	return 0;
+}
+
+/*
+ * Allocators that are libraries (jemalloc, mimalloc, tcmalloc) replace
+ * malloc and its family when a program links them (allocator_elsewhere, in
+ * alloc_init); loaded beside libc's, they also offer calls of their own that
+ * no hook sees: what a program allocates through those is not recorded, and
+ * collect says so, naming the first such API and its library.
+ */
+void alloc_check_apis(void *scope)
+{
+	static const char *const apis[] = { "mallocx", "mi_malloc", "tc_malloc" };
+	struct transport_header *h = agent_transport.header;
+	if (!h || atomic_load(&h->allocator_api))
+		return;
+	sigset_t old;
+	agent_internal_begin(&old); /* dlsym of a name not found allocates its error: the agent's */
+	for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
+		void *found = dlsym(scope, apis[i]);
+		Dl_info info;
+		if (!found || !dladdr(found, &info) || !info.dli_fname || atomic_exchange(&h->allocator_api, 1))
+			continue;
+		const char *where = info.dli_fname;
+		size_t len = strlen(where), room = sizeof h->allocator_api_text - strlen(apis[i]) - 5;
+		if (len > room)
+			where += len - room;
+		snprintf(h->allocator_api_text, sizeof h->allocator_api_text, "%s in %s", apis[i], where);
+		break;
+	}
+	agent_internal_end(&old);
 }
 
 void alloc_start(void)

@@ -1,6 +1,6 @@
 /*
- * alloc_rebind.c - libraries loaded with RTLD_DEEPBIND, made to allocate
- * through the hooks.
+ * alloc_rebind.c - libraries loaded with RTLD_DEEPBIND, and code calling
+ * libc's __libc_malloc family, made to allocate through the hooks.
  *
  * Such a library looks its symbols up in its own dependencies before the
  * global scope, where LD_PRELOAD put the agent: its malloc, free... bind to
@@ -16,6 +16,11 @@
  * library brings a malloc of its own. Objects loaded before keep their
  * bindings, and objects of another namespace (dlmopen) bind to their own
  * libc.
+ *
+ * libc's other names of the family (__libc_malloc, __libc_free...: the same
+ * functions, which code that means to bypass an interposer calls, and
+ * memcheck counts) are pointed at the hooks the same way in every object, at
+ * the agent's start and in the objects each dlopen loads.
  *
  * What cannot be reached: the loader binds the library's references and runs
  * its constructors inside dlopen, before the wrapper regains control, so what
@@ -49,9 +54,13 @@ static const struct member {
 	const char *name;
 	void *hook;
 	void *const *real; /* agent_real's entry */
+	int alias; /* libc's other name of the function (__libc_malloc: malloc's address) */
 } family[] = {
-#define MEMBER(name) { #name, (void *)agent_hook_##name, (void *const *)&agent_real.name },
+#define MEMBER(name) { #name, (void *)agent_hook_##name, (void *const *)&agent_real.name, 0 },
+#define ALIAS(name) { "__libc_" #name, (void *)agent_hook_##name, (void *const *)&agent_real.name, 1 },
 	AGENT_MALLOC_FAMILY(MEMBER)
+	ALIAS(malloc) ALIAS(calloc) ALIAS(realloc) ALIAS(free) ALIAS(memalign) ALIAS(valloc) ALIAS(pvalloc)
+#undef ALIAS
 #undef MEMBER
 };
 
@@ -59,6 +68,7 @@ static const struct member {
 struct object {
 	const struct dl_phdr_info *info;
 	void *const *scope_real; /* per member, what a lookup in the library's scope finds */
+	int aliases_only; /* only libc's other names are rebound (no RTLD_DEEPBIND) */
 	const ElfW(Sym) *symtab;
 	const char *strtab;
 	size_t strsz;
@@ -115,7 +125,7 @@ static void rebind_relocations(struct object *o, const ElfW(Rela) *rel, size_t b
 		if (s->st_name >= o->strsz || (ELF64_ST_TYPE(s->st_info) != STT_FUNC && ELF64_ST_TYPE(s->st_info) != STT_NOTYPE) || s->st_shndx != SHN_UNDEF)
 			continue;
 		const struct member *m = member_named(o->strtab + s->st_name);
-		if (!m || !*m->real)
+		if (!m || !*m->real || (o->aliases_only && !m->alias))
 			continue;
 		void **slot = (void **)(o->info->dlpi_addr + rel[i].r_offset);
 		void *value = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -125,19 +135,20 @@ static void rebind_relocations(struct object *o, const ElfW(Rela) *rel, size_t b
 		if (!(bound_to_libc || lazy_to_libc) || !writable(o, (uintptr_t)slot))
 			continue;
 		__atomic_store_n(slot, m->hook, __ATOMIC_RELAXED);
-		o->rebound += bound_to_libc;
+		o->rebound += bound_to_libc && !m->alias;
 	}
 }
 
 /* What alloc_rebind's walk needs: the objects loaded before, and the lookups in the library's scope. */
 struct walk {
-	const struct alloc_loaded *before;
+	const struct alloc_loaded *before; /* NULL: every object */
+	int aliases_only;
 	void *scope_real[sizeof family / sizeof *family];
 };
 
 static int loaded_before(const struct alloc_loaded *before, const struct dl_phdr_info *info)
 {
-	for (size_t i = 0; i < before->n; i++)
+	for (size_t i = 0; before && i < before->n; i++)
 		if (before->phdr[i] == info->dlpi_phdr)
 			return 1;
 	return 0;
@@ -149,7 +160,7 @@ static int rebind_object(struct dl_phdr_info *info, size_t size, void *data)
 	struct walk *walk = data;
 	if (loaded_before(walk->before, info))
 		return 0;
-	struct object o = { .info = info, .scope_real = walk->scope_real };
+	struct object o = { .info = info, .scope_real = walk->scope_real, .aliases_only = walk->aliases_only };
 	const ElfW(Dyn) *dynamic = NULL;
 	long page = sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -224,10 +235,27 @@ void alloc_rebind(void *handle, const struct alloc_loaded *before)
 {
 	if (before->overflow)
 		return; /* which objects are new is not known: none is touched */
-	struct walk walk = { before, { 0 } };
+	struct walk walk = { before, 0, { 0 } };
+	sigset_t old;
+	agent_internal_begin(&old); /* dlsym allocates (a name not found: its error), for the agent */
 	for (size_t i = 0; i < sizeof family / sizeof *family; i++)
 		walk.scope_real[i] = dlsym(handle, family[i].name);
 	REAL(dl_iterate_phdr)(rebind_object, &walk);
+	agent_internal_end(&old);
+}
+
+void alloc_rebind_aliases(const struct alloc_loaded *before)
+{
+	if (before && before->overflow)
+		return;
+	struct walk walk = { before, 1, { 0 } };
+	sigset_t old;
+	agent_internal_begin(&old); /* as in alloc_rebind */
+	for (size_t i = 0; i < sizeof family / sizeof *family; i++)
+		if (family[i].alias)
+			walk.scope_real[i] = dlsym(RTLD_DEFAULT, family[i].name);
+	REAL(dl_iterate_phdr)(rebind_object, &walk);
+	agent_internal_end(&old);
 }
 
 #else
@@ -240,6 +268,11 @@ void alloc_rebind_note(struct alloc_loaded *before)
 void alloc_rebind(void *handle, const struct alloc_loaded *before)
 {
 	(void)handle;
+	(void)before;
+}
+
+void alloc_rebind_aliases(const struct alloc_loaded *before)
+{
 	(void)before;
 }
 

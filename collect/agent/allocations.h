@@ -37,6 +37,9 @@ void alloc_start(void);
 int alloc_enabled(void);
 /* A forked child: record nothing, touch no shared state (alloc_start, once attached, starts it anew). */
 void alloc_forget(void);
+/* Whether an allocator's own API (jemalloc's mallocx, mimalloc's mi_malloc...), which the hooks do not
+ * see, is in scope (RTLD_DEFAULT at the start, a dlopen's handle): say so in the header. */
+void alloc_check_apis(void *scope);
 
 /* alloc_rebind.c */
 /* The objects loaded before a dlopen (by program header address), on the caller's stack. */
@@ -49,6 +52,8 @@ struct alloc_loaded {
 void alloc_rebind_note(struct alloc_loaded *before);
 /* After it returned handle: in the objects it loaded, point the malloc family's GOT entries bound to libc's at the hooks. */
 void alloc_rebind(void *handle, const struct alloc_loaded *before);
+/* The same for libc's other names of the family (__libc_malloc...), in the objects loaded since before (NULL: all). */
+void alloc_rebind_aliases(const struct alloc_loaded *before);
 
 /* alloc_record.c */
 /* An allocation returned p (not NULL), chosen or not (alloc_seen's slow path: before is its choice_take's answer,

@@ -21,6 +21,7 @@
  */
 #include "lifecycle.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -203,6 +204,10 @@ static void start(void)
 	process_attached();
 	alloc_start(); /* after the record that says this image attached: its events follow it */
 	modules_rescan();
+	if (alloc_enabled()) {
+		alloc_rebind_aliases(NULL); /* code that calls __libc_malloc and the like */
+		alloc_check_apis(RTLD_DEFAULT);
+	}
 	lifecycle_thread_begin();
 	/* The background thread: wall mode's sampler; in both modes it finds the threads the agent did not
 	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign. */

@@ -24,12 +24,16 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 	sigset_t old;
 	agent_block_signal(&old);
 	struct alloc_loaded before;
-	int rebind = (mode & RTLD_DEEPBIND) && alloc_enabled();
-	if (rebind)
+	int allocs = alloc_enabled();
+	if (allocs)
 		alloc_rebind_note(&before);
 	void *handle = REAL(dlopen)(file, mode);
-	if (handle && rebind)
+	if (handle && allocs && (mode & RTLD_DEEPBIND))
 		alloc_rebind(handle, &before); /* its malloc family bound to libc's, past the hooks */
+	else if (handle && allocs)
+		alloc_rebind_aliases(&before); /* __libc_malloc and the like */
+	if (handle && allocs)
+		alloc_check_apis(handle);
 	if (handle)
 		modules_rescan();
 	agent_restore_signal(&old);

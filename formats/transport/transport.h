@@ -133,6 +133,10 @@ struct transport_header {
 	 * constructors ran (alloc_rebind.c), and the first one's path (its tail when long). */
 	_Atomic uint32_t deepbind_rebound;
 	char deepbind_library[124];
+	/* An allocator's own API is loaded (jemalloc's mallocx...), which the hooks do not see: "NAME in
+	 * PATH" (alloc_hooks.c). */
+	_Atomic uint32_t allocator_api;
+	char allocator_api_text[124];
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its

@@ -67,4 +67,14 @@ expected="$1 $2 $(($3 + dtv)) $(($4 + dtv)) $5"
 got=$(ours threads)
 [ "$got" = "$expected" ] || fail "threads: $got, expected memcheck's with $tls TLS modules more: $expected"
 [ "$(temporaries)" = 400 ] || fail "threads: temporaries $(temporaries), expected 400"
+# libc's other names, called directly: memcheck counts them, and so must collect.
+same "libc" libc
+
+# An allocator's own API loaded beside libc's (jemalloc's mallocx): said, since nothing sees it.
+"$bin/collect" -q --allocs --no-cpu -o "$t" "$w" dlopen "$workloads/liballoc_api_lib.so" plain 2>"$scratch/err" ||
+	true # the library has no lib_strdup: the program exits 1, after the dlopen
+grep -q "allocates through an allocator's own API (mallocx in .*liballoc_api_lib.so)" "$scratch/err" ||
+	fail "api: no warning: $(cat "$scratch/err")"
+"$bin/analyze" info "$t" 2>/dev/null | grep -q "^Unrecorded: *what the program allocated through an allocator's own API (mallocx in" ||
+	fail "api: not in info: $("$bin/analyze" info "$t" 2>&1 | grep -i unrecorded)"
 echo "alloc_exact: ok"

@@ -11,6 +11,9 @@
 //                     destructor; the program frees a string the library
 //                     made and the library frees a block the program made
 //                     (alloc_exact_lib.c)
+//   libc              malloc and free under libc's other names, called
+//                     directly (__libc_malloc, __libc_free...), as code that
+//                     means to bypass an interposer does: 3 blocks, 1 kept
 //   threads           four threads, one at a time in a fixed order, each
 //                     allocating 100 blocks and freeing the previous thread's
 //                     100 (the last thread's are left), and 100 blocks it
@@ -54,11 +57,26 @@ static int run_dlopen(const char *lib, const char *mode)
 	return 0;
 }
 
+static void *volatile sink;
+
+extern "C" void *__libc_malloc(size_t);
+extern "C" void *__libc_calloc(size_t, size_t);
+extern "C" void *__libc_realloc(void *, size_t);
+extern "C" void __libc_free(void *);
+
+static int run_libc()
+{
+	void *a = __libc_malloc(100), *b = __libc_calloc(4, 25);
+	a = __libc_realloc(a, 300); // a free of the 100 bytes and an allocation of 300, as memcheck counts
+	__libc_free(b);
+	sink = a; // kept
+	return a ? 0 : 1;
+}
+
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_changed = PTHREAD_COND_INITIALIZER;
 static int turn;
 static void *previous[100];
-static void *volatile sink;
 
 static void *worker(void *arg)
 {
@@ -99,6 +117,8 @@ int main(int argc, char **argv)
 		return run_dlopen(argv[2], argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "threads"))
 		return run_threads();
-	fprintf(stderr, "usage: alloc_exact static | dlopen LIB plain|deepbind | threads\n");
+	if (argc >= 2 && !strcmp(argv[1], "libc"))
+		return run_libc();
+	fprintf(stderr, "usage: alloc_exact static | dlopen LIB plain|deepbind | threads | libc\n");
 	return 2;
 }
