@@ -360,6 +360,11 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 				"cannot see: only what it allocates through malloc and the rest of the C library's "
 				"family is recorded\n",
 			program, printable(h->allocator_api_text, sizeof h->allocator_api_text, text, sizeof text));
+	if (atomic_load(&h->sandboxed))
+		fprintf(stderr, "collect: %s installed a seccomp filter (%s): from there the profiler makes no system "
+				"call where it applies, so the threads it starts are not sampled, the processes it "
+				"forks or execs are not profiled, and the ends of its threads are not recorded\n",
+			program, printable(h->sandbox_text, sizeof h->sandbox_text, text, sizeof text));
 	uint64_t heap_lost = atomic_load(&h->alloc_events_lost);
 	if (heap_lost)
 		fprintf(stderr, "collect: %llu allocation events were lost (signal handlers nested in the "
@@ -552,6 +557,11 @@ int main(int argc, char **argv)
 		if (unrecorded) {
 			meta_number(w, TRACE_META_ALLOCS_UNRECORDED, unrecorded);
 			meta_number(w, TRACE_META_ALLOC_BYTES_UNRECORDED, atomic_load(&h->alloc_bytes_unrecorded));
+		}
+		if (atomic_load(&h->sandboxed)) {
+			char how[sizeof h->sandbox_text + 1];
+			snprintf(how, sizeof how, "%.*s", (int)sizeof h->sandbox_text, h->sandbox_text);
+			trace_writer_meta(w, TRACE_META_SECCOMP, how);
 		}
 		if (atomic_load(&h->allocator_api)) {
 			char api[sizeof h->allocator_api_text + 1];

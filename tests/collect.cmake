@@ -141,6 +141,11 @@ ipscope_workload(collect_small_stack e2e/workloads/collect_small_stack.c)
 target_link_libraries(collect_small_stack PRIVATE pthread)
 add_test(NAME e2e_collect_small_stack COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_small_stack.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_small_stack PROPERTIES LABELS e2e TIMEOUT 300)
+# Programs that sandbox themselves with seccomp, then start threads or fork.
+ipscope_workload(collect_seccomp e2e/workloads/collect_seccomp.c)
+target_link_libraries(collect_seccomp PRIVATE pthread)
+add_test(NAME e2e_collect_seccomp COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_seccomp.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_seccomp PROPERTIES LABELS e2e TIMEOUT 300)
 
 # The agent's table unwinder against libunwind, in one process, on known kinds of frames.
 add_executable(unit_frametab unit/frametab/test_frametab.c unit/frametab/frametab_o0.c

@@ -48,7 +48,7 @@ static int meta_shown_elsewhere(const char *key)
 		TRACE_META_COMMAND, TRACE_META_MODE, TRACE_META_INTERVAL_NS, TRACE_META_SOURCE,
 		TRACE_META_START_REALTIME_NS, TRACE_META_START_MONOTONIC_NS, TRACE_META_SAMPLER_CPU_NS,
 		TRACE_META_ALLOCS_UNRECORDED, TRACE_META_ALLOC_BYTES_UNRECORDED, TRACE_META_DEEPBIND_LIBRARIES,
-		TRACE_META_DEEPBIND_LIBRARY, TRACE_META_ALLOCATOR_API,
+		TRACE_META_DEEPBIND_LIBRARY, TRACE_META_ALLOCATOR_API, TRACE_META_SECCOMP,
 	};
 	for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 		if (!strcmp(key, shown[k]))
@@ -111,6 +111,10 @@ static void print_unrecorded(FILE *out, const struct info *in)
 		fprintf(out, "Unrecorded:    what the constructors of %s RTLD_DEEPBIND libraries allocated inside dlopen "
 			"(first: %s); their later allocations are recorded\n", escape_text(deepbind, a, sizeof(a)),
 			library ? escape_text(library, b, sizeof(b)) : "?");
+	const char *seccomp = info_meta_value(in, TRACE_META_SECCOMP);
+	if (seccomp)
+		fprintf(out, "Unprofiled:    what the program did under the seccomp filter it installed (%s): the "
+			"threads and processes it started there\n", escape_text(seccomp, b, sizeof(b)));
 	const char *api = info_meta_value(in, TRACE_META_ALLOCATOR_API);
 	if (api)
 		fprintf(out, "Unrecorded:    what the program allocated through an allocator's own API (%s)\n",

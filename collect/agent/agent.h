@@ -25,7 +25,8 @@
  *  process.h: process.c (fork, exec, spawn, wait: PROCESS records);  signals.h: signals.c (the
  *   program's dispositions, masks, waits), blocking.c (calls retried after the profiler's EINTR)
  *  lifecycle.h: lifecycle.c (start, stop, fork; a thread's begin and end through one table),
- *   attach.c, program_threads.c (pthread_create, clone), region.c (ipscope.h), version.c
+ *   attach.c, program_threads.c (pthread_create, clone), region.c (ipscope.h), sandbox.c (seccomp
+ *   filters the program installs), version.c
  */
 #ifndef IPSCOPE_AGENT_H
 #define IPSCOPE_AGENT_H
@@ -88,6 +89,7 @@ struct agent_thread {
 	_Atomic uint32_t nested_count; /* heap events a nested writer left (nesting.c) */
 	_Atomic uint32_t hook_weight; /* sampling periods that fell inside a section (nesting.c) */
 	uint64_t hook_time_ns;
+	int sandboxed; /* a seccomp filter covers this thread (sandbox.c): the agent makes no system call on it */
 	volatile sig_atomic_t in_loader; /* inside dl_iterate_phdr (loader.c): no unwinding */
 	uint64_t loader_caller; /* the return address of that call */
 };

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "unwinding.h"
 
 #define SCAN_INTERVAL_NS 100000000ull
@@ -79,6 +80,8 @@ static int kernel_worker(uint32_t tid)
 /* Threads the agent did not start: adopt every tid of /proc/self/task it does not know. */
 void background_scan_threads(void)
 {
+	if (sandbox_any())
+		return; /* a thread it finds may be under the program's seccomp filter: not adopted (sandbox.c) */
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;

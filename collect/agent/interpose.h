@@ -25,6 +25,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/signalfd.h>
@@ -56,7 +57,9 @@ __sighandler_t bsd_signal(int sig, __sighandler_t handler);
 	CALLS(sigaction) CALLS(signal) CALLS(bsd_signal) CALLS(sysv_signal) CALLS(sigset)          \
 	CALLS(sigprocmask) CALLS(pthread_sigmask) CALLS(signalfd) CALLS(sigwait)                   \
 	/* unwinder.c: libunwind's descriptors */                                                  \
-	CALLS(pipe2) ALSO(pipe) /* pipe2 */ CALLS(syscall)                                         \
+	CALLS(pipe2) ALSO(pipe) /* pipe2 */                                                        \
+	/* sandbox.c: seccomp filters the program installs (and libunwind's probes: unwinder.c) */ \
+	CALLS(prctl) CALLS(syscall)                                                                \
 	/* blocking.c: calls the sampling signal must not cut short */                             \
 	CALLS(nanosleep) ALSO(usleep) ALSO(sleep) /* nanosleep */ CALLS(clock_nanosleep)           \
 	CALLS(poll) CALLS(ppoll) CALLS(select) CALLS(pselect)                                      \

@@ -68,6 +68,10 @@ void lifecycle_thread_end(void)
 {
 	if (!agent_self.registered)
 		return;
+	if (sandbox_covers_me()) {
+		agent_self.registered = 0; /* its end unrecorded: no system call under a seccomp filter */
+		return;
+	}
 	for (size_t i = NPARTS; i-- > 0;)
 		if (parts[i].thread_end)
 			parts[i].thread_end();
@@ -139,6 +143,10 @@ static void child_attach(void)
 	unwind_gate_reset();
 	if (!enabled_at_fork)
 		return;
+	if (sandbox_covers_me()) {
+		agent_flags->enabled = 0; /* the forking thread's seccomp filter is the child's: attaching opens a file */
+		return;
+	}
 	agent_flags->enabled = 0; /* zeroed already (MADV_WIPEONFORK), unless the kernel could not */
 	for (size_t i = NPARTS; i-- > 0;)
 		if (parts[i].forget)
@@ -282,7 +290,7 @@ int lifecycle_starting_here(void)
  */
 __attribute__((destructor)) static void agent_stop(void)
 {
-	if (!agent_flags->enabled || agent_config.pid != getpid())
+	if (!agent_flags->enabled || agent_config.pid != getpid() || sandbox_covers_me())
 		return;
 	sigset_t old;
 	agent_block_signal(&old);

@@ -22,6 +22,13 @@ int lifecycle_start_early(void);
 /* Whether the calling thread is running the start (its allocations are the agent's own). */
 int lifecycle_starting_here(void);
 
+/* sandbox.c */
+/* Whether a seccomp filter covers the calling thread (installed on it or its creator, or on every thread). */
+int sandbox_covers_me(void);
+/* Whether any thread of the process installed one. */
+int sandbox_any(void);
+extern _Atomic int sandbox_installed;
+
 /* attach.c */
 /* Where collect's shared memory is (the environment): 0, or -1 when this process is not to attach. */
 int agent_find_shm(void);

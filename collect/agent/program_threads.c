@@ -66,7 +66,7 @@ static void *thread_trampoline(void *p)
 
 AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
-	if (!agent_flags->enabled)
+	if (!agent_flags->enabled || sandbox_covers_me()) /* a seccomp filter covers the new thread too */
 		return REAL(pthread_create)(thread, attr, start, arg);
 	sigset_t old;
 	agent_internal_begin(&old);
@@ -102,7 +102,8 @@ AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...
 	pid_t *child_tid = va_arg(ap, pid_t *);
 	va_end(ap);
 	int tid = REAL(clone)(fn, stack, flags, arg, parent_tid, tls, child_tid);
-	if (tid > 0 && (flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid()) {
+	if (tid > 0 && (flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid() &&
+	    !sandbox_covers_me()) {
 		int saved_errno = errno;
 		sigset_t old;
 		agent_block_signal(&old);

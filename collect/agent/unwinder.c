@@ -48,7 +48,7 @@
  * dl_iterate_phdr run with the sampling signal blocked, like dlopen and
  * dlclose (loader.c).
  */
-#include "agent.h"
+#include "unwinding.h"
 
 #include <errno.h>
 #include <link.h>
@@ -89,14 +89,10 @@ static long check_readable(const void *address)
 	return -1;
 }
 
-AGENT_EXPORT long syscall(long number, ...)
+int unwinder_syscall(long number, long a1, long a2, long a3, const void *ret_addr, long *result)
 {
-	va_list ap;
-	va_start(ap, number);
-	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
-	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
-	va_end(ap);
-	if (number == SYS_write && (int)a1 == -1 && a3 == 1 && agent_called_from_unwinder(__builtin_return_address(0)))
-		return check_readable((const void *)a2);
-	return REAL(syscall)(number, a1, a2, a3, a4, a5, a6);
+	if (number != SYS_write || (int)a1 != -1 || a3 != 1 || !agent_called_from_unwinder(ret_addr))
+		return 0;
+	*result = check_readable((const void *)a2);
+	return 1;
 }

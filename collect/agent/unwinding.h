@@ -26,6 +26,10 @@ void unwind_gate_open(void);
 /* A forked child: no unwind in flight, no fork under way. */
 void unwind_gate_reset(void);
 
+/* unwinder.c */
+/* The syscall() wrapper's question (sandbox.c): whether libunwind made this call, answered in result. */
+int unwinder_syscall(long number, long a1, long a2, long a3, const void *ret_addr, long *result);
+
 /* capture.c */
 /* At a thread's start: find its stack's bounds (the table walk reads nothing else), and unwind once
  * outside a signal handler so libunwind sets up its cache. */

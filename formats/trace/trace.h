@@ -61,6 +61,7 @@ enum trace_type {
 #define TRACE_META_DEEPBIND_LIBRARIES "deepbind_libraries" /* at the end, when not 0: libraries loaded with RTLD_DEEPBIND whose constructors' allocations were not recorded (1.5) */
 #define TRACE_META_DEEPBIND_LIBRARY "deepbind_library" /* the first one's path (1.5) */
 #define TRACE_META_ALLOCATOR_API "allocator_api" /* at the end: "NAME in PATH", an allocator's own API was loaded, whose allocations are not recorded (1.5) */
+#define TRACE_META_SECCOMP "seccomp" /* at the end: the call that installed the program's seccomp filter (sandbox.c) (1.5) */
 #define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
 #define TRACE_META_ALLOC_RATE "alloc_rate"     /* 1.3: scheme rate: the probability of each allocation */
 #define TRACE_META_ALLOC_MEAN_BYTES "alloc_mean_bytes" /* 1.3: scheme bytes: the mean bytes per recorded byte */

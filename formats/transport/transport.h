@@ -137,6 +137,9 @@ struct transport_header {
 	 * PATH" (alloc_hooks.c). */
 	_Atomic uint32_t allocator_api;
 	char allocator_api_text[124];
+	/* The program installed a seccomp filter: the call that did (sandbox.c). */
+	_Atomic uint32_t sandboxed;
+	char sandbox_text[124];
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
