@@ -315,6 +315,19 @@ static void reap(struct launch *l, launch_reaped_fn fn, void *ctx)
 	}
 }
 
+/* The start of a /proc file into buf, NUL-terminated: its length, or -1. */
+static ssize_t read_proc_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
 /* Whether pid is a process of the profiled tree: collect is its ancestor (orphans of the tree are
  * collect's children: it is their subreaper). */
 static int in_tree(pid_t pid)
@@ -325,14 +338,8 @@ static int in_tree(pid_t pid)
 			return depth > 0;
 		char path[64], buf[512];
 		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (read_proc_file(path, buf, sizeof buf) <= 0)
 			return 0;
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n <= 0)
-			return 0;
-		buf[n] = 0;
 		/* "pid (comm) state ppid ...": the command may hold spaces and parentheses. */
 		const char *close_paren = strrchr(buf, ')');
 		int ppid;
@@ -389,14 +396,8 @@ int launch_children_left(void)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc_file(path, buf, sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	int left = 0;
 	for (char *p = buf, *end; *p; p = end) {
 		long pid = strtol(p, &end, 10);
