@@ -95,6 +95,8 @@ add_test(NAME e2e_collect_faults COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/coll
 set_tests_properties(e2e_collect_faults PROPERTIES LABELS e2e TIMEOUT 300)
 
 # ulimit -v leaves no room for ASan's shadow memory: not under sanitizers.
+ipscope_workload(collect_thread_limit e2e/workloads/collect_thread_limit.c)
+target_link_libraries(collect_thread_limit PRIVATE pthread)
 add_test(NAME e2e_collect_ulimit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_ulimit.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_ulimit PROPERTIES LABELS "e2e;no-sanitize" TIMEOUT 300)
 

@@ -38,6 +38,7 @@
 #include "unwinding.h"
 
 #define SCAN_INTERVAL_NS 100000000ull
+#define BACKGROUND_STACK_BYTES (512u << 10)
 #define UNKNOWN_CPU_NS 10000000ull /* cpu mode: CPU time no known thread used, before a scan */
 
 static pthread_t thread;
@@ -219,7 +220,13 @@ int background_start(void)
 	atomic_store(&stopping, 0);
 	atomic_store(&running, 1);
 	agent_self.internal++; /* the loader's allocations for its TLS are not the program's */
-	int rc = REAL(pthread_create)(&thread, NULL, background_main, NULL);
+	/* A stack of its own size, not the default (RLIMIT_STACK, 8 MiB): address space a program under
+	 * ulimit -v would miss. Its deepest work is an unwind, a few KiB. */
+	pthread_attr_t attr;
+	int have_attr = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, BACKGROUND_STACK_BYTES) == 0;
+	int rc = REAL(pthread_create)(&thread, have_attr ? &attr : NULL, background_main, NULL);
+	if (have_attr)
+		pthread_attr_destroy(&attr);
 	agent_self.internal--;
 	REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	if (rc) {

@@ -53,6 +53,7 @@
 /* What the calling thread's walks read besides its stack (capture_warm_up sets it up). */
 static AGENT_TLS __thread struct capture_thread {
 	uint64_t stack_lo, stack_hi; /* the thread's stack; 0: unknown, libunwind unwinds */
+	uint64_t stack_size; /* what its creator asked for (capture_stack_size); 0: unknown */
 	struct frametab_cache *frame_cache; /* the rows its walks looked up (frametab_chain.c) */
 } capture_self;
 
@@ -96,6 +97,17 @@ void capture_warm_up(void)
 		uint64_t size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < (1ull << 32) ? rl.rlim_cur : 1ull << 32;
 		capture_self.stack_hi = (uint64_t)(uintptr_t)__libc_stack_end;
 		capture_self.stack_lo = capture_self.stack_hi > size ? capture_self.stack_hi - size : 0;
+	} else if (capture_self.stack_size) {
+		/* Started by pthread_create, whose wrapper said how large its stack is. Not pthread_getattr_np:
+		 * it allocates (an affinity mask), and a thread's first allocation gives it a malloc arena of
+		 * its own, 64 MiB of address space a thread that never allocates does not have (under ulimit
+		 * -v a program made 12 threads instead of 48). glibc puts the thread's descriptor, where its
+		 * thread pointer (pthread_self) points, at the top of the stack's mapping: the stack lies
+		 * below it, at most its size (walks read upward from sp only, so a low end below the
+		 * mapping is never read). */
+		capture_self.stack_hi = (uint64_t)(uintptr_t)pthread_self();
+		capture_self.stack_lo =
+			capture_self.stack_hi > capture_self.stack_size ? capture_self.stack_hi - capture_self.stack_size : 0;
 	} else {
 		pthread_attr_t attr;
 		void *addr;
@@ -142,6 +154,11 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 		*first = n < (int)(1 + skip) ? n : (int)(1 + skip);
 	}
 	return n;
+}
+
+void capture_stack_size(size_t size)
+{
+	capture_self.stack_size = size;
 }
 
 int capture_stack_has_room(uint64_t room)

@@ -18,12 +18,69 @@
 #include "sampling.h"
 #include "signals.h"
 #include "trace.h"
+#include "unwinding.h"
 
 struct thread_start {
 	void *(*start)(void *);
 	void *arg;
 	int program_blocks; /* the creator's view of the sampling signal (signals.c) */
+	size_t stack_size; /* its attribute's, or the default: capture_stack_size */
+	_Atomic int used; /* a slot of starts[] taken */
 };
+
+/*
+ * The start's description goes from the creator to the new thread through a
+ * slot of a static array, not malloc: freeing it on the new thread was that
+ * thread's first allocation call, which gives it a malloc arena of its own
+ * (64 MiB of address space) where the program's thread may never allocate.
+ * malloc serves only when every slot is taken.
+ */
+static struct thread_start starts[256];
+
+static struct thread_start *start_take(void)
+{
+	for (size_t i = 0; i < sizeof starts / sizeof *starts; i++) {
+		int expected = 0;
+		if (!atomic_load_explicit(&starts[i].used, memory_order_relaxed) &&
+		    atomic_compare_exchange_strong(&starts[i].used, &expected, 1))
+			return &starts[i];
+	}
+	sigset_t old;
+	agent_internal_begin(&old);
+	struct thread_start *ts = calloc(1, sizeof *ts);
+	agent_internal_end(&old);
+	return ts;
+}
+
+static void start_give_back(struct thread_start *ts)
+{
+	if (ts >= starts && ts < starts + sizeof starts / sizeof *starts) {
+		atomic_store(&ts->used, 0);
+		return;
+	}
+	sigset_t old;
+	agent_internal_begin(&old); /* this thread's first free: glibc sets up its cache, under a lock */
+	free(ts);
+	agent_internal_end(&old);
+}
+
+/* The stack size a thread made with attr gets (attr NULL: the default), without allocating here. */
+static size_t stack_size_of(const pthread_attr_t *attr)
+{
+	size_t size = 0;
+	pthread_attr_t fallback;
+	if (attr)
+		return pthread_attr_getstacksize(attr, &size) == 0 ? size : 0;
+	sigset_t old;
+	agent_internal_begin(&old); /* the default attribute's copy may allocate (an affinity mask) */
+	if (pthread_getattr_default_np(&fallback) == 0) {
+		if (pthread_attr_getstacksize(&fallback, &size) != 0)
+			size = 0;
+		pthread_attr_destroy(&fallback);
+	}
+	agent_internal_end(&old);
+	return size;
+}
 
 static void thread_cleanup(void *unused)
 {
@@ -38,10 +95,8 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start ts = *(struct thread_start *)p;
 	void *ret;
-	sigset_t old;
-	agent_internal_begin(&old); /* this thread's first free: glibc sets up its cache, under a lock */
-	free(p);
-	agent_internal_end(&old);
+	start_give_back(p);
+	capture_stack_size(ts.stack_size);
 	sigmask_inherit(ts.program_blocks);
 	if (agent_config.signal && !agent_signal_taken()) {
 		/* Made inside an agent section (a thread pool a dlopen'd constructor starts): the kernel gave
@@ -68,21 +123,16 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 {
 	if (!agent_flags->enabled || sandbox_covers_me()) /* a seccomp filter covers the new thread too */
 		return REAL(pthread_create)(thread, attr, start, arg);
-	sigset_t old;
-	agent_internal_begin(&old);
-	struct thread_start *ts = malloc(sizeof *ts);
-	agent_internal_end(&old);
+	struct thread_start *ts = start_take();
 	if (!ts)
 		return EAGAIN;
 	ts->start = start;
 	ts->arg = arg;
 	ts->program_blocks = sigmask_program_blocks();
+	ts->stack_size = stack_size_of(attr);
 	int rc = REAL(pthread_create)(thread, attr, thread_trampoline, ts);
-	if (rc) {
-		agent_internal_begin(&old);
-		free(ts);
-		agent_internal_end(&old);
-	}
+	if (rc)
+		start_give_back(ts);
 	return rc;
 }
 

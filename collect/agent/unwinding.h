@@ -34,6 +34,8 @@ int unwinder_syscall(long number, long a1, long a2, long a3, const void *ret_add
 /* At a thread's start: find its stack's bounds (the table walk reads nothing else), and unwind once
  * outside a signal handler so libunwind sets up its cache. */
 void capture_warm_up(void);
+/* Before capture_warm_up on a thread pthread_create started: its stack's size (its attribute's, or the default). */
+void capture_stack_size(size_t size);
 /* At its end (sampling stopped): unmap what capture_warm_up set up. */
 void capture_thread_end(void);
 /*

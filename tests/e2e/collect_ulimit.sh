@@ -11,6 +11,17 @@ cpu=$(info_cpu_seconds "$scratch/v.info")
 within "$cpu" 0.3 0.03 || fail "ulimit -v 200000: profiled ${cpu}s of 0.3 s"
 echo "ulimit -v 200000: ${cpu}s profiled"
 
+# 400 MB: as many threads of 8 MiB stacks, nearly, as bare. Each thread's first allocation call
+# (the agent's, freeing its start's description; pthread_getattr_np's) gave it a malloc arena of
+# 64 MiB of address space: 12 threads against 48 bare.
+bare=$( (ulimit -v 400000 && "$workloads/collect_thread_limit") | sed -n 's/^threads=//p')
+for mode in cpu wall; do
+	got=$( (ulimit -v 400000 && "$bin/collect" -q -m $mode -o "$scratch/t.zst" "$workloads/collect_thread_limit") 2>/dev/null |
+		sed -n 's/^threads=//p')
+	echo "ulimit -v 400000, $mode: $got threads, $bare bare"
+	[ "${got:-0}" -ge $((bare - 8)) ] || fail "ulimit -v 400000, $mode: $got threads, $bare bare"
+done
+
 # Too little to map even the first chunk: a clear error, the program not run, no file.
 set +e
 (ulimit -v 12000 && exec "$bin/collect" -o "$scratch/small.zst" sh -c "touch '$scratch/ran'") 2>"$scratch/s.err"
