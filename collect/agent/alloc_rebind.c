@@ -122,8 +122,9 @@ static void rebind_relocations(struct object *o, const ElfW(Rela) *rel, size_t b
 		if (!sym || (type != RELOC_JUMP_SLOT && type != RELOC_GLOB_DAT && type != RELOC_ABSOLUTE))
 			continue;
 		const ElfW(Sym) *s = &o->symtab[sym];
-		if (s->st_name >= o->strsz || (ELF64_ST_TYPE(s->st_info) != STT_FUNC && ELF64_ST_TYPE(s->st_info) != STT_NOTYPE) || s->st_shndx != SHN_UNDEF)
-			continue;
+		unsigned kind = ELF64_ST_TYPE(s->st_info);
+		if (s->st_name >= o->strsz || (kind != STT_FUNC && kind != STT_NOTYPE) || s->st_shndx != SHN_UNDEF)
+			continue; /* not a reference to a function defined elsewhere */
 		const struct member *m = member_named(o->strtab + s->st_name);
 		if (!m || !*m->real || (o->aliases_only && !m->alias))
 			continue;

@@ -27,7 +27,6 @@ int lifecycle_starting_here(void);
 int sandbox_covers_me(void);
 /* Whether any thread of the process installed one. */
 int sandbox_any(void);
-extern _Atomic int sandbox_installed;
 
 /* attach.c */
 /* Where collect's shared memory is (the environment): 0, or -1 when this process is not to attach. */

@@ -42,17 +42,17 @@ int sandbox_covers_me(void)
 	return agent_self.sandboxed || atomic_load_explicit(&every_thread, memory_order_relaxed);
 }
 
-_Atomic int sandbox_installed;
+static _Atomic int installed; /* some thread installed one */
 
 int sandbox_any(void)
 {
-	return atomic_load(&every_thread) || atomic_load(&sandbox_installed);
+	return atomic_load(&every_thread) || atomic_load(&installed);
 }
 
 /* A filter is about to go on (on every thread: tsync); how: what installs it, for collect's message. */
 static void sandbox_enter(int tsync, const char *how)
 {
-	if (!agent_flags->enabled || sandbox_covers_me())
+	if (!agent_flags->enabled || atomic_load(&every_thread) || (!tsync && agent_self.sandboxed))
 		return;
 	if (tsync) {
 		sigset_t old;
@@ -62,12 +62,11 @@ static void sandbox_enter(int tsync, const char *how)
 		atomic_store(&every_thread, 1);
 	}
 	agent_self.sandboxed = 1;
-	atomic_store(&sandbox_installed, 1);
+	atomic_store(&installed, 1);
 	unsetenv(TRANSPORT_ENV); /* a program exec'd from here runs without attaching */
 	struct transport_header *h = agent_transport.header;
-	if (h && !atomic_exchange(&h->sandboxed, 1)) {
+	if (h && !atomic_exchange(&h->sandboxed, 1))
 		strncpy(h->sandbox_text, how, sizeof h->sandbox_text - 1);
-	}
 }
 
 AGENT_EXPORT int prctl(int option, ...)
