@@ -309,12 +309,16 @@ struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit
 	const char *tried = path;
 	int found = access(path, F_OK) == 0;
 	char alt[4 * PATH_MAX + 64];
+	/* By base name in a debug directory, else by the whole path below it:
+	 * the second try must not overwrite a name the first one found. */
 	for (int i = 0; i < l->search->ndebug_dirs && !found; i++) {
 		snprintf(alt, sizeof(alt), "%s/%s", l->search->debug_dirs[i], base_of(name));
-		if ((found = access(alt, F_OK) == 0))
-			tried = alt;
-		snprintf(alt, sizeof(alt), "%s%s", l->search->debug_dirs[i], path);
-		if (!found && path[0] == '/' && (found = access(alt, F_OK) == 0))
+		found = access(alt, F_OK) == 0;
+		if (!found && path[0] == '/') {
+			snprintf(alt, sizeof(alt), "%s%s", l->search->debug_dirs[i], path);
+			found = access(alt, F_OK) == 0;
+		}
+		if (found)
 			tried = alt;
 	}
 	if (!found) {
