@@ -35,6 +35,12 @@ void sym_problem(struct sym_links *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(l->problem, sizeof(l->problem), fmt, ap);
 	va_end(ap);
+	/* The names in it come from the debug file (.gnu_debugaltlink,
+	 * DW_AT_dwo_name, the compile directory) and the warning reaches a
+	 * terminal: no control character may drive it. */
+	for (char *c = l->problem; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* Directory part of path into out ("." when none). */
