@@ -334,7 +334,8 @@ static int load_unit(struct loader *L, struct sym_unit *u, const uint64_t *want,
 			return 0; /* its code keeps its rows, named from the symbol table */
 		if (sym_unit_open(split, L->st) == 0) {
 			uint64_t(*unit)[2] = realloc_or_abort(NULL, (unit_ranges + 1) * sizeof(*unit));
-			memcpy(unit, L->scratch.ranges, unit_ranges * sizeof(*unit));
+			if (unit_ranges > 0) /* a skeleton without ranges: scratch may be unallocated */
+				memcpy(unit, L->scratch.ranges, unit_ranges * sizeof(*unit));
 			sym_unit_inherit(split, u);
 			load_split(L, split, (const uint64_t(*)[2])unit, unit_ranges);
 			free(unit);
