@@ -190,6 +190,7 @@ struct sym_dwarf {
 	struct sym_abbrevs **abbrev_tables;
 	size_t nabbrev_tables, abbrev_tables_cap;
 	struct hashmap functions; /* DIE offset -> function index */
+	int budgeted; /* its sections' sizes are in the loader's work budget */
 	struct sym_dwp *dwp;     /* a .dwp's unit index, NULL otherwise */
 };
 
@@ -299,6 +300,10 @@ int sym_form_is_sup(unsigned form);
 struct sym_range_list {
 	uint64_t (*ranges)[2];
 	size_t n, cap;
+	/* List entries still to be read, over every list of a load (the caller
+	 * sets it from the sections' sizes): DIEs of a crafted file may all
+	 * name one long list, which would cost DIEs x entries. */
+	uint64_t entries_left;
 };
 /* Append the ranges low_pc/high_pc or DW_AT_ranges give (values of the DIE
  * in u) to out; returns how many were added. */
