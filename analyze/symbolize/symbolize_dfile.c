@@ -244,6 +244,10 @@ struct sym_dwarf *sym_dwarf_open(const char *path, int dwo)
 		d->addr = sym_section_slice(s, ".debug_addr");
 		d->ranges = sym_section_slice(s, ".debug_ranges");
 	}
+	/* Units may each start their table at another offset of one long
+	 * run of abbreviations: each parse reads to its end (units x table).
+	 * Real files read each byte once (dwz and LTO share tables by offset). */
+	d->abbrev_bytes_left = 8 * d->abbrev.size + ((uint64_t)1 << 16);
 	hashmap_init(&d->abbrev_index, 64);
 	hashmap_init(&d->functions, 1024);
 	list_units(d);
@@ -349,7 +353,7 @@ static const struct sym_abbrevs *abbrevs_of(struct sym_unit *u)
 	uint32_t *slot = hashmap_slot(&d->abbrev_index, u->abbrev_offset);
 	if (*slot != HASHMAP_NONE)
 		return d->abbrev_tables[*slot];
-	struct sym_abbrevs *a = sym_abbrevs_parse(d->abbrev, u->abbrev_offset, u);
+	struct sym_abbrevs *a = sym_abbrevs_parse(d->abbrev, u->abbrev_offset, u, &d->abbrev_bytes_left);
 	ALLOC_GROW(d->abbrev_tables, d->nabbrev_tables + 1, d->abbrev_tables_cap);
 	*slot = (uint32_t)d->nabbrev_tables;
 	d->abbrev_tables[d->nabbrev_tables++] = a; /* NULL too: damaged once is damaged */

@@ -191,6 +191,7 @@ struct sym_dwarf {
 	size_t nabbrev_tables, abbrev_tables_cap;
 	struct hashmap functions; /* DIE offset -> function index */
 	int budgeted; /* its sections' sizes are in the loader's work budget */
+	uint64_t abbrev_bytes_left; /* what parsing abbreviation tables may still read */
 	struct sym_dwp *dwp;     /* a .dwp's unit index, NULL otherwise */
 };
 
@@ -267,10 +268,11 @@ int sym_unit_open(struct sym_unit *u, struct sym_strings *st);
 void sym_unit_inherit(struct sym_unit *u, const struct sym_unit *skeleton);
 
 /* symbolize_dies.c: DIEs and attribute values, straight from the bytes */
-/* Parse the abbreviation table at offset of abbrev; NULL when damaged or
- * using a form that cannot be stepped over. */
+/* Parse the abbreviation table at offset of abbrev, reading at most
+ * *budget bytes (less what it read on return); NULL when damaged, using a
+ * form that cannot be stepped over, or beyond the budget. */
 struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
-				      const struct sym_unit *u);
+				      const struct sym_unit *u, uint64_t *budget);
 void sym_abbrevs_free(struct sym_abbrevs *a);
 /* Does a use a form that may refer into another unit of the file (DW_FORM_ref_addr, or
  * DW_FORM_indirect, which could be one)? */
