@@ -273,6 +273,8 @@ void sym_dwarf_close(struct sym_dwarf *d)
 		hashmap_free(&d->abbrev_index);
 	if (d->functions.slots != NULL)
 		hashmap_free(&d->functions);
+	if (d->split_ids.slots != NULL)
+		hashmap_free(&d->split_ids);
 	if (d->dwp != NULL) {
 		free(d->dwp->rows);
 		free(d->dwp->unit_of_row);

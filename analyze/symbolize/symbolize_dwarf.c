@@ -383,7 +383,10 @@ static int load_unit(struct loader *L, struct sym_unit *u, const uint64_t *want,
 		if (split == NULL)
 			return 0; /* its code keeps its rows, named from the symbol table */
 		budget_file(L, split->d);
-		if (sym_unit_open(split, L->st) == 0) {
+		/* Skeletons naming one split unit (only a crafted file has two)
+		 * would each add its DIEs again: skeletons x unit. */
+		if (!split->walked && sym_unit_open(split, L->st) == 0) {
+			split->walked = 1;
 			uint64_t(*unit)[2] = realloc_or_abort(NULL, (unit_ranges + 1) * sizeof(*unit));
 			if (unit_ranges > 0) /* a skeleton without ranges: scratch may be unallocated */
 				memcpy(unit, L->scratch.ranges, unit_ranges * sizeof(*unit));

@@ -192,6 +192,10 @@ struct sym_dwarf {
 	struct hashmap functions; /* DIE offset -> function index */
 	int budgeted; /* its sections' sizes are in the loader's work budget */
 	uint64_t abbrev_bytes_left; /* what parsing abbreviation tables may still read */
+	/* a .dwo's split units by DWO id (symbolize_links.c), made on first
+	 * need; split_ids_state: 0 not yet, 1 made, 2 made and some unit has an id */
+	struct hashmap split_ids;
+	int split_ids_state;
 	struct sym_dwp *dwp;     /* a .dwp's unit index, NULL otherwise */
 };
 
@@ -204,6 +208,8 @@ struct sym_unit {
 	unsigned version, unit_type, offset_size, address_size;
 	uint32_t row;  /* .dwp: its row of the unit index; SYM_NONE otherwise */
 	int state;     /* 0: header only; 1: opened; -1: cannot be read */
+	int walked;    /* a split unit: its DIEs are in the index (once, whatever
+			  the number of skeletons naming it) */
 	const struct sym_abbrevs *abbrevs;
 	/* what indexed forms need (split units: filled from the skeleton) */
 	struct sym_slice str_offsets;    /* from the unit's base */

@@ -266,19 +266,31 @@ static int split_id(struct sym_unit *u, struct sym_strings *st, uint64_t *id)
 	return 1;
 }
 
-/* The split unit of file d whose id is want, NULL if none. */
+/* The split unit of file d whose id is want (the first, when several
+ * have it), NULL if none; *other: d has split units, of other ids. The ids
+ * are read once per file: skeletons x units would be quadratic. */
 static struct sym_unit *unit_with_id(struct sym_dwarf *d, uint64_t want, struct sym_strings *st,
 				     int *other)
 {
-	for (size_t i = 0; i < d->nunits; i++) {
-		uint64_t id;
-		if (!split_id(&d->units[i], st, &id))
-			continue;
-		if (id == want)
-			return &d->units[i];
-		*other = 1;
+	if (d->split_ids_state == 0) {
+		d->split_ids_state = 1;
+		hashmap_init(&d->split_ids, d->nunits);
+		for (size_t i = 0; i < d->nunits; i++) {
+			uint64_t id;
+			if (!split_id(&d->units[i], st, &id))
+				continue;
+			d->split_ids_state = 2;
+			uint32_t *slot = hashmap_slot(&d->split_ids, id);
+			if (*slot == HASHMAP_NONE)
+				*slot = (uint32_t)i;
+		}
 	}
-	return NULL;
+	uint32_t i = hashmap_get(&d->split_ids, want);
+	if (i == HASHMAP_NONE) {
+		*other = d->split_ids_state == 2;
+		return NULL;
+	}
+	return &d->units[i];
 }
 
 struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit *skeleton,
