@@ -159,3 +159,65 @@ target_link_libraries(unit_symbolize_links PRIVATE ipscope_analyze)
 add_dependencies(unit_symbolize_links symbolize_links)
 add_test(NAME unit_symbolize_links COMMAND unit_symbolize_links ${SYM_BIN})
 set_tests_properties(unit_symbolize_links PROPERTIES TIMEOUT 300 LABELS unit)
+
+# The symbolizer's fuzz targets (tests/fuzz/fuzz_symbolize_*.c: a whole ELF
+# file; the DWARF sections of a module and of its dwz, .dwo and .dwp files),
+# seeded at build time from inline_workload.c built the ways analyze meets
+# binaries (make_symbolize_seeds.sh). In every build, the seeds and the kept
+# regression inputs (tests/fuzz/symbolize_*_regress/) go once through each
+# target's checks without libFuzzer (unit_symbolize_fuzz_*, under ASan in
+# the sanitized build); with IPSCOPE_FUZZ, libFuzzer runs from them for a
+# bounded time (fuzz_symbolize_*), crashes landing in fuzz_symbolize_artifacts/.
+if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  find_program(SYM_OTHER_CC gcc)
+else()
+  find_program(SYM_OTHER_CC clang)
+endif()
+set(SYM_OTHER_CC_ARG "${SYM_OTHER_CC}")
+if(NOT SYM_OTHER_CC)
+  set(SYM_OTHER_CC_ARG "")
+endif()
+set(SYM_FUZZ ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+set(SYM_FUZZ_SEEDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_symbolize_seeds)
+add_executable(make_symbolize_corpus ${SYM_FUZZ}/make_symbolize_corpus.c)
+target_link_libraries(make_symbolize_corpus PRIVATE PkgConfig::LIBELF)
+add_custom_command(OUTPUT ${SYM_FUZZ_SEEDS}/stamp
+  COMMAND sh ${SYM_FUZZ}/make_symbolize_seeds.sh $<TARGET_FILE:make_symbolize_corpus>
+    ${CMAKE_C_COMPILER} "${SYM_OTHER_CC_ARG}" ${SYM_SRC} ${SYM_FUZZ_SEEDS}
+  COMMAND ${CMAKE_COMMAND} -E touch ${SYM_FUZZ_SEEDS}/stamp
+  DEPENDS ${SYM_FUZZ}/make_symbolize_seeds.sh make_symbolize_corpus ${SYM_INLINE_DEPS}
+  COMMENT "symbolize fuzz seeds" VERBATIM)
+add_custom_target(symbolize_fuzz_seeds ALL DEPENDS ${SYM_FUZZ_SEEDS}/stamp)
+
+foreach(kind elf dwarf)
+  set(regress ${SYM_FUZZ}/symbolize_${kind}_regress)
+  add_executable(unit_symbolize_fuzz_${kind} ${SYM_FUZZ}/fuzz_symbolize_${kind}.c
+    ${SYM_FUZZ}/fuzz_symbolize.c ${SYM_FUZZ}/fuzz_replay.c)
+  target_link_libraries(unit_symbolize_fuzz_${kind} PRIVATE ipscope_analyze PkgConfig::LIBDEFLATE)
+  add_dependencies(unit_symbolize_fuzz_${kind} symbolize_fuzz_seeds)
+  add_test(NAME unit_symbolize_fuzz_${kind} COMMAND sh -c
+    "exec \"$0\" '${SYM_FUZZ_SEEDS}/${kind}' $(ls -d '${regress}' 2>/dev/null)"
+    $<TARGET_FILE:unit_symbolize_fuzz_${kind}>)
+  set_tests_properties(unit_symbolize_fuzz_${kind} PROPERTIES TIMEOUT 300 LABELS unit
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1")
+
+  if(IPSCOPE_FUZZ)
+    # The symbolizer's own sources, instrumented for libFuzzer.
+    file(GLOB SYM_LIB_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/analyze/symbolize/*.c)
+    add_executable(fuzz_symbolize_${kind} ${SYM_FUZZ}/fuzz_symbolize_${kind}.c
+      ${SYM_FUZZ}/fuzz_symbolize.c ${SYM_LIB_SOURCES})
+    target_include_directories(fuzz_symbolize_${kind} PRIVATE ${CMAKE_SOURCE_DIR}/analyze/symbolize
+      ${LIBDWARF_INCLUDE_DIR} ${LIBIBERTY_INCLUDE_DIR} ${LIBDEBUGINFOD_INCLUDE_DIRS})
+    target_compile_options(fuzz_symbolize_${kind} PRIVATE ${FUZZ_FLAGS} -g)
+    target_link_options(fuzz_symbolize_${kind} PRIVATE ${FUZZ_FLAGS})
+    target_link_libraries(fuzz_symbolize_${kind} PRIVATE ipscope_profile ipscope_trace ipscope_common
+      PkgConfig::LIBELF PkgConfig::LIBDEFLATE ${LIBIBERTY_LIBRARY} ${CMAKE_DL_LIBS})
+    add_dependencies(fuzz_symbolize_${kind} symbolize_fuzz_seeds)
+    set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz_symbolize_${kind}_corpus)
+    set(artifacts ${CMAKE_CURRENT_BINARY_DIR}/fuzz_symbolize_artifacts)
+    add_test(NAME fuzz_symbolize_${kind}
+      COMMAND sh -c "rm -rf '${work}' && mkdir -p '${work}' '${artifacts}' && cp '${SYM_FUZZ_SEEDS}/${kind}'/* '${work}/' && { [ ! -d '${regress}' ] || cp '${regress}'/* '${work}/'; } && exec \"$0\" -max_total_time=30 -timeout=10 -max_len=65536 -print_final_stats=1 -artifact_prefix='${artifacts}/${kind}-' '${work}'"
+      $<TARGET_FILE:fuzz_symbolize_${kind}>)
+    set_tests_properties(fuzz_symbolize_${kind} PROPERTIES TIMEOUT 120 LABELS fuzz)
+  endif()
+endforeach()

@@ -24,10 +24,6 @@ target_sources(unit_trace_layout PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_t
 # inputs it finds to its first directory), for a bounded time; crashes land
 # in fuzz_trace_artifacts/ of the build directory.
 if(IPSCOPE_FUZZ)
-  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
-    message(FATAL_ERROR "IPSCOPE_FUZZ needs clang's libFuzzer: configure with CC=clang CXX=clang++")
-  endif()
-  set(FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   add_executable(fuzz_trace_reader ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c
     ${CMAKE_SOURCE_DIR}/formats/trace/trace_reader.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_cursor.c
     ${CMAKE_SOURCE_DIR}/formats/trace/trace_records.c ${CMAKE_SOURCE_DIR}/formats/trace/trace_allocs.c

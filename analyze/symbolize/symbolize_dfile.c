@@ -31,6 +31,7 @@ struct sym_dwp {
 	unsigned version; /* 2 (GNU, DWARF 4) or 5 */
 	struct dwp_row *rows; /* sorted by signature */
 	size_t nrows;
+	size_t *unit_of_row; /* the unit each row's info contribution holds, SIZE_MAX none */
 };
 
 static uint64_t read_le(const uint8_t *p, unsigned n)
@@ -161,21 +162,54 @@ static struct sym_dwp *read_unit_index(struct sym_slice idx)
 	return dwp;
 }
 
-/* Give each unit of a .dwp its row: the one whose info contribution holds it. */
+static int compare_info_offsets(const void *a, const void *b, void *rows)
+{
+	const struct dwp_row *r = rows;
+	uint64_t x = r[*(const size_t *)a].offset[DW_SECT_INFO];
+	uint64_t y = r[*(const size_t *)b].offset[DW_SECT_INFO];
+	return (x > y) - (x < y);
+}
+
+/*
+ * Give each unit of a .dwp its row: the one whose info contribution holds
+ * it (the last starting at or before it, in a file whose contributions
+ * overlap). By binary search over the rows in info order: a package holds
+ * tens of thousands of units, and units x rows was minutes.
+ */
 static void assign_rows(struct sym_dwarf *d)
 {
+	struct sym_dwp *dwp = d->dwp;
+	size_t *order = calloc_or_abort(dwp->nrows ? dwp->nrows : 1, sizeof(*order));
+	size_t n = 0;
+	for (size_t r = 0; r < dwp->nrows; r++)
+		if (dwp->rows[r].size[DW_SECT_INFO] != 0)
+			order[n++] = r;
+	qsort_r(order, n, sizeof(*order), compare_info_offsets, dwp->rows);
+	dwp->unit_of_row = calloc_or_abort(dwp->nrows ? dwp->nrows : 1, sizeof(*dwp->unit_of_row));
+	for (size_t r = 0; r < dwp->nrows; r++)
+		dwp->unit_of_row[r] = SIZE_MAX;
 	for (size_t i = 0; i < d->nunits; i++) {
 		struct sym_unit *u = &d->units[i];
-		for (size_t r = 0; r < d->dwp->nrows; r++) {
-			const struct dwp_row *row = &d->dwp->rows[r];
-			if (row->size[DW_SECT_INFO] == 0 || u->offset < row->offset[DW_SECT_INFO] ||
-			    u->offset - row->offset[DW_SECT_INFO] >= row->size[DW_SECT_INFO])
-				continue;
-			u->row = (uint32_t)r;
-			u->abbrev_offset += row->offset[DW_SECT_ABBREV];
-			break;
+		size_t lo = 0, hi = n; /* rows starting at or before u: order[0 .. lo) */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (dwp->rows[order[mid]].offset[DW_SECT_INFO] <= u->offset)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		if (lo == 0)
+			continue;
+		size_t r = order[lo - 1];
+		const struct dwp_row *row = &dwp->rows[r];
+		if (u->offset - row->offset[DW_SECT_INFO] >= row->size[DW_SECT_INFO])
+			continue;
+		u->row = (uint32_t)r;
+		u->abbrev_offset += row->offset[DW_SECT_ABBREV];
+		if (dwp->unit_of_row[r] == SIZE_MAX)
+			dwp->unit_of_row[r] = i;
 	}
+	free(order);
 }
 
 struct sym_dwarf *sym_dwarf_open(const char *path, int dwo)
@@ -210,6 +244,10 @@ struct sym_dwarf *sym_dwarf_open(const char *path, int dwo)
 		d->addr = sym_section_slice(s, ".debug_addr");
 		d->ranges = sym_section_slice(s, ".debug_ranges");
 	}
+	/* Units may each start their table at another offset of one long
+	 * run of abbreviations: each parse reads to its end (units x table).
+	 * Real files read each byte once (dwz and LTO share tables by offset). */
+	d->abbrev_bytes_left = 8 * d->abbrev.size + ((uint64_t)1 << 16);
 	hashmap_init(&d->abbrev_index, 64);
 	hashmap_init(&d->functions, 1024);
 	list_units(d);
@@ -235,8 +273,12 @@ void sym_dwarf_close(struct sym_dwarf *d)
 		hashmap_free(&d->abbrev_index);
 	if (d->functions.slots != NULL)
 		hashmap_free(&d->functions);
-	if (d->dwp != NULL)
+	if (d->split_ids.slots != NULL)
+		hashmap_free(&d->split_ids);
+	if (d->dwp != NULL) {
 		free(d->dwp->rows);
+		free(d->dwp->unit_of_row);
+	}
 	free(d->dwp);
 	sym_sections_close(&d->sections);
 	free(d->path);
@@ -295,12 +337,10 @@ struct sym_unit *sym_dwarf_find_dwo_unit(struct sym_dwarf *d, uint64_t dwo_id)
 		else
 			hi = mid;
 	}
-	if (lo >= d->dwp->nrows || d->dwp->rows[lo].signature != dwo_id)
+	if (lo >= d->dwp->nrows || d->dwp->rows[lo].signature != dwo_id ||
+	    d->dwp->unit_of_row[lo] == SIZE_MAX)
 		return NULL;
-	for (size_t i = 0; i < d->nunits; i++)
-		if (d->units[i].row == lo)
-			return &d->units[i];
-	return NULL;
+	return &d->units[d->dwp->unit_of_row[lo]];
 }
 
 uint32_t *sym_dwarf_function_slot(struct sym_dwarf *d, uint64_t offset)
@@ -315,7 +355,7 @@ static const struct sym_abbrevs *abbrevs_of(struct sym_unit *u)
 	uint32_t *slot = hashmap_slot(&d->abbrev_index, u->abbrev_offset);
 	if (*slot != HASHMAP_NONE)
 		return d->abbrev_tables[*slot];
-	struct sym_abbrevs *a = sym_abbrevs_parse(d->abbrev, u->abbrev_offset, u);
+	struct sym_abbrevs *a = sym_abbrevs_parse(d->abbrev, u->abbrev_offset, u, &d->abbrev_bytes_left);
 	ALLOC_GROW(d->abbrev_tables, d->nabbrev_tables + 1, d->abbrev_tables_cap);
 	*slot = (uint32_t)d->nabbrev_tables;
 	d->abbrev_tables[d->nabbrev_tables++] = a; /* NULL too: damaged once is damaged */

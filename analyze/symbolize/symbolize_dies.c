@@ -222,22 +222,31 @@ static void grow_abbrevs(struct sym_abbrevs *a, uint64_t code)
 }
 
 struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
-				      const struct sym_unit *u)
+				      const struct sym_unit *u, uint64_t *budget)
 {
 	if (abbrev.data == NULL || offset >= abbrev.size)
 		return NULL;
 	struct sym_abbrevs *a = calloc_or_abort(1, sizeof(*a));
-	const uint8_t *p = abbrev.data + offset, *end = abbrev.data + abbrev.size;
+	const uint8_t *start = abbrev.data + offset, *p = start, *end = abbrev.data + abbrev.size;
+	if ((uint64_t)(end - start) > *budget)
+		end = start + *budget;
 	int bad = 0;
 	for (;;) {
 		uint64_t code = get_uleb(&p, end, &bad);
 		if (bad)
 			goto damaged;
-		if (code == 0)
+		if (code == 0) {
+			*budget -= (uint64_t)(p - start);
 			return a;
+		}
 		uint64_t tag = get_uleb(&p, end, &bad);
 		uint64_t children = get_fixed(&p, end, 1, &bad);
-		if (bad || code >= MAX_ABBREV_CODE || tag > UINT16_MAX)
+		/* Codes are indexes of a table sized by the largest: compilers
+		 * number them 1, 2, 3..., each taking 4 bytes at least, so a code
+		 * far beyond the bytes read would only make a table of a few
+		 * bytes cost a megabyte. */
+		if (bad || code >= MAX_ABBREV_CODE || code > 256 + 4 * (uint64_t)(p - start) ||
+		    tag > UINT16_MAX)
 			goto damaged;
 		if (code >= a->nabbrevs)
 			grow_abbrevs(a, code);
@@ -281,6 +290,7 @@ struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
 		}
 	}
 damaged:
+	*budget -= (uint64_t)(p - start);
 	sym_abbrevs_free(a);
 	return NULL;
 }

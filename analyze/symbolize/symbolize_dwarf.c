@@ -55,20 +55,73 @@ struct loader {
 	struct sym_index *ix;
 	struct sym_strings *st;
 	struct sym_links links;
-	struct sym_range_list scratch; /* one DIE's ranges */
+	struct sym_range_list scratch; /* one DIE's ranges; its entries_left: the range budget */
+	uint64_t line_bytes_left; /* the line-table budget */
 	int names_usable; /* 0: DIEs point into a supplementary file we lack */
 };
+
+/* ---- the work budget ----
+ *
+ * Units and DIEs are cheap to repeat and may all point to one line table or
+ * range list: a crafted file of a few kilobytes would cost units x table
+ * (15 s and 800 MB for 57 KB, in fuzz_symbolize_dwarf). Each file read
+ * gives the load a budget in proportion to its sections, far beyond what
+ * real DWARF spends (every table read once, a few for dwz's partial units):
+ * 8 passes over its line tables, 4 list entries per byte of its range
+ * lists. Once spent, further line tables and lists read as empty.
+ */
+#define BUDGET_BASE ((uint64_t)1 << 16)
+
+static void budget_file(struct loader *L, struct sym_dwarf *f)
+{
+	if (f == NULL || f->budgeted)
+		return;
+	f->budgeted = 1;
+	L->line_bytes_left += 8 * f->line.size;
+	L->scratch.entries_left += 4 * (f->ranges.size + f->rnglists.size);
+}
+
+/* Bytes the line table at offset of ls->line spans, as its initial length
+ * says (cut at the section's end). */
+static uint64_t line_table_size(const struct sym_line_sections *ls, uint64_t offset)
+{
+	const struct sym_slice *l = &ls->line;
+	if (l->data == NULL || offset >= l->size || l->size - offset < 4)
+		return 0;
+	const uint8_t *p = l->data + offset;
+	uint64_t size = 4 + ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+			     (uint64_t)p[3] << 24);
+	if (size == 4 + 0xffffffffu && l->size - offset >= 12) {
+		size = 12;
+		for (int i = 0; i < 8; i++)
+			size += (uint64_t)p[4 + i] << (8 * i); /* may wrap: clamped below */
+		if (size < 12)
+			size = UINT64_MAX;
+	}
+	return size < l->size - offset ? size : l->size - offset;
+}
+
+/* Decode u's line table (file names, and rows into ix unless NULL) if the
+ * budget allows: a unit past it gets no file names and no rows. */
+static void decode_lines(struct loader *L, struct sym_unit *u, struct sym_index *ix,
+			 int add_unit_ranges)
+{
+	u->files = calloc_or_abort(1, sizeof(*u->files));
+	uint64_t size = line_table_size(&u->line_sections, u->stmt_list);
+	if (size > L->line_bytes_left)
+		return;
+	L->line_bytes_left -= size;
+	sym_lines_decode(&u->line_sections, u->stmt_list, u->comp_dir, L->st, u->files, ix,
+			 add_unit_ranges);
+}
 
 /* ---- file tables ---- */
 
 /* u's file names (decoded on first use), NULL when it has no line table. */
 static const struct sym_file_table *files_of(struct loader *L, struct sym_unit *u)
 {
-	if (u->files == NULL && u->has_stmt_list) {
-		u->files = calloc_or_abort(1, sizeof(*u->files));
-		sym_lines_decode(&u->line_sections, u->stmt_list, u->comp_dir, L->st, u->files, NULL,
-				 0);
-	}
+	if (u->files == NULL && u->has_stmt_list)
+		decode_lines(L, u, NULL, 0);
 	return u->files;
 }
 
@@ -302,11 +355,8 @@ static int holds_wanted(const uint64_t (*ranges)[2], size_t n, const uint64_t *w
 /* The rows of unit u (the file names too: they serve its DIEs). */
 static void load_rows(struct loader *L, struct sym_unit *u, int add_unit_ranges)
 {
-	if (u->has_stmt_list && u->files == NULL) {
-		u->files = calloc_or_abort(1, sizeof(*u->files));
-		sym_lines_decode(&u->line_sections, u->stmt_list, u->comp_dir, L->st, u->files, L->ix,
-				 add_unit_ranges);
-	}
+	if (u->has_stmt_list && u->files == NULL)
+		decode_lines(L, u, L->ix, add_unit_ranges);
 }
 
 /* Read unit u: its ranges, and its rows and functions unless want holds
@@ -332,9 +382,14 @@ static int load_unit(struct loader *L, struct sym_unit *u, const uint64_t *want,
 		struct sym_unit *split = sym_links_split_unit(&L->links, u, v, L->st);
 		if (split == NULL)
 			return 0; /* its code keeps its rows, named from the symbol table */
-		if (sym_unit_open(split, L->st) == 0) {
+		budget_file(L, split->d);
+		/* Skeletons naming one split unit (only a crafted file has two)
+		 * would each add its DIEs again: skeletons x unit. */
+		if (!split->walked && sym_unit_open(split, L->st) == 0) {
+			split->walked = 1;
 			uint64_t(*unit)[2] = realloc_or_abort(NULL, (unit_ranges + 1) * sizeof(*unit));
-			memcpy(unit, L->scratch.ranges, unit_ranges * sizeof(*unit));
+			if (unit_ranges > 0) /* a skeleton without ranges: scratch may be unallocated */
+				memcpy(unit, L->scratch.ranges, unit_ranges * sizeof(*unit));
 			sym_unit_inherit(split, u);
 			load_split(L, split, (const uint64_t(*)[2])unit, unit_ranges);
 			free(unit);
@@ -379,11 +434,14 @@ int sym_dwarf_load(struct sym_index *ix, struct sym_strings *st, const char *deb
 	if (d == NULL)
 		return -1;
 	struct sym_search no_search = {0};
-	struct loader L = {.ix = ix, .st = st, .names_usable = 1};
+	struct loader L = {.ix = ix, .st = st, .names_usable = 1, .line_bytes_left = BUDGET_BASE};
+	L.scratch.entries_left = BUDGET_BASE;
 	L.links.search = search != NULL ? search : &no_search;
 	L.links.debug_path = debug_path;
+	budget_file(&L, d);
 	if (sym_links_find_sup(&L.links, d, debug_path) < 0)
 		L.names_usable = 0;
+	budget_file(&L, sym_dwarf_sup(d));
 	if (want != NULL && !units_stand_alone(d, st))
 		want = NULL;
 	size_t *later = NULL, nlater = 0, later_cap = 0; /* units left out so far */

@@ -190,6 +190,12 @@ struct sym_dwarf {
 	struct sym_abbrevs **abbrev_tables;
 	size_t nabbrev_tables, abbrev_tables_cap;
 	struct hashmap functions; /* DIE offset -> function index */
+	int budgeted; /* its sections' sizes are in the loader's work budget */
+	uint64_t abbrev_bytes_left; /* what parsing abbreviation tables may still read */
+	/* a .dwo's split units by DWO id (symbolize_links.c), made on first
+	 * need; split_ids_state: 0 not yet, 1 made, 2 made and some unit has an id */
+	struct hashmap split_ids;
+	int split_ids_state;
 	struct sym_dwp *dwp;     /* a .dwp's unit index, NULL otherwise */
 };
 
@@ -202,6 +208,8 @@ struct sym_unit {
 	unsigned version, unit_type, offset_size, address_size;
 	uint32_t row;  /* .dwp: its row of the unit index; SYM_NONE otherwise */
 	int state;     /* 0: header only; 1: opened; -1: cannot be read */
+	int walked;    /* a split unit: its DIEs are in the index (once, whatever
+			  the number of skeletons naming it) */
 	const struct sym_abbrevs *abbrevs;
 	/* what indexed forms need (split units: filled from the skeleton) */
 	struct sym_slice str_offsets;    /* from the unit's base */
@@ -266,10 +274,11 @@ int sym_unit_open(struct sym_unit *u, struct sym_strings *st);
 void sym_unit_inherit(struct sym_unit *u, const struct sym_unit *skeleton);
 
 /* symbolize_dies.c: DIEs and attribute values, straight from the bytes */
-/* Parse the abbreviation table at offset of abbrev; NULL when damaged or
- * using a form that cannot be stepped over. */
+/* Parse the abbreviation table at offset of abbrev, reading at most
+ * *budget bytes (less what it read on return); NULL when damaged, using a
+ * form that cannot be stepped over, or beyond the budget. */
 struct sym_abbrevs *sym_abbrevs_parse(struct sym_slice abbrev, uint64_t offset,
-				      const struct sym_unit *u);
+				      const struct sym_unit *u, uint64_t *budget);
 void sym_abbrevs_free(struct sym_abbrevs *a);
 /* Does a use a form that may refer into another unit of the file (DW_FORM_ref_addr, or
  * DW_FORM_indirect, which could be one)? */
@@ -299,6 +308,10 @@ int sym_form_is_sup(unsigned form);
 struct sym_range_list {
 	uint64_t (*ranges)[2];
 	size_t n, cap;
+	/* List entries still to be read, over every list of a load (the caller
+	 * sets it from the sections' sizes): DIEs of a crafted file may all
+	 * name one long list, which would cost DIEs x entries. */
+	uint64_t entries_left;
 };
 /* Append the ranges low_pc/high_pc or DW_AT_ranges give (values of the DIE
  * in u) to out; returns how many were added. */

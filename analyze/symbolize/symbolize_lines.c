@@ -74,8 +74,8 @@ static int64_t read_sleb(struct reader *r)
 			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
 		shift += 7;
 	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
+	if (shift < 64 && (b & 0x40)) /* sign-extended without shifting into int64_t's sign */
+		v = (int64_t)((uint64_t)v | ~(uint64_t)0 << shift);
 	return v;
 }
 
@@ -188,6 +188,13 @@ static void read_entries(struct reader *r, const struct sym_line_sections *d, st
 	for (unsigned i = 0; i < 2 * nformat; i++)
 		format[i] = read_uleb(r);
 	uint64_t count = read_uleb(r);
+	/* Every form read takes a byte at least: more entries than bytes left
+	 * is damage, and entries of no field at all would read nothing while
+	 * adding a name each, count times (2^64: a hang that eats memory). */
+	if (count > (uint64_t)(r->end - r->p) || (nformat == 0 && count > 0)) {
+		r->bad = 1;
+		return;
+	}
 	for (uint64_t e = 0; e < count && !r->bad; e++) {
 		const char *path = NULL;
 		uint64_t dir = 0;

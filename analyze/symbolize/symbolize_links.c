@@ -35,6 +35,12 @@ void sym_problem(struct sym_links *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(l->problem, sizeof(l->problem), fmt, ap);
 	va_end(ap);
+	/* The names in it come from the debug file (.gnu_debugaltlink,
+	 * DW_AT_dwo_name, the compile directory) and the warning reaches a
+	 * terminal: no control character may drive it. */
+	for (char *c = l->problem; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* Directory part of path into out ("." when none). */
@@ -260,19 +266,31 @@ static int split_id(struct sym_unit *u, struct sym_strings *st, uint64_t *id)
 	return 1;
 }
 
-/* The split unit of file d whose id is want, NULL if none. */
+/* The split unit of file d whose id is want (the first, when several
+ * have it), NULL if none; *other: d has split units, of other ids. The ids
+ * are read once per file: skeletons x units would be quadratic. */
 static struct sym_unit *unit_with_id(struct sym_dwarf *d, uint64_t want, struct sym_strings *st,
 				     int *other)
 {
-	for (size_t i = 0; i < d->nunits; i++) {
-		uint64_t id;
-		if (!split_id(&d->units[i], st, &id))
-			continue;
-		if (id == want)
-			return &d->units[i];
-		*other = 1;
+	if (d->split_ids_state == 0) {
+		d->split_ids_state = 1;
+		hashmap_init(&d->split_ids, d->nunits);
+		for (size_t i = 0; i < d->nunits; i++) {
+			uint64_t id;
+			if (!split_id(&d->units[i], st, &id))
+				continue;
+			d->split_ids_state = 2;
+			uint32_t *slot = hashmap_slot(&d->split_ids, id);
+			if (*slot == HASHMAP_NONE)
+				*slot = (uint32_t)i;
+		}
 	}
-	return NULL;
+	uint32_t i = hashmap_get(&d->split_ids, want);
+	if (i == HASHMAP_NONE) {
+		*other = d->split_ids_state == 2;
+		return NULL;
+	}
+	return &d->units[i];
 }
 
 struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit *skeleton,
@@ -309,12 +327,16 @@ struct sym_unit *sym_links_split_unit(struct sym_links *l, const struct sym_unit
 	const char *tried = path;
 	int found = access(path, F_OK) == 0;
 	char alt[4 * PATH_MAX + 64];
+	/* By base name in a debug directory, else by the whole path below it:
+	 * the second try must not overwrite a name the first one found. */
 	for (int i = 0; i < l->search->ndebug_dirs && !found; i++) {
 		snprintf(alt, sizeof(alt), "%s/%s", l->search->debug_dirs[i], base_of(name));
-		if ((found = access(alt, F_OK) == 0))
-			tried = alt;
-		snprintf(alt, sizeof(alt), "%s%s", l->search->debug_dirs[i], path);
-		if (!found && path[0] == '/' && (found = access(alt, F_OK) == 0))
+		found = access(alt, F_OK) == 0;
+		if (!found && path[0] == '/') {
+			snprintf(alt, sizeof(alt), "%s%s", l->search->debug_dirs[i], path);
+			found = access(alt, F_OK) == 0;
+		}
+		if (found)
 			tried = alt;
 	}
 	if (!found) {

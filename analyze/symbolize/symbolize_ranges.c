@@ -8,7 +8,8 @@
  * Split units keep their lists in their own .debug_rnglists.dwo (DWARF 5)
  * or, in GNU DWARF 4, in the skeleton file's .debug_ranges at the offset
  * plus the skeleton's DW_AT_GNU_ranges_base. Every read is bounds-checked;
- * a damaged list ends where the damage starts.
+ * a damaged list ends where the damage starts, and reading stops for good
+ * once the load's budget of entries (out->entries_left) is spent.
  */
 #include "symbolize_internal.h"
 #include "symbolize_cursor.h"
@@ -44,7 +45,8 @@ static void read_rnglist(const struct sym_unit *u, uint64_t offset, struct sym_r
 	struct sym_cursor c = {u->rnglists.data + offset, u->rnglists.data + u->rnglists.size, 0};
 	uint64_t base = u->base_address;
 	int ok = 1;
-	while (!c.bad && ok) {
+	while (!c.bad && ok && out->entries_left > 0) {
+		out->entries_left--;
 		unsigned kind = (unsigned)cursor_fixed(&c, 1);
 		uint64_t a, b;
 		switch (kind) {
@@ -101,7 +103,7 @@ static void read_ranges(const struct sym_unit *u, struct sym_slice sec, uint64_t
 	struct sym_cursor c = {sec.data + offset, sec.data + sec.size, 0};
 	uint64_t base = u->base_address;
 	uint64_t all_ones = u->address_size == 4 ? 0xffffffffull : ~0ull;
-	for (;;) {
+	for (; out->entries_left > 0; out->entries_left--) {
 		uint64_t a = cursor_fixed(&c, u->address_size), b = cursor_fixed(&c, u->address_size);
 		if (c.bad || (a == 0 && b == 0))
 			return;

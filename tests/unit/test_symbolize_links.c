@@ -220,6 +220,9 @@ int main(int argc, char **argv)
 	check_same_as(gen5, path_in(links, "split5/gen"), NULL, 0);
 	check_same_as(gen4, path_in(links, "dwp4/gen"), NULL, 0);
 	check_same_as(inline_ref, path_in(links, "dwp5/inline_workload"), NULL, 0);
+	/* A .dwo not in its compile directory: by base name in a debug dir. */
+	const char *dwo_store[] = {path_in(links, "split-store/store")};
+	check_same_as(inline_ref, path_in(links, "split-store/inline_workload"), dwo_store, 1);
 
 	/* Bad supplementary files: missing, cut short, another build's. */
 	check_fallback(gen5, dwz_copy("missing", ""), "common.debug", "not found");

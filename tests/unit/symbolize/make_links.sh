@@ -18,6 +18,9 @@
 #   OUT/dwp5/       inline_workload.c split in DWARF 5 with an llvm-dwp
 #                   package, no .dwo (llvm-dwp 14 hangs merging several gcc
 #                   DWARF 5 units, and binutils dwp crashes on DWARF 5)
+#   OUT/split-store/inline_workload
+#                   split DWARF 5 whose .dwo is only in OUT/split-store/store/,
+#                   a debug directory
 #   OUT/split-bad/{missing,truncated,other}/inline_workload
 #                   split DWARF 5 whose .dwo is gone, cut to a third, or
 #                   from another build (a variant's: another DWO id)
@@ -87,6 +90,11 @@ split_inline() {
 		"$cc" -o inline_workload inline_workload.o)
 }
 for k in missing truncated other; do split_inline split-bad/$k; done
+# The .dwo moved from the compile directory to a debug directory (found
+# there by its base name).
+split_inline split-store
+mkdir split-store/store
+mv split-store/inline_workload.dwo split-store/store/
 rm split-bad/missing/inline_workload.dwo
 size=$(wc -c <split-bad/truncated/inline_workload.dwo)
 head -c $((size / 3)) split-bad/truncated/inline_workload.dwo >split-bad/truncated/cut.dwo
