@@ -28,17 +28,27 @@
 
 #include "trace.h"
 
-/* Where collect's shared memory is: "COLLECT_PID:FD"; with --no-follow, for IPSCOPE_PID only. */
-int agent_find_shm(void)
+/* TRANSPORT_ENV parsed, for this process ("COLLECT_PID:FD[:allocs]"; with --no-follow, for IPSCOPE_PID
+ * only): 0, or -1 when this process is not to attach. */
+static int parse_env(long *collect_pid, long *fd, int *allocs)
 {
 	const char *shm = getenv(TRANSPORT_ENV), *pid_text = getenv(TRANSPORT_ENV_PID);
 	if (!shm || (pid_text && (pid_t)atol(pid_text) != getpid()))
 		return -1;
 	char *end;
-	long collect_pid = strtol(shm, &end, 10), fd = *end == ':' ? strtol(end + 1, &end, 10) : -1;
-	if (!strcmp(end, TRANSPORT_ENV_ALLOCS))
+	*collect_pid = strtol(shm, &end, 10);
+	*fd = *end == ':' ? strtol(end + 1, &end, 10) : -1;
+	*allocs = !strcmp(end, TRANSPORT_ENV_ALLOCS);
+	if (*allocs)
 		end += strlen(end);
-	if (collect_pid <= 0 || fd < 0 || *end)
+	return *collect_pid > 0 && *fd >= 0 && !*end ? 0 : -1;
+}
+
+int agent_find_shm(void)
+{
+	long collect_pid, fd;
+	int allocs;
+	if (parse_env(&collect_pid, &fd, &allocs) < 0)
 		return -1;
 	agent_config.collect_pid = (pid_t)collect_pid;
 	snprintf(agent_config.shm_path, sizeof agent_config.shm_path, "/proc/%ld/fd/%ld", collect_pid, fd);
@@ -49,10 +59,9 @@ int agent_allocs_requested(void)
 {
 	static int requested = -1; /* not read yet */
 	if (requested < 0) {
-		const char *shm = getenv(TRANSPORT_ENV), *pid_text = getenv(TRANSPORT_ENV_PID);
-		size_t len = shm ? strlen(shm) : 0, tail = strlen(TRANSPORT_ENV_ALLOCS);
-		requested = len > tail && !strcmp(shm + len - tail, TRANSPORT_ENV_ALLOCS) &&
-			    (!pid_text || (pid_t)atol(pid_text) == getpid());
+		long collect_pid, fd;
+		int allocs;
+		requested = parse_env(&collect_pid, &fd, &allocs) == 0 && allocs;
 	}
 	return requested;
 }
