@@ -116,6 +116,8 @@ uint64_t agent_thread_cpu_ns(uint32_t tid);
 uint32_t agent_gettid(void);
 /* Close a descriptor the agent opened a moment ago, if it still is the file fstat saw (opened); 0 or -1. */
 int agent_close_own(int fd, const struct stat *opened);
+/* The start of /proc/self/task/TID/FILE into buf (NUL-terminated, size - 1 bytes at most): its length, or -1. */
+ssize_t agent_read_task_file(uint32_t tid, const char *file, char *buf, size_t size);
 /* Whether the program installed a handler of its own for the sampling signal. */
 int agent_signal_taken(void);
 /* The program takes the sampling signal: 1 the first time, then 0. */

@@ -58,17 +58,9 @@ static int kernel_worker(uint32_t tid)
 	for (size_t i = 0; i < sizeof kernel_workers / sizeof *kernel_workers; i++)
 		if (kernel_workers[i] == tid)
 			return 1;
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%u/stat", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[512];
+	if (agent_read_task_file(tid, "stat", buf, sizeof buf) <= 0)
 		return 0;
-	struct stat st;
-	ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	agent_close_own(fd, &st);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* "tid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may hold anything. */
 	const char *rest = strrchr(buf, ')');
 	unsigned flags;

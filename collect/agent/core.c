@@ -1,7 +1,8 @@
 /*
  * core.c - the agent's process-wide state, and the services of the core
  * that need nothing else: clocks, the calling thread's kernel id, closing a
- * descriptor of the agent's own, whether the program took the sampling
+ * descriptor of the agent's own (and reading a file of /proc/self/task
+ * through one), whether the program took the sampling
  * signal, and the doorbell of the agent's background thread.
  *
  * The state is declared in agent.h and owned here: attach.c fills the
@@ -10,6 +11,8 @@
  */
 #include "agent.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +59,25 @@ int agent_close_own(int fd, const struct stat *opened)
 	if (fstat(fd, &now) < 0 || now.st_dev != opened->st_dev || now.st_ino != opened->st_ino)
 		return -1;
 	return (int)syscall(SYS_close, fd);
+}
+
+ssize_t agent_read_task_file(uint32_t tid, const char *file, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	ssize_t n = -1;
+	if (fstat(fd, &st) == 0) {
+		n = read(fd, buf, size - 1);
+		agent_close_own(fd, &st);
+	} else {
+		syscall(SYS_close, fd); /* the number is ours still: nothing ran between */
+	}
+	buf[n > 0 ? n : 0] = 0;
+	return n;
 }
 
 /* ---- the sampling signal, once the program takes it ---- */

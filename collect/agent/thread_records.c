@@ -11,11 +11,8 @@
  */
 #include "agent.h"
 
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace.h"
@@ -23,19 +20,10 @@
 /* Another thread's name as the kernel has it (/proc/self/task/TID/comm), into name[16]. */
 static void read_comm(uint32_t tid, char name[16])
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	memset(name, 0, 16);
-	if (fd < 0)
-		return;
-	struct stat st;
-	if (fstat(fd, &st) == 0) {
-		ssize_t n = read(fd, name, 15);
-		if (n > 0 && name[n - 1] == '\n')
-			name[n - 1] = 0;
-	}
-	agent_close_own(fd, &st);
+	ssize_t n = agent_read_task_file(tid, "comm", name, 16);
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = 0;
 }
 
 /* own: about the calling thread (else tid's: name, when given); may_wait: not in the signal handler. */
