@@ -97,6 +97,14 @@ static int copy_jit_maps(struct trace_writer *w, const struct launch *l, const s
 	return rc;
 }
 
+/* A META entry of a text field of the header the agents write (not NUL-terminated when full). */
+static void meta_field(struct trace_writer *w, const char *key, const char *field, size_t size)
+{
+	char text[256];
+	snprintf(text, sizeof text, "%.*s", (int)(size < sizeof text ? size : sizeof text - 1), field);
+	trace_writer_meta(w, key, text);
+}
+
 /* A META entry of a decimal number. */
 static void meta_number(struct trace_writer *w, const char *key, uint64_t value)
 {
@@ -558,22 +566,14 @@ int main(int argc, char **argv)
 			meta_number(w, TRACE_META_ALLOCS_UNRECORDED, unrecorded);
 			meta_number(w, TRACE_META_ALLOC_BYTES_UNRECORDED, atomic_load(&h->alloc_bytes_unrecorded));
 		}
-		if (atomic_load(&h->sandboxed)) {
-			char how[sizeof h->sandbox_text + 1];
-			snprintf(how, sizeof how, "%.*s", (int)sizeof h->sandbox_text, h->sandbox_text);
-			trace_writer_meta(w, TRACE_META_SECCOMP, how);
-		}
-		if (atomic_load(&h->allocator_api)) {
-			char api[sizeof h->allocator_api_text + 1];
-			snprintf(api, sizeof api, "%.*s", (int)sizeof h->allocator_api_text, h->allocator_api_text);
-			trace_writer_meta(w, TRACE_META_ALLOCATOR_API, api);
-		}
+		if (atomic_load(&h->sandboxed))
+			meta_field(w, TRACE_META_SECCOMP, h->sandbox_text, sizeof h->sandbox_text);
+		if (atomic_load(&h->allocator_api))
+			meta_field(w, TRACE_META_ALLOCATOR_API, h->allocator_api_text, sizeof h->allocator_api_text);
 		uint32_t deepbind = atomic_load(&h->deepbind_rebound);
 		if (deepbind) {
-			char library[sizeof h->deepbind_library + 1];
-			snprintf(library, sizeof library, "%.*s", (int)sizeof h->deepbind_library, h->deepbind_library);
 			meta_number(w, TRACE_META_DEEPBIND_LIBRARIES, deepbind);
-			trace_writer_meta(w, TRACE_META_DEEPBIND_LIBRARY, library);
+			meta_field(w, TRACE_META_DEEPBIND_LIBRARY, h->deepbind_library, sizeof h->deepbind_library);
 		}
 		if (!write_failed && copy_jit_maps(w, &l, ps, start_real) < 0)
 			write_failed = 1;
