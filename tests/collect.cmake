@@ -143,6 +143,11 @@ ipscope_workload(collect_small_stack e2e/workloads/collect_small_stack.c)
 target_link_libraries(collect_small_stack PRIVATE pthread)
 add_test(NAME e2e_collect_small_stack COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_small_stack.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_small_stack PROPERTIES LABELS e2e TIMEOUT 300)
+# A single-threaded program stays single-threaded under collect until it starts a thread.
+ipscope_workload(collect_one_thread e2e/workloads/collect_one_thread.c)
+target_link_libraries(collect_one_thread PRIVATE pthread)
+add_test(NAME e2e_collect_one_thread COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_one_thread.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_one_thread PROPERTIES LABELS e2e TIMEOUT 300)
 # Programs that sandbox themselves with seccomp, then start threads or fork.
 ipscope_workload(collect_seccomp e2e/workloads/collect_seccomp.c)
 target_link_libraries(collect_seccomp PRIVATE pthread)

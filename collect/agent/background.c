@@ -1,9 +1,26 @@
 /*
- * background.c - the agent's background thread, in every mode: wall mode's
- * sampler (a tick every interval, wall.c), and in both modes the thread
- * that finds the threads the agent did not start, unwinds the foreign ones
- * and builds the frame tables walks asked for. Its name, "ipscope-wall", is
- * the one it had when it served wall mode alone.
+ * background.c - the agent's background thread: wall mode's sampler (a tick
+ * every interval, wall.c), and in both modes the thread that finds the
+ * threads the agent did not start, unwinds the foreign ones and builds the
+ * frame tables walks asked for. Its name, "ipscope-wall", is the one it had
+ * when it served wall mode alone.
+ *
+ * In cpu mode it starts only once the program has a second thread: at the
+ * program's first pthread_create, clone or clone system call
+ * (background_ensure), or at the start when another library's constructor
+ * made one. A thread of the agent's own in a single-threaded program changes
+ * what that program does: unshare(CLONE_NEWUSER) fails with EINVAL (it
+ * wants one thread), /proc/self/task and "Threads:" count two, and glibc's
+ * malloc leaves its single-thread paths for good (Lua's binary-trees spent
+ * half as much again in _int_free). Until then the sampling handler does its
+ * work (background_handler_duty): it builds the rows its walks asked for,
+ * and every SCAN_INTERVAL_NS it looks for CPU time no known thread used (a
+ * thread glibc started for itself, SIGEV_THREAD timers or aio, or a raw
+ * clone system call) and adopts what it finds. The one thing it cannot do is
+ * take a foreign thread's samples (a raw clone without TLS of its own): they
+ * wait for an agent thread that is not there and are counted lost, until
+ * the program starts a thread through pthread_create or clone. Wall mode
+ * needs a thread that watches the others, and starts it at once.
  *
  * Threads the agent did not start (made before it, by another library's
  * constructor, or with a raw clone()) are found by scanning /proc/self/task;
@@ -43,6 +60,10 @@
 
 static pthread_t thread;
 static _Atomic int running, stopping;
+/* cpu mode, one thread so far: started at the program's second (background_ensure), its work done meanwhile
+ * by the sampling handler (background_handler_duty, one handler at a time: duty_taken). */
+static _Atomic int deferred, duty_taken;
+static uint64_t duty_next_check, duty_unknown_seen;
 static uint32_t background_tid;
 
 /* The kernel's task flag of io_uring's worker threads (include/linux/sched.h). */
@@ -52,7 +73,8 @@ static uint32_t background_tid;
 static uint32_t kernel_workers[64];
 static uint32_t kernel_workers_next;
 
-/* Whether tid is a task of the kernel's in this process (io_uring's workers), by its flags in stat. */
+/* Whether tid is a task of the kernel's in this process (io_uring's workers), by its flags in stat.
+ * Async-signal-safe (the sampling handler scans too): no stdio. */
 static int kernel_worker(uint32_t tid)
 {
 	for (size_t i = 0; i < sizeof kernel_workers / sizeof *kernel_workers; i++)
@@ -62,22 +84,35 @@ static int kernel_worker(uint32_t tid)
 	if (agent_read_task_file(tid, "stat", buf, sizeof buf) <= 0)
 		return 0;
 	/* "tid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may hold anything. */
-	const char *rest = strrchr(buf, ')');
-	unsigned flags;
-	if (!rest || sscanf(rest + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1 || !(flags & PF_IO_WORKER))
+	const char *at = strrchr(buf, ')');
+	if (!at)
+		return 0;
+	for (int field = 0; field < 7; field++) { /* past ") state ppid pgrp session tty_nr tpgid " */
+		while (*++at == ' ')
+			;
+		while (*at && *at != ' ')
+			at++;
+		if (!*at)
+			return 0;
+	}
+	uint32_t flags = 0;
+	while (*++at >= '0' && *at <= '9')
+		flags = flags * 10 + (uint32_t)(*at - '0');
+	if (!(flags & PF_IO_WORKER))
 		return 0;
 	kernel_workers[kernel_workers_next++ % (sizeof kernel_workers / sizeof *kernel_workers)] = tid;
 	return 1;
 }
 
-/* Threads the agent did not start: adopt every tid of /proc/self/task it does not know. */
-void background_scan_threads(void)
+/* Threads the agent did not start: adopt every tid of /proc/self/task it does not know; how many. */
+int background_scan_threads(void)
 {
+	int adopted = 0;
 	if (sandbox_any())
-		return; /* a thread it finds may be under the program's seccomp filter: not adopted (sandbox.c) */
+		return 0; /* a thread it finds may be under the program's seccomp filter: not adopted (sandbox.c) */
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	struct stat st;
 	char buf[4096];
 	long n;
@@ -91,12 +126,16 @@ void background_scan_threads(void)
 					unsigned char type;
 					char name[];
 				} *e = (void *)(buf + at);
-				uint32_t tid = (uint32_t)strtoul(e->name, NULL, 10);
-				if (tid && tid != background_tid && !sampler_knows(tid) && !kernel_worker(tid))
-					sampler_adopt(tid);
+				uint32_t tid = 0;
+				for (const char *d = e->name; *d >= '0' && *d <= '9'; d++)
+					tid = tid * 10 + (uint32_t)(*d - '0');
+				if (tid && tid != background_tid && !sampler_knows(tid) && !kernel_worker(tid) &&
+				    sampler_adopt(tid) == 0)
+					adopted++;
 				at += e->reclen;
 			}
 	agent_close_own(fd, &st);
+	return adopted;
 }
 
 /*
@@ -107,17 +146,18 @@ void background_scan_threads(void)
  * thread that uses no CPU has nothing to sample in this mode. Adopted
  * threads that are gone are released (their timers deleted).
  */
-static void cpu_mode_check(uint64_t *unknown_seen)
+static void cpu_mode_check(uint64_t *unknown_seen, int own)
 {
 	uint64_t process = 0;
 	struct timespec ts;
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
 		process = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	uint64_t known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
+	/* own: the background thread's, which has no slot; a handler's thread has one */
+	uint64_t known = sampler_accounted_cpu_ns() + (own ? agent_thread_cpu_ns(0) : 0);
 	uint64_t unknown = process > known ? process - known : 0;
 	if (unknown > *unknown_seen + UNKNOWN_CPU_NS) {
 		background_scan_threads();
-		known = sampler_accounted_cpu_ns() + agent_thread_cpu_ns(0);
+		known = sampler_accounted_cpu_ns() + (own ? agent_thread_cpu_ns(0) : 0);
 		*unknown_seen = process > known ? process - known : 0;
 	} else if (unknown < *unknown_seen) {
 		*unknown_seen = unknown; /* since the last scan: it only grows while a thread is unknown */
@@ -160,7 +200,7 @@ static void *background_main(void *unused)
 		if (!agent_config.wall) {
 			deadline = now + SCAN_INTERVAL_NS;
 			if (agent_flags->enabled && !agent_signal_taken())
-				cpu_mode_check(&unknown_seen);
+				cpu_mode_check(&unknown_seen, 1);
 			continue;
 		}
 		deadline = next_after(deadline, now, &weight);
@@ -231,6 +271,39 @@ int background_start(void)
 	return 0;
 }
 
+/*
+ * At the start of an image or a fork child: wall mode starts the thread now;
+ * cpu mode when the program has a second thread, now if it has one already
+ * (others: the threads the start's scan adopted).
+ */
+int background_start_when_needed(int others)
+{
+	if (agent_config.wall || others)
+		return background_start();
+	atomic_store(&deferred, 1);
+	return 0;
+}
+
+void background_ensure(void)
+{
+	if (atomic_load_explicit(&deferred, memory_order_relaxed) && atomic_exchange(&deferred, 0) &&
+	    agent_flags->enabled && !sandbox_any())
+		background_start();
+}
+
+void background_handler_duty(void)
+{
+	if (!atomic_load_explicit(&deferred, memory_order_relaxed) || atomic_exchange(&duty_taken, 1))
+		return;
+	modules_build_tables_if_free();
+	uint64_t now = agent_now_ns();
+	if (now >= duty_next_check && agent_flags->enabled && !agent_signal_taken()) {
+		duty_next_check = now + SCAN_INTERVAL_NS;
+		cpu_mode_check(&duty_unknown_seen, 0);
+	}
+	atomic_store(&duty_taken, 0);
+}
+
 /* Stop it and wait (briefly) for its last samples: at exit they would be lost. */
 void background_stop(void)
 {
@@ -251,5 +324,8 @@ void background_forget(void)
 	/* The background thread did not survive the fork. */
 	atomic_store(&running, 0);
 	atomic_store(&stopping, 0);
+	atomic_store(&deferred, 0);
+	atomic_store(&duty_taken, 0);
+	duty_next_check = duty_unknown_seen = 0;
 	background_tid = 0;
 }

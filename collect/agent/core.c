@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,8 +64,18 @@ int agent_close_own(int fd, const struct stat *opened)
 
 ssize_t agent_read_task_file(uint32_t tid, const char *file, char *buf, size_t size)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, file);
+	/* Spelled out, not snprintf: the sampling handler reads these too (background.c). */
+	char path[64] = "/proc/self/task/", digits[12];
+	size_t at = strlen(path), n_digits = 0;
+	do
+		digits[n_digits++] = (char)('0' + tid % 10);
+	while ((tid /= 10) && n_digits < sizeof digits);
+	while (n_digits)
+		path[at++] = digits[--n_digits];
+	path[at++] = '/';
+	for (; *file && at < sizeof path - 1; file++)
+		path[at++] = *file;
+	path[at] = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

@@ -163,7 +163,7 @@ static void child_attach(void)
 	process_record(TR_PROCESS_FORKED, (uint32_t)getpid(), (uint32_t)getppid(), 0, NULL, NULL);
 	alloc_start(); /* its own allocations from here, after the record that says it forked */
 	if (agent_config.signal)
-		background_start();
+		background_start_when_needed(0); /* the child has one thread, the forking one */
 	agent_restore_signal(&old);
 }
 
@@ -218,10 +218,11 @@ static void start(void)
 	}
 	lifecycle_thread_begin();
 	/* The background thread: wall mode's sampler; in both modes it finds the threads the agent did not
-	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign. */
-	if (agent_config.signal)
-		background_scan_threads(); /* before the program runs: its descriptors are not in use yet */
-	if (agent_config.signal && background_start() < 0 && agent_config.wall) {
+	 * start (another library's constructor made them first, or a raw clone()) and unwinds the foreign.
+	 * In cpu mode a process with one thread has none (background.c says why). */
+	int others = agent_config.signal ? background_scan_threads() : 0; /* before the program runs: its
+									       * descriptors are not in use yet */
+	if (agent_config.signal && background_start_when_needed(others) < 0 && agent_config.wall) {
 		agent_flags->enabled = 0;
 		if (first_process())
 			atomic_store(&agent_transport.header->agent_state, AGENT_FAILED);

@@ -258,7 +258,7 @@ void modules_rescan(void)
 		unwind_gate_leave();
 }
 
-void modules_build_tables(void)
+static void build_tables(int wait)
 {
 	if (!agent_flags->enabled || !frametab_wanted())
 		return;
@@ -268,13 +268,32 @@ void modules_build_tables(void)
 		return;
 	sigset_t old;
 	agent_block_signal(&old);
-	agent_self.internal++;
-	pthread_mutex_lock(&modules_lock);
-	frametab_build_wanted(REAL(dl_iterate_phdr));
-	pthread_mutex_unlock(&modules_lock);
-	agent_self.internal--;
+	if (wait ? pthread_mutex_lock(&modules_lock) == 0 : pthread_mutex_trylock(&modules_lock) == 0) {
+		agent_self.internal++;
+		frametab_build_wanted(REAL(dl_iterate_phdr));
+		agent_self.internal--;
+		pthread_mutex_unlock(&modules_lock);
+	}
 	agent_restore_signal(&old);
 	unwind_gate_leave();
+}
+
+void modules_build_tables(void)
+{
+	build_tables(1);
+}
+
+/*
+ * From the handler (background.c: a process with one thread has no agent's
+ * thread to do it). Building maps memory and parses, which a handler may do;
+ * what it must not is wait: for the modules' lock, held by the interrupted
+ * rescan, or for the loader's, which dl_iterate_phdr takes. The program takes
+ * the loader's only in dlopen, dlclose and dl_iterate_phdr, each run with the
+ * sampling signal blocked (loader.c), so no handler interrupts its holder.
+ */
+void modules_build_tables_if_free(void)
+{
+	build_tables(0);
 }
 
 void modules_forget(void)

@@ -130,6 +130,7 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	ts->arg = arg;
 	ts->program_blocks = sigmask_program_blocks();
 	ts->stack_size = stack_size_of(attr);
+	background_ensure();
 	int rc = REAL(pthread_create)(thread, attr, thread_trampoline, ts);
 	if (rc)
 		start_give_back(ts);
@@ -151,6 +152,12 @@ AGENT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...
 	void *tls = va_arg(ap, void *);
 	pid_t *child_tid = va_arg(ap, pid_t *);
 	va_end(ap);
+	if ((flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid() &&
+	    !sandbox_covers_me()) {
+		int saved_errno = errno;
+		background_ensure(); /* a foreign thread's samples need it (foreign.c) */
+		errno = saved_errno;
+	}
 	int tid = REAL(clone)(fn, stack, flags, arg, parent_tid, tls, child_tid);
 	if (tid > 0 && (flags & CLONE_THREAD) && agent_flags->enabled && agent_config.signal && agent_config.pid == getpid() &&
 	    !sandbox_covers_me()) {

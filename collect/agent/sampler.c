@@ -513,6 +513,7 @@ static void handle_signal(void *arg)
 				 wall_state(ucontext, &syscall_nr, &agent_self.eintr_ours) : TRACE_STATE_ON_CPU;
 		if (weight && agent_sampling_on())
 			record_sample(weight, ucontext, start, state, syscall_nr);
+		background_handler_duty(); /* a process with one thread: the agent's thread's work */
 		agent_self.in_handler = 0;
 		account_cost(start);
 	}

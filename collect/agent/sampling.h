@@ -91,8 +91,16 @@ void foreign_service(uint32_t *ring);
 /* Start the agent's background thread (wall mode's sampler; in both modes it finds the threads the agent did not
  * start and unwinds the foreign ones): 0 or -1 (agent_error set in wall mode). */
 int background_start(void);
-/* Adopt every thread of /proc/self/task the agent does not know (before background_start, or on its thread). */
-void background_scan_threads(void);
+/* At an image's or a fork child's start: wall mode starts it now, cpu mode once the program has a second thread
+ * (others: it has already); 0 or background_start's -1. */
+int background_start_when_needed(int others);
+/* The program is about to start a thread: start the background thread if it waited for that. Not in a handler. */
+void background_ensure(void);
+/* In the sampling handler while the background thread waits for a second thread: its work (frame tables asked
+ * for, threads the agent did not start). Async-signal-safe. */
+void background_handler_duty(void);
+/* Adopt every thread of /proc/self/task the agent does not know; how many. Async-signal-safe. */
+int background_scan_threads(void);
 /* Stop it and wait (up to 50 ms) for its last samples; at exit the thread is left to the process's end. */
 void background_stop(void);
 /* A forked child has no background thread: start anew. */

@@ -65,5 +65,7 @@ void modules_rescan(void);
 void modules_forget(void);
 /* Build the frame tables walks asked for (the agent's thread, now and then). */
 void modules_build_tables(void);
+/* The same from the sampling handler of a process with one thread: not when another holds the modules' lock. */
+void modules_build_tables_if_free(void);
 
 #endif
