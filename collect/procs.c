@@ -129,6 +129,16 @@ void procs_record(struct procs *ps, struct trace_writer *w, const struct tr_proc
 			p->parent = pr->parent;
 		}
 		break;
+	case TR_PROCESS_FORK_UNFOLLOWED:
+		tp.kind = TRACE_PROCESS_FORKED;
+		tp.flags = TRACE_PROCESS_NOT_PROFILED;
+		tp.reason = path;
+		put(w, &tp);
+		if (p) {
+			p->seen = 1;
+			p->parent = pr->parent;
+		}
+		break;
 	case TR_PROCESS_EXECING:
 		/* posix_spawn says so after the child's exec: an image that attached since counts. */
 		if (p && pr->time_ns > p->attach_ns) {

@@ -70,7 +70,7 @@ struct load_meta {
 #define LOAD_PROCESS_FORKED 0x1u       /* a fork: its command line is its parent's */
 #define LOAD_PROCESS_EXITED 0x2u       /* its end was recorded */
 #define LOAD_PROCESS_STATUS_UNKNOWN 0x4u /* ...without a wait status */
-#define LOAD_PROCESS_NOT_PROFILED 0x8u /* it exec'd a program the agent could not enter (reason) */
+#define LOAD_PROCESS_NOT_PROFILED 0x8u /* it exec'd a program the agent could not enter, or a fork it did not follow (reason) */
 
 struct load_process {
 	uint32_t pid, parent;

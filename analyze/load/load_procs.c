@@ -58,6 +58,10 @@ static void procs_record(struct loader *L, void *state, const struct trace_recor
 		p->flags |= LOAD_PROCESS_FORKED;
 		if (!p->start_ns)
 			p->start_ns = r->time_ns;
+		if (r->flags & TRACE_PROCESS_NOT_PROFILED) { /* a fork the agent could not follow (seccomp) */
+			p->flags |= LOAD_PROCESS_NOT_PROFILED;
+			p->reason = profile_intern(L->p, r->reason);
+		}
 		break;
 	case TRACE_PROCESS_EXECED:
 		if (!p->start_ns)

@@ -68,8 +68,8 @@ __sighandler_t bsd_signal(int sig, __sighandler_t handler);
 	CALLS(recv) CALLS(recvfrom) CALLS(recvmsg) CALLS(send) CALLS(sendto) CALLS(sendmsg)        \
 	CALLS(accept) CALLS(accept4) CALLS(connect)                                                \
 	CALLS(read) CALLS(write) CALLS(readv) CALLS(writev)                                        \
-	/* process.c: the exec family, posix_spawn, the wait family */                             \
-	CALLS(execve) CALLS(execv) CALLS(execvp) CALLS(execvpe) CALLS(fexecve) CALLS(execveat)     \
+	/* process.c: the exec family, posix_spawn, the wait family, fork */                       \
+	CALLS(fork) CALLS(execve) CALLS(execv) CALLS(execvp) CALLS(execvpe) CALLS(fexecve) CALLS(execveat)     \
 	ALSO(execl) /* execv */ ALSO(execlp) /* execvp */ ALSO(execle) /* execve */                \
 	CALLS(posix_spawn) CALLS(posix_spawnp)                                                     \
 	CALLS(waitpid) CALLS(wait) CALLS(wait3) CALLS(wait4) CALLS(waitid)

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "trace.h"
 
 #define MAX_COMMAND 4096
@@ -116,6 +117,47 @@ void process_attached(void)
 			join_command(args, (size_t)got, command, sizeof command);
 	}
 	process_record(TR_PROCESS_ATTACHED, (uint32_t)getpid(), (uint32_t)getppid(), 0, path, command);
+}
+
+/* ---- fork ---- */
+
+/*
+ * A fork by a thread under the program's seccomp filter: the child stays
+ * unprofiled (lifecycle.c: attaching would make system calls the filter may
+ * forbid). The parent says so, and why, so collect lists the child with the
+ * reason instead of as a process it knows nothing of. The record is written
+ * as an allocation hook writes (agent_enter, nothing blocked, no getpid):
+ * the filter may forbid any system call the program did not make itself.
+ */
+AGENT_EXPORT pid_t fork(void)
+{
+	pid_t pid = REAL(fork)();
+	if (pid <= 0 || !agent_flags->enabled || !sandbox_covers_me())
+		return pid;
+	int saved_errno = errno;
+	char why[sizeof agent_transport.header->sandbox_text + 96];
+	snprintf(why, sizeof why, "forked by a thread under a seccomp filter (%.*s): not followed",
+		 (int)sizeof agent_transport.header->sandbox_text, agent_transport.header->sandbox_text);
+	agent_enter();
+	if (agent_self.depth == 1 && agent_self.ring != AGENT_NO_RING) {
+		uint32_t len = (uint32_t)strlen(why);
+		struct tr_process *r = transport_reserve(&agent_transport, agent_self.ring, TR_PROCESS, (uint32_t)sizeof *r + len);
+		if (r) {
+			memset(r, 0, sizeof *r);
+			r->time_ns = agent_now_ns();
+			r->kind = TR_PROCESS_FORK_UNFOLLOWED;
+			r->pid = (uint32_t)pid;
+			r->parent = (uint32_t)agent_config.pid;
+			r->path_len = len;
+			memcpy(r + 1, why, len);
+			transport_commit(&agent_transport, agent_self.ring);
+		} else {
+			agent_count_record_lost();
+		}
+	}
+	agent_leave();
+	errno = saved_errno;
+	return pid;
 }
 
 /* ---- exec ---- */

@@ -283,7 +283,9 @@ struct tr_exec {
  * pid is about to exec path (or, from posix_spawn, did), so collect can tell
  * when no agent follows (a static or setuid program); EXEC_FAILED: it
  * returned; REAPED: the agent's wait() wrapper saw child pid end with
- * status. The process's command line follows the path.
+ * status; FORK_UNFOLLOWED: pid is a fork of parent the agent does not follow
+ * (its forking thread was under a seccomp filter), path says why. The
+ * process's command line follows the path.
  */
 enum tr_process_kind {
 	TR_PROCESS_ATTACHED = 1,
@@ -291,6 +293,7 @@ enum tr_process_kind {
 	TR_PROCESS_EXECING = 3,
 	TR_PROCESS_EXEC_FAILED = 4,
 	TR_PROCESS_REAPED = 5,
+	TR_PROCESS_FORK_UNFOLLOWED = 6,
 };
 
 struct tr_process {

@@ -11,9 +11,11 @@
  *                 status
  *
  * HOW: prctl (prctl(PR_SET_SECCOMP)), seccomp (the system call through
- * syscall(), as libseccomp makes it) or tsync (the same, on every thread).
- * Each forbidden call kills the process (SECCOMP_RET_KILL_PROCESS).
+ * syscall(), as libseccomp makes it) or tsync (the same, on every thread):
+ * each forbidden call kills the process (SECCOMP_RET_KILL_PROCESS); errno
+ * (prctl): each fails with EPERM (SECCOMP_RET_ERRNO).
  */
+#include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -28,7 +30,7 @@
 
 #include "workload_util.h"
 
-/* Kill the process at either of two system calls (b: -1 for one only), allow the rest. */
+/* Kill the process (or fail with EPERM) at either of two system calls (b: -1 for one only), allow the rest. */
 static int sandbox(const char *how, long a, long b)
 {
 	struct sock_filter code[] = {
@@ -39,12 +41,12 @@ static int sandbox(const char *how, long a, long b)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)a, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)b, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, !strcmp(how, "errno") ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_KILL_PROCESS),
 	};
 	struct sock_fprog prog = { sizeof code / sizeof *code, code };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
-	if (!strcmp(how, "prctl"))
+	if (!strcmp(how, "prctl") || !strcmp(how, "errno"))
 		return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			    !strcmp(how, "tsync") ? SECCOMP_FILTER_FLAG_TSYNC : 0, &prog);
@@ -60,7 +62,7 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: collect_seccomp threads|fork prctl|seccomp|tsync\n");
+		fprintf(stderr, "usage: collect_seccomp threads|fork prctl|seccomp|tsync|errno\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "threads")) {
