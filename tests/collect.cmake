@@ -148,6 +148,11 @@ ipscope_workload(collect_one_thread e2e/workloads/collect_one_thread.c)
 target_link_libraries(collect_one_thread PRIVATE pthread)
 add_test(NAME e2e_collect_one_thread COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_one_thread.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e_collect_one_thread PROPERTIES LABELS e2e TIMEOUT 300)
+# One descriptor short of RLIMIT_NOFILE, threads starting: the program's open() never fails.
+ipscope_workload(collect_fd_limit e2e/workloads/collect_fd_limit.c)
+target_link_libraries(collect_fd_limit PRIVATE pthread)
+add_test(NAME e2e_collect_fd_limit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/collect_fd_limit.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e_collect_fd_limit PROPERTIES LABELS e2e TIMEOUT 300)
 # Programs that sandbox themselves with seccomp, then start threads or fork.
 ipscope_workload(collect_seccomp e2e/workloads/collect_seccomp.c)
 target_link_libraries(collect_seccomp PRIVATE pthread)

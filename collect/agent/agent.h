@@ -124,6 +124,10 @@ int agent_signal_taken(void);
 int agent_signal_give_up(void);
 /* Wake the background thread now (from any handler, a foreign thread's too: no errno, no TLS). */
 void agent_wake_background(void);
+/* The background thread opens descriptors in a table of its own (background.c): on (1) or off (0). */
+void agent_set_descriptor_thread(int on);
+/* Whether descriptors the calling thread needs are to be opened by the background thread (it is not it). */
+int agent_descriptor_thread_serves(void);
 /* The background thread: sleep until deadline (CLOCK_MONOTONIC ns), or until woken. */
 void agent_background_sleep(uint64_t deadline);
 
@@ -134,8 +138,11 @@ int agent_own_text(uint64_t pc);
 int agent_called_from_unwinder(const void *ret_addr);
 
 /* rings.c */
-/* Map the chunks collect published since; the number newly mapped. Async-signal-safe. */
+/* Map the chunks collect published since; the number newly mapped (0 when the background thread is asked to,
+ * agent_descriptor_thread_serves). Async-signal-safe. */
 uint32_t agent_map_new_chunks(void);
+/* The background thread: map the chunks another thread asked for. */
+void agent_map_asked_chunks(void);
 /* The calling thread's ring, claimed (and its START record written) at need; AGENT_NO_RING: all taken. */
 uint32_t agent_thread_ring(void);
 /* agent_thread_ring, waiting (up to ~0.4 s, while collect lives) for a ring; not in the handler. */

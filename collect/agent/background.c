@@ -36,12 +36,16 @@
  * listed each as an unnamed thread always off CPU. It blocks every signal (a signal meant for the
  * program must never run the program's handler on it), is never sampled,
  * writes the samples it takes into its own ring (RING_AGENT_SAMPLER) and
- * adds its own CPU time to the header so the cost can be shown.
+ * adds its own CPU time to the header so the cost can be shown. It has a
+ * descriptor table of its own, and opens what other threads need
+ * (sources.c, rings.c), so that the agent's descriptors never take a number
+ * the program is about to get.
  */
 #include "sampling.h"
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +91,7 @@ static int kernel_worker(uint32_t tid)
 	const char *at = strrchr(buf, ')');
 	if (!at)
 		return 0;
-	for (int field = 0; field < 7; field++) { /* past ") state ppid pgrp session tty_nr tpgid " */
+	for (int field = 0; field < 6; field++) { /* past ") state ppid pgrp session tty_nr tpgid" */
 		while (*++at == ' ')
 			;
 		while (*at && *at != ' ')
@@ -183,6 +187,13 @@ static void *background_main(void *unused)
 	agent_self.tid = 0;
 	background_tid = agent_gettid();
 	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
+	/* A descriptor table of its own: what it opens (perf events and shared memory for other threads,
+	 * /proc files) never takes the number the program's next open() would get, nor shows in
+	 * /proc/self/fd (sources.c). The copy holds the program's files open: emptied at once (a pipe's
+	 * reader would wait for an EOF). */
+	if (REAL(syscall)(SYS_close_range, ~0u, ~0u, 0u) == 0 && /* it can be emptied (Linux 5.9) */
+	    REAL(syscall)(SYS_unshare, CLONE_FILES) == 0 && REAL(syscall)(SYS_close_range, 0u, ~0u, 0u) == 0)
+		agent_set_descriptor_thread(1);
 	foreign_serviced(1);
 	uint32_t ring = AGENT_NO_RING;
 	/* The constructor scanned just before starting this thread (lifecycle.c). */
@@ -191,6 +202,8 @@ static void *background_main(void *unused)
 	uint32_t ticks = 0, was_on = 0;
 	while (!atomic_load(&stopping)) {
 		agent_background_sleep(deadline); /* or until rung: a foreign thread posted, rows are wanted */
+		source_serve_requests(); /* perf events new threads wait for */
+		agent_map_asked_chunks(); /* the rings new threads look for */
 		foreign_service(&ring);
 		modules_build_tables(); /* the frame tables walks met unbuilt since */
 		uint64_t now = agent_now_ns();
@@ -233,6 +246,9 @@ static void *background_main(void *unused)
 		}
 	}
 	wall_finish(ring);
+	agent_set_descriptor_thread(0);
+	source_serve_requests(); /* asked before the line above: answered, not left to time out */
+	agent_map_asked_chunks();
 	foreign_serviced(0);
 	foreign_service(&ring); /* a post that came meanwhile */
 	uint64_t cpu = agent_thread_cpu_ns(0);
@@ -326,6 +342,7 @@ void background_forget(void)
 	atomic_store(&stopping, 0);
 	atomic_store(&deferred, 0);
 	atomic_store(&duty_taken, 0);
+	agent_set_descriptor_thread(0);
 	duty_next_check = duty_unknown_seen = 0;
 	background_tid = 0;
 }

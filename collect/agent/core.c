@@ -115,6 +115,18 @@ void agent_wake_background(void)
 	futex_wake(&doorbell);
 }
 
+static _Atomic int descriptor_thread;
+
+void agent_set_descriptor_thread(int on)
+{
+	atomic_store(&descriptor_thread, on);
+}
+
+int agent_descriptor_thread_serves(void)
+{
+	return atomic_load_explicit(&descriptor_thread, memory_order_acquire) && !agent_self.background;
+}
+
 void agent_background_sleep(uint64_t deadline)
 {
 	static uint32_t seen;

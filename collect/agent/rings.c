@@ -41,6 +41,9 @@ static int open_shm(struct stat *st)
 	return fd;
 }
 
+/* Chunks a thread found published and unmapped, for the background thread (agent_map_asked_chunks). */
+static _Atomic int chunks_asked;
+
 uint32_t agent_map_new_chunks(void)
 {
 	struct transport *t = &agent_transport;
@@ -49,6 +52,13 @@ uint32_t agent_map_new_chunks(void)
 		published = t->max_chunks;
 	if (published <= atomic_load(&t->nmapped))
 		return 0;
+	if (agent_descriptor_thread_serves()) {
+		/* Opening the memory would take a number of the program's (sources.c says why not): the
+		 * background thread maps it, and the caller finds the rings at its next try. */
+		if (!atomic_exchange(&chunks_asked, 1))
+			agent_wake_background();
+		return 0;
+	}
 	struct stat st;
 	int fd = open_shm(&st);
 	if (fd < 0)
@@ -71,6 +81,12 @@ uint32_t agent_map_new_chunks(void)
 	}
 	agent_close_own(fd, &st);
 	return mapped;
+}
+
+void agent_map_asked_chunks(void)
+{
+	if (atomic_load_explicit(&chunks_asked, memory_order_relaxed) && atomic_exchange(&chunks_asked, 0))
+		agent_map_new_chunks();
 }
 
 static uint32_t claim_free_ring(void)

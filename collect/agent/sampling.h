@@ -58,8 +58,11 @@ extern int source_timer_cookie;
 int source_perf_open(uint64_t period_ns, uint32_t tid);
 /* Close a perf event's descriptor if it still is ours (signal_set: F_SETSIG was done on it). */
 void source_perf_close(int fd, const struct stat *opened, int signal_set);
-/* A perf event signalling thread tid on every overflow, kept alive by its one-page mapping (returned); NULL. */
+/* A perf event signalling thread tid on every overflow, kept alive by its one-page mapping (returned); NULL.
+ * Opened by the background thread when it runs (sources.c says why), else here. */
 void *source_perf_start(uint32_t tid);
+/* The background thread: open the events threads asked for (source_perf_start), in its own descriptor table. */
+void source_serve_requests(void);
 /* A CPU-time timer on thread tid's clock signalling tid every interval: 0 or -1. */
 int source_timer_start(timer_t *timer, uint32_t tid);
 

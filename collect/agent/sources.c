@@ -5,6 +5,16 @@
  * clock. Both name their thread by its kernel id, so the thread that starts
  * them need not be the one they sample (a raw clone() thread's sources are
  * started by whoever found it, foreign.c).
+ *
+ * A perf event is a descriptor, if only for the microseconds until its
+ * mapping keeps it alive. Opened in the program's descriptor table, it takes
+ * the lowest free number, the very one another thread of the program may be
+ * about to get: a program running one descriptor short of RLIMIT_NOFILE saw
+ * its own open() fail with EMFILE hundreds of times a run. So once the
+ * program has threads, the agent's background thread, which has a
+ * descriptor table of its own (background.c), opens every thread's event
+ * (source_serve_requests) while the starting thread waits for it. A process
+ * with one thread opens its own: no other thread is there to compete.
  */
 #include "sampling.h"
 
@@ -17,6 +27,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "futex.h"
 
 
 int source_timer_cookie;
@@ -47,8 +59,8 @@ void source_perf_close(int fd, const struct stat *opened, int signal_set)
 	agent_close_own(fd, opened);
 }
 
-/* A task-clock event signalling thread tid on every overflow (no event limit, so no REFRESH). */
-void *source_perf_start(uint32_t tid)
+/* A task-clock event signalling thread tid on every overflow (no event limit, so no REFRESH), opened here. */
+static void *perf_start_here(uint32_t tid)
 {
 	struct stat opened;
 	int fd = source_perf_open(agent_config.interval_ns, tid == agent_gettid() ? 0 : tid);
@@ -72,6 +84,73 @@ void *source_perf_start(uint32_t tid)
 	}
 	source_perf_close(fd, &opened, signal_set); /* the mapping keeps the event alive */
 	return page == MAP_FAILED ? NULL : page;
+}
+
+/* ---- perf events opened by the background thread ---- */
+
+#define PERF_REQUESTS 64
+#define PERF_REQUEST_WAIT_NS 50000000ull /* then the thread is sampled by its timer alone */
+
+enum { REQUEST_FREE, REQUEST_FILLING, REQUEST_WANTED, REQUEST_TAKEN, REQUEST_DONE };
+
+static struct perf_request {
+	_Atomic uint32_t state; /* REQUEST_*, the futex word the requester waits on */
+	uint32_t tid;
+	void *page;
+} requests[PERF_REQUESTS];
+
+void source_serve_requests(void)
+{
+	for (size_t i = 0; i < PERF_REQUESTS; i++) {
+		struct perf_request *r = &requests[i];
+		uint32_t wanted = REQUEST_WANTED;
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) != REQUEST_WANTED ||
+		    !atomic_compare_exchange_strong(&r->state, &wanted, REQUEST_TAKEN))
+			continue;
+		r->page = perf_start_here(r->tid);
+		atomic_store(&r->state, REQUEST_DONE);
+		futex_wake(&r->state);
+	}
+}
+
+/* Ask the background thread for tid's event and wait: its page, NULL (none), or (void *)-1: ask failed. */
+static void *perf_start_requested(uint32_t tid)
+{
+	struct perf_request *r = NULL;
+	for (size_t i = 0; i < PERF_REQUESTS && !r; i++) {
+		uint32_t free_state = REQUEST_FREE;
+		if (atomic_compare_exchange_strong(&requests[i].state, &free_state, REQUEST_FILLING))
+			r = &requests[i];
+	}
+	if (!r)
+		return (void *)-1;
+	r->tid = tid;
+	r->page = NULL;
+	atomic_store(&r->state, REQUEST_WANTED);
+	agent_wake_background();
+	uint64_t give_up = agent_now_ns() + PERF_REQUEST_WAIT_NS;
+	for (;;) {
+		uint32_t state = atomic_load(&r->state);
+		if (state == REQUEST_DONE)
+			break;
+		if (state == REQUEST_WANTED && agent_now_ns() >= give_up &&
+		    atomic_compare_exchange_strong(&r->state, &state, REQUEST_FREE))
+			return NULL; /* not taken in time (a loaded machine, or the thread stopping) */
+		futex_wait_until(&r->state, state, state == REQUEST_WANTED ? give_up : agent_now_ns() + PERF_REQUEST_WAIT_NS);
+	}
+	void *page = r->page;
+	atomic_store(&r->state, REQUEST_FREE);
+	return page;
+}
+
+void *source_perf_start(uint32_t tid)
+{
+	if (agent_descriptor_thread_serves()) {
+		void *page = perf_start_requested(tid);
+		if (page != (void *)-1)
+			return page;
+	}
+	return perf_start_here(tid);
 }
 
 /* A pseudo-random first expiry in (0, interval], so short threads are not sampled late on average. */
