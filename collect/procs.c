@@ -122,17 +122,12 @@ void procs_record(struct procs *ps, struct trace_writer *w, const struct tr_proc
 		}
 		break;
 	case TR_PROCESS_FORKED:
-		tp.kind = TRACE_PROCESS_FORKED;
-		put(w, &tp);
-		if (p) {
-			p->seen = 1;
-			p->parent = pr->parent;
-		}
-		break;
 	case TR_PROCESS_FORK_UNFOLLOWED:
 		tp.kind = TRACE_PROCESS_FORKED;
-		tp.flags = TRACE_PROCESS_NOT_PROFILED;
-		tp.reason = path;
+		if (pr->kind == TR_PROCESS_FORK_UNFOLLOWED) { /* the path says why */
+			tp.flags = TRACE_PROCESS_NOT_PROFILED;
+			tp.reason = path;
+		}
 		put(w, &tp);
 		if (p) {
 			p->seen = 1;

@@ -6,17 +6,15 @@
  * when it served wall mode alone.
  *
  * In cpu mode it starts only once the program has a second thread: at the
- * program's first pthread_create, clone or clone system call
- * (background_ensure), or at the start when another library's constructor
- * made one. A thread of the agent's own in a single-threaded program changes
+ * program's first pthread_create or clone() (background_ensure), or at the
+ * start when another library's constructor made one. A thread of the agent's own in a single-threaded program changes
  * what that program does: unshare(CLONE_NEWUSER) fails with EINVAL (it
  * wants one thread), /proc/self/task and "Threads:" count two, and glibc's
  * malloc leaves its single-thread paths for good (Lua's binary-trees spent
  * half as much again in _int_free). Until then the sampling handler does its
  * work (background_handler_duty): it builds the rows its walks asked for,
  * and every SCAN_INTERVAL_NS it looks for CPU time no known thread used (a
- * thread glibc started for itself, SIGEV_THREAD timers or aio, or a raw
- * clone system call) and adopts what it finds. The one thing it cannot do is
+ * thread made by the clone system call itself) and adopts what it finds. The one thing it cannot do is
  * take a foreign thread's samples (a raw clone without TLS of its own): they
  * wait for an agent thread that is not there and are counted lost, until
  * the program starts a thread through pthread_create or clone. Wall mode
