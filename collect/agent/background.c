@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "futex.h"
 #include "lifecycle.h"
 #include "unwinding.h"
 
@@ -66,6 +67,9 @@ static _Atomic int running, stopping;
  * by the sampling handler (background_handler_duty, one handler at a time: duty_taken). */
 static _Atomic int deferred, duty_taken;
 static uint64_t duty_next_check, duty_unknown_seen;
+/* Futex word: its descriptor table is set up (background_start waits for it: a thread the program starts
+ * next must find it serving, or it would open its own descriptors after all). */
+static _Atomic uint32_t table_ready;
 static uint32_t background_tid;
 
 /* The kernel's task flag of io_uring's worker threads (include/linux/sched.h). */
@@ -192,6 +196,8 @@ static void *background_main(void *unused)
 	if (REAL(syscall)(SYS_close_range, ~0u, ~0u, 0u) == 0 && /* it can be emptied (Linux 5.9) */
 	    REAL(syscall)(SYS_unshare, CLONE_FILES) == 0 && REAL(syscall)(SYS_close_range, 0u, ~0u, 0u) == 0)
 		agent_set_descriptor_thread(1);
+	atomic_store(&table_ready, 1);
+	futex_wake(&table_ready);
 	foreign_serviced(1);
 	uint32_t ring = AGENT_NO_RING;
 	/* The constructor scanned just before starting this thread (lifecycle.c). */
@@ -265,6 +271,7 @@ int background_start(void)
 	REAL(syscall)(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
 	atomic_store(&stopping, 0);
 	atomic_store(&running, 1);
+	atomic_store(&table_ready, 0);
 	agent_self.internal++; /* the loader's allocations for its TLS are not the program's */
 	/* A stack of its own size, not the default (RLIMIT_STACK, 8 MiB): address space a program under
 	 * ulimit -v would miss. Its deepest work is an unwind, a few KiB. */
@@ -282,6 +289,8 @@ int background_start(void)
 		return -1;
 	}
 	pthread_detach(thread);
+	for (uint64_t give_up = agent_now_ns() + 50000000ull; !atomic_load(&table_ready) && agent_now_ns() < give_up;)
+		futex_wait_until(&table_ready, 0, give_up);
 	return 0;
 }
 
