@@ -566,6 +566,11 @@ int main(int argc, char **argv)
 			meta_number(w, TRACE_META_ALLOCS_UNRECORDED, unrecorded);
 			meta_number(w, TRACE_META_ALLOC_BYTES_UNRECORDED, atomic_load(&h->alloc_bytes_unrecorded));
 		}
+		uint64_t charged = atomic_load(&h->exit_charged);
+		if (charged) {
+			meta_number(w, TRACE_META_EXIT_CHARGED, charged);
+			meta_number(w, TRACE_META_EXIT_CHARGED_THREADS, atomic_load(&h->exit_charged_threads));
+		}
 		if (atomic_load(&h->sandboxed))
 			meta_field(w, TRACE_META_SECCOMP, h->sandbox_text, sizeof h->sandbox_text);
 		if (atomic_load(&h->allocator_api))

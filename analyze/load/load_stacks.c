@@ -160,6 +160,14 @@ static uint8_t *agent_modules(const struct profile *p)
 	return agent;
 }
 
+/* Whether location loc is the agent's marker of a thread's time after its last sample (a charge's leaf). */
+static int exit_marker(const struct profile *p, uint32_t loc)
+{
+	const struct profile_location *l = &p->locations[loc];
+	uint32_t f = p->lines[l->first_line].function;
+	return l->nlines && !strcmp(profile_string(p, p->functions[f].name), TRACE_AGENT_EXIT_MARKER);
+}
+
 /* Append the profile stack whose frames have these distinct-address indexes,
  * without the agent's frames (unless nothing else is left), and a
  * [truncated] root when the agent cut it at max frames. */
@@ -171,7 +179,7 @@ static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint
 	for (uint32_t i = 0; i < depth; i++) {
 		uint32_t loc = resolver_location(L->resolver, addresses[i]);
 		uint32_t module = L->p->locations[loc].module;
-		if (module == UINT32_MAX || !agent[module])
+		if (module == UINT32_MAX || !agent[module] || (i == 0 && exit_marker(L->p, loc)))
 			(*locs)[kept++] = loc;
 	}
 	if (kept == 0)

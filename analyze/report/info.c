@@ -228,6 +228,22 @@ uint64_t info_sampler_cpu_ns(const struct info *in)
 	return ns <= (uint64_t)(in->st->nprocesses + 1) * in->p->duration_ns ? ns : 0;
 }
 
+uint64_t info_exit_charged_ns(const struct info *in, uint32_t *threads)
+{
+	const char *v = info_meta_value(in, TRACE_META_EXIT_CHARGED), *t = info_meta_value(in, TRACE_META_EXIT_CHARGED_THREADS);
+	uint64_t periods = v ? strtoull(v, NULL, 10) : 0, n = t ? strtoull(t, NULL, 10) : 0;
+	uint64_t period = in->p->period > 0 ? (uint64_t)in->p->period : 0;
+	*threads = 0;
+	/* Added up by the agents in memory the program can scribble on: more than the samples hold, or more
+	 * threads than the trace has, is not shown. */
+	int64_t all = info_cpu_ns(in);
+	if (!periods || !period || periods > UINT64_MAX / period || all < 0 || periods * period > (uint64_t)all ||
+	    n > in->p->nthreads)
+		return 0;
+	*threads = (uint32_t)n;
+	return periods * period;
+}
+
 /* Over the threads whose CPU time was measured: what their samples miss, by cause (coverage.h). */
 void info_coverage(const struct info *in, struct coverage *c)
 {

@@ -54,6 +54,9 @@ uint64_t info_measured_ns(const struct info *in, uint32_t thread);
 uint32_t info_measured_totals(const struct info *in, uint64_t *measured, uint64_t *sampled);
 /* Over the threads whose CPU time was measured: what their samples miss, by cause (coverage.h). */
 void info_coverage(const struct info *in, struct coverage *c);
+/* CPU time threads used after their last sample, charged at their ends (META exit_charged), and in how many
+ * threads: 0 when none, or when the figures cannot be true. */
+uint64_t info_exit_charged_ns(const struct info *in, uint32_t *threads);
 /* The modules table's debug-info column for a module of these PROFILE_MODULE_* flags. */
 const char *info_debug_info_text(const char *path, uint32_t flags);
 /* The time the weights stand for, 0 without a period type. */

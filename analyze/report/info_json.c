@@ -89,9 +89,12 @@ json_t *info_json(const struct info *in)
 	struct coverage cov;
 	info_coverage(in, &cov);
 	/* What the samples miss by cause (CPU mode; in wall mode sampled_ns is on-CPU wall time). */
+	uint32_t charged_threads;
+	uint64_t charged = info_exit_charged_ns(in, &charged_threads);
 	json_object_set_new(root, "measured_cpu",
-			    json_pack("{s:I,s:o,s:o,s:{s:I,s:o,s:I,s:o,s:o}}", "threads", (json_int_t)measured_threads,
-				      "measured_ns", juint(measured), "sampled_ns", juint(sampled), "missing",
+			    json_pack("{s:I,s:o,s:o,s:o,s:I,s:{s:I,s:o,s:I,s:o,s:o}}", "threads", (json_int_t)measured_threads,
+				      "measured_ns", juint(measured), "sampled_ns", juint(sampled), "charged_ns",
+				      juint(charged), "charged_threads", (json_int_t)charged_threads, "missing",
 				      "unsampled_threads", (json_int_t)cov.unsampled_threads, "unsampled_threads_ns",
 				      juint(cov.unsampled_threads_ns), "partial_threads", (json_int_t)cov.partial_threads,
 				      "partial_ns", juint(cov.partial_ns), "unseen_ns", juint(cov.unseen_ns)));

@@ -230,6 +230,16 @@ static void print_coverage(FILE *out, const struct info *in)
 		format_duration(measured > sampled ? measured - sampled : 0, c, sizeof(c)));
 	struct coverage cov;
 	info_coverage(in, &cov);
+	uint32_t charged_threads;
+	uint64_t charged = info_exit_charged_ns(in, &charged_threads);
+	if (charged) {
+		/* What short threads and last intervals missed is in the samples now, on a frame that says so. */
+		fprintf(out, "  charged:     %s of them at the ends of %u threads, their time after their last sample, as "
+			     "[thread exit: unsampled] (in whole intervals, rounded at random)\n",
+			format_duration(charged, a, sizeof(a)), charged_threads);
+		cov.unsampled_threads = cov.partial_threads = 0;
+		cov.unsampled_threads_ns = cov.partial_ns = 0;
+	}
 	if (!coverage_missing(&cov))
 		return;
 	/* Only the causes that have time, each with it: threads too short for a sample are named only when there are some. */

@@ -214,7 +214,12 @@ void agent_thread_records_forget(void);
 /* The agent-wide id of this stack (innermost first), writing its definition when new; UINT32_MAX on failure. */
 uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_t *ips, uint32_t n, uint32_t flags);
 /* The id last remembered under key (nonzero: equal keys promise equal stacks), else UINT32_MAX. */
-uint32_t stack_table_recall(const struct stack_table *table, uint64_t key);
+uint32_t stack_table_recall(struct stack_table *table, uint64_t key);
+/* Where the id last answered (by stack_table_id or stack_table_recall) is: a hint for stack_table_frames. */
+uint32_t stack_table_last(const struct stack_table *table);
+/* The frames of stack id (an answer of this table) into *ips: their number, 0 when unknown. At once when hint
+ * (stack_table_last just after id was answered) still holds it, else linear in the table's size. */
+uint32_t stack_table_frames(const struct stack_table *table, uint32_t id, uint32_t hint, const uint64_t **ips);
 /* Remember id (a stack_table_id answer of this table) under key (the table keeps the last few). */
 void stack_table_remember(struct stack_table *table, uint64_t key, uint32_t id);
 /* Unmap a thread's table (NULL: nothing). */

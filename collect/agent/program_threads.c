@@ -110,6 +110,7 @@ static void *thread_trampoline(void *p)
 	if (agent_flags->enabled && agent_config.pid == getpid()) {
 		sigset_t during;
 		agent_block_signal(&during);
+		sampler_thread_routine((uint64_t)(uintptr_t)ts.start);
 		lifecycle_thread_begin();
 		agent_restore_signal(&during);
 	}

@@ -25,8 +25,12 @@ static inline int agent_sampling_on(void)
 int sampler_init(uint32_t requested_source, int requested_signal);
 /* Start the calling thread's sampling sources (perf event and CPU-time timer). */
 void sampler_thread_start(void);
-/* Stop them and free their slot. */
+/* Stop them and free their slot, the thread's CPU time since its last sample charged first (sampler.c). */
 void sampler_thread_stop(void);
+/* The calling thread was started with routine (its pc): named under a charge when it has no sample. */
+void sampler_thread_routine(uint64_t routine);
+/* Never called: its pc is the leaf of a charge's stack, "[thread exit: unsampled]" (trace.h's TRACE_AGENT_EXIT_MARKER). */
+void agent_thread_exit_unsampled(void);
 /* Stop every thread's sources (the program took the sampling signal). */
 void sampler_stop_all(void);
 /* In a forked child: the parent's sources were not inherited; forget them (wall mode's slots too). */

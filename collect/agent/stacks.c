@@ -41,7 +41,9 @@ struct stack_table {
 	struct {
 		uint64_t key; /* stack_table_remember's, by its low bits; 0: none */
 		uint32_t id;
+		uint32_t entry; /* its entry's index then (a grown table moves it: checked by id) */
 	} recall[RECALL];
+	uint32_t last_entry; /* the entry of the last id answered (stack_table_last) */
 };
 
 static struct stack_table *table_create(uint32_t capacity, uint64_t pool_capacity)
@@ -134,8 +136,10 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 	uint64_t hash = transport_hash_stack(ips, n, flags);
 	if (t) {
 		struct stack_entry *e = find_slot(t, hash, ips, n);
-		if (e->id)
+		if (e->id) {
+			t->last_entry = (uint32_t)(e - t->entries);
 			return e->id;
+		}
 	}
 	if (!t || t->count + 1 > t->capacity / 2 || t->pool_used + n > t->pool_capacity) {
 		struct stack_table *grown = table_grow(t, n);
@@ -155,12 +159,35 @@ uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_
 	memcpy(t->pool + t->pool_used, ips, n * sizeof(uint64_t));
 	t->pool_used += n;
 	t->count++;
+	t->last_entry = (uint32_t)(e - t->entries);
 	return id;
 }
 
-uint32_t stack_table_recall(const struct stack_table *t, uint64_t key)
+uint32_t stack_table_last(const struct stack_table *t)
 {
-	return t && key && t->recall[key % RECALL].key == key ? t->recall[key % RECALL].id : UINT32_MAX;
+	return t ? t->last_entry : 0;
+}
+
+uint32_t stack_table_frames(const struct stack_table *t, uint32_t id, uint32_t hint, const uint64_t **ips)
+{
+	if (t && id && hint < t->capacity && t->entries[hint].id == id) {
+		*ips = t->pool + t->entries[hint].offset;
+		return t->entries[hint].nframes;
+	}
+	for (uint32_t i = 0; t && id && i < t->capacity; i++)
+		if (t->entries[i].id == id) {
+			*ips = t->pool + t->entries[i].offset;
+			return t->entries[i].nframes;
+		}
+	return 0;
+}
+
+uint32_t stack_table_recall(struct stack_table *t, uint64_t key)
+{
+	if (!t || !key || t->recall[key % RECALL].key != key)
+		return UINT32_MAX;
+	t->last_entry = t->recall[key % RECALL].entry;
+	return t->recall[key % RECALL].id;
 }
 
 void stack_table_remember(struct stack_table *t, uint64_t key, uint32_t id)
@@ -168,6 +195,7 @@ void stack_table_remember(struct stack_table *t, uint64_t key, uint32_t id)
 	if (t && key && id != UINT32_MAX) {
 		t->recall[key % RECALL].key = key;
 		t->recall[key % RECALL].id = id;
+		t->recall[key % RECALL].entry = t->last_entry; /* the caller's stack_table_id just answered id */
 	}
 }
 

@@ -140,6 +140,10 @@ struct transport_header {
 	/* The program installed a seccomp filter: the call that did (sandbox.c). */
 	_Atomic uint32_t sandboxed;
 	char sandbox_text[124];
+	/* CPU time threads used after their last sample, charged at their ends as samples (sampler.c):
+	 * periods, and threads charged. */
+	_Atomic uint64_t exit_charged;
+	_Atomic uint64_t exit_charged_threads;
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its

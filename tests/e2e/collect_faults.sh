@@ -12,7 +12,7 @@ faults=$(value_of faults "$scratch/err")
 calls=$(value_of calls "$scratch/err")
 "$bin/analyze" info "$scratch/f.zst" >"$scratch/info" || fail "analyze info failed"
 grep -q '^Source: *perf-task-clock+cpu-timer' "$scratch/info" || { echo "not the perf source: skipped"; exit 0; }
-grep '^Measured CPU:' -A1 "$scratch/info"
+grep '^Measured CPU:' -A2 "$scratch/info"
 grep '^collect: the samples cover' "$scratch/err" || true
 set -- $(info_json "$scratch/f.zst" | jq -r '.measured_cpu | "\(.measured_ns) \(.sampled_ns) \(.missing.unsampled_threads)
 	\(.missing.unsampled_threads_ns) \(.missing.partial_threads) \(.missing.partial_ns) \(.missing.unseen_ns)"')
@@ -31,8 +31,8 @@ awk -v u="$unseen" -v m="$measured" -v s="$sampled" -v f="$faults" -v c="$calls"
 	fail "unseen kernel time $unseen ns of $((measured - sampled)) missing; the workload faulted ${faults}s, called ${calls}s"
 echo "faults ${faults}s, calls ${calls}s: missing $((measured - sampled)) ns, $unseen ns of it kernel time not sampled"
 # The words: the cause named, short threads not.
-grep -A1 '^Measured CPU:' "$scratch/info" | grep -q 'beyond that, not sampled: kernel time outside system calls (page faults' ||
-	fail "analyze info does not name kernel time outside system calls: $(grep -A1 '^Measured CPU:' "$scratch/info")"
+grep -A2 '^Measured CPU:' "$scratch/info" | grep -q 'beyond that, not sampled: kernel time outside system calls (page faults' ||
+	fail "analyze info does not name kernel time outside system calls: $(grep -A2 '^Measured CPU:' "$scratch/info")"
 if grep -qi 'short threads\|ended before their first sample' "$scratch/info" "$scratch/err"; then
 	fail "short threads blamed: $(grep -i 'short threads\|ended before' "$scratch/info" "$scratch/err")"
 fi

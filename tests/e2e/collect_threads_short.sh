@@ -1,9 +1,12 @@
 # Threads shorter than a sampling interval or two spend most of their time
 # between samples: the trace carries each thread's own CPU clock at its end,
-# and analyze info shows what the samples cover of it (per thread and in
-# total), as collect's summary does, and both say why: threads that ended
-# before their first sample, each thread's last partial interval. The
-# workload reports the sum of its threads' clocks: the answer.
+# and the agent charges what the samples missed at each thread's end (all of
+# it for a short thread; issue 31) as one more sample on the thread's last
+# stack, under "[thread exit: unsampled]", or under the function it was
+# started with when it has none. So the samples hold at least 90% of what the
+# threads measured (16% before), analyze info says how much was charged, and
+# flat shows the charge under the workload's own function. The workload
+# reports the sum of its threads' clocks: the answer.
 . "$(dirname "$0")/lib.sh"
 check() { # COUNT SECONDS_EACH
 	"$bin/collect" -o "$scratch/t.zst" "$workloads/collect_churn" short "$1" "$2" 2>"$scratch/err" ||
@@ -21,25 +24,22 @@ check() { # COUNT SECONDS_EACH
 	echo "$line" | grep -q "by $2 threads at their end" || fail "$1 threads: the text disagrees: $line"
 	# The agent reads each clock at the thread's very end, after the workload did:
 	# what runs in between (thread exit, the agent letting go of the thread's
-	# sources and of libunwind's cache: measured ~50 us) is in the measured time.
-	awk -v m="$measured" -v t="$truth" -v n="$1" 'BEGIN { exit !(m >= t * 0.99 && m <= t * 1.05 + n * 0.0001 + 0.01) }' ||
+	# sources and of libunwind's cache, its charge: 150-220 us on the loaded
+	# 2-core machine, bench/ measures it) is in the measured time.
+	awk -v m="$measured" -v t="$truth" -v n="$1" 'BEGIN { exit !(m >= t * 0.99 && m <= t * 1.05 + n * 0.0003 + 0.01) }' ||
 		fail "$1 threads: measured ${measured}s, the threads' clocks say ${truth}s"
 	cpu=$(info_cpu_seconds "$scratch/info")
 	within "$sampled" "$cpu" 0.002 || fail "$1 threads: samples cover ${sampled}s, the samples add up to ${cpu}s"
-	# Threads this short are sampled for well under their CPU time: the trace must say so.
-	awk -v s="$sampled" -v m="$measured" 'BEGIN { exit !(s < 0.9 * m) }' ||
-		fail "$1 threads: samples cover ${sampled}s of ${measured}s: the workload was not short enough to test this"
-	grep -q 'the samples cover [0-9]*% of the' "$scratch/err" || fail "$1 threads: collect did not warn"
-	# ...and why: threads too short for a sample and each thread's last partial interval explain
-	# most of it (77% on a loaded 2-core machine, where kernel work outside system calls grows),
-	# and the text names them with their time.
-	short=$(info_json "$scratch/t.zst" | jq '.measured_cpu.missing | .unsampled_threads_ns + .partial_ns')
-	awk -v s="$short" -v m="$measured" -v c="$sampled" 'BEGIN { exit !(s >= 0.5 * (m - c) * 1e9) }' ||
-		fail "$1 threads: short threads and last intervals explain ${short} ns of the $(awk -v m="$measured" -v c="$sampled" 'BEGIN { print m - c }') s missing"
-	grep -A1 '^Measured CPU:' "$scratch/info" | grep -q 'threads that ended before their first sample\|last partial interval of' ||
-		fail "$1 threads: analyze info does not name short threads: $(grep -A1 '^Measured CPU:' "$scratch/info")"
-	grep -q '^collect: the samples cover .*\(threads that ended before their first sample\|last partial interval\)' "$scratch/err" ||
-		fail "$1 threads: collect does not name short threads: $(grep 'samples cover' "$scratch/err")"
+	# The samples hold what the threads used: at least 90% of it.
+	awk -v s="$sampled" -v m="$measured" 'BEGIN { exit !(s >= 0.9 * m) }' ||
+		fail "$1 threads: samples cover ${sampled}s of ${measured}s, want at least 90%"
+	set -- "$1" $(info_json "$scratch/t.zst" | jq -r '.measured_cpu | "\(.charged_ns) \(.charged_threads)"')
+	[ "$2" -gt 0 ] && [ "$3" -ge $(($1 / 2)) ] || fail "$1 threads: charged ${2} ns at the ends of $3 threads"
+	grep -q '^  charged: .* at the ends of [0-9]* threads' "$scratch/info" ||
+		fail "$1 threads: analyze info does not say what was charged: $(grep -A2 '^Measured CPU:' "$scratch/info")"
+	# The charge is the workload's: under worker, named.
+	"$bin/analyze" tree "$scratch/t.zst" 2>/dev/null | grep -A1 '; worker$' | grep -q '\[thread exit: unsampled\]' ||
+		fail "$1 threads: no [thread exit: unsampled] under worker: $("$bin/analyze" tree "$scratch/t.zst" 2>&1 | head -20)"
 }
 check 500 0.0015
 check 2000 0.0003
