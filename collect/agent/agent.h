@@ -92,6 +92,7 @@ struct agent_thread {
 	int sandboxed; /* a seccomp filter covers this thread (sandbox.c): the agent makes no system call on it */
 	volatile sig_atomic_t in_loader; /* inside dl_iterate_phdr (loader.c): no unwinding */
 	uint64_t loader_caller; /* the return address of that call */
+	uint64_t end_cpu_ns; /* its CPU time at its end as the sampler charged it (sampler.c), for the exit record; 0: read then */
 };
 
 extern struct agent_config agent_config;

@@ -232,6 +232,7 @@ static void charge_unsampled(void)
 	    !agent_flags->enabled || !interval)
 		return;
 	uint64_t cpu = agent_thread_cpu_ns(0), covered = sampler_self.periods * interval;
+	agent_self.end_cpu_ns = cpu; /* the exit record's (thread_records.c) */
 	if (cpu <= covered)
 		return;
 	uint64_t charge = cpu - covered;

@@ -73,8 +73,12 @@ void agent_thread_record(uint32_t flags)
 {
 	agent_enter();
 	uint32_t ring = agent_ring_waiting();
+	/* At its end, the time its last charge was computed from (sampler.c): the samples then hold exactly
+	 * what the record says, and the agent's own end work after is left out of both. */
+	uint64_t cpu = (flags & (TRACE_THREAD_EXIT | TRACE_THREAD_AT_END)) && agent_self.end_cpu_ns ? agent_self.end_cpu_ns : agent_thread_cpu_ns(0);
+	agent_self.end_cpu_ns = 0;
 	if (ring != AGENT_NO_RING)
-		write_thread_record(ring, agent_gettid(), agent_thread_cpu_ns(0), flags, 1, 1);
+		write_thread_record(ring, agent_gettid(), cpu, flags, 1, 1);
 	else if (agent_self.start_pending) /* it never had a ring: it and its samples are missing */
 		atomic_fetch_add(&agent_transport.header->threads_without_ring, 1);
 	else

@@ -30,11 +30,12 @@ check() { # COUNT SECONDS_EACH
 		fail "$1 threads: measured ${measured}s, the threads' clocks say ${truth}s"
 	cpu=$(info_cpu_seconds "$scratch/info")
 	within "$sampled" "$cpu" 0.002 || fail "$1 threads: samples cover ${sampled}s, the samples add up to ${cpu}s"
-	# The samples hold what the threads used: at least 90% of it.
+	# The samples hold what the threads used: at least 90% of it. Charges are whole intervals, one
+	# with the probability of the rest, so a thread of 0.3 ms is charged one interval 3 times in 10.
 	awk -v s="$sampled" -v m="$measured" 'BEGIN { exit !(s >= 0.9 * m) }' ||
 		fail "$1 threads: samples cover ${sampled}s of ${measured}s, want at least 90%"
 	set -- "$1" $(info_json "$scratch/t.zst" | jq -r '.measured_cpu | "\(.charged_ns) \(.charged_threads)"')
-	[ "$2" -gt 0 ] && [ "$3" -ge $(($1 / 2)) ] || fail "$1 threads: charged ${2} ns at the ends of $3 threads"
+	[ "$2" -gt 0 ] && [ "$3" -ge $(($1 / 5)) ] || fail "$1 threads: charged ${2} ns at the ends of $3 threads"
 	grep -q '^  charged: .* at the ends of [0-9]* threads' "$scratch/info" ||
 		fail "$1 threads: analyze info does not say what was charged: $(grep -A2 '^Measured CPU:' "$scratch/info")"
 	# The charge is the workload's: under worker, named.
