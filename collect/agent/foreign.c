@@ -245,19 +245,8 @@ static void record(uint32_t ring, struct foreign_thread *f)
 	if (truncated)
 		flags |= TRACE_STACK_TRUNCATED;
 	uint32_t id = stack_table_id(&agent_self.stacks, ring, ips, n, flags);
-	struct tr_sample *s = id == UINT32_MAX ? NULL : transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
-	if (!s) {
+	if (!agent_write_sample(ring, atomic_load(&f->tid), id, f->weight, f->time_ns, f->state, f->syscall))
 		atomic_fetch_add(&transport_ring(&agent_transport, ring)->lost, 1);
-		return;
-	}
-	s->time_ns = f->time_ns;
-	s->tid = atomic_load(&f->tid);
-	s->stack_id = id;
-	s->weight = f->weight;
-	s->state = f->state;
-	s->syscall = f->syscall;
-	s->reserved = 0;
-	transport_commit(&agent_transport, ring);
 }
 
 void foreign_service(uint32_t *ring)

@@ -122,17 +122,8 @@ static void write_hook_samples(uint32_t ring)
 	/* Each thread defines it in its own ring (collect merges equal stacks). */
 	uint64_t pc = marker_pc();
 	uint32_t id = stack_table_id(&agent_self.stacks, ring, &pc, 1, TRACE_STACK_LEAF_EXACT);
-	struct tr_sample *s = id == UINT32_MAX ? NULL : transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
-	if (!s) {
+	if (!agent_write_sample(ring, agent_gettid(), id, weight, agent_self.hook_time_ns, TRACE_STATE_ON_CPU, -1))
 		atomic_fetch_add(&transport_ring(&agent_transport, ring)->lost, 1);
-		return;
-	}
-	s->time_ns = agent_self.hook_time_ns;
-	s->tid = agent_gettid();
-	s->stack_id = id;
-	s->weight = weight;
-	s->state = 0;
-	transport_commit(&agent_transport, ring);
 }
 
 /*

@@ -131,6 +131,23 @@ uint32_t agent_thread_ring(void)
 	return ring;
 }
 
+int agent_write_sample(uint32_t ring, uint32_t tid, uint32_t stack_id, uint32_t weight, uint64_t time_ns,
+		       uint32_t state, int32_t syscall_nr)
+{
+	struct tr_sample *s = stack_id == UINT32_MAX ? NULL : transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
+	if (!s)
+		return 0;
+	s->time_ns = time_ns;
+	s->tid = tid;
+	s->stack_id = stack_id;
+	s->weight = weight;
+	s->state = state;
+	s->syscall = syscall_nr;
+	s->reserved = 0;
+	transport_commit(&agent_transport, ring);
+	return 1;
+}
+
 void agent_count_record_lost(void)
 {
 	atomic_fetch_add_explicit(&agent_transport.header->records_lost, 1, memory_order_relaxed);

@@ -469,20 +469,10 @@ static void count_lost(void)
 /* A sample of the calling thread into ring (id: its stack, UINT32_MAX: none could be had); 0 when lost. */
 static int write_sample(uint32_t ring, uint32_t id, uint32_t weight, uint64_t now, uint32_t state, int32_t syscall_nr)
 {
-	struct tr_sample *s = id == UINT32_MAX ? NULL : transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
-	if (!s) {
-		count_lost();
-		return 0;
-	}
-	s->time_ns = now;
-	s->tid = agent_gettid();
-	s->stack_id = id;
-	s->weight = weight;
-	s->state = state;
-	s->syscall = syscall_nr;
-	s->reserved = 0;
-	transport_commit(&agent_transport, ring);
-	return 1;
+	if (agent_write_sample(ring, agent_gettid(), id, weight, now, state, syscall_nr))
+		return 1;
+	count_lost();
+	return 0;
 }
 
 static void record_sample(uint32_t weight, const ucontext_t *uc, uint64_t now, uint32_t state, int32_t syscall_nr)

@@ -229,19 +229,8 @@ static uint32_t unwind_blocked(uint64_t sp, uint64_t pc, uint64_t *ips, uint32_t
 static void emit(uint32_t ring, uint64_t now, uint32_t tid, uint32_t stack_id, uint32_t weight, uint32_t state,
 		 int32_t syscall_nr)
 {
-	struct tr_sample *s = transport_reserve(&agent_transport, ring, TR_SAMPLE, sizeof *s);
-	if (!s) {
+	if (!agent_write_sample(ring, tid, stack_id, weight, now, state, syscall_nr))
 		atomic_fetch_add(&transport_ring(&agent_transport, ring)->lost, 1);
-		return;
-	}
-	s->time_ns = now;
-	s->tid = tid;
-	s->stack_id = stack_id;
-	s->weight = weight;
-	s->state = state;
-	s->syscall = syscall_nr;
-	s->reserved = 0;
-	transport_commit(&agent_transport, ring);
 }
 
 static int signal_thread(uint32_t i, uint32_t tid, uint32_t weight, int32_t blocked_syscall)
