@@ -205,6 +205,8 @@ __attribute__((noinline)) void agent_thread_exit_unsampled(void)
 	__asm__ volatile("");
 }
 
+static int write_sample(uint32_t ring, uint32_t id, uint32_t weight, uint64_t now, uint32_t state, int32_t syscall_nr);
+
 /*
  * A thread's CPU time after its last sample (all of it, for a thread that
  * ended before its first): one more sample at its end, so that short
@@ -223,8 +225,6 @@ __attribute__((noinline)) void agent_thread_exit_unsampled(void)
  * None when sampling was off during its life or is off now (that time is
  * not the run's). collect counts them (META exit_charged).
  */
-static int write_sample(uint32_t ring, uint32_t id, uint32_t weight, uint64_t now, uint32_t state, int32_t syscall_nr);
-
 static void charge_unsampled(void)
 {
 	uint64_t interval = agent_config.interval_ns;

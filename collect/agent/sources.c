@@ -30,7 +30,6 @@
 
 #include "futex.h"
 
-
 int source_timer_cookie;
 
 int source_perf_open(uint64_t period_ns, uint32_t tid)
