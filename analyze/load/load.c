@@ -367,7 +367,8 @@ struct profile *load_trace(const char *path, const struct load_options *o, struc
 	if (!stats)
 		stats = &own_stats;
 	memset(stats, 0, sizeof(*stats));
-	struct loader L = {.path = path, .stats = stats, .o = o, .diag = o->diag, .truncated_location = UINT32_MAX};
+	struct loader L = {.path = path, .stats = stats, .o = o, .diag = o->diag, .truncated_location = UINT32_MAX,
+			  .exit_charge_location = UINT32_MAX};
 	memset(L.recent_thread, 0xff, sizeof(L.recent_thread));
 	L.p = profile_new();
 	if (!L.p)

@@ -126,18 +126,13 @@ static int marker_stack(const struct profile *p, const struct profile_stack *s)
 	return trace_path_is_agent(profile_string(p, p->modules[l->module].path));
 }
 
-/* The time spent in the agent's hooks is the profiler's: a frame of its own, shown with -C off; so is a
- * thread's time after its last sample, charged at its end. */
+/* The time spent in the agent's hooks is the profiler's: a frame of its own, shown with -C off. */
 void alloc_name_marker(struct profile *p, struct load_stats *stats)
 {
 	int named = 0;
 	uint32_t marker = 0;
 	for (uint32_t f = 0; f < p->nfunctions; f++)
-		if (!strcmp(profile_string(p, p->functions[f].name), TRACE_AGENT_EXIT_MARKER)) {
-			/* A thread's time after its last sample, charged at its end (sampler.c): shown, -C or not. */
-			p->functions[f].name = profile_intern(p, "[thread exit: unsampled]");
-			p->functions[f].flags &= ~PROFILE_FUNCTION_SYSTEM;
-		} else if (!strcmp(profile_string(p, p->functions[f].name), TRACE_AGENT_ALLOC_MARKER)) {
+		if (!strcmp(profile_string(p, p->functions[f].name), TRACE_AGENT_ALLOC_MARKER)) {
 			marker = profile_intern(p, "[ipscope: recording allocations]");
 			p->functions[f].name = marker;
 			p->functions[f].flags &= ~PROFILE_FUNCTION_SYSTEM;

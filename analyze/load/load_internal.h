@@ -105,6 +105,7 @@ struct loader {
 	uint32_t nunloads_seen, unloads_seen_cap;
 	int many_pid_stacks;    /* some raw stack is used by samples of two processes */
 	uint32_t truncated_location; /* the [truncated] frame's location, UINT32_MAX until made */
+	uint32_t exit_charge_location; /* the [thread exit: unsampled] leaf's, UINT32_MAX until made */
 };
 
 /* Thread index of (pid, tid), adding the thread if new. */

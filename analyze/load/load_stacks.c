@@ -160,31 +160,42 @@ static uint8_t *agent_modules(const struct profile *p)
 	return agent;
 }
 
-/* Whether location loc is the agent's marker of a thread's time after its last sample (a charge's leaf). */
-static int exit_marker(const struct profile *p, uint32_t loc)
+/* The "[thread exit: unsampled]" leaf of a charge (TRACE_STACK_EXIT_CHARGE), made once. */
+static uint32_t exit_charge_location(struct loader *L)
 {
-	const struct profile_location *l = &p->locations[loc];
-	uint32_t f = p->lines[l->first_line].function;
-	return l->nlines && !strcmp(profile_string(p, p->functions[f].name), TRACE_AGENT_EXIT_MARKER);
+	struct profile *p = L->p;
+	if (L->exit_charge_location != UINT32_MAX)
+		return L->exit_charge_location;
+	uint32_t name = profile_intern(p, "[thread exit: unsampled]");
+	struct profile_function f = { .name = name, .system_name = name, .module = UINT32_MAX };
+	struct profile_line line = { .function = profile_add_function(p, &f) };
+	struct profile_location loc = { .address = 0, .module = UINT32_MAX, .first_line = profile_add_line(p, &line),
+					.nlines = 1 };
+	return L->exit_charge_location = profile_add_location(p, &loc);
 }
 
 /* Append the profile stack whose frames have these distinct-address indexes,
- * without the agent's frames (unless nothing else is left), and a
- * [truncated] root when the agent cut it at max frames. */
+ * without the agent's frames (unless nothing else is left), under a
+ * [thread exit: unsampled] leaf for a charge, and a [truncated] root when
+ * the agent cut it at max frames. */
 static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint32_t *addresses,
-			      uint32_t depth, int truncated, uint32_t **locs, uint32_t *cap)
+			      uint32_t depth, uint32_t flags, uint32_t **locs, uint32_t *cap)
 {
-	ALLOC_GROW(*locs, (uint64_t)depth + 1, *cap);
+	ALLOC_GROW(*locs, (uint64_t)depth + 2, *cap);
 	uint32_t kept = 0;
+	if (flags & TRACE_STACK_EXIT_CHARGE)
+		(*locs)[kept++] = exit_charge_location(L);
+	uint32_t first = kept;
 	for (uint32_t i = 0; i < depth; i++) {
 		uint32_t loc = resolver_location(L->resolver, addresses[i]);
 		uint32_t module = L->p->locations[loc].module;
-		if (module == UINT32_MAX || !agent[module] || (i == 0 && exit_marker(L->p, loc)))
+		if (module == UINT32_MAX || !agent[module])
 			(*locs)[kept++] = loc;
 	}
-	if (kept == 0)
-		for (; kept < depth; kept++)
-			(*locs)[kept] = resolver_location(L->resolver, addresses[kept]);
+	if (kept == first)
+		for (uint32_t i = 0; i < depth; i++)
+			(*locs)[kept++] = resolver_location(L->resolver, addresses[i]);
+	int truncated = (flags & TRACE_STACK_TRUNCATED) != 0;
 	if (truncated)
 		(*locs)[kept++] = truncated_location(L);
 	profile_add_stack(L->p, *locs, kept);
@@ -212,14 +223,12 @@ void loader_build_stacks(struct loader *L)
 	uint8_t *agent = agent_modules(L->p);
 	for (uint32_t s = 0; s < L->nraw; s++) {
 		raw_frames(L, &L->raw[s], &depth);
-		add_profile_stack(L, agent, frame_address + frame_at[s], depth,
-				  (L->raw[s].flags & TRACE_STACK_TRUNCATED) != 0, &locs, &cap);
+		add_profile_stack(L, agent, frame_address + frame_at[s], depth, L->raw[s].flags, &locs, &cap);
 	}
 	for (uint32_t i = 0; i < v.count; i++) {
 		const struct raw_stack *rs = &L->raw[v.variants[i].raw];
 		raw_frames(L, rs, &depth);
-		add_profile_stack(L, agent, v.addresses + v.variants[i].first, depth,
-				  (rs->flags & TRACE_STACK_TRUNCATED) != 0, &locs, &cap);
+		add_profile_stack(L, agent, v.addresses + v.variants[i].first, depth, rs->flags, &locs, &cap);
 	}
 	free(agent);
 	hashmap_free(&v.index);

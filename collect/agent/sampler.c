@@ -76,7 +76,7 @@
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
 #define SOURCE_WALL 4u /* wall mode: the background thread signals it (wall.c) */
 #define MAX_SLOTS 65536
-#define CHARGE_MAX_FRAMES 1025 /* the marker and a stack of max_frames (at most 1024) */
+#define CHARGE_MAX_FRAMES 1024 /* max_frames at most */
 #define SHORT_THREAD_INTERVALS 10 /* a thread of less CPU time is charged all its samples missed */
 
 /* The calling thread's sampling, as its handler reads it: its slot, and what was started there. */
@@ -198,22 +198,15 @@ static void free_slot(uint32_t i)
 /* CPU time of the threads that stopped their own slot (sampler_accounted_cpu_ns). */
 static _Atomic uint64_t ended_cpu_ns;
 
-/* The agent's own function whose pc stands for a thread's CPU time after its last sample, charged at its
- * end: analyze knows it by this name, trace.h's TRACE_AGENT_EXIT_MARKER (the two must be spelled alike). */
-__attribute__((noinline)) void agent_thread_exit_unsampled(void)
-{
-	__asm__ volatile("");
-}
-
 static int write_sample(uint32_t ring, uint32_t id, uint32_t weight, uint64_t now, uint32_t state, int32_t syscall_nr);
 
 /*
  * A thread's CPU time after its last sample (all of it, for a thread that
  * ended before its first): one more sample at its end, so that short
  * threads and each thread's last period are in the profile, not only in
- * info's "unsampled" line. Its stack is the thread's last sample's with
- * "[thread exit: unsampled]" (agent_thread_exit_unsampled) as its leaf; a
- * thread with no sample gets the function it was started with under it.
+ * info's "unsampled" line. Its stack is the thread's last sample's, or the
+ * function it was started with when it has none, flagged
+ * TRACE_STACK_EXIT_CHARGE (analyze shows a "[thread exit: unsampled]" leaf).
  * The weight is in periods: the time's whole periods, and one more with the
  * probability of the rest (unbiased over many threads). A thread shorter
  * than SHORT_THREAD_INTERVALS is charged all its samples missed: its start
@@ -247,15 +240,16 @@ static void charge_unsampled(void)
 	if (ring == AGENT_NO_RING)
 		return;
 	uint64_t ips[CHARGE_MAX_FRAMES];
-	uint32_t n = 0;
-	ips[n++] = (uint64_t)(uintptr_t)&agent_thread_exit_unsampled;
+	uint32_t n = 0, flags = TRACE_STACK_EXIT_CHARGE;
 	const uint64_t *last = NULL;
 	uint32_t nlast = sampler_self.last_stack ? stack_table_frames(agent_self.stacks, sampler_self.last_stack, sampler_self.last_hint, &last) : 0;
 	for (uint32_t i = 0; i < nlast && n < CHARGE_MAX_FRAMES; i++)
 		ips[n++] = last[i];
-	if (!nlast && sampler_self.routine)
+	if (nlast)
+		flags |= TRACE_STACK_LEAF_EXACT; /* as every sample's (the handler's context) */
+	else if (sampler_self.routine)
 		ips[n++] = sampler_self.routine + 1; /* a return address into it: looked up at ip - 1 */
-	uint32_t id = stack_table_id(&agent_self.stacks, ring, ips, n, TRACE_STACK_LEAF_EXACT);
+	uint32_t id = stack_table_id(&agent_self.stacks, ring, ips, n, flags);
 	if (!write_sample(ring, id, weight, agent_now_ns(), TRACE_STATE_ON_CPU, -1))
 		return;
 	atomic_fetch_add(&agent_transport.header->exit_charged, weight);

@@ -29,8 +29,6 @@ void sampler_thread_start(void);
 void sampler_thread_stop(void);
 /* The calling thread was started with routine (its pc): named under a charge when it has no sample. */
 void sampler_thread_routine(uint64_t routine);
-/* Never called: its pc is the leaf of a charge's stack, "[thread exit: unsampled]" (trace.h's TRACE_AGENT_EXIT_MARKER). */
-void agent_thread_exit_unsampled(void);
 /* Stop every thread's sources (the program took the sampling signal). */
 void sampler_stop_all(void);
 /* In a forked child: the parent's sources were not inherited; forget them (wall mode's slots too). */

@@ -61,7 +61,7 @@ enum trace_type {
 #define TRACE_META_DEEPBIND_LIBRARIES "deepbind_libraries" /* at the end, when not 0: libraries loaded with RTLD_DEEPBIND whose constructors' allocations were not recorded (1.5) */
 #define TRACE_META_DEEPBIND_LIBRARY "deepbind_library" /* the first one's path (1.5) */
 #define TRACE_META_ALLOCATOR_API "allocator_api" /* at the end: "NAME in PATH", an allocator's own API was loaded, whose allocations are not recorded (1.5) */
-#define TRACE_META_EXIT_CHARGED "exit_charged" /* at the end, when not 0: periods of CPU time threads used after their last sample, charged at their ends on "[thread exit: unsampled]" (1.5) */
+#define TRACE_META_EXIT_CHARGED "exit_charged" /* at the end, when not 0: periods of CPU time threads used after their last sample, charged at their ends (TRACE_STACK_EXIT_CHARGE) (1.5) */
 #define TRACE_META_EXIT_CHARGED_THREADS "exit_charged_threads" /* how many threads were (1.5) */
 #define TRACE_META_SECCOMP "seccomp" /* at the end: the call that installed the program's seccomp filter (sandbox.c) (1.5) */
 #define TRACE_META_ALLOC_SCHEME "alloc_scheme" /* 1.3: "all", "rate" or "bytes": which allocations were recorded */
@@ -71,8 +71,6 @@ enum trace_type {
  * function whose address stands for the time its hooks spent recording allocations. */
 #define TRACE_AGENT_FILE_NAME "libipscope-agent.so"
 #define TRACE_AGENT_ALLOC_MARKER "agent_recording_allocations"
-/* ...and the function whose address is the leaf of a thread's CPU time after its last sample, charged at its end (1.5). */
-#define TRACE_AGENT_EXIT_MARKER "agent_thread_exit_unsampled"
 /* Whether a MODULE path is the agent's (its file name is TRACE_AGENT_FILE_NAME, or a versioned .so.N of it). */
 int trace_path_is_agent(const char *path);
 
@@ -135,6 +133,9 @@ struct trace_thread {
 #define TRACE_STACK_LEAF_EXACT 1u
 /* The unwinder stopped at max_frames: the root part is missing. */
 #define TRACE_STACK_TRUNCATED 2u
+/* (1.5) A thread's CPU time after its last sample, charged at its end on this stack (its last sample's, or
+ * the function it was started with): readers show a "[thread exit: unsampled]" leaf below it. */
+#define TRACE_STACK_EXIT_CHARGE 4u
 
 struct trace_stack {
 	uint32_t id; /* unique within the trace, any value */
