@@ -220,6 +220,9 @@ void agent_thread_records_forget(void);
 uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_t *ips, uint32_t n, uint32_t flags);
 /* The id last remembered under key (nonzero: equal keys promise equal stacks), else UINT32_MAX. */
 uint32_t stack_table_recall(struct stack_table *table, uint64_t key);
+/* Room for one more stack of n frames, so that stack_table_id does not move the table meanwhile (its frames
+ * may then come from the table itself: stack_table_frames); 0, or -1 when out of memory. */
+int stack_table_reserve(struct stack_table **table, uint32_t n);
 /* Where the id last answered (by stack_table_id or stack_table_recall) is: a hint for stack_table_frames. */
 uint32_t stack_table_last(const struct stack_table *table);
 /* The frames of stack id (an answer of this table) into *ips: their number, 0 when unknown. At once when hint

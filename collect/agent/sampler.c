@@ -76,7 +76,6 @@
 #define SOURCE_TIMER 2u /* and a CPU-time timer */
 #define SOURCE_WALL 4u /* wall mode: the background thread signals it (wall.c) */
 #define MAX_SLOTS 65536
-#define CHARGE_MAX_FRAMES 1024 /* max_frames at most */
 #define SHORT_THREAD_INTERVALS 10 /* a thread of less CPU time is charged all its samples missed */
 
 /* The calling thread's sampling, as its handler reads it: its slot, and what was started there. */
@@ -239,17 +238,28 @@ static void charge_unsampled(void)
 	uint32_t ring = weight ? agent_thread_ring() : AGENT_NO_RING;
 	if (ring == AGENT_NO_RING)
 		return;
-	uint64_t ips[CHARGE_MAX_FRAMES];
-	uint32_t n = 0, flags = TRACE_STACK_EXIT_CHARGE;
-	const uint64_t *last = NULL;
-	uint32_t nlast = sampler_self.last_stack ? stack_table_frames(agent_self.stacks, sampler_self.last_stack, sampler_self.last_hint, &last) : 0;
-	for (uint32_t i = 0; i < nlast && n < CHARGE_MAX_FRAMES; i++)
-		ips[n++] = last[i];
-	if (nlast)
-		flags |= TRACE_STACK_LEAF_EXACT; /* as every sample's (the handler's context) */
-	else if (sampler_self.routine)
-		ips[n++] = sampler_self.routine + 1; /* a return address into it: looked up at ip - 1 */
-	uint32_t id = stack_table_id(&agent_self.stacks, ring, ips, n, flags);
+	/* The last sample's frames straight from the table, which is made roomy first so that they stay put
+	 * (no copy on the stack: a thread of PTHREAD_STACK_MIN ends here too). */
+	const uint64_t *frames = NULL;
+	uint32_t n = sampler_self.last_stack ?
+			     stack_table_frames(agent_self.stacks, sampler_self.last_stack, sampler_self.last_hint, &frames) : 0;
+	uint32_t flags = TRACE_STACK_EXIT_CHARGE | TRACE_STACK_LEAF_EXACT; /* exact, as every sample's leaf */
+	if (n) {
+		const struct stack_table *before = agent_self.stacks;
+		if (stack_table_reserve(&agent_self.stacks, n) < 0)
+			return;
+		if (agent_self.stacks != before) /* moved: the hint is stale */
+			n = stack_table_frames(agent_self.stacks, sampler_self.last_stack, UINT32_MAX, &frames);
+	}
+	uint64_t routine = sampler_self.routine + 1; /* a return address into it: looked up at ip - 1 */
+	if (!n && sampler_self.routine) {
+		frames = &routine;
+		n = 1;
+		flags = TRACE_STACK_EXIT_CHARGE;
+	}
+	if (!n)
+		return; /* no stack to charge (the initial thread, never sampled) */
+	uint32_t id = stack_table_id(&agent_self.stacks, ring, frames, n, flags);
 	if (!write_sample(ring, id, weight, agent_now_ns(), TRACE_STATE_ON_CPU, -1))
 		return;
 	atomic_fetch_add(&agent_transport.header->exit_charged, weight);

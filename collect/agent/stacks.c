@@ -129,6 +129,18 @@ static int write_definition(uint32_t ring, uint32_t id, const uint64_t *ips, uin
 	return 0;
 }
 
+int stack_table_reserve(struct stack_table **table, uint32_t n)
+{
+	struct stack_table *t = *table;
+	if (!t || t->count + 1 > t->capacity / 2 || t->pool_used + n > t->pool_capacity) {
+		struct stack_table *grown = table_grow(t, n);
+		if (!grown)
+			return -1;
+		*table = grown;
+	}
+	return 0;
+}
+
 uint32_t stack_table_id(struct stack_table **table, uint32_t ring, const uint64_t *ips, uint32_t n,
 			uint32_t flags)
 {
