@@ -136,18 +136,24 @@ static void split_by_epoch(struct loader *L, struct epoch_stacks *v)
 	free(touches);
 }
 
-/* The frame that marks a stack cut at max frames: its root end is missing. */
-static uint32_t truncated_location(struct loader *L)
+/* A frame of no module that says something of a stack (text), made once into *made. */
+static uint32_t pseudo_location(struct loader *L, uint32_t *made, const char *text)
 {
 	struct profile *p = L->p;
-	if (L->truncated_location != UINT32_MAX)
-		return L->truncated_location;
-	uint32_t name = profile_intern(p, "[truncated]");
+	if (*made != UINT32_MAX)
+		return *made;
+	uint32_t name = profile_intern(p, text);
 	struct profile_function f = { .name = name, .system_name = name, .module = UINT32_MAX };
 	struct profile_line line = { .function = profile_add_function(p, &f) };
 	struct profile_location loc = { .address = 0, .module = UINT32_MAX, .first_line = profile_add_line(p, &line),
 					.nlines = 1 };
-	return L->truncated_location = profile_add_location(p, &loc);
+	return *made = profile_add_location(p, &loc);
+}
+
+/* The frame that marks a stack cut at max frames: its root end is missing. */
+static uint32_t truncated_location(struct loader *L)
+{
+	return pseudo_location(L, &L->truncated_location, "[truncated]");
 }
 
 /* 1 for each module that is the agent itself. */
@@ -160,18 +166,10 @@ static uint8_t *agent_modules(const struct profile *p)
 	return agent;
 }
 
-/* The "[thread exit: unsampled]" leaf of a charge (TRACE_STACK_EXIT_CHARGE), made once. */
+/* The "[thread exit: unsampled]" leaf of a charge (TRACE_STACK_EXIT_CHARGE). */
 static uint32_t exit_charge_location(struct loader *L)
 {
-	struct profile *p = L->p;
-	if (L->exit_charge_location != UINT32_MAX)
-		return L->exit_charge_location;
-	uint32_t name = profile_intern(p, "[thread exit: unsampled]");
-	struct profile_function f = { .name = name, .system_name = name, .module = UINT32_MAX };
-	struct profile_line line = { .function = profile_add_function(p, &f) };
-	struct profile_location loc = { .address = 0, .module = UINT32_MAX, .first_line = profile_add_line(p, &line),
-					.nlines = 1 };
-	return L->exit_charge_location = profile_add_location(p, &loc);
+	return pseudo_location(L, &L->exit_charge_location, "[thread exit: unsampled]");
 }
 
 /* Append the profile stack whose frames have these distinct-address indexes,
