@@ -29,7 +29,6 @@ struct load_options {
 	int full_names;  /* --full-names: C++ return type and parameters */
 	int raw_names;   /* --raw-names: internal aliases as DWARF names them */
 	int offline;     /* --offline: never ask debuginfod */
-	int system_names_only; /* system modules named from their symbol tables (symbolize.h): reports that hide them */
 	double debuginfod_timeout; /* --debuginfod-timeout SECONDS (0: the default) */
 	/*
 	 * 0: do not resolve addresses (every frame is module+0xoffset); modules

@@ -70,7 +70,6 @@ struct resolver *resolver_new(struct profile *p, const struct load_options *o)
 			.full_names = o->full_names,
 			.raw_names = o->raw_names,
 			.offline = o->offline,
-			.system_names_only = o->system_names_only,
 			.debuginfod_timeout = o->debuginfod_timeout,
 			.progress = download_progress,
 			.progress_ctx = R,

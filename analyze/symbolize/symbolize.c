@@ -201,9 +201,7 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 	sym_elf_find_debug_file(file, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
 	char fetch_problem[PATH_MAX + 200] = "";
-	/* Names only: the debug file's full .symtab, not its DWARF; nothing fetched. */
-	int names_only = s->options.system_names_only && (m->flags & PROFILE_MODULE_SYSTEM);
-	if (debug_path[0] == '\0' && !names_only)
+	if (debug_path[0] == '\0')
 		fetch_debug_file(s, m->path, &info, debug_path, sizeof(debug_path), fetch_problem,
 				 sizeof(fetch_problem));
 	struct sym_search search = {
@@ -217,7 +215,7 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 		.fetch = s->debuginfod != NULL ? sym_debuginfod_fetch : NULL,
 		.fetch_ctx = s->debuginfod,
 	};
-	int damaged = debug_path[0] != '\0' && !names_only &&
+	int damaged = debug_path[0] != '\0' &&
 		      sym_dwarf_load(&m->ix, &s->strings, debug_path, &search, want, nwant, &m->partial,
 				     links_warning, sizeof(links_warning)) != 0;
 	if (m->partial) {
@@ -244,7 +242,7 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 	if (m->ix.has_dwarf && links_warning[0] != '\0')
 		snprintf(m->warning, sizeof(m->warning),
 			 "%s: %s: names of that code from the symbol table", m->path, links_warning);
-	if (!m->ix.has_dwarf && !names_only) {
+	if (!m->ix.has_dwarf) {
 		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
 		snprintf(m->warning, sizeof(m->warning), "%s: %s%s%s%s", m->path,
 			 damaged ? "damaged debug info" : "no debug info",

@@ -35,10 +35,6 @@ struct symbolizer_options {
 	int full_names;  /* C++: return type and parameters too (--full-names) */
 	int raw_names;   /* 0: an internal alias reads as its public name (__libc_malloc: malloc) */
 	int offline;     /* 1: never ask debuginfod (--offline) */
-	/* 1: system modules (symbol_path_is_system) are named from their symbol tables, their DWARF
-	 * neither read nor fetched: for reports that hide their frames, which show one of them only by
-	 * name (where a stack has no other frame). libc's compressed DWARF was most of a small report's time. */
-	int system_names_only;
 	double debuginfod_timeout; /* seconds one build-id may take; 0: 30 */
 	/* A debuginfod download under way (what: the module), finished = 1 at
 	 * its end; called from lookups' module opening. NULL: no progress. */

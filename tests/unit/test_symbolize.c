@@ -19,7 +19,6 @@
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
  * (corrupt: only the damaged-file test, which runs under its own leak rules)
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -605,40 +604,6 @@ static void test_corrupt_files(void)
 		       dwp_module, 100);
 }
 
-/*
- * system_names_only: libc (this process's own, its debug file from libc6-dbg) named from its
- * symbol table, its DWARF neither read nor said to be missing; without the option, its lines.
- */
-static void test_system_names_only(void)
-{
-	Dl_info dl;
-	CHECKF(dladdr((void *)&getpid, &dl) && dl.dli_fname && dl.dli_fbase, "dladdr(getpid)");
-	if (!dl.dli_fname || !strstr(dl.dli_fname, "libc.so"))
-		return;
-	uint64_t vaddr = (uint64_t)(uintptr_t)dl.dli_saddr - (uint64_t)(uintptr_t)dl.dli_fbase + 1;
-	struct sym_elf_info info = build_id_of(dl.dli_fname);
-	for (int names_only = 1; names_only >= 0; names_only--) {
-		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1, .offline = 1,
-										 .system_names_only = names_only});
-		char warning[4096];
-		struct symbol_module *m = symbolizer_module(s, dl.dli_fname, info.build_id, info.build_id_len, warning,
-							    sizeof(warning));
-		struct symbol_frame f[8];
-		int n = symbol_module_lookup(m, vaddr, f, 8);
-		unsigned flags = symbol_module_flags(m);
-		CHECKF(n >= 1 && strstr(f[n - 1].function, "getpid"), "names_only %d: %s", names_only,
-		       n ? f[n - 1].function : "nothing");
-		if (names_only) {
-			CHECKF(n == 1 && !f[0].file && !f[0].line, "names only: %s:%u", f[0].file ? f[0].file : "", f[0].line);
-			CHECKF(!(flags & PROFILE_MODULE_NO_DEBUG_INFO) && !warning[0], "names only: said to lack debug info: %s",
-			       warning);
-		} else if (flags & PROFILE_MODULE_HAS_LINE_NUMBERS) {
-			CHECKF(n >= 1 && f[0].file && f[0].line, "with its DWARF: no line for getpid");
-		}
-		symbolizer_free(s);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	unsetenv("DEBUGINFOD_URLS"); /* hermetic: no server is asked */
@@ -666,7 +631,6 @@ int main(int argc, char **argv)
 	test_cpp();
 	test_clones();
 	test_wanted_addresses();
-	test_system_names_only();
 	if (check_failures == 0)
 		printf("unit_symbolize: all passed\n");
 	return check_exit_status();
