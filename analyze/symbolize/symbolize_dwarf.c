@@ -40,6 +40,7 @@
  * before; DWARF 4 range lists are relative to the unit's base address.
  */
 #include "symbolize_internal.h"
+#include "symbolize_cursor.h"
 #include "search.h"
 
 #include <stdio.h>
@@ -86,19 +87,16 @@ static void budget_file(struct loader *L, struct sym_dwarf *f)
 static uint64_t line_table_size(const struct sym_line_sections *ls, uint64_t offset)
 {
 	const struct sym_slice *l = &ls->line;
-	if (l->data == NULL || offset >= l->size || l->size - offset < 4)
+	if (l->data == NULL || offset >= l->size)
 		return 0;
-	const uint8_t *p = l->data + offset;
-	uint64_t size = 4 + ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-			     (uint64_t)p[3] << 24);
-	if (size == 4 + 0xffffffffu && l->size - offset >= 12) {
-		size = 12;
-		for (int i = 0; i < 8; i++)
-			size += (uint64_t)p[4 + i] << (8 * i); /* may wrap: clamped below */
-		if (size < 12)
-			size = UINT64_MAX;
-	}
-	return size < l->size - offset ? size : l->size - offset;
+	uint64_t left = l->size - offset;
+	struct sym_cursor c = {l->data + offset, l->data + l->size, 0};
+	unsigned offset_size;
+	uint64_t length = cursor_initial_length(&c, &offset_size);
+	if (c.bad) /* cut in its length: the rest of the section (nothing when not even 4 bytes) */
+		return left >= 4 ? left : 0;
+	uint64_t header = (uint64_t)(c.p - (l->data + offset));
+	return length < left - header ? header + length : left;
 }
 
 /* Decode u's line table (file names, and rows into ix unless NULL) if the
