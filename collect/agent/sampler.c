@@ -277,7 +277,8 @@ void sampler_thread_stop(void)
 		return;
 	charge_unsampled();
 	free_slot((uint32_t)sampler_self.slot);
-	atomic_fetch_add(&ended_cpu_ns, agent_thread_cpu_ns(0));
+	/* The clock the charge read, if it did: one read of it at a thread's end. */
+	atomic_fetch_add(&ended_cpu_ns, agent_self.end_cpu_ns ? agent_self.end_cpu_ns : agent_thread_cpu_ns(0));
 	sampler_self.slot = -1;
 	sampler_self.sources = 0;
 	sampler_self.periods = 0;
