@@ -493,6 +493,8 @@ int main(int argc, char **argv)
 	int rc = collect_parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (o.pid)
+		return attach_main(&o);
 	struct output out;
 	rc = output_open(&out, o.output);
 	if (rc)

@@ -36,8 +36,12 @@ struct collect_options {
 	double alloc_rate; /* --allocs=RATE, (0, 1] */
 	uint64_t alloc_mean_bytes; /* --alloc-bytes=N */
 	const char *alloc_rate_text; /* as given, for the trace's META */
-	char **argv; /* program and its arguments */
+	char **argv; /* program and its arguments; NULL with -p */
+	pid_t pid; /* -p: the running process to profile; 0: run argv */
 };
+
+/* attach.c: collect -p: profile the running process o->pid; collect's exit status. */
+int attach_main(const struct collect_options *o);
 
 /* output.c */
 struct output {

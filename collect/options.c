@@ -16,12 +16,22 @@
 
 static const char usage_text[] =
 	"usage: collect [options] [--] PROGRAM [ARGS...]\n"
+	"       collect -p PID [-m wall] [--duration TIME] [options]\n"
 	"\n"
 	"Profile PROGRAM and every process it starts into a trace for analyze. The\n"
 	"ipscope agent samples backtraces of every thread on its CPU-time clock (or,\n"
 	"with -m wall, at every interval of wall-clock time, running or blocked), and\n"
 	"collect writes them as a zstd-compressed trace for `analyze`.\n"
 	"\n"
+	"  -p, --pid PID            profile the running process PID instead (every thread,\n"
+	"                           those it starts later too) until --duration, SIGINT\n"
+	"                           or SIGTERM to collect, or the process's end; nothing\n"
+	"                           runs in it: perf events and /proc from outside. Needs\n"
+	"                           the process's user (kernel.perf_event_paranoid <= 2)\n"
+	"                           or root/CAP_PERFMON; -m wall reads blocked threads'\n"
+	"                           stacks, which kernel.yama.ptrace_scope >= 2 forbids\n"
+	"                           but to root. Allocations need the program launched\n"
+	"                           under collect --allocs\n"
 	"  -o, --output FILE        write the trace to FILE (mode 0600; a device or FIFO\n"
 	"                           such as /dev/stdout is written as a stream, never\n"
 	"                           truncated or chmod'ed); default: stdout, which must\n"
@@ -196,7 +206,10 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 {
 	enum { OPT_MAX_FRAMES = 256, OPT_ZSTD_LEVEL, OPT_PROGRAM_STDOUT, OPT_SOURCE, OPT_SIGNAL, OPT_NO_FOLLOW,
 	       OPT_DELAY, OPT_DURATION, OPT_PAUSED, OPT_ALLOCS, OPT_ALLOC_BYTES, OPT_NO_CPU };
+	/* What a launched program's options that attaching cannot honour are refused with (bit per option). */
+	const char *not_attached = NULL;
 	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -225,8 +238,13 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 	o->follow = 1;
 	o->cpu = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:i:m:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:o:i:m:qhV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			if (parse_int(optarg, 1, INT32_MAX, &v) < 0)
+				return usage_error("bad -p '%s': a process id", optarg);
+			o->pid = (pid_t)v;
+			break;
 		case 'o':
 			o->output = strcmp(optarg, "-") ? optarg : NULL;
 			break;
@@ -241,6 +259,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 			o->wall = !strcmp(optarg, "wall");
 			break;
 		case OPT_NO_FOLLOW:
+			not_attached = "--no-follow";
 			o->follow = 0;
 			break;
 		case OPT_DELAY:
@@ -252,9 +271,11 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 				return usage_error("bad --duration '%s': use e.g. 500ms, 10s or 1m", optarg);
 			break;
 		case OPT_PAUSED:
+			not_attached = "--paused";
 			o->paused = 1;
 			break;
 		case OPT_ALLOCS:
+			not_attached = "--allocs";
 			o->allocs = 1;
 			o->alloc_rate = 1;
 			o->alloc_rate_text = optarg ? optarg : "1";
@@ -264,6 +285,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 			o->alloc_scheme = o->alloc_rate < 1 ? TRANSPORT_ALLOC_RATE : TRANSPORT_ALLOC_ALL;
 			break;
 		case OPT_ALLOC_BYTES:
+			not_attached = "--alloc-bytes";
 			o->allocs = 1;
 			o->alloc_scheme = TRANSPORT_ALLOC_BYTES;
 			if (!(o->alloc_mean_bytes = parse_bytes(optarg)))
@@ -271,6 +293,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 						   "bytes, 1..1TiB, e.g. 512KiB", optarg);
 			break;
 		case OPT_NO_CPU:
+			not_attached = "--no-cpu";
 			o->cpu = 0;
 			break;
 		case OPT_MAX_FRAMES:
@@ -279,6 +302,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 			o->max_frames = (uint32_t)v;
 			break;
 		case OPT_SOURCE:
+			not_attached = "--source";
 			if (!strcmp(optarg, "auto"))
 				o->source = TRANSPORT_SOURCE_NONE;
 			else if (!strcmp(optarg, "perf"))
@@ -289,6 +313,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 				return usage_error("unknown --source '%s' (auto, perf, timer)", optarg);
 			break;
 		case OPT_SIGNAL:
+			not_attached = "--signal";
 			if (parse_int(optarg, 1, SIGRTMAX, &v) < 0 || v == SIGKILL || v == SIGSTOP)
 				return usage_error("bad --signal '%s' (a signal number, e.g. SIGRTMIN..SIGRTMAX)",
 						   optarg);
@@ -300,6 +325,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 			o->zstd_level = (int)v;
 			break;
 		case OPT_PROGRAM_STDOUT:
+			not_attached = "--program-stdout";
 			o->program_stdout = optarg;
 			break;
 		case 'q':
@@ -316,6 +342,16 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 		default:
 			return usage_error("unknown option '%s'", option_name(longopts, optopt, argv[optind - 1]));
 		}
+	}
+	if (o->pid) {
+		if (optind < argc)
+			return usage_error("-p %s profiles a running process: no PROGRAM to run with it", argv[optind]);
+		if (o->allocs)
+			return usage_error("%s", "-p cannot record allocations: they need the agent in the program from "
+					   "its first allocation; run the program under collect --allocs");
+		if (not_attached)
+			return usage_error("%s is for a program collect runs, not with -p", not_attached);
+		return -1;
 	}
 	if (!o->cpu && !o->allocs)
 		return usage_error("%s", "--no-cpu leaves nothing to record: add --allocs or --alloc-bytes");

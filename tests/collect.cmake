@@ -171,3 +171,11 @@ set_source_files_properties(unit/frametab/frametab_o0.c PROPERTIES COMPILE_OPTIO
 target_link_libraries(unit_frametab PRIVATE PkgConfig::LIBUNWIND pthread)
 add_test(NAME unit_frametab COMMAND unit_frametab)
 set_tests_properties(unit_frametab PROPERTIES LABELS unit TIMEOUT 60)
+
+# collect -p: programs started without collect and attached to (attach_*.sh).
+ipscope_workload(attach_target e2e/workloads/attach_target.c)
+target_link_libraries(attach_target PRIVATE dl pthread)
+foreach(test cpu wall errors)
+  add_test(NAME e2e_attach_${test} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_${test}.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e_attach_${test} PROPERTIES LABELS e2e TIMEOUT 180)
+endforeach()

@@ -123,6 +123,9 @@ static void add_end(struct loader *L, const struct trace_end *e)
 	struct profile *p = L->p;
 	p->ended = 1;
 	p->wait_status = e->wait_status;
+	p->end_unknown = (e->flags & TRACE_END_DETACHED)	   ? PROFILE_END_DETACHED
+			 : (e->flags & TRACE_END_STATUS_UNKNOWN) ? PROFILE_END_STATUS_UNKNOWN
+								 : 0;
 	L->end_time_ns = e->time_ns;
 	if (e->time_ns > L->last_time_ns)
 		L->last_time_ns = e->time_ns;

@@ -112,6 +112,10 @@ const char *info_exit_text(const struct profile *p, char *buf, size_t len)
 	int st = p->wait_status;
 	if (!p->ended)
 		snprintf(buf, len, "unknown (trace truncated: the program or collect was killed)");
+	else if (p->end_unknown == PROFILE_END_DETACHED)
+		snprintf(buf, len, "still running (collect -p detached at the end of the trace)");
+	else if (p->end_unknown == PROFILE_END_STATUS_UNKNOWN)
+		snprintf(buf, len, "ended (collect -p is not its parent: status unknown)");
 	else if (WIFEXITED(st))
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
 	else if (WIFSIGNALED(st))

@@ -148,7 +148,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	struct rescan *r = data;
 	published_subs = has_subs(info, size) ? (long long)info->dlpi_subs : -1;
 	struct object o;
-	if (r->n == MAX_TABLES || frametab_find_object(info, &o) < 0 || !o.text_hi)
+	if (r->n == MAX_TABLES || frametab_find_object(info, 0, &o) < 0 || !o.text_hi)
 		return 0;
 	o.fingerprint = frametab_fingerprint(&o);
 	struct table *t = known_table(&o);
@@ -223,7 +223,7 @@ static int on_wanted(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)data;
 	struct object o;
-	if (frametab_find_object(info, &o) < 0)
+	if (frametab_find_object(info, 0, &o) < 0)
 		return 0;
 	struct table *t = NULL;
 	if (published_subs >= 0 && has_subs(info, size) && (long long)info->dlpi_subs == published_subs) {

@@ -427,10 +427,11 @@ int frametab_add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit
 	return 1;
 }
 
-int frametab_find_object(const struct dl_phdr_info *info, struct object *o)
+int frametab_find_object(const struct dl_phdr_info *info, uint64_t delta, struct object *o)
 {
 	memset(o, 0, sizeof *o);
 	o->bias = info->dlpi_addr;
+	o->delta = delta;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
 			o->hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
@@ -452,13 +453,13 @@ int frametab_find_object(const struct dl_phdr_info *info, struct object *o)
 	}
 	if (!o->seg_hi || o->hdr + 12 > o->seg_hi)
 		return -1;
-	const uint8_t *h = (const uint8_t *)(uintptr_t)o->hdr;
+	const uint8_t *h = (const uint8_t *)(uintptr_t)(o->hdr + delta);
 	if (h[0] != 1 || h[3] != 0x3b) /* version 1, a table of datarel sdata4 pairs */
 		return -1;
-	struct cursor c = { h + 4, (const uint8_t *)(uintptr_t)o->seg_hi, 0, 0 };
+	struct cursor c = { h + 4, (const uint8_t *)(uintptr_t)(o->seg_hi + delta), 0, delta };
 	o->eh_frame = get_encoded(&c, h[1], o->hdr);
 	o->fde_count = get_encoded(&c, h[2], o->hdr);
-	o->table = (uint64_t)(uintptr_t)c.p;
+	o->table = (uint64_t)(uintptr_t)c.p - delta;
 	if (c.bad || o->fde_count > ((uint64_t)(c.end - c.p)) / 8 || o->eh_frame < o->seg_lo || o->eh_frame >= o->seg_hi)
 		return -1;
 	return 0;

@@ -41,9 +41,10 @@ struct object {
 	uint64_t delta; /* the copy's address less the image's */
 };
 
-/* The object's .eh_frame_hdr and its segments (not its fingerprint): 0, or -1 when it has none usable. Not in
- * a handler. */
-int frametab_find_object(const struct dl_phdr_info *info, struct object *o);
+/* The object's .eh_frame_hdr and its segments (not its fingerprint): 0, or -1 when it has none usable. delta:
+ * where the header's segment is read, less its address in the image (0: the image itself; collect -p reads
+ * another process's objects from their files). Not in a handler. */
+int frametab_find_object(const struct dl_phdr_info *info, uint64_t delta, struct object *o);
 /* A hash of the header and its table, which tells apart two objects mapped at one address in turn. */
 uint64_t frametab_fingerprint(const struct object *o);
 /* Copy what building its rows reads (inside the loader's callback: the image is mapped then), so they can

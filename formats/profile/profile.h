@@ -192,6 +192,9 @@ static inline uint64_t profile_sample_count(const struct profile_sample *s)
 /* Off CPU: blocked, waiting or stopped (a runnable thread wants a CPU: on). */
 #define PROFILE_LABEL_OFF_CPU(label) (PROFILE_LABEL_STATE(label) > PROFILE_STATE_RUNNABLE)
 
+#define PROFILE_END_DETACHED 1 /* the program ran on after the trace ended */
+#define PROFILE_END_STATUS_UNKNOWN 2 /* the program ended, its status unknown */
+
 struct profile {
 	/* string table: strings[0] == "" */
 	char **strings;
@@ -242,6 +245,7 @@ struct profile {
 	uint64_t lost_samples;
 	int32_t wait_status;
 	int ended; /* END record seen (not truncated) */
+	int end_unknown; /* collect -p (1.6): PROFILE_END_DETACHED or PROFILE_END_STATUS_UNKNOWN; 0: wait_status holds */
 	/*
 	 * Traces summed into this profile (merge.h); 0 for one loaded alone.
 	 * Then duration_ns and lost_samples are the runs' sums, command the

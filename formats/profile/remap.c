@@ -426,6 +426,7 @@ void profile_remap_run(struct profile_remap *m)
 	dst->lost_samples = src->lost_samples;
 	dst->wait_status = src->wait_status;
 	dst->ended = src->ended;
+	dst->end_unknown = src->end_unknown;
 	dst->ntraces = src->ntraces;
 	dst->exact = src->exact;
 	dst->rows_are_signals = src->rows_are_signals;

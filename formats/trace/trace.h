@@ -17,8 +17,8 @@
 #define TRACE_VERSION_MAJOR 1
 /* 1.1: JIT_MAP records; 1.2: THREAD cpu_ns, END agent cost; 1.3: ALLOCS;
  * 1.4: PROCESS records, a sample's system call, END exited_unsampled;
- * 1.5: ALLOCS_IDS (allocations without addresses) */
-#define TRACE_VERSION_MINOR 5
+ * 1.5: ALLOCS_IDS (allocations without addresses); 1.6: attached traces (collect -p) */
+#define TRACE_VERSION_MINOR 6
 
 enum trace_type {
 	TRACE_META = 1,          /* key/value text: command line, mode, interval... */
@@ -50,6 +50,7 @@ enum trace_type {
 #define TRACE_META_MAX_FRAMES "max_frames"
 #define TRACE_META_SIGNAL "signal"            /* the agent's sampling signal, decimal (1.2) */
 #define TRACE_META_SIGNAL_TAKEN "signal_taken" /* the program installed a handler for it: sampling stopped (1.2) */
+#define TRACE_META_ATTACHED "attached"        /* "1": collect -p profiled a running process from outside (1.6) */
 #define TRACE_META_FOLLOW "follow"            /* "1": every process of the tree was followed, "0": --no-follow (1.4) */
 #define TRACE_META_PAUSED "paused"            /* "1": sampling started off (--paused, --delay) (1.4) */
 #define TRACE_META_DELAY_NS "delay_ns"        /* --delay, decimal (1.4) */
@@ -214,6 +215,8 @@ struct trace_loss {
 
 #define TRACE_END_EXITED 1u   /* wait_status is a WIFEXITED status */
 #define TRACE_END_SIGNALED 2u /* the program died from a signal */
+#define TRACE_END_DETACHED 4u /* (1.6) collect -p stopped watching: the program runs on (wait_status 0) */
+#define TRACE_END_STATUS_UNKNOWN 8u /* (1.6) collect -p saw the program end, not how (wait_status 0) */
 
 /* PROCESS kinds (1.4) */
 #define TRACE_PROCESS_FORKED 1u

@@ -353,7 +353,7 @@ static int compare_blocks(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	(void)data;
 	struct object o;
-	if (frametab_find_object(info, &o) < 0 || !o.text_hi)
+	if (frametab_find_object(info, 0, &o) < 0 || !o.text_hi)
 		return 0;
 	const struct rows *whole = frametab_build_rows(&o);
 	if (!whole)

@@ -1,0 +1,108 @@
+/*
+ * attach_internal.h - what collect -p's files share: attach.c (the run: checks,
+ * the loop, threads, stacks, the trace's first and last records),
+ * attach_perf.c (the perf events on the target's threads and their rings)
+ * and attach_wall.c (blocked threads, seen from /proc, in wall mode).
+ */
+#ifndef IPSCOPE_ATTACH_INTERNAL_H
+#define IPSCOPE_ATTACH_INTERNAL_H
+
+#include "collect.h"
+#include "hashmap.h"
+#include "remote.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Bytes of user stack perf copies at each sample, and read of a blocked thread's (at most). */
+#define ATTACH_STACK_BYTES (32u << 10)
+
+struct attach_thread {
+	pid_t tid;
+	int alive;
+	uint64_t runtime_at_start; /* its CPU time (schedstat) when collect first saw it */
+	uint32_t last_cpu_stack; /* its last CPU sample's stack id; 0: none yet */
+	/* wall mode (attach_wall.c) */
+	int schedstat_fd, stat_fd, syscall_fd; /* -1: not open */
+	uint64_t last_runtime, last_poll_ns, off_ns;
+	uint32_t blocked_stack; /* the stack of the blocked call it was last seen in; 0: none */
+	uint64_t blocked_runtime; /* its CPU time when that stack was read */
+	int32_t blocked_syscall;
+	uint32_t blocked_state;
+};
+
+struct attach {
+	const struct collect_options *o;
+	pid_t pid;
+	struct trace_writer *w;
+	struct remote_modules *rm;
+	int write_failed;
+
+	/* perf (attach_perf.c) */
+	int ncpu;
+	int *ring_fd; /* per CPU: the event whose ring the others write to */
+	uint8_t **ring;
+	size_t ring_bytes; /* data pages, a power of two */
+	uint32_t stack_bytes; /* asked of each sample */
+	int *fds;
+	uint32_t nfds, fds_cap;
+	int kernel_time; /* samples in the kernel are kept (charged to the user stack that entered it) */
+	int inherit_thread; /* the kernel follows new threads, not forked processes */
+	uint8_t *scratch; /* a record that wraps the ring's end, copied whole */
+
+	/* threads */
+	struct attach_thread *threads;
+	uint32_t nthreads, threads_cap;
+
+	/* stacks: each distinct one written once */
+	struct hashmap stack_index;
+	uint64_t *frames;
+	uint64_t nframes, frames_cap;
+	struct attach_stack {
+		uint64_t first;
+		uint32_t n, flags;
+	} *stacks;
+	uint32_t nstacks, stacks_cap;
+	uint64_t ips[1024 + 1];
+	uint8_t *stack_copy; /* ATTACH_STACK_BYTES for attach_wall.c's reads */
+
+	/* totals */
+	uint64_t samples, weight, lost, other_process, truncated;
+	uint64_t exec_count;
+};
+
+/* attach.c */
+/* The thread tid (added, alive, when new: its START record with its name); NULL when out of room. */
+struct attach_thread *attach_thread_of(struct attach *a, pid_t tid, uint64_t now_ns, int write_start);
+/* A thread's START record, with its name from /proc. */
+void attach_thread_start(struct attach *a, const struct attach_thread *t, uint64_t now_ns);
+/* The thread ended: its EXIT record. */
+void attach_thread_exit(struct attach *a, pid_t tid, uint64_t time_ns);
+/* A thread's new name (COMM): its NAME record. */
+void attach_thread_name(struct attach *a, pid_t tid, const char *name, uint64_t time_ns);
+/* The trace id of a stack (innermost first), written the first time it is seen. */
+uint32_t attach_stack_id(struct attach *a, const uint64_t *ips, uint32_t n, uint32_t flags);
+/* One sample: written, counted. */
+void attach_sample(struct attach *a, uint64_t time_ns, pid_t tid, uint32_t stack, uint32_t weight, uint32_t state,
+		   int32_t syscall);
+/* The process exec'd another program: its modules again, a PROCESS record. */
+void attach_exec(struct attach *a, uint64_t time_ns);
+/* CLOCK_MONOTONIC now. */
+uint64_t attach_now_ns(void);
+
+/* attach_perf.c */
+/* Open a task-clock event on every thread of the process (and each new one, through inheritance), with
+ * their rings; 0, or -1 with a message printed. */
+int attach_perf_open(struct attach *a);
+/* Read every ring to its end, handling each record. */
+void attach_perf_drain(struct attach *a);
+/* Stop sampling (the events are disabled, then read to their ends and closed). */
+void attach_perf_close(struct attach *a);
+
+/* attach_wall.c */
+/* One wall-clock tick: each thread's time off CPU since the last, as samples on the call it waits in. */
+void attach_wall_tick(struct attach *a, uint64_t now_ns);
+/* Close a thread's /proc files (it ended, or the run did). */
+void attach_wall_forget(struct attach_thread *t);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * attach_wall.c - collect -p -m wall: the time each thread spends off CPU,
+ * on the call it waits in, seen from outside without a signal (a signal
+ * would cut the target's sleeps and reads short: doc/ARCHITECTURE.md).
+ *
+ * On CPU, a thread is sampled by its task-clock event (attach_perf.c), a
+ * sample per interval of CPU time. At every tick of wall-clock time collect
+ * reads each thread's CPU time (schedstat): what the clock moved less than
+ * the tick is time off CPU, added up per thread and written in whole
+ * intervals as samples in the thread's state (stat): blocked, on the stack
+ * of its system call (/proc/.../syscall gives its user sp and pc, the stack
+ * is read with process_vm_readv and unwound like a sample's), or runnable,
+ * on its last CPU sample's stack. A blocked thread whose CPU time has not
+ * moved is in the same call: its stack is read once, not at every tick. A
+ * stack read while the thread woke (its CPU time moved from before the
+ * read to after the walk) is thrown away and read again at the next tick.
+ *
+ * This is the agent's wall mode (collect/agent/wall.c) done from outside:
+ * the same samples, states and system calls, with the running threads'
+ * samples timed by their CPU clock instead of by a signal.
+ */
+#include "attach_internal.h"
+
+#include "trace.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* A /proc file of thread t, kept open and read from its start into buf: its length, or -1 (the thread ended). */
+static ssize_t read_task(const struct attach *a, int *fd, pid_t tid, const char *file, char *buf, size_t size)
+{
+	if (*fd < 0) {
+		char path[96];
+		snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)a->pid, (int)tid, file);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return -1;
+	}
+	ssize_t n = pread(*fd, buf, size - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+void attach_wall_forget(struct attach_thread *t)
+{
+	int *fds[] = { &t->schedstat_fd, &t->stat_fd, &t->syscall_fd };
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+}
+
+static int runtime_of(const struct attach *a, struct attach_thread *t, uint64_t *runtime)
+{
+	char buf[128];
+	if (read_task(a, &t->schedstat_fd, t->tid, "schedstat", buf, sizeof buf) < 0)
+		return -1;
+	*runtime = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* The thread's state as a sample's (TRACE_STATE_*). */
+static uint32_t state_of(const struct attach *a, struct attach_thread *t)
+{
+	char buf[1024];
+	if (read_task(a, &t->stat_fd, t->tid, "stat", buf, sizeof buf) < 0)
+		return TRACE_STATE_RUNNABLE;
+	const char *p = strrchr(buf, ')');
+	char c = p && p[1] == ' ' ? p[2] : 'R';
+	return c == 'S' || c == 'I' ? TRACE_STATE_SLEEPING
+	       : c == 'D'	    ? TRACE_STATE_UNINTERRUPTIBLE
+	       : c == 'T' || c == 't' ? TRACE_STATE_STOPPED
+				      : TRACE_STATE_RUNNABLE;
+}
+
+/* The stack of the call a blocked thread waits in, read and unwound: its stack id (0: it ran meanwhile, or it
+ * is not in a call we can read), the system call in *syscall. */
+static uint32_t blocked_stack(struct attach *a, struct attach_thread *t, uint64_t runtime, int32_t *syscall)
+{
+	char buf[256];
+	if (read_task(a, &t->syscall_fd, t->tid, "syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
+		return 0;
+	/* "NR ARG1 .. ARG6 SP PC", or "-1 SP PC" outside a system call */
+	char *fields[9];
+	int n = 0;
+	for (char *save = NULL, *f = strtok_r(buf, " \n", &save); f && n < 9; f = strtok_r(NULL, " \n", &save))
+		fields[n++] = f;
+	if (n != 9 && n != 3)
+		return 0;
+	long nr = strtol(fields[0], NULL, 10);
+	uint64_t sp = strtoull(fields[n - 2], NULL, 16), pc = strtoull(fields[n - 1], NULL, 16);
+	struct iovec local = { a->stack_copy, ATTACH_STACK_BYTES }, remote = { (void *)(uintptr_t)sp, ATTACH_STACK_BYTES };
+	ssize_t got = process_vm_readv(a->pid, &local, 1, &remote, 1, 0);
+	uint32_t flags;
+	uint32_t frames = remote_unwind(a->rm, pc, sp, 0, a->stack_copy, got > 0 ? (uint64_t)got : 0, a->ips,
+					a->o->max_frames, &flags);
+	uint64_t after;
+	if (runtime_of(a, t, &after) < 0 || after != runtime)
+		return 0; /* it ran while its stack was read: what was read may be anyone's */
+	*syscall = (int32_t)nr;
+	return attach_stack_id(a, a->ips, frames,
+			       TRACE_STACK_LEAF_EXACT | ((flags & REMOTE_UNWIND_TRUNCATED) ? TRACE_STACK_TRUNCATED : 0));
+}
+
+void attach_wall_tick(struct attach *a, uint64_t now_ns)
+{
+	const uint64_t interval = a->o->interval_ns;
+	for (uint32_t i = 0; i < a->nthreads; i++) {
+		struct attach_thread *t = &a->threads[i];
+		uint64_t runtime;
+		if (!t->alive || runtime_of(a, t, &runtime) < 0)
+			continue;
+		uint64_t ran = runtime > t->last_runtime ? runtime - t->last_runtime : 0;
+		uint64_t elapsed = now_ns > t->last_poll_ns ? now_ns - t->last_poll_ns : 0;
+		t->last_runtime = runtime;
+		t->last_poll_ns = now_ns;
+		if (elapsed > ran)
+			t->off_ns += elapsed - ran;
+		if (t->off_ns < interval)
+			continue;
+		uint32_t state = state_of(a, t), stack = 0;
+		int32_t syscall = -1;
+		if (state != TRACE_STATE_RUNNABLE) {
+			if (t->blocked_stack && t->blocked_runtime == runtime) {
+				stack = t->blocked_stack;
+				syscall = t->blocked_syscall;
+			} else if ((stack = blocked_stack(a, t, runtime, &syscall))) {
+				t->blocked_stack = stack;
+				t->blocked_runtime = runtime;
+				t->blocked_syscall = syscall;
+			} else if (state != TRACE_STATE_STOPPED) {
+				continue; /* woke meanwhile: the time waits for the next tick */
+			}
+		}
+		if (!stack)
+			stack = t->last_cpu_stack ? t->last_cpu_stack : t->blocked_stack;
+		if (!stack)
+			continue; /* never seen on a stack yet */
+		uint64_t weight = t->off_ns / interval;
+		t->off_ns -= weight * interval;
+		attach_sample(a, now_ns, t->tid, stack, (uint32_t)weight, state, syscall);
+	}
+}

@@ -1,0 +1,152 @@
+/*
+ * remote_unwind.c - a walk of another process's stack from a copy of it
+ * (remote.h): perf's copy of the user stack at a sample, or one read with
+ * process_vm_readv for a blocked thread.
+ *
+ * It follows the agent's table walk (frametab.c) over the same rows: CFA =
+ * rsp+off or rbp+off, the return address at CFA-8, rbp saved at CFA+k or
+ * unchanged; the signal trampoline's frame is stepped through by the
+ * ucontext on the stack. It reads only the copy: a word outside it, a row
+ * of another kind (a DWARF expression, the PLT's) or a pc in no object ends
+ * the walk there, and the stack is kept as far as it got, marked truncated.
+ * Unlike the agent it has no libunwind to fall back to and no cache: it
+ * runs in collect, on the other core.
+ */
+#include "remote.h"
+#include "remote_internal.h"
+
+#include "frametab_internal.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+static int by_text_lo(const void *a, const void *b)
+{
+	const struct remote_object *x = a, *y = b;
+	return x->text_lo < y->text_lo ? -1 : x->text_lo > y->text_lo;
+}
+
+/* The object whose executable mapping holds pc, or NULL. */
+static struct remote_object *object_of(struct remote_modules *rm, uint64_t pc)
+{
+	if (!rm->sorted) {
+		qsort(rm->objects, rm->n, sizeof *rm->objects, by_text_lo);
+		rm->sorted = 1;
+		rm->last = 0;
+	}
+	if (rm->last < rm->n && pc >= rm->objects[rm->last].text_lo && pc < rm->objects[rm->last].text_hi)
+		return &rm->objects[rm->last];
+	uint32_t lo = 0, hi = rm->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (rm->objects[mid].text_lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= rm->objects[lo - 1].text_hi)
+		return NULL;
+	rm->last = lo - 1;
+	return &rm->objects[lo - 1];
+}
+
+/* The object's rows, built from its file's .eh_frame_hdr segment the first time; NULL: none. */
+static const struct rows *rows_of(struct remote_object *ob)
+{
+	if (ob->tables_tried)
+		return ob->rows;
+	ob->tables_tried = 1;
+	if (!ob->phdr)
+		return NULL;
+	uint64_t hdr = 0;
+	for (unsigned i = 0; i < ob->phnum; i++)
+		if (ob->phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = ob->phdr[i].p_vaddr;
+	for (unsigned i = 0; hdr && i < ob->phnum; i++) {
+		const ElfW(Phdr) *ph = &ob->phdr[i];
+		if (ph->p_type != PT_LOAD || hdr < ph->p_vaddr || hdr >= ph->p_vaddr + ph->p_filesz)
+			continue;
+		if (ph->p_offset > ob->image_bytes || ph->p_filesz > ob->image_bytes - ph->p_offset)
+			return NULL;
+		struct dl_phdr_info info = { .dlpi_addr = ob->bias, .dlpi_name = ob->path, .dlpi_phdr = ob->phdr,
+					     .dlpi_phnum = (ElfW(Half))ob->phnum };
+		uint64_t delta = (uint64_t)(uintptr_t)(ob->image + ph->p_offset) - (ob->bias + ph->p_vaddr);
+		struct object o;
+		if (frametab_find_object(&info, delta, &o) == 0)
+			ob->rows = frametab_build_rows(&o);
+		break;
+	}
+	return ob->rows;
+}
+
+/* The word at address at of the stack copied from sp, or 0 with *bad set when the copy does not hold it. */
+static uint64_t word(const uint8_t *stack, uint64_t sp, uint64_t size, uint64_t at, int *bad)
+{
+	uint64_t v = 0;
+	if (at < sp || at - sp > size || size - (at - sp) < 8) {
+		*bad = 1;
+		return 0;
+	}
+	memcpy(&v, stack + (at - sp), 8);
+	return v;
+}
+
+uint32_t remote_unwind(struct remote_modules *rm, uint64_t pc, uint64_t sp, uint64_t bp, const uint8_t *stack,
+		       uint64_t size, uint64_t *ips, uint32_t cap, uint32_t *flags)
+{
+	const uint64_t base = sp, top = sp + size;
+	uint32_t n = 0;
+	int exact = 1, bad = 0, reached_root = 0;
+	*flags = 0;
+	if (!cap)
+		return 0;
+	ips[n++] = pc;
+	while (n < cap) {
+		/* A return address is the instruction after a call: its caller's rule is the one before it. */
+		uint64_t at = exact ? pc : pc - 1;
+		struct remote_object *ob = object_of(rm, at);
+		const struct rows *rows = ob ? rows_of(ob) : NULL;
+		const struct row *r = rows ? frametab_row_of(rows, at) : NULL;
+		if (!r)
+			break;
+		if (r->kind == ROW_SIGNAL) {
+			/* The ucontext the kernel pushed is where the handler returned to. */
+			uint64_t g = sp + offsetof(ucontext_t, uc_mcontext.gregs);
+			uint64_t new_sp = word(stack, base, size, g + 8 * REG_RSP, &bad);
+			pc = word(stack, base, size, g + 8 * REG_RIP, &bad);
+			bp = word(stack, base, size, g + 8 * REG_RBP, &bad);
+			if (bad || new_sp <= sp || new_sp >= top)
+				break;
+			sp = new_sp;
+			exact = 1;
+		} else {
+			if (r->kind == ROW_END) {
+				reached_root = 1;
+				break;
+			}
+			if (r->kind != ROW_RSP && r->kind != ROW_RBP)
+				break;
+			uint64_t cfa = (r->kind == ROW_RSP ? sp : bp) + (uint64_t)(int64_t)r->cfa_off;
+			if (cfa <= sp || cfa > top || cfa - sp < 8)
+				break;
+			uint64_t ret = word(stack, base, size, cfa - 8, &bad);
+			if (r->rbp_off)
+				bp = word(stack, base, size, cfa + (uint64_t)(int64_t)r->rbp_off, &bad);
+			if (bad)
+				break;
+			pc = ret;
+			sp = cfa;
+			exact = 0;
+		}
+		if (pc < 0x4000) { /* where libunwind's trace stops too */
+			reached_root = 1;
+			break;
+		}
+		ips[n++] = pc;
+	}
+	if (!reached_root)
+		*flags |= REMOTE_UNWIND_TRUNCATED;
+	return n;
+}
