@@ -24,7 +24,9 @@ struct attach_thread {
 	uint32_t last_cpu_stack; /* its last CPU sample's stack id; 0: none yet */
 	/* wall mode (attach_wall.c) */
 	int schedstat_fd, stat_fd, syscall_fd; /* -1: not open */
-	uint64_t last_runtime, last_poll_ns, off_ns;
+	uint64_t last_runtime, last_poll_ns;
+	/* wall time it was not seen running, blocked or runnable, not yet written (< 0: its CPU time lagged) */
+	int64_t off_blocked_ns, off_runnable_ns;
 	uint32_t blocked_stack; /* the stack of the blocked call it was last seen in; 0: none */
 	uint64_t blocked_runtime; /* its CPU time when that stack was read */
 	int32_t blocked_syscall;

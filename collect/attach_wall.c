@@ -30,6 +30,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* Past a scheduler tick (HZ=100 at the least): how far a running thread's schedstat may lag its CPU time. */
+#define RUNNABLE_SLACK_NS 10000000
+
 /* A /proc file of thread t, kept open and read from its start into buf: its length, or -1 (the thread ended). */
 static ssize_t read_task(const struct attach *a, int *fd, pid_t tid, const char *file, char *buf, size_t size)
 {
@@ -109,9 +112,32 @@ static uint32_t blocked_stack(struct attach *a, struct attach_thread *t, uint64_
 			       TRACE_STACK_LEAF_EXACT | ((flags & REMOTE_UNWIND_TRUNCATED) ? TRACE_STACK_TRUNCATED : 0));
 }
 
+/* The sample for the time thread t was seen blocked, on the call it waits in: written, 1; 0 when it woke
+ * meanwhile (the time waits for the next tick). */
+static int write_blocked(struct attach *a, struct attach_thread *t, uint32_t state, uint64_t runtime,
+			 uint64_t weight, uint64_t now_ns)
+{
+	uint32_t stack = 0;
+	int32_t syscall = -1;
+	if (t->blocked_stack && t->blocked_runtime == runtime) {
+		stack = t->blocked_stack;
+		syscall = t->blocked_syscall;
+	} else if ((stack = blocked_stack(a, t, runtime, &syscall))) {
+		t->blocked_stack = stack;
+		t->blocked_runtime = runtime;
+		t->blocked_syscall = syscall;
+	} else if (state == TRACE_STATE_STOPPED && t->last_cpu_stack) {
+		stack = t->last_cpu_stack; /* stopped where it last ran */
+	} else {
+		return 0;
+	}
+	attach_sample(a, now_ns, t->tid, stack, (uint32_t)weight, state, syscall);
+	return 1;
+}
+
 void attach_wall_tick(struct attach *a, uint64_t now_ns)
 {
-	const uint64_t interval = a->o->interval_ns;
+	const int64_t interval = (int64_t)a->o->interval_ns;
 	for (uint32_t i = 0; i < a->nthreads; i++) {
 		struct attach_thread *t = &a->threads[i];
 		uint64_t runtime;
@@ -119,32 +145,35 @@ void attach_wall_tick(struct attach *a, uint64_t now_ns)
 			continue;
 		uint64_t ran = runtime > t->last_runtime ? runtime - t->last_runtime : 0;
 		uint64_t elapsed = now_ns > t->last_poll_ns ? now_ns - t->last_poll_ns : 0;
+		int64_t delta = (int64_t)elapsed - (int64_t)ran;
 		t->last_runtime = runtime;
 		t->last_poll_ns = now_ns;
-		if (elapsed > ran)
-			t->off_ns += elapsed - ran;
-		if (t->off_ns < interval)
-			continue;
-		uint32_t state = state_of(a, t), stack = 0;
-		int32_t syscall = -1;
-		if (state != TRACE_STATE_RUNNABLE) {
-			if (t->blocked_stack && t->blocked_runtime == runtime) {
-				stack = t->blocked_stack;
-				syscall = t->blocked_syscall;
-			} else if ((stack = blocked_stack(a, t, runtime, &syscall))) {
-				t->blocked_stack = stack;
-				t->blocked_runtime = runtime;
-				t->blocked_syscall = syscall;
-			} else if (state != TRACE_STATE_STOPPED) {
-				continue; /* woke meanwhile: the time waits for the next tick */
-			}
+		uint32_t state = TRACE_STATE_ON_CPU;
+		if (delta < 0) {
+			/* CPU time that lagged (below): counted off CPU before, as runnable first. */
+			int64_t back = t->off_runnable_ns > 0 ? (t->off_runnable_ns < -delta ? t->off_runnable_ns : -delta) : 0;
+			t->off_runnable_ns -= back;
+			t->off_blocked_ns += delta + back;
+		} else if (delta > 0) {
+			state = state_of(a, t);
+			if (state == TRACE_STATE_RUNNABLE)
+				t->off_runnable_ns += delta;
+			else
+				t->off_blocked_ns += delta;
 		}
-		if (!stack)
-			stack = t->last_cpu_stack ? t->last_cpu_stack : t->blocked_stack;
-		if (!stack)
-			continue; /* never seen on a stack yet */
-		uint64_t weight = t->off_ns / interval;
-		t->off_ns -= weight * interval;
-		attach_sample(a, now_ns, t->tid, stack, (uint32_t)weight, state, syscall);
+		if (t->off_blocked_ns >= interval && state != TRACE_STATE_ON_CPU && state != TRACE_STATE_RUNNABLE) {
+			uint64_t weight = (uint64_t)(t->off_blocked_ns / interval);
+			if (write_blocked(a, t, state, runtime, weight, now_ns))
+				t->off_blocked_ns -= (int64_t)weight * interval;
+		}
+		/* A running thread's CPU time is brought up to date only at the scheduler's tick: time it seems not
+		 * to have run may be that lag, and is runnable only past it (the next reading makes it up). */
+		int64_t runnable = t->off_runnable_ns - RUNNABLE_SLACK_NS;
+		uint32_t stack = t->last_cpu_stack ? t->last_cpu_stack : t->blocked_stack;
+		if (runnable >= interval && stack) {
+			uint64_t weight = (uint64_t)(runnable / interval);
+			t->off_runnable_ns -= (int64_t)weight * interval;
+			attach_sample(a, now_ns, t->tid, stack, (uint32_t)weight, TRACE_STATE_RUNNABLE, -1);
+		}
 	}
 }

@@ -345,7 +345,7 @@ int collect_parse_options(int argc, char **argv, struct collect_options *o)
 	}
 	if (o->pid) {
 		if (optind < argc)
-			return usage_error("-p %s profiles a running process: no PROGRAM to run with it", argv[optind]);
+			return usage_error("-p profiles a running process: no PROGRAM to run with it (got '%s')", argv[optind]);
 		if (o->allocs)
 			return usage_error("%s", "-p cannot record allocations: they need the agent in the program from "
 					   "its first allocation; run the program under collect --allocs");
