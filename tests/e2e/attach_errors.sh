@@ -50,11 +50,12 @@ expect_refusal 2 "bad -p" -p abc
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	sleep 30 &
 	victim=$!
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	# (a command, not a function: a function run with & is a subshell of root's, whose pid $! would be)
+	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	set +e
-	nobody "$bin/collect" -p "$victim" --duration 1s -o /dev/null 2>"$scratch/err"
+	$nobody "$bin/collect" -p "$victim" --duration 1s -o /dev/null 2>"$scratch/err"
 	got=$?
-	nobody "$bin/collect" -p "$victim" -m wall --duration 1s -o /dev/null 2>"$scratch/err.wall"
+	$nobody "$bin/collect" -p "$victim" -m wall --duration 1s -o /dev/null 2>"$scratch/err.wall"
 	got_wall=$?
 	set -e
 	echo "as nobody: exit $got: $(cat "$scratch/err")"
@@ -65,6 +66,23 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		fail "another user's process, -m wall: exit $got_wall: $(cat "$scratch/err.wall")"
 	kill -0 "$victim" || fail "the refused attach harmed the process"
 	kill "$victim"
+
+	# An unprivileged user's own process: profiled, user mode alone at perf_event_paranoid 2 (and a
+	# perf buffer within that user's locked-memory allowance).
+	$nobody "$workloads/attach_target" 3 >"$scratch/nobody.out" 2>&1 &
+	own=$!
+	for _ in $(seq 100); do grep -q ready "$scratch/nobody.out" 2>/dev/null && break; sleep 0.05; done
+	$nobody "$bin/collect" -q -p "$own" --duration 1s >"$scratch/nobody.zst" 2>"$scratch/err" ||
+		fail "collect -p as the process's own unprivileged user exited $?: $(cat "$scratch/err")"
+	wait "$own" || fail "the program profiled by its own user exited $?"
+	source=$(info_json "$scratch/nobody.zst" | jq -r '.source')
+	samples=$(info_samples "$scratch/nobody.zst")
+	echo "as nobody, its own process: source $source, $samples samples"
+	[ "$samples" -gt 500 ] || fail "as nobody: $samples samples in 1 s of a busy program"
+	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+		[ "$source" = perf-task-clock-attached-user ] || fail "as nobody at paranoid >= 2 the source is $source"
+	fi
+	"$bin/analyze" flat "$scratch/nobody.zst" | grep -q 'three_quarters' || fail "as nobody: no three_quarters in the profile"
 fi
 
 # A statically linked program: nothing of collect's needs to enter it.
