@@ -132,8 +132,10 @@ uint32_t remote_unwind(struct remote_modules *rm, uint64_t pc, uint64_t sp, uint
 			if (cfa <= sp || cfa > top || cfa - sp < 8)
 				break;
 			uint64_t ret = word(stack, base, size, cfa - 8, &bad);
-			if (r->rbp_off)
-				bp = word(stack, base, size, cfa + (uint64_t)(int64_t)r->rbp_off, &bad);
+			uint64_t saved = cfa + (uint64_t)(int64_t)r->rbp_off;
+			/* A slot below sp: an epilogue popped rbp already (gcc leaves the rule), the register holds it. */
+			if (r->rbp_off && saved >= sp)
+				bp = word(stack, base, size, saved, &bad);
 			if (bad)
 				break;
 			pc = ret;

@@ -58,4 +58,20 @@ for f in pprof speedscope folded; do
 done
 grep -q 'three_quarters' "$scratch/t.folded" || fail "the folded export has no three_quarters"
 "$bin/analyze" archive -o "$scratch/t.tar" "$scratch/t.zst" >/dev/null 2>&1 || fail "analyze archive failed"
+
+# A Debian program (perl, essential: stripped, names from libperl's symbol table): every stack
+# walks from its leaf (an opcode, often in its epilogue) up through the interpreter's loop.
+perl -e '$t = time; while (time - $t < 3) { $s += $_ for 1 .. 1000 }' &
+perl=$!
+sleep 0.3
+"$bin/collect" -q -p "$perl" --duration 1s -o "$scratch/perl.zst" || fail "collect -p perl exited $?"
+wait "$perl" || fail "perl exited $?"
+"$bin/analyze" flat -C "$scratch/perl.zst" 2>/dev/null >"$scratch/perl.flat"
+head -n 10 "$scratch/perl.flat"
+samples=$(info_samples "$scratch/perl.zst")
+runops=$(awk '$NF == "Perl_runops_standard" { print $1 }' "$scratch/perl.flat")
+echo "perl: $samples samples, ${runops:-0} through Perl_runops_standard"
+[ "$samples" -gt 500 ] || fail "perl: $samples samples in 1 s"
+[ "${runops:-0}" -ge $((samples * 95 / 100)) ] || fail "perl: only ${runops:-0} of $samples stacks reach the interpreter's loop"
+grep -q 'Perl_pp_' "$scratch/perl.flat" || fail "perl: no opcode function named"
 echo ok
