@@ -13,8 +13,12 @@
  * The kernel's vdso has no file: it is the same image in every process of
  * this kernel, so collect's own (AT_SYSINFO_EHDR) stands in for it.
  *
- * Frame tables are the agent's rows (frametab_fde.c), built from the file's
- * mapped .eh_frame_hdr segment the first time a walk meets the object.
+ * Files are read, never mapped: anyone who can write one could truncate it
+ * while collect reads a mapping of it (SIGBUS). What is read is bounded: the
+ * ELF and program headers and the notes when the object is added, the
+ * segment holding .eh_frame_hdr when a walk first meets it (remote_unwind.c
+ * builds the agent's frame-table rows from it, frametab_fde.c); the file
+ * stays open until then.
  */
 #include "remote.h"
 #include "remote_internal.h"
@@ -31,11 +35,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_SEGMENTS 16
+
+#define MAX_SEGMENTS 16
+#define MAX_HEADERS (64u << 10) /* program headers and notes read, at most */
 
 struct remote_modules *remote_modules_new(pid_t pid)
 {
@@ -45,21 +51,29 @@ struct remote_modules *remote_modules_new(pid_t pid)
 	return rm;
 }
 
-static void drop_image(struct remote_object *ob)
+/* Forget the object's file (its rows stay). */
+static void drop_file(struct remote_object *ob)
 {
-	if (ob->image && !ob->image_is_vdso)
-		munmap(ob->image, ob->image_bytes);
-	ob->image = NULL;
+	if (ob->fd >= 0)
+		close(ob->fd);
+	ob->fd = -1;
+	ob->mem = NULL;
+	ob->file_bytes = 0;
+}
+
+static void drop_object(struct remote_object *ob)
+{
+	drop_file(ob);
+	free(ob->phdr);
+	free(ob->path);
 }
 
 void remote_modules_free(struct remote_modules *rm)
 {
 	if (!rm)
 		return;
-	for (uint32_t i = 0; i < rm->n; i++) {
-		drop_image(&rm->objects[i]);
-		free(rm->objects[i].path);
-	}
+	for (uint32_t i = 0; i < rm->n; i++)
+		drop_object(&rm->objects[i]);
 	free(rm->objects);
 	free(rm);
 }
@@ -72,63 +86,92 @@ void remote_modules_counts(const struct remote_modules *rm, uint32_t *known, uin
 		*untabled += rm->objects[i].tables_tried && !rm->objects[i].rows;
 }
 
-/* The ELF header and program headers of an image of size bytes, or NULL when it is not a 64-bit ELF file of ours. */
-static const ElfW(Phdr) *program_headers(const uint8_t *image, uint64_t size, unsigned *phnum)
+int remote_object_read(const struct remote_object *ob, uint64_t offset, void *buf, uint64_t n)
 {
-	if (size < sizeof(ElfW(Ehdr)) || memcmp(image, ELFMAG, SELFMAG) != 0 || image[EI_CLASS] != ELFCLASS64)
-		return NULL;
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)image;
-	if (eh->e_machine != EM_X86_64 || eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff > size ||
-	    (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > size - eh->e_phoff)
-		return NULL;
-	*phnum = eh->e_phnum;
-	return (const ElfW(Phdr) *)(image + eh->e_phoff);
-}
-
-/* The NT_GNU_BUILD_ID of an image (read through its file offsets): its length, 0 when it has none. */
-static uint32_t build_id_of(const uint8_t *image, uint64_t size, const ElfW(Phdr) *ph, unsigned phnum, uint8_t out[32])
-{
-	for (unsigned i = 0; i < phnum; i++) {
-		if (ph[i].p_type != PT_NOTE || ph[i].p_offset > size || ph[i].p_filesz > size - ph[i].p_offset)
-			continue;
-		const uint8_t *p = image + ph[i].p_offset, *end = p + ph[i].p_filesz;
-		while ((uint64_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			ElfW(Nhdr) nh;
-			memcpy(&nh, p, sizeof nh);
-			uint64_t name = (nh.n_namesz + 3ull) & ~3ull, desc = (nh.n_descsz + 3ull) & ~3ull;
-			if (name + desc > (uint64_t)(end - p) - sizeof nh)
-				break;
-			const uint8_t *n = p + sizeof nh;
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(n, "GNU", 4) == 0 && nh.n_descsz &&
-			    nh.n_descsz <= 32) {
-				memcpy(out, n + name, nh.n_descsz);
-				return nh.n_descsz;
-			}
-			p += sizeof nh + name + desc;
-		}
+	if (offset > ob->file_bytes || n > ob->file_bytes - offset)
+		return -1;
+	if (ob->mem) {
+		memcpy(buf, ob->mem + offset, n);
+		return 0;
+	}
+	for (uint64_t done = 0; done < n;) {
+		ssize_t got = pread(ob->fd, (uint8_t *)buf + done, n - done, (off_t)(offset + done));
+		if (got <= 0)
+			return -1; /* an error, or a file cut short since it was opened */
+		done += (uint64_t)got;
 	}
 	return 0;
 }
 
-/* Map the object's file read-only: the image, or NULL (ob->why says why). */
-static int map_file(struct remote_modules *rm, struct remote_object *ob, uint64_t inode)
+/* The program headers (a copy, in ob->phdr), 0; -1 when the file is not a 64-bit x86-64 ELF file. */
+static int read_program_headers(struct remote_object *ob)
 {
-	char path[PATH_MAX + 32];
-	snprintf(path, sizeof path, "/proc/%d/root%s", (int)rm->pid, ob->path);
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	ElfW(Ehdr) eh;
+	if (remote_object_read(ob, 0, &eh, sizeof eh) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 || eh.e_phentsize != sizeof(ElfW(Phdr)) ||
+	    !eh.e_phnum || (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)) > MAX_HEADERS)
+		return -1;
+	ElfW(Phdr) *ph = calloc_or_abort(eh.e_phnum, sizeof *ph);
+	if (remote_object_read(ob, eh.e_phoff, ph, (uint64_t)eh.e_phnum * sizeof *ph) < 0) {
+		free(ph);
+		return -1;
+	}
+	ob->phdr = ph;
+	ob->phnum = eh.e_phnum;
+	return 0;
+}
+
+/* The NT_GNU_BUILD_ID of the object's notes: its length, 0 when it has none. */
+static uint32_t build_id_of(const struct remote_object *ob, uint8_t out[32])
+{
+	for (unsigned i = 0; i < ob->phnum; i++) {
+		const ElfW(Phdr) *ph = &ob->phdr[i];
+		if (ph->p_type != PT_NOTE || ph->p_filesz > MAX_HEADERS)
+			continue;
+		uint8_t *notes = realloc_or_abort(NULL, ph->p_filesz + 1);
+		uint32_t len = 0;
+		if (remote_object_read(ob, ph->p_offset, notes, ph->p_filesz) == 0) {
+			const uint8_t *p = notes, *end = notes + ph->p_filesz;
+			while (!len && (uint64_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+				ElfW(Nhdr) nh;
+				memcpy(&nh, p, sizeof nh);
+				uint64_t name = (nh.n_namesz + 3ull) & ~3ull, desc = (nh.n_descsz + 3ull) & ~3ull;
+				if (name + desc > (uint64_t)(end - p) - sizeof nh)
+					break;
+				const uint8_t *n = p + sizeof nh;
+				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(n, "GNU", 4) == 0 &&
+				    nh.n_descsz && nh.n_descsz <= 32) {
+					memcpy(out, n + name, nh.n_descsz);
+					len = nh.n_descsz;
+				}
+				p += sizeof nh + name + desc;
+			}
+		}
+		free(notes);
+		if (len)
+			return len;
+	}
+	return 0;
+}
+
+/* The object's file, opened read-only (its size in *bytes): the descriptor, or -1 (not found, not a regular
+ * file, not the inode mapped; inode 0: not checked). */
+static int open_file(pid_t pid, const char *path, uint64_t inode, uint64_t *bytes)
+{
+	char in_root[PATH_MAX + 32];
+	snprintf(in_root, sizeof in_root, "/proc/%d/root%s", (int)pid, path);
+	int fd = open(in_root, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		fd = open(ob->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	struct stat st;
-	int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (!inode || st.st_ino == inode);
-	void *m = ok ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	close(fd);
-	if (m == MAP_FAILED)
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (inode && st.st_ino != inode)) {
+		close(fd);
 		return -1;
-	ob->image = m;
-	ob->image_bytes = (uint64_t)st.st_size;
-	return 0;
+	}
+	*bytes = (uint64_t)st.st_size;
+	return fd;
 }
 
 static struct remote_object *add_object(struct remote_modules *rm)
@@ -136,24 +179,26 @@ static struct remote_object *add_object(struct remote_modules *rm)
 	ALLOC_GROW(rm->objects, rm->n + 1, rm->cap);
 	struct remote_object *ob = &rm->objects[rm->n++];
 	memset(ob, 0, sizeof *ob);
+	ob->fd = -1;
 	return ob;
 }
 
-/* Write ob's MODULE record from its image's program headers. */
+/* Write ob's MODULE record from its program headers. */
 static void write_module(struct remote_modules *rm, struct trace_writer *w, const struct remote_object *ob,
-			 const ElfW(Phdr) *ph, unsigned phnum, uint64_t now_ns)
+			 uint64_t now_ns)
 {
 	struct trace_segment seg[MAX_SEGMENTS];
 	uint32_t nseg = 0;
 	uint8_t build_id[32];
-	uint32_t build_id_len = ph ? build_id_of(ob->image, ob->image_bytes, ph, phnum, build_id) : 0;
-	for (unsigned i = 0; ph && i < phnum && nseg < MAX_SEGMENTS; i++) {
-		if (ph[i].p_type != PT_LOAD)
+	uint32_t build_id_len = ob->phdr ? build_id_of(ob, build_id) : 0;
+	for (unsigned i = 0; ob->phdr && i < ob->phnum && nseg < MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &ob->phdr[i];
+		if (ph->p_type != PT_LOAD)
 			continue;
-		seg[nseg++] = (struct trace_segment){ ph[i].p_vaddr, ph[i].p_memsz, ph[i].p_offset,
-						      ((ph[i].p_flags & PF_X) ? TRACE_SEGMENT_EXEC : 0) |
-							      ((ph[i].p_flags & PF_W) ? TRACE_SEGMENT_WRITE : 0) |
-							      ((ph[i].p_flags & PF_R) ? TRACE_SEGMENT_READ : 0) };
+		seg[nseg++] = (struct trace_segment){ ph->p_vaddr, ph->p_memsz, ph->p_offset,
+						      ((ph->p_flags & PF_X) ? TRACE_SEGMENT_EXEC : 0) |
+							      ((ph->p_flags & PF_W) ? TRACE_SEGMENT_WRITE : 0) |
+							      ((ph->p_flags & PF_R) ? TRACE_SEGMENT_READ : 0) };
 	}
 	if (!nseg) /* no headers: its executable mapping alone, at bias 0 */
 		seg[nseg++] = (struct trace_segment){ ob->text_lo, ob->text_hi - ob->text_lo, ob->map_offset,
@@ -173,8 +218,7 @@ static void unmap_range(struct remote_modules *rm, struct trace_writer *w, uint6
 			struct trace_module_unload u = { (uint32_t)rm->pid, ob->id, now_ns };
 			if (w && trace_writer_module_unload(w, &u) < 0)
 				rm->write_failed = 1;
-			drop_image(ob);
-			free(ob->path);
+			drop_object(ob);
 			rm->objects[i] = rm->objects[--rm->n];
 			rm->sorted = 0;
 		} else {
@@ -189,15 +233,48 @@ int remote_modules_mapped(struct remote_modules *rm, struct trace_writer *w, uin
 	return remote_modules_mapping(rm, w, start, start + len, file_offset, 0, path, now_ns);
 }
 
+/* The size of collect's own vdso (the same image as the target's: one kernel), 0 when it has none. */
+static uint64_t own_vdso_bytes(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uint64_t size = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi;
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			size = hi - lo;
+	}
+	if (f)
+		fclose(f);
+	return size;
+}
+
 int remote_modules_mapping(struct remote_modules *rm, struct trace_writer *w, uint64_t lo, uint64_t hi,
 			   uint64_t file_offset, uint64_t inode, const char *path, uint64_t now_ns)
 {
 	int vdso = !strcmp(path, "[vdso]");
 	if (!vdso && path[0] != '/')
 		return 0; /* anonymous, [stack], a JIT's code: no object (a JIT map names it) */
+	const char *name = vdso ? "linux-vdso.so.1" : path;
 	for (uint32_t i = 0; i < rm->n; i++)
-		if (rm->objects[i].text_lo == lo && rm->objects[i].text_hi == hi && !strcmp(rm->objects[i].path, vdso ? "linux-vdso.so.1" : path))
+		if (rm->objects[i].text_lo == lo && rm->objects[i].text_hi == hi && !strcmp(rm->objects[i].path, name))
 			return 0;
+	if (vdso) {
+		uint64_t bytes = own_vdso_bytes();
+		remote_modules_add(rm, lo, hi, file_offset, name, -1, (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR),
+				   bytes, w, now_ns);
+	} else {
+		uint64_t bytes = 0;
+		int fd = open_file(rm->pid, path, inode, &bytes);
+		remote_modules_add(rm, lo, hi, file_offset, name, fd, NULL, bytes, w, now_ns);
+	}
+	return 1;
+}
+
+struct remote_object *remote_modules_add(struct remote_modules *rm, uint64_t lo, uint64_t hi, uint64_t file_offset,
+					 const char *path, int fd, const uint8_t *mem, uint64_t bytes,
+					 struct trace_writer *w, uint64_t now_ns)
+{
 	unmap_range(rm, w, lo, hi, now_ns);
 	struct remote_object *ob = add_object(rm);
 	rm->sorted = 0;
@@ -205,35 +282,29 @@ int remote_modules_mapping(struct remote_modules *rm, struct trace_writer *w, ui
 	ob->text_lo = lo;
 	ob->text_hi = hi;
 	ob->map_offset = file_offset;
-	ob->path = strdup_or_abort(vdso ? "linux-vdso.so.1" : path);
-	if (vdso) {
-		ob->image = (uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
-		ob->image_is_vdso = 1;
-		ob->image_bytes = ob->image ? hi - lo : 0;
-	} else {
-		map_file(rm, ob, inode);
-	}
-	unsigned phnum = 0;
-	const ElfW(Phdr) *ph = ob->image ? program_headers(ob->image, ob->image_bytes, &phnum) : NULL;
-	/* The bias: the PT_LOAD this mapping is of (by its page-aligned file offset) says where vaddr 0 is; the
-	 * vdso is mapped whole from its first page. */
+	ob->path = strdup_or_abort(path);
+	ob->fd = fd;
+	ob->mem = fd < 0 ? mem : NULL;
+	ob->file_bytes = fd >= 0 || mem ? bytes : 0;
+	/* The bias: the PT_LOAD this mapping is of (by its page-aligned file offset) says where vaddr 0 is; an
+	 * image in memory (the vdso) is mapped whole from its first page. */
 	int placed = 0;
-	for (unsigned i = 0; ph && i < phnum && !placed; i++) {
-		if (ph[i].p_type != PT_LOAD)
-			continue;
-		if (vdso || (ph[i].p_offset & ~4095ull) == file_offset) {
-			ob->bias = lo - (ph[i].p_vaddr & ~4095ull);
-			placed = 1;
+	if ((fd >= 0 || mem) && read_program_headers(ob) == 0)
+		for (unsigned i = 0; i < ob->phnum && !placed; i++) {
+			const ElfW(Phdr) *ph = &ob->phdr[i];
+			if (ph->p_type == PT_LOAD && (mem || (ph->p_offset & ~4095ull) == file_offset)) {
+				ob->bias = lo - (ph->p_vaddr & ~4095ull);
+				placed = 1;
+			}
 		}
-	}
 	if (!placed) {
-		ph = NULL;
-		drop_image(ob);
+		free(ob->phdr);
+		ob->phdr = NULL;
+		ob->phnum = 0;
+		drop_file(ob);
 	}
-	ob->phdr = ph;
-	ob->phnum = phnum;
-	write_module(rm, w, ob, ph, phnum, now_ns);
-	return 1;
+	write_module(rm, w, ob, now_ns);
+	return ob;
 }
 
 int remote_modules_scan(struct remote_modules *rm, struct trace_writer *w, uint64_t now_ns)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 static int by_text_lo(const void *a, const void *b)
 {
@@ -52,32 +53,41 @@ static struct remote_object *object_of(struct remote_modules *rm, uint64_t pc)
 	return &rm->objects[lo - 1];
 }
 
-/* The object's rows, built from its file's .eh_frame_hdr segment the first time; NULL: none. */
+#define MAX_EH_SEGMENT (256ull << 20) /* the segment read to build an object's rows, at most */
+
+/* The object's rows, built from its file's .eh_frame_hdr segment the first time (its file is closed then); NULL:
+ * none. */
 static const struct rows *rows_of(struct remote_object *ob)
 {
 	if (ob->tables_tried)
 		return ob->rows;
 	ob->tables_tried = 1;
-	if (!ob->phdr)
-		return NULL;
-	uint64_t hdr = 0;
-	for (unsigned i = 0; i < ob->phnum; i++)
+	const ElfW(Phdr) *eh = NULL, *load = NULL;
+	for (unsigned i = 0; ob->phdr && i < ob->phnum; i++)
 		if (ob->phdr[i].p_type == PT_GNU_EH_FRAME)
-			hdr = ob->phdr[i].p_vaddr;
-	for (unsigned i = 0; hdr && i < ob->phnum; i++) {
+			eh = &ob->phdr[i];
+	for (unsigned i = 0; eh && i < ob->phnum && !load; i++) {
 		const ElfW(Phdr) *ph = &ob->phdr[i];
-		if (ph->p_type != PT_LOAD || hdr < ph->p_vaddr || hdr >= ph->p_vaddr + ph->p_filesz)
-			continue;
-		if (ph->p_offset > ob->image_bytes || ph->p_filesz > ob->image_bytes - ph->p_offset)
-			return NULL;
-		struct dl_phdr_info info = { .dlpi_addr = ob->bias, .dlpi_name = ob->path, .dlpi_phdr = ob->phdr,
-					     .dlpi_phnum = (ElfW(Half))ob->phnum };
-		uint64_t delta = (uint64_t)(uintptr_t)(ob->image + ph->p_offset) - (ob->bias + ph->p_vaddr);
+		if (ph->p_type == PT_LOAD && eh->p_vaddr >= ph->p_vaddr && eh->p_vaddr - ph->p_vaddr < ph->p_filesz)
+			load = ph;
+	}
+	uint8_t *segment = load && load->p_filesz <= MAX_EH_SEGMENT ? malloc(load->p_filesz) : NULL;
+	if (segment && remote_object_read(ob, load->p_offset, segment, load->p_filesz) == 0) {
+		/* The loader's view of the object, with only the two headers the rows come from: where
+		 * .eh_frame_hdr is, and the segment read (its file size: what was read). */
+		ElfW(Phdr) ph[2] = { *eh, *load };
+		ph[1].p_memsz = ph[1].p_filesz;
+		struct dl_phdr_info info = { .dlpi_addr = ob->bias, .dlpi_name = ob->path, .dlpi_phdr = ph, .dlpi_phnum = 2 };
+		uint64_t delta = (uint64_t)(uintptr_t)segment - (ob->bias + load->p_vaddr);
 		struct object o;
 		if (frametab_find_object(&info, delta, &o) == 0)
 			ob->rows = frametab_build_rows(&o);
-		break;
 	}
+	free(segment);
+	if (ob->fd >= 0)
+		close(ob->fd);
+	ob->fd = -1;
+	ob->mem = NULL;
 	return ob->rows;
 }
 
