@@ -24,6 +24,7 @@
 #include "remote_internal.h"
 
 #include "alloc.h"
+#include "frametab_internal.h"
 #include "trace.h"
 
 #include <elf.h>
@@ -64,6 +65,7 @@ static void drop_file(struct remote_object *ob)
 static void drop_object(struct remote_object *ob)
 {
 	drop_file(ob);
+	frametab_free_rows(ob->rows);
 	free(ob->phdr);
 	free(ob->path);
 }

@@ -179,3 +179,38 @@ foreach(test cpu wall errors)
   add_test(NAME e2e_attach_${test} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_attach_${test} PROPERTIES LABELS e2e TIMEOUT 180)
 endforeach()
+
+# collect -p reads files and stacks another process chose (collect/remote_*.c, the agent's .eh_frame parser):
+# seeded with the workloads stripped of debug info (fuzz/make_unwind_seeds.sh), replayed in every build
+# (unit_remote_unwind_fuzz, under ASan in the sanitized one), fuzzed with IPSCOPE_FUZZ (fuzz_remote_unwind).
+set(UNWIND_FUZZ_SEEDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_unwind_seeds)
+add_custom_command(OUTPUT ${UNWIND_FUZZ_SEEDS}/stamp
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/make_unwind_seeds.sh ${CMAKE_OBJCOPY} ${UNWIND_FUZZ_SEEDS}
+    $<TARGET_FILE:collect_busy> $<TARGET_FILE:attach_target> $<TARGET_FILE:collect_plugin>
+  COMMAND ${CMAKE_COMMAND} -E touch ${UNWIND_FUZZ_SEEDS}/stamp
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/make_unwind_seeds.sh collect_busy attach_target collect_plugin
+  COMMENT "remote unwind fuzz seeds" VERBATIM)
+add_custom_target(unwind_fuzz_seeds ALL DEPENDS ${UNWIND_FUZZ_SEEDS}/stamp)
+set(REMOTE_UNWIND_SOURCES ${CMAKE_SOURCE_DIR}/collect/remote_modules.c ${CMAKE_SOURCE_DIR}/collect/remote_unwind.c
+  ${CMAKE_SOURCE_DIR}/collect/agent/frametab_fde.c ${CMAKE_SOURCE_DIR}/collect/agent/frametab_build.c)
+add_executable(unit_remote_unwind_fuzz fuzz/fuzz_remote_unwind.c fuzz/fuzz_replay.c ${REMOTE_UNWIND_SOURCES})
+target_include_directories(unit_remote_unwind_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/collect ${CMAKE_SOURCE_DIR}/collect/agent)
+target_link_libraries(unit_remote_unwind_fuzz PRIVATE ipscope_trace ipscope_common)
+add_dependencies(unit_remote_unwind_fuzz unwind_fuzz_seeds)
+add_test(NAME unit_remote_unwind_fuzz COMMAND unit_remote_unwind_fuzz ${UNWIND_FUZZ_SEEDS})
+set_tests_properties(unit_remote_unwind_fuzz PROPERTIES TIMEOUT 120 LABELS unit
+  ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1")
+if(IPSCOPE_FUZZ)
+  add_executable(fuzz_remote_unwind fuzz/fuzz_remote_unwind.c ${REMOTE_UNWIND_SOURCES})
+  target_include_directories(fuzz_remote_unwind PRIVATE ${CMAKE_SOURCE_DIR}/collect ${CMAKE_SOURCE_DIR}/collect/agent)
+  target_compile_options(fuzz_remote_unwind PRIVATE ${FUZZ_FLAGS} -g)
+  target_link_options(fuzz_remote_unwind PRIVATE ${FUZZ_FLAGS})
+  target_link_libraries(fuzz_remote_unwind PRIVATE ipscope_trace ipscope_common)
+  add_dependencies(fuzz_remote_unwind unwind_fuzz_seeds)
+  set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz_remote_unwind_corpus)
+  set(artifacts ${CMAKE_CURRENT_BINARY_DIR}/fuzz_remote_unwind_artifacts)
+  add_test(NAME fuzz_remote_unwind
+    COMMAND sh -c "rm -rf '${work}' && mkdir -p '${work}' '${artifacts}' && cp '${UNWIND_FUZZ_SEEDS}'/* '${work}/' && rm -f '${work}/stamp' && exec \"$0\" -max_total_time=30 -timeout=10 -max_len=65536 -print_final_stats=1 -artifact_prefix='${artifacts}/' '${work}'"
+    $<TARGET_FILE:fuzz_remote_unwind>)
+  set_tests_properties(fuzz_remote_unwind PROPERTIES TIMEOUT 120 LABELS fuzz)
+endif()

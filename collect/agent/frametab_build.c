@@ -128,6 +128,12 @@ static int add_fde_at(struct builder *b, const struct object *o, const uint8_t *
 	return frametab_add_fde(b, (const uint8_t *)(uintptr_t)(at + o->delta), (const uint8_t *)(uintptr_t)(o->seg_hi + o->delta));
 }
 
+/* What publish mapped for rows of nrows and npages. */
+static size_t rows_bytes(uint32_t nrows, uint32_t npages)
+{
+	return sizeof(struct rows) + (size_t)nrows * sizeof(struct row) + (size_t)npages * 4;
+}
+
 /* b's rows, base to end, into a read-only mapping of their own with the per-KiB index; b is freed. */
 static const struct rows *publish(struct builder *b, uint64_t end)
 {
@@ -137,7 +143,7 @@ static const struct rows *publish(struct builder *b, uint64_t end)
 	}
 	uint64_t span = end - b->base;
 	uint32_t npages = (uint32_t)(span >> PAGE_SHIFT) + 2;
-	size_t bytes = sizeof(struct rows) + (size_t)b->nrows * sizeof(struct row) + (size_t)npages * 4;
+	size_t bytes = rows_bytes(b->nrows, npages);
 	void *m = b->clip ? arena_take(bytes) : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!m || m == MAP_FAILED) {
 		free_builder(b);
@@ -167,6 +173,12 @@ static const struct rows *publish(struct builder *b, uint64_t end)
 	return t;
 }
 
+void frametab_free_rows(const struct rows *t)
+{
+	if (t)
+		munmap((void *)(uintptr_t)t, rows_bytes(t->nrows, t->npages));
+}
+
 const struct rows *frametab_build_rows(const struct object *o)
 {
 	if (!o->fde_count)
@@ -175,6 +187,7 @@ const struct rows *frametab_build_rows(const struct object *o)
 	struct builder b;
 	memset(&b, 0, sizeof b);
 	b.delta = o->delta;
+	b.floor = (const uint8_t *)(uintptr_t)(o->seg_lo + o->delta);
 	b.limit = UINT64_MAX;
 	b.base = fde_start(o, table, 0);
 	uint64_t end = b.base;
@@ -202,6 +215,7 @@ const struct rows *frametab_build_block(const struct object *o, uint64_t lo, uin
 	struct builder b;
 	memset(&b, 0, sizeof b);
 	b.delta = o->delta;
+	b.floor = (const uint8_t *)(uintptr_t)(o->seg_lo + o->delta);
 	b.base = lo;
 	b.limit = hi;
 	b.clip = 1;

@@ -188,6 +188,13 @@ static void emit(struct builder *b, uint64_t pc, struct row r)
 	b->rows[b->nrows++] = r;
 }
 
+/* A factored offset times the data alignment, wrapping as the hardware does: a crafted file's (collect -p reads
+ * any) must not overflow a signed product (its rows are then ROW_OTHER or bad reads the walk refuses). */
+static int64_t scaled(uint64_t factored, int64_t align)
+{
+	return (int64_t)(factored * (uint64_t)align);
+}
+
 /* Run a CFA program from loc; emits a row at every advance. 0, or -1 when it cannot be followed. */
 static int run_program(struct builder *b, const struct cie *cie, const uint8_t *p, const uint8_t *end,
 		       struct cfa_state *s, const struct cfa_state *initial, uint64_t *loc, uint64_t loc_end,
@@ -206,7 +213,7 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 		switch (op >> 6) {
 		case 1: delta = (op & 0x3f) * cie->code_align; goto advance;
 		case 2:
-			off = (int64_t)get_uleb(&c) * cie->data_align;
+			off = scaled(get_uleb(&c), cie->data_align);
 			if ((r = rule_of(s, op & 0x3f, cie->ra_reg)))
 				*r = (struct rule){ W_CFAREL, off };
 			continue;
@@ -229,7 +236,7 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 		case 0x04: delta = get_fixed(&c, 4) * cie->code_align; goto advance;
 		case 0x05: /* offset_extended */
 			reg = get_uleb(&c);
-			off = (int64_t)get_uleb(&c) * cie->data_align;
+			off = scaled(get_uleb(&c), cie->data_align);
 			if ((r = rule_of(s, reg, cie->ra_reg)))
 				*r = (struct rule){ W_CFAREL, off };
 			break;
@@ -282,16 +289,16 @@ static int run_program(struct builder *b, const struct cie *cie, const uint8_t *
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = get_uleb(&c);
-			off = get_sleb(&c) * cie->data_align;
+			off = scaled((uint64_t)get_sleb(&c), cie->data_align);
 			if ((r = rule_of(s, reg, cie->ra_reg)))
 				*r = (struct rule){ W_CFAREL, off };
 			break;
 		case 0x12: /* def_cfa_sf */
 			s->cfa_reg = get_uleb(&c);
-			s->cfa_off = get_sleb(&c) * cie->data_align;
+			s->cfa_off = scaled((uint64_t)get_sleb(&c), cie->data_align);
 			s->cfa_expr = 0;
 			break;
-		case 0x13: s->cfa_off = get_sleb(&c) * cie->data_align; break; /* def_cfa_offset_sf */
+		case 0x13: s->cfa_off = scaled((uint64_t)get_sleb(&c), cie->data_align); break; /* def_cfa_offset_sf */
 		case 0x09: /* register */
 		case 0x14: /* val_offset */
 		case 0x2f: /* GNU_negative_offset_extended */
@@ -391,7 +398,7 @@ int frametab_add_fde(struct builder *b, const uint8_t *fde, const uint8_t *limit
 	c.end = c.p + length;
 	const uint8_t *id_at = c.p;
 	uint64_t cie_ptr = get_fixed(&c, 4);
-	if (!cie_ptr || cie_ptr > (uint64_t)(id_at - (const uint8_t *)0))
+	if (!cie_ptr || cie_ptr > (uint64_t)(id_at - b->floor))
 		return 0;
 	const uint8_t *cie_at = id_at - cie_ptr;
 	if (cie_at != b->cie_at) {

@@ -36,6 +36,7 @@ struct builder {
 	uint32_t nrows, capacity;
 	size_t bytes;
 	uint64_t base, delta; /* delta: the object's (struct object) */
+	const uint8_t *floor; /* the start of the segment holding .eh_frame, as read: no CIE lies below it */
 	uint64_t limit; /* rows from here on are not this table's (a block's end; UINT64_MAX: none) */
 	int clip; /* a block: a row that starts before base holds from base */
 	int failed;

@@ -54,6 +54,9 @@ int frametab_copy_object(struct object *o);
 void frametab_drop_copy(struct object *o);
 /* Its rows in a read-only mapping of their own, or NULL (no usable FDE, out of memory). Not in a handler. */
 const struct rows *frametab_build_rows(const struct object *o);
+/* Unmap rows frametab_build_rows made (collect -p, when the object is gone; the agent never does: readers
+ * may hold them). */
+void frametab_free_rows(const struct rows *t);
 /* The rows of its pcs [lo, hi) alone, as frametab_build_rows would say them there (NULL: none there, or out
  * of memory); reads the image itself when o has no copy (inside the loader's callback). Not in a handler. */
 const struct rows *frametab_build_block(const struct object *o, uint64_t lo, uint64_t hi);
