@@ -24,7 +24,11 @@
  * while the sampling signal was blocked (inside dlopen, where a library's
  * constructor may run for long: perf's overflows are then delivered at the
  * unblocking system call and dropped there, as the timer's) is all
- * uncounted, so it is all claimed there.
+ * uncounted, so it is all claimed there. A tick found in a page fault
+ * (sampler.c, kernel_tick) claims the same uncounted time, without the floor
+ * of one period. The two sources' signals are not aligned: a span where perf
+ * counted more than the timer's periods repays what earlier spans owed, or
+ * owed time would grow from jitter alone and be claimed twice.
  */
 #ifndef IPSCOPE_TICK_WEIGHT_H
 #define IPSCOPE_TICK_WEIGHT_H
@@ -33,21 +37,40 @@
 
 #define TICK_OWED_MAX (1u << 30)
 
+/* What is known uncounted after a span: owed, plus what perf did not count of the span, less what it counted
+ * beyond it (the two sources' signals are not aligned: a span's surplus is an earlier span's shortfall). */
+static inline uint64_t tick_known(uint32_t elapsed, uint32_t perf_counted, uint32_t owed)
+{
+	int64_t known = (int64_t)owed + (int64_t)elapsed - (int64_t)perf_counted;
+	return known > 0 ? (uint64_t)known : 0;
+}
+
 /* A timer signal found in user mode: its span's uncounted periods are owed to the next one found at a system call. */
 static inline void tick_owe(uint32_t elapsed, uint32_t perf_counted, uint32_t *owed)
 {
-	uint64_t sum = (uint64_t)*owed + (elapsed > perf_counted ? elapsed - perf_counted : 0);
-	*owed = sum < TICK_OWED_MAX ? (uint32_t)sum : TICK_OWED_MAX;
+	uint64_t known = tick_known(elapsed, perf_counted, *owed);
+	*owed = known < TICK_OWED_MAX ? (uint32_t)known : TICK_OWED_MAX;
 }
 
 /* A timer signal found at a system call: its periods, at least 1, at most elapsed and the uncounted ones known; *owed keeps the rest. */
 static inline uint32_t tick_weight(uint32_t elapsed, uint32_t perf_counted, uint32_t *owed)
 {
-	uint64_t known = (uint64_t)*owed + (elapsed > perf_counted ? elapsed - perf_counted : 0);
+	uint64_t known = tick_known(elapsed, perf_counted, *owed);
 	uint32_t weight = known < elapsed ? (uint32_t)known : elapsed;
 	if (!weight)
 		weight = 1;
 	uint64_t left = known > weight ? known - weight : 0;
+	*owed = left < TICK_OWED_MAX ? (uint32_t)left : TICK_OWED_MAX;
+	return weight;
+}
+
+/* A timer signal whose tick found the thread in the kernel outside a system call (a page fault): the uncounted
+ * periods known, at most elapsed, possibly none (perf counted the span); *owed keeps the rest. */
+static inline uint32_t tick_uncounted(uint32_t elapsed, uint32_t perf_counted, uint32_t *owed)
+{
+	uint64_t known = tick_known(elapsed, perf_counted, *owed);
+	uint32_t weight = known < elapsed ? (uint32_t)known : elapsed;
+	uint64_t left = known - weight;
 	*owed = left < TICK_OWED_MAX ? (uint32_t)left : TICK_OWED_MAX;
 	return weight;
 }

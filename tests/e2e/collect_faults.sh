@@ -1,10 +1,11 @@
 # A single thread whose CPU time is mostly page faults (kernel time outside
-# system calls, which the perf-task-clock+cpu-timer source does not sample):
-# the samples miss much of its time, and analyze info and collect must say
-# why with figures: not short threads (it has samples), at most one interval
-# for its last partial period, the rest kernel time the sampling does not
-# see, which the workload's own clock bounds (its time touching pages plus
-# its mmap/munmap calls).
+# system calls, which the user-mode perf event does not count): the timer tick
+# that finds the thread in a fault is delivered at the faulting instruction,
+# and its time is charged there (sampler.c, kernel_tick), as a system call's
+# is charged where the call returns. The samples must hold the thread's CPU
+# time (at least 90% of what its own clock measured: before, 60 to 70% was
+# missing), the touching line its share within 5 points of what the workload
+# timed, and what is still missing must add up, not blamed on short threads.
 . "$(dirname "$0")/lib.sh"
 "$bin/collect" -o "$scratch/f.zst" "$workloads/collect_faults" 0.8 2>"$scratch/err" ||
 	fail "collect exited $?: $(cat "$scratch/err")"
@@ -25,16 +26,17 @@ interval=$(info_json "$scratch/f.zst" | jq -r '.interval_ns // empty')
 [ $((short_ns + partial_ns + unseen)) -eq $((measured - sampled)) ] ||
 	fail "missing parts $short_ns + $partial_ns + $unseen ns, measured - sampled is $((measured - sampled)) ns"
 [ "$partial_ns" -le "$interval" ] || fail "the last partial interval is $partial_ns ns, more than the $interval ns interval"
-# The rest is kernel time: a good part of the missing time, and no more than the kernel work the workload timed.
-awk -v u="$unseen" -v m="$measured" -v s="$sampled" -v f="$faults" -v c="$calls" \
-	'BEGIN { exit !(m - s > 0.1 * m && u >= 0.9 * (m - s) && u <= (f + c) * 1e9 * 1.05) }' ||
-	fail "unseen kernel time $unseen ns of $((measured - sampled)) missing; the workload faulted ${faults}s, called ${calls}s"
-echo "faults ${faults}s, calls ${calls}s: missing $((measured - sampled)) ns, $unseen ns of it kernel time not sampled"
-# The words: the cause named, short threads not.
-grep -A2 '^Measured CPU:' "$scratch/info" | grep -q 'beyond that, not sampled: kernel time outside system calls (page faults' ||
-	fail "analyze info does not name kernel time outside system calls: $(grep -A2 '^Measured CPU:' "$scratch/info")"
+echo "faults ${faults}s, calls ${calls}s: measured $measured ns, sampled $sampled ns, $unseen ns kernel time not sampled"
+awk -v m="$measured" -v s="$sampled" 'BEGIN { exit !(s >= 0.9 * m && s <= 1.02 * m) }' ||
+	fail "the samples hold $sampled ns of the thread's $measured ns (page faults not charged?)"
+# Where: the line that touches the pages, by the workload's own clock.
+cpu=$(value_of cpu "$scratch/err")
+"$bin/analyze" flat --lines "$scratch/f.zst" >"$scratch/flat"
+line=$(marker_line @touch "$(dirname "$0")/workloads/collect_faults.c")
+got=$(awk -v l="$line" '$5 == "collect_faults.c" && $6 == l { sub("%", "", $4); print $4 }' "$scratch/flat")
+want=$(awk -v f="$faults" -v c="$cpu" 'BEGIN { printf "%.1f", 100 * f / c }')
+echo "the touching line: ${got:-0}% of the samples, ${want}% of the thread's CPU by its clock"
+within "${got:-0}" "$want" 5 || fail "the touching line has ${got:-0}% of the samples, the workload timed ${want}% there"
 if grep -qi 'short threads\|ended before their first sample' "$scratch/info" "$scratch/err"; then
 	fail "short threads blamed: $(grep -i 'short threads\|ended before' "$scratch/info" "$scratch/err")"
 fi
-grep -q '^collect: the samples cover .*kernel time outside system calls' "$scratch/err" ||
-	fail "collect's summary does not name kernel time: $(grep '^collect: the samples' "$scratch/err")"

@@ -1,5 +1,6 @@
 /* test_tick_weight - the weight of a CPU-time timer's sample at a system
- * call beside perf's user-time samples (collect/agent/tick_weight.h). */
+ * call, or in a page fault, beside perf's user-time samples
+ * (collect/agent/tick_weight.h). */
 #include "check.h"
 #include "tick_weight.h"
 
@@ -12,6 +13,16 @@ int main(void)
 	tick_owe(4, 2, &owed);
 	CHECK(owed == 4);
 	CHECK(tick_weight(4, 2, &owed) == 4 && owed == 2);
+	/* A tick found in a page fault: what perf did not count of its span (and what was owed), possibly nothing. */
+	owed = 0;
+	CHECK(tick_uncounted(4, 0, &owed) == 4 && owed == 0);
+	CHECK(tick_uncounted(4, 3, &owed) == 1 && owed == 0);
+	CHECK(tick_uncounted(4, 4, &owed) == 0 && owed == 0); /* no floor of 1: perf counted the whole span */
+	CHECK(tick_uncounted(4, 9, &owed) == 0 && owed == 0);
+	tick_owe(4, 1, &owed);
+	CHECK(tick_uncounted(2, 2, &owed) == 2 && owed == 1); /* at most its span; the rest stays owed */
+	owed = TICK_OWED_MAX;
+	CHECK(tick_uncounted(UINT32_MAX, 0, &owed) == UINT32_MAX && owed <= TICK_OWED_MAX);
 	/* Seen after 32 ms perf counted (beside two CPU hogs): 1 period, not 33. */
 	owed = 0;
 	CHECK(tick_weight(33, 32, &owed) == 1 && owed == 0);
