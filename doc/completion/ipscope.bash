@@ -26,6 +26,7 @@ _ipscope_option_values()
 	analyze:*:--color) echo auto always never ;;
 	analyze:*:--state) echo on-cpu off-cpu ;;
 	collect:*:--mode | collect:*:-m) echo cpu wall ;;
+	collect:*:--pid | collect:*:-p) ps -u "$(id -u)" -o pid= 2>/dev/null ;;
 	collect:*:--source) echo auto perf timer ;;
 	collect:*:--interval | collect:*:-i) echo 100us 250us 500us 1ms 10ms ;;
 	collect:*:--delay | collect:*:--duration) echo 500ms 1s 2s 10s 1m ;;
