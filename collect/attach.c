@@ -31,6 +31,7 @@
 #include "jitmap_copy.h"
 #include "trace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -116,9 +117,15 @@ void attach_thread_start(struct attach *a, const struct attach_thread *t, uint64
 
 struct attach_thread *attach_thread_of(struct attach *a, pid_t tid, uint64_t now_ns, int write_start)
 {
-	for (uint32_t i = a->nthreads; i-- > 0;)
-		if (a->threads[i].tid == tid && a->threads[i].alive)
-			return &a->threads[i];
+	for (uint32_t i = a->nthreads; i-- > 0;) {
+		struct attach_thread *t = &a->threads[i];
+		if (t->tid != tid)
+			continue;
+		/* One that ended: its own record from before its end (another CPU's ring), else a new thread with its tid. */
+		if (t->alive || now_ns <= t->exit_ns)
+			return t;
+		break;
+	}
 	ALLOC_GROW(a->threads, a->nthreads + 1, a->threads_cap);
 	struct attach_thread *t = &a->threads[a->nthreads++];
 	memset(t, 0, sizeof *t);
@@ -133,15 +140,64 @@ struct attach_thread *attach_thread_of(struct attach *a, pid_t tid, uint64_t now
 	return t;
 }
 
+/* SHORT_THREAD_INTERVALS: as the agent's (sampler.c): a thread shorter than that is charged all its samples
+ * missed (its start and end are most of its life), a longer one at most one interval. */
+#define SHORT_THREAD_INTERVALS 10
+
+/* A thread's CPU time after its last sample (cpu_ns, its events' count, less what its samples stand for): one
+ * more sample on its last stack, flagged TRACE_STACK_EXIT_CHARGE, as a launched run's agent charges it. */
+static void charge_exit(struct attach *a, const struct attach_thread *t, uint64_t cpu_ns, uint64_t time_ns)
+{
+	uint64_t interval = a->o->interval_ns, covered = t->sampled * interval;
+	if (!t->last_cpu_stack || cpu_ns <= covered)
+		return;
+	uint64_t missed = cpu_ns - covered;
+	if (cpu_ns >= SHORT_THREAD_INTERVALS * interval && missed > interval)
+		missed = interval;
+	a->random ^= a->random << 13;
+	a->random ^= a->random >> 7;
+	a->random ^= a->random << 17;
+	uint64_t weight = missed / interval + ((a->random % interval) < missed % interval);
+	if (!weight)
+		return;
+	const struct attach_stack *s = &a->stacks[t->last_cpu_stack - 1];
+	uint32_t id = attach_stack_id(a, &a->frames[s->first], s->n, s->flags | TRACE_STACK_EXIT_CHARGE);
+	attach_sample(a, time_ns, t->tid, id, (uint32_t)weight, TRACE_STATE_ON_CPU, -1);
+	a->exit_charged += weight;
+	a->exit_charged_threads++;
+}
+
+struct attach_thread *attach_thread_find(struct attach *a, pid_t tid)
+{
+	for (uint32_t i = a->nthreads; i-- > 0;)
+		if (a->threads[i].tid == tid)
+			return &a->threads[i];
+	return NULL;
+}
+
 void attach_thread_exit(struct attach *a, pid_t tid, uint64_t time_ns)
+{
+	struct attach_thread *t = attach_thread_find(a, tid);
+	if (!t || !t->alive)
+		return;
+	t->alive = 0;
+	t->exit_ns = time_ns;
+	t->exit_drain = a->drains;
+	t->exit_pending = 1;
+	attach_wall_forget(t);
+}
+
+void attach_finish_exits(struct attach *a, int all)
 {
 	for (uint32_t i = 0; i < a->nthreads; i++) {
 		struct attach_thread *t = &a->threads[i];
-		if (t->tid != tid || !t->alive)
+		if (!t->exit_pending || (!all && t->exit_drain == a->drains))
 			continue;
-		t->alive = 0;
-		attach_wall_forget(t);
-		struct trace_thread rec = { (uint32_t)a->pid, (uint32_t)tid, time_ns, TRACE_THREAD_EXIT, "", 0 };
+		t->exit_pending = 0;
+		uint64_t cpu_ns = attach_perf_thread_ns(a, t);
+		if (a->w && !a->o->wall)
+			charge_exit(a, t, cpu_ns, t->exit_ns);
+		struct trace_thread rec = { (uint32_t)a->pid, (uint32_t)t->tid, t->exit_ns, TRACE_THREAD_EXIT, "", cpu_ns };
 		if (a->w && trace_writer_thread(a->w, &rec) < 0)
 			a->write_failed = 1;
 	}
@@ -149,7 +205,7 @@ void attach_thread_exit(struct attach *a, pid_t tid, uint64_t time_ns)
 
 void attach_thread_name(struct attach *a, pid_t tid, const char *name, uint64_t time_ns)
 {
-	attach_thread_of(a, tid, time_ns, 0);
+	attach_thread_of(a, tid, time_ns, 1); /* a COMM handled before its FORK (another ring): the thread starts here */
 	struct trace_thread rec = { (uint32_t)a->pid, (uint32_t)tid, time_ns, TRACE_THREAD_NAME, name, 0 };
 	if (a->w && trace_writer_thread(a->w, &rec) < 0)
 		a->write_failed = 1;
@@ -284,6 +340,31 @@ static void write_meta(struct attach *a, uint64_t start_real, uint64_t start_mon
 	trace_writer_meta(a->w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION " " IPSCOPE_REVISION);
 }
 
+/* When the process started, on CLOCK_REALTIME (boot time plus its start in clock ticks); fallback when unknown. */
+static uint64_t process_start_realtime(pid_t pid, uint64_t fallback)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	const char *p = read_proc(path, buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
+	unsigned long long ticks = 0;
+	/* starttime is field 22; after ')' come fields 3 on */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &ticks) != 1)
+		return fallback;
+	FILE *f = fopen("/proc/stat", "re");
+	unsigned long long btime = 0;
+	char line[256];
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "btime %llu", &btime) == 1)
+			break;
+	if (f)
+		fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	if (!btime || hz <= 0)
+		return fallback;
+	return btime * 1000000000ull + ticks * (1000000000ull / (unsigned long long)hz);
+}
+
 /* Why the process cannot be attached to, as one line; NULL when it can be tried. */
 static const char *refusal(pid_t pid, char *buf, size_t size)
 {
@@ -294,8 +375,19 @@ static const char *refusal(pid_t pid, char *buf, size_t size)
 		snprintf(buf, size, "no such process");
 		return buf;
 	}
-	if (state == 'Z' || state == 'X')
-		return "the process has ended (a zombie its parent has not reaped)";
+	if (state == 'Z' || state == 'X') {
+		/* A leader that ended (pthread_exit in main) with threads running on is a zombie too. */
+		char task[64];
+		snprintf(task, sizeof task, "/proc/%d/task", (int)pid);
+		DIR *d = opendir(task);
+		int threads = 0;
+		for (struct dirent *e; d && (e = readdir(d));)
+			threads += e->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		if (threads <= 1)
+			return "the process has ended (a zombie its parent has not reaped)";
+	}
 	char path[64], maps[64];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -374,15 +466,30 @@ static int run(struct attach *a, int pidfd, uint64_t start)
 		if (until > end)
 			until = end;
 		nfds_t n = 0;
+		int polled[a->ncpu > 0 ? a->ncpu : 1];
 		for (int c = 0; c < a->ncpu; c++)
-			if (a->ring_fd[c] >= 0)
+			if (a->ring_fd[c] >= 0 && !a->ring_hup[c]) {
+				polled[n] = c;
 				pfd[n++] = (struct pollfd){ a->ring_fd[c], POLLIN, 0 };
+			}
+		nfds_t rings = n;
 		if (pidfd >= 0)
 			pfd[n++] = (struct pollfd){ pidfd, POLLIN, 0 };
 		uint64_t wait = until > now ? until - now : 0;
 		struct timespec ts = { (time_t)(wait / 1000000000u), (long)(wait % 1000000000u) };
 		int ready = ppoll(pfd, n, &ts, NULL);
+		/* A ring whose event's thread ended (the leader's, with others running on) reports POLLHUP at
+		 * once, forever: it is read at every turn, not polled. */
+		for (nfds_t i = 0; ready > 0 && i < rings; i++)
+			if (pfd[i].revents & POLLHUP)
+				a->ring_hup[polled[i]] = 1;
 		attach_perf_drain(a);
+		if (a->rescan) {
+			a->rescan = 0;
+			remote_modules_scan(a->rm, a->w, attach_now_ns());
+		}
+		if (a->write_failed || remote_modules_write_failed(a->rm))
+			break;
 		now = attach_now_ns();
 		if (ready > 0 && pidfd >= 0 && (pfd[n - 1].revents & (POLLIN | POLLHUP))) {
 			status = ended_status(a->pid);
@@ -390,9 +497,13 @@ static int run(struct attach *a, int pidfd, uint64_t start)
 				status = -2; /* ended, status unknown */
 			break;
 		}
-		if (pidfd < 0 && kill(a->pid, 0) < 0 && errno == ESRCH) {
-			status = -2;
-			break;
+		if (pidfd < 0) { /* before Linux 5.3: no pidfd, and kill(pid, 0) succeeds on a zombie */
+			int code = -1;
+			char state = process_state(a->pid, &code);
+			if (!state || state == 'Z' || state == 'X') {
+				status = state && code >= 0 ? code : -2;
+				break;
+			}
 		}
 		if (o->wall && now >= next_tick) {
 			attach_wall_tick(a, now);
@@ -417,13 +528,32 @@ static void write_thread_ends(struct attach *a, uint64_t now)
 		struct attach_thread *t = &a->threads[i];
 		if (!t->alive)
 			continue;
-		uint64_t runtime = thread_runtime(a->pid, t->tid);
+		uint64_t runtime = thread_runtime(a->pid, t->tid), counted = attach_perf_thread_ns(a, t);
+		/* Its events' count where it has events of its own (exact), else its schedstat since first seen. */
 		struct trace_thread rec = { (uint32_t)a->pid, (uint32_t)t->tid, now, TRACE_THREAD_AT_END, "",
-					    runtime > t->runtime_at_start ? runtime - t->runtime_at_start : 0 };
+					    counted	? counted
+					    : runtime > t->runtime_at_start ? runtime - t->runtime_at_start
+									    : 0 };
 		if (runtime && a->w && trace_writer_thread(a->w, &rec) < 0)
 			a->write_failed = 1;
 		attach_wall_forget(t);
 	}
+}
+
+/* Everything a's run holds: its events and rings, objects, tables, and the pidfd. */
+static void attach_free(struct attach *a, int pidfd)
+{
+	attach_perf_close(a);
+	for (uint32_t i = 0; i < a->nthreads; i++)
+		attach_wall_forget(&a->threads[i]);
+	if (pidfd >= 0)
+		close(pidfd);
+	remote_modules_free(a->rm);
+	hashmap_free(&a->stack_index);
+	free(a->stacks);
+	free(a->frames);
+	free(a->threads);
+	free(a->stack_copy);
 }
 
 int attach_main(const struct collect_options *o)
@@ -459,10 +589,12 @@ int attach_main(const struct collect_options *o)
 	a.pid = o->pid;
 	a.rm = remote_modules_new(o->pid);
 	a.stack_copy = malloc(ATTACH_STACK_BYTES);
+	a.random = attach_now_ns() | 1;
 	hashmap_init(&a.stack_index, 1024);
 	int pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
 	if (!a.rm || !a.stack_copy || attach_perf_open(&a) < 0) {
 		output_abandon(&out);
+		attach_free(&a, pidfd);
 		return 1;
 	}
 	uint64_t start_real, start_mono;
@@ -474,7 +606,7 @@ int attach_main(const struct collect_options *o)
 	}
 	a.w = output_start_trace(&out, o->zstd_level);
 	if (!a.w) {
-		attach_perf_close(&a);
+		attach_free(&a, pidfd);
 		return 1;
 	}
 	write_meta(&a, start_real, start_mono);
@@ -482,25 +614,48 @@ int attach_main(const struct collect_options *o)
 	if (remote_modules_scan(a.rm, a.w, start_mono) < 0)
 		fprintf(stderr, "collect: -p %d: cannot read its maps (%s): its frames stay unnamed\n", (int)o->pid,
 			strerror(errno));
-	for (uint32_t i = 0; i < a.nthreads; i++) /* their records, now that the trace has begun */
-		attach_thread_start(&a, &a.threads[i], start_mono);
+	for (uint32_t i = 0; i < a.nthreads; i++) { /* their records, now that the trace has begun */
+		struct attach_thread *t = &a.threads[i];
+		if (!t->alive)
+			continue; /* ended while the events were opened */
+		attach_thread_start(&a, t, start_mono);
+		/* What each ran and waited is counted from here, not from when its event was opened. */
+		t->runtime_at_start = t->last_runtime = thread_runtime(a.pid, t->tid);
+		t->last_poll_ns = start_mono;
+		/* Its own events counted while the others were opened: not the run's (wraps below 0, made up as
+		 * they count on). */
+		t->counted_ns -= attach_perf_thread_ns(&a, t);
+	}
 	if (!o->quiet)
 		fprintf(stderr, "collect: attached to %d (%u threads)%s\n", (int)o->pid, a.nthreads,
 			o->duration_ns ? "" : "; SIGINT (Ctrl-C) ends the profile");
 
 	int status = run(&a, pidfd, start_mono);
-	attach_perf_close(&a);
+	attach_perf_stop(&a);
 	uint64_t now = attach_now_ns();
-	if (status == -1) {
+	if (status == -1)
 		write_thread_ends(&a, now);
-	} else if (status >= 0 || status == -2) {
+	attach_perf_close(&a);
+	if (status != -1) {
 		struct trace_process pr = { (uint32_t)a.pid, 0, now, TRACE_PROCESS_EXITED, status < 0 ? 0 : status, "", "",
 					    status < 0 ? TRACE_PROCESS_STATUS_UNKNOWN : 0, "" };
 		if (trace_writer_process(a.w, &pr) < 0)
 			a.write_failed = 1;
 	}
+	if (a.exit_charged) {
+		char num[32];
+		snprintf(num, sizeof num, "%llu", (unsigned long long)a.exit_charged);
+		trace_writer_meta(a.w, TRACE_META_EXIT_CHARGED, num);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)a.exit_charged_threads);
+		trace_writer_meta(a.w, TRACE_META_EXIT_CHARGED_THREADS, num);
+	}
 	char message[256];
-	if (jitmap_copy(a.w, a.pid, geteuid(), start_real, now, message, sizeof message) < 0)
+	struct stat proc;
+	char proc_path[64];
+	snprintf(proc_path, sizeof proc_path, "/proc/%d", (int)a.pid);
+	/* The JIT's map is the target's (its owner) and may have been written before the attach (since its start). */
+	uid_t owner = stat(proc_path, &proc) == 0 ? proc.st_uid : geteuid();
+	if (jitmap_copy(a.w, a.pid, owner, process_start_realtime(a.pid, start_real), now, message, sizeof message) < 0)
 		a.write_failed = 1;
 	else if (message[0] && !o->quiet)
 		fprintf(stderr, "collect: %s\n", message);
@@ -524,13 +679,6 @@ int attach_main(const struct collect_options *o)
 	}
 	if (o->output && close(out.fd) < 0)
 		fprintf(stderr, "collect: closing %s failed: %s\n", o->output, strerror(errno));
-	if (pidfd >= 0)
-		close(pidfd);
-	remote_modules_free(a.rm);
-	hashmap_free(&a.stack_index);
-	free(a.stacks);
-	free(a.frames);
-	free(a.threads);
-	free(a.stack_copy);
+	attach_free(&a, pidfd);
 	return a.write_failed ? 1 : 0;
 }

@@ -22,6 +22,15 @@ struct attach_thread {
 	int alive;
 	uint64_t runtime_at_start; /* its CPU time (schedstat) when collect first saw it */
 	uint32_t last_cpu_stack; /* its last CPU sample's stack id; 0: none yet */
+	uint64_t exit_ns; /* when it ended (alive 0): its records up to then are still its own */
+	int inherited; /* its creator's events followed it (a FORK record) */
+	uint32_t fds_at, nfds; /* its own events: a->fds[fds_at ..] (0: it inherited them) */
+	uint64_t sampled; /* periods its CPU samples stand for */
+	uint64_t counted_ns; /* its inherited events' counts at its end (PERF_RECORD_READ): its CPU time */
+	uint64_t descendants_ns; /* own events: the counts of ended threads that inherited them, folded into them */
+	uint32_t root; /* inherited: 1 + the index of the thread whose own events it inherited; 0: none known */
+	uint32_t exit_drain; /* ended: the drain that saw it end (its EXIT record waits a drain for its counts) */
+	int exit_pending;
 	/* wall mode (attach_wall.c) */
 	int schedstat_fd, stat_fd, syscall_fd; /* -1: not open */
 	uint64_t last_runtime, last_poll_ns;
@@ -30,6 +39,7 @@ struct attach_thread {
 	uint32_t blocked_stack; /* the stack of the blocked call it was last seen in; 0: none */
 	uint64_t blocked_runtime; /* its CPU time when that stack was read */
 	int32_t blocked_syscall;
+	int in_call; /* last seen blocked, and has not run since: a wake-up's wait is still the call's */
 	uint32_t blocked_state;
 };
 
@@ -50,7 +60,12 @@ struct attach {
 	uint32_t nfds, fds_cap;
 	int kernel_time; /* samples in the kernel are kept (charged to the user stack that entered it) */
 	int inherit_thread; /* the kernel follows new threads, not forked processes */
-	uint8_t *scratch; /* a record that wraps the ring's end, copied whole */
+	uint8_t *scratch; /* the record being handled, copied whole out of its ring */
+	struct pending *pending; /* the records of a drain, in time order (attach_perf.c) */
+	uint32_t npending, pending_cap;
+	int *ring_hup; /* per CPU: the ring's event reported POLLHUP (its thread ended): read, no longer polled */
+	int rescan; /* records were lost (perf's LOST): the maps are read again */
+	uint32_t drains;
 
 	/* threads */
 	struct attach_thread *threads;
@@ -71,6 +86,8 @@ struct attach {
 	/* totals */
 	uint64_t samples, weight, lost, other_process, truncated;
 	uint64_t exec_count;
+	uint64_t exit_charged, exit_charged_threads; /* periods charged at threads' ends, and in how many */
+	uint64_t random; /* xorshift state: whole periods, and one more with the probability of the rest */
 };
 
 /* attach.c */
@@ -78,8 +95,14 @@ struct attach {
 struct attach_thread *attach_thread_of(struct attach *a, pid_t tid, uint64_t now_ns, int write_start);
 /* A thread's START record, with its name from /proc. */
 void attach_thread_start(struct attach *a, const struct attach_thread *t, uint64_t now_ns);
-/* The thread ended: its EXIT record. */
+/* The thread tid's latest entry, alive or ended; NULL when none. */
+struct attach_thread *attach_thread_find(struct attach *a, pid_t tid);
+/* The thread ended: its EXIT record waits for its events' counts (PERF_RECORD_READ comes after PERF_RECORD_EXIT). */
 void attach_thread_exit(struct attach *a, pid_t tid, uint64_t time_ns);
+/* Threads that ended before the last drain (all: every one): CPU after the last sample charged, EXIT written. */
+void attach_finish_exits(struct attach *a, int all);
+/* A thread's CPU time so far by its own events (since the attach; 0: unknown). */
+uint64_t attach_perf_thread_ns(const struct attach *a, const struct attach_thread *t);
 /* A thread's new name (COMM): its NAME record. */
 void attach_thread_name(struct attach *a, pid_t tid, const char *name, uint64_t time_ns);
 /* The trace id of a stack (innermost first), written the first time it is seen. */
@@ -98,7 +121,9 @@ uint64_t attach_now_ns(void);
 int attach_perf_open(struct attach *a);
 /* Read every ring to its end, handling each record. */
 void attach_perf_drain(struct attach *a);
-/* Stop sampling (the events are disabled, then read to their ends and closed). */
+/* Stop sampling: the events are disabled, their rings read to their ends (the events stay open, to be read). */
+void attach_perf_stop(struct attach *a);
+/* Close the events and unmap their rings. */
 void attach_perf_close(struct attach *a);
 
 /* attach_wall.c */

@@ -61,6 +61,7 @@ static void fill_attr(const struct attach *a, struct perf_event_attr *attr)
 	attr->sample_regs_user = SAMPLE_REGS;
 	attr->sample_stack_user = a->stack_bytes;
 	attr->inherit = 1;
+	attr->inherit_stat = 1; /* an inherited event's count at its thread's end: PERF_RECORD_READ */
 	if (a->inherit_thread)
 		attr->inherit_thread = 1;
 	attr->mmap = 1;
@@ -116,20 +117,8 @@ static void keep_fd(struct attach *a, int fd)
 	a->fds[a->nfds++] = fd;
 }
 
-/* A ring of data_bytes for cpu's events on fd: 0, or -1 with errno. */
-static int map_ring(struct attach *a, int cpu, int fd)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *m = mmap(NULL, page + a->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		return -1;
-	a->ring[cpu] = m;
-	a->ring_fd[cpu] = fd;
-	return 0;
-}
-
-/* Events on every CPU for thread tid: 0, 1 when it ended meanwhile, or -1 with errno. */
-static int open_thread(struct attach *a, pid_t tid)
+/* Events on every CPU for thread tid, into fds: 0, 1 when it ended meanwhile, or -1 with errno. */
+static int open_events(struct attach *a, pid_t tid, int *fds)
 {
 	for (int cpu = 0; cpu < a->ncpu; cpu++) {
 		struct perf_event_attr attr;
@@ -145,28 +134,110 @@ static int open_thread(struct attach *a, pid_t tid)
 			fill_attr(a, &attr);
 			fd = perf_event_open(&attr, tid, cpu);
 		}
-		if (fd < 0)
-			return errno == ESRCH ? 1 : -1;
-		keep_fd(a, fd);
-		if (a->ring_fd[cpu] < 0) {
-			/* The largest ring the locked-memory limit allows (perf_event_mlock_kb for a user). */
-			while (map_ring(a, cpu, fd) < 0) {
-				if (errno != EPERM && errno != ENOMEM)
-					return -1;
-				if (cpu > 0 || a->ring_bytes <= (64u << 10))
-					return -1;
-				a->ring_bytes /= 2;
-			}
-			if (cpu == 0 && a->stack_bytes > a->ring_bytes / 8)
-				a->stack_bytes = (uint32_t)(a->ring_bytes / 8); /* later events copy less; this one too */
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, a->ring_fd[cpu]) < 0) {
-			return -1;
+		if (fd < 0) {
+			int err = errno;
+			while (cpu-- > 0)
+				close(fds[cpu]);
+			errno = err;
+			return err == ESRCH ? 1 : -1;
 		}
+		fds[cpu] = fd;
 	}
 	return 0;
 }
 
-/* The process's threads without an event: each opened; how many were, or -1 with errno (a message printed). */
+static void unmap_rings(struct attach *a)
+{
+	for (int cpu = 0; a->ring && cpu < a->ncpu; cpu++) {
+		if (a->ring[cpu])
+			munmap(a->ring[cpu], (size_t)sysconf(_SC_PAGESIZE) + a->ring_bytes);
+		a->ring[cpu] = NULL;
+		a->ring_fd[cpu] = -1;
+	}
+}
+
+/* A ring per CPU on the first thread's events: the largest the user's locked-memory allowance gives every CPU
+ * (perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK); 0, or -1 with errno. */
+static int map_rings(struct attach *a, const int *fds)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (;;) {
+		int cpu, err = 0;
+		for (cpu = 0; cpu < a->ncpu; cpu++) {
+			void *m = mmap(NULL, page + a->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[cpu], 0);
+			if (m == MAP_FAILED) {
+				err = errno;
+				break;
+			}
+			a->ring[cpu] = m;
+			a->ring_fd[cpu] = fds[cpu];
+		}
+		if (cpu == a->ncpu)
+			return 0;
+		unmap_rings(a);
+		if ((err != EPERM && err != ENOMEM) || a->ring_bytes <= (16u << 10)) {
+			errno = err;
+			return -1;
+		}
+		a->ring_bytes /= 2;
+	}
+}
+
+/* The first thread's events and the rings every event writes to; 0, 1 (it ended meanwhile), or -1 with a message. */
+static int open_first(struct attach *a, pid_t tid, int *fds)
+{
+	for (;;) {
+		int rc = open_events(a, tid, fds);
+		if (rc)
+			return rc < 0 ? (refused(a, errno), -1) : 1;
+		if (map_rings(a, fds) < 0) {
+			int err = errno;
+			for (int cpu = 0; cpu < a->ncpu; cpu++)
+				close(fds[cpu]);
+			fprintf(stderr,
+				"collect: -p %d: cannot map perf buffers for %d CPUs (%s): the locked memory allowed "
+				"(kernel.perf_event_mlock_kb, ulimit -l) is too small\n",
+				(int)a->pid, a->ncpu, strerror(err));
+			return -1;
+		}
+		/* A sample must fit a ring eight times over: copy less of the stack in a small ring. */
+		if (a->stack_bytes <= a->ring_bytes / 8)
+			return 0;
+		a->stack_bytes = (uint32_t)(a->ring_bytes / 8) & ~7u;
+		unmap_rings(a);
+		for (int cpu = 0; cpu < a->ncpu; cpu++)
+			close(fds[cpu]);
+	}
+}
+
+/* Events on every CPU for thread tid, writing to the rings: 0, 1 when it ended meanwhile, or -1 (a message
+ * printed). */
+static int open_thread(struct attach *a, pid_t tid, uint64_t now)
+{
+	int *fds = calloc_or_abort((size_t)a->ncpu, sizeof *fds);
+	int rc = a->ring[0] ? open_events(a, tid, fds) : open_first(a, tid, fds);
+	if (rc < 0 && a->ring[0])
+		refused(a, errno);
+	for (int cpu = 0; rc == 0 && cpu < a->ncpu; cpu++)
+		if (fds[cpu] != a->ring_fd[cpu] && ioctl(fds[cpu], PERF_EVENT_IOC_SET_OUTPUT, a->ring_fd[cpu]) < 0) {
+			refused(a, errno);
+			for (int c = 0; c < a->ncpu; c++)
+				if (fds[c] != a->ring_fd[c])
+					close(fds[c]);
+			rc = -1;
+		}
+	if (rc == 0) {
+		struct attach_thread *t = attach_thread_of(a, tid, now, 0);
+		t->fds_at = a->nfds;
+		t->nfds = (uint32_t)a->ncpu;
+		for (int cpu = 0; cpu < a->ncpu; cpu++)
+			keep_fd(a, fds[cpu]);
+	}
+	free(fds);
+	return rc;
+}
+
+/* The process's threads without an event: each opened; how many were, or -1 (a message printed). */
 static int open_new_threads(struct attach *a, uint64_t now)
 {
 	char path[64];
@@ -176,9 +247,9 @@ static int open_new_threads(struct attach *a, uint64_t now)
 		refused(a, errno == ENOENT ? ESRCH : errno);
 		return -1;
 	}
-	int opened = 0, err = 0;
+	int opened = 0, failed = 0;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while (!failed && (e = readdir(d))) {
 		pid_t tid = (pid_t)atoi(e->d_name);
 		if (tid <= 0)
 			continue;
@@ -187,22 +258,34 @@ static int open_new_threads(struct attach *a, uint64_t now)
 			known = a->threads[i].tid == tid;
 		if (known)
 			continue;
-		int rc = open_thread(a, tid);
-		if (rc < 0) {
-			err = errno;
-			break;
-		}
-		if (rc == 0) {
-			attach_thread_of(a, tid, now, 0);
-			opened++;
-		}
+		int rc = open_thread(a, tid, now);
+		failed = rc < 0;
+		opened += rc == 0;
 	}
 	closedir(d);
-	if (err) {
-		refused(a, err);
-		return -1;
+	return failed ? -1 : opened;
+}
+
+/* A thread given events of its own that also inherited its creator's (it was started while the list was read):
+ * its own are closed, or it would be sampled twice. */
+static void close_doubled(struct attach *a)
+{
+	for (uint32_t i = 0; i < a->nthreads; i++) {
+		struct attach_thread *t = &a->threads[i];
+		if (!t->inherited || !t->nfds)
+			continue;
+		for (uint32_t k = 0; k < t->nfds; k++) {
+			int *fd = &a->fds[t->fds_at + k];
+			int owner = 0;
+			for (int cpu = 0; cpu < a->ncpu; cpu++)
+				owner |= *fd == a->ring_fd[cpu];
+			if (*fd >= 0 && !owner) {
+				close(*fd);
+				*fd = -1;
+			}
+		}
+		t->nfds = 0;
 	}
-	return opened;
 }
 
 int attach_perf_open(struct attach *a)
@@ -211,6 +294,7 @@ int attach_perf_open(struct attach *a)
 	a->ncpu = ncpu > 0 ? (int)ncpu : 1;
 	a->ring_fd = calloc_or_abort((size_t)a->ncpu, sizeof *a->ring_fd);
 	a->ring = calloc_or_abort((size_t)a->ncpu, sizeof *a->ring);
+	a->ring_hup = calloc_or_abort((size_t)a->ncpu, sizeof *a->ring_hup);
 	for (int c = 0; c < a->ncpu; c++)
 		a->ring_fd[c] = -1;
 	a->ring_bytes = 2u << 20;
@@ -223,11 +307,13 @@ int attach_perf_open(struct attach *a)
 		int opened = open_new_threads(a, now);
 		if (opened < 0)
 			return -1;
+		attach_perf_drain(a); /* FORK records: threads the events already follow */
 		if (pass > 0 && !opened)
 			break;
-		attach_perf_drain(a); /* FORK records: threads the events already follow */
 	}
-	if (!a->nthreads) {
+	attach_perf_drain(a);
+	close_doubled(a);
+	if (!a->ring[0]) {
 		refused(a, ESRCH);
 		return -1;
 	}
@@ -285,6 +371,8 @@ static void on_sample(struct attach *a, const struct perf_event_header *h)
 	struct attach_thread *t = attach_thread_of(a, (pid_t)s.tid, s.time, 1);
 	if (t)
 		t->last_cpu_stack = id;
+	if (t)
+		t->sampled += weight ? weight : 1;
 	attach_sample(a, s.time, (pid_t)s.tid, id, weight ? (uint32_t)weight : 1, TRACE_STATE_ON_CPU, -1);
 }
 
@@ -317,7 +405,10 @@ static void on_record(struct attach *a, const struct perf_event_header *h)
 		if (m.pid != (uint32_t)a->pid || !(m.prot & PROT_EXEC) || strnlen(name, max) == max)
 			break;
 		record_id(h, &tid, &time);
-		remote_modules_mapped(a->rm, a->w, m.addr, m.len, m.pgoff, name, time);
+		uint64_t inode = 0; /* maj, min, ino, ino_generation (no build-id asked for) */
+		if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			memcpy(&inode, m.id + 8, 8);
+		remote_modules_mapped(a->rm, a->w, m.addr, m.len, m.pgoff, inode, name, time);
 		break;
 	}
 	case PERF_RECORD_COMM: {
@@ -346,10 +437,33 @@ static void on_record(struct attach *a, const struct perf_event_header *h)
 		memcpy(&f, p, sizeof f);
 		if (f.pid != (uint32_t)a->pid)
 			break;
-		if (h->type == PERF_RECORD_FORK)
-			attach_thread_of(a, (pid_t)f.tid, f.time, 1);
-		else
+		if (h->type == PERF_RECORD_FORK) {
+			struct attach_thread *creator = attach_thread_find(a, (pid_t)f.ptid);
+			uint32_t root = !creator ? 0 : creator->nfds ? (uint32_t)(creator - a->threads) + 1 : creator->root;
+			struct attach_thread *t = attach_thread_of(a, (pid_t)f.tid, f.time, 1);
+			t->inherited = 1;
+			t->root = root; /* (its own events, if it got some meanwhile, are closed: close_doubled) */
+		} else
 			attach_thread_exit(a, (pid_t)f.tid, f.time);
+		break;
+	}
+	case PERF_RECORD_READ: {
+		uint32_t ids[2]; /* pid, tid, then the value (read_format 0) */
+		uint64_t value;
+		if (body < sizeof ids + sizeof value)
+			break;
+		memcpy(ids, p, sizeof ids);
+		memcpy(&value, p + sizeof ids, sizeof value);
+		if (ids[0] != (uint32_t)a->pid)
+			break;
+		/* After the thread's EXIT: its latest entry, never a new thread. The count folds into the events it
+		 * inherited from, whose own thread's count is the rest. */
+		struct attach_thread *t = attach_thread_find(a, (pid_t)ids[1]);
+		if (!t)
+			break;
+		t->counted_ns += value;
+		if (t->root && t->root <= a->nthreads)
+			a->threads[t->root - 1].descendants_ns += value;
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -358,6 +472,7 @@ static void on_record(struct attach *a, const struct perf_event_header *h)
 			break;
 		memcpy(lost, p, sizeof lost);
 		a->lost += lost[1];
+		a->rescan = 1; /* an MMAP2 may be among them */
 		record_id(h, &tid, &time);
 		struct trace_loss l = { (uint32_t)a->pid, 0, time, lost[1] };
 		if (a->w && trace_writer_loss(a->w, &l) < 0)
@@ -369,55 +484,115 @@ static void on_record(struct attach *a, const struct perf_event_header *h)
 	}
 }
 
-static void drain_ring(struct attach *a, int cpu)
+/* A record waiting in a ring, to be handled in time order with the other rings'. */
+struct pending {
+	uint64_t time;
+	uint64_t at; /* its offset in its ring's data */
+	uint32_t cpu, seq;
+};
+
+/* n bytes of cpu's ring data from offset at (the ring wraps) into buf. */
+static void ring_copy(const struct attach *a, int cpu, uint64_t at, void *buf, size_t n)
 {
-	struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)a->ring[cpu];
+	const struct perf_event_mmap_page *pg = (const struct perf_event_mmap_page *)a->ring[cpu];
 	const uint8_t *data = a->ring[cpu] + pg->data_offset;
-	uint64_t size = pg->data_size;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail;
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		uint64_t at = tail & (size - 1);
-		for (size_t i = 0; i < sizeof h; i++)
-			((uint8_t *)&h)[i] = data[(at + i) & (size - 1)];
-		if (h.size < sizeof h || h.size > head - tail)
-			break;
-		const struct perf_event_header *rec = (const struct perf_event_header *)(data + at);
-		if (at + h.size > size) { /* wraps the ring's end: whole, in the scratch */
-			uint64_t first = size - at;
-			memcpy(a->scratch, data + at, first);
-			memcpy(a->scratch + first, data, h.size - first);
-			rec = (const struct perf_event_header *)a->scratch;
-		}
-		on_record(a, rec);
-		tail += h.size;
-	}
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	uint64_t size = pg->data_size, off = at & (size - 1), first = size - off < n ? size - off : n;
+	memcpy(buf, data + off, first);
+	memcpy((uint8_t *)buf + first, data, n - first);
 }
 
+static int by_time(const void *x, const void *y)
+{
+	const struct pending *p = x, *q = y;
+	if (p->time != q->time)
+		return p->time < q->time ? -1 : 1;
+	return p->seq < q->seq ? -1 : p->seq > q->seq;
+}
+
+/*
+ * Every ring read to its end, the records of all of them handled in time order: a thread's records are in the
+ * ring of the CPU it ran on, so its EXIT may be in one ring and its last sample in another, a dlopen's MMAP2 in
+ * one and the first sample in the new library in another. (A record still being written on another CPU may
+ * come at the next drain with an earlier time: a thread's records in one ring stay in order, and a record of
+ * an exited thread never brings it back, attach.c.)
+ */
 void attach_perf_drain(struct attach *a)
 {
+	uint64_t head[a->ncpu > 0 ? a->ncpu : 1];
+	a->npending = 0;
+	for (int cpu = 0; cpu < a->ncpu; cpu++) {
+		if (!a->ring[cpu])
+			continue;
+		const struct perf_event_mmap_page *pg = (const struct perf_event_mmap_page *)a->ring[cpu];
+		head[cpu] = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = pg->data_tail;
+		while (head[cpu] - tail >= sizeof(struct perf_event_header)) {
+			struct perf_event_header h;
+			ring_copy(a, cpu, tail, &h, sizeof h);
+			if (h.size < sizeof h + 8 || h.size > head[cpu] - tail)
+				break;
+			uint64_t time = 0;
+			/* A sample's time follows its ip and pid/tid; the others' ends their sample_id (TID, TIME). */
+			ring_copy(a, cpu, h.type == PERF_RECORD_SAMPLE ? tail + sizeof h + 16 : tail + h.size - 8, &time, 8);
+			ALLOC_GROW(a->pending, a->npending + 1, a->pending_cap);
+			a->pending[a->npending] = (struct pending){ time, tail, (uint32_t)cpu, a->npending };
+			a->npending++;
+			tail += h.size;
+		}
+		head[cpu] = tail;
+	}
+	qsort(a->pending, a->npending, sizeof *a->pending, by_time);
+	for (uint32_t i = 0; i < a->npending; i++) {
+		const struct pending *p = &a->pending[i];
+		struct perf_event_header h;
+		ring_copy(a, (int)p->cpu, p->at, &h, sizeof h);
+		ring_copy(a, (int)p->cpu, p->at, a->scratch, h.size); /* whole: a record may wrap the ring's end */
+		on_record(a, (const struct perf_event_header *)a->scratch);
+	}
 	for (int cpu = 0; cpu < a->ncpu; cpu++)
 		if (a->ring[cpu])
-			drain_ring(a, cpu);
+			__atomic_store_n(&((struct perf_event_mmap_page *)a->ring[cpu])->data_tail, head[cpu], __ATOMIC_RELEASE);
+	a->drains++;
+	attach_finish_exits(a, 0);
+}
+
+uint64_t attach_perf_thread_ns(const struct attach *a, const struct attach_thread *t)
+{
+	uint64_t sum = t->counted_ns, own = 0;
+	for (uint32_t k = 0; k < t->nfds; k++) {
+		uint64_t value;
+		int fd = a->fds ? a->fds[t->fds_at + k] : -1;
+		if (fd >= 0 && read(fd, &value, sizeof value) == (ssize_t)sizeof value)
+			own += value;
+	}
+	/* An own event's count holds those of the threads that inherited it and ended (inherit_stat). */
+	return sum + (own > t->descendants_ns ? own - t->descendants_ns : 0);
+}
+
+void attach_perf_stop(struct attach *a)
+{
+	for (uint32_t i = 0; i < a->nfds; i++)
+		if (a->fds[i] >= 0)
+			ioctl(a->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	attach_perf_drain(a);
+	attach_finish_exits(a, 1);
 }
 
 void attach_perf_close(struct attach *a)
 {
 	for (uint32_t i = 0; i < a->nfds; i++)
-		ioctl(a->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	attach_perf_drain(a);
-	for (uint32_t i = 0; i < a->nfds; i++)
-		close(a->fds[i]);
-	for (int cpu = 0; cpu < a->ncpu; cpu++)
-		if (a->ring[cpu])
-			munmap(a->ring[cpu], (size_t)sysconf(_SC_PAGESIZE) + a->ring_bytes);
+		if (a->fds[i] >= 0)
+			close(a->fds[i]);
+	unmap_rings(a);
 	a->nfds = 0;
 	free(a->fds);
 	free(a->ring);
 	free(a->ring_fd);
 	free(a->scratch);
+	free(a->pending);
+	free(a->ring_hup);
+	a->pending = NULL;
+	a->ring_hup = NULL;
 	a->fds = NULL;
 	a->ring = NULL;
 	a->ring_fd = NULL;

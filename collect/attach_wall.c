@@ -156,11 +156,19 @@ void attach_wall_tick(struct attach *a, uint64_t now_ns)
 			t->off_blocked_ns += delta + back;
 		} else if (delta > 0) {
 			state = state_of(a, t);
+			/* Woken but not run since it was seen blocked: still inside its blocking call, which has not
+			 * returned (the thread's own measure of the call counts this wait too). */
+			if (state == TRACE_STATE_RUNNABLE && t->in_call && !ran)
+				state = TRACE_STATE_SLEEPING;
 			if (state == TRACE_STATE_RUNNABLE)
 				t->off_runnable_ns += delta;
 			else
 				t->off_blocked_ns += delta;
 		}
+		if (state != TRACE_STATE_ON_CPU)
+			t->in_call = state == TRACE_STATE_SLEEPING || state == TRACE_STATE_UNINTERRUPTIBLE;
+		else if (ran)
+			t->in_call = 0;
 		if (t->off_blocked_ns >= interval && state != TRACE_STATE_ON_CPU && state != TRACE_STATE_RUNNABLE) {
 			uint64_t weight = (uint64_t)(t->off_blocked_ns / interval);
 			if (write_blocked(a, t, state, runtime, weight, now_ns))

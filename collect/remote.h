@@ -20,11 +20,14 @@ void remote_modules_free(struct remote_modules *rm);
 /* Read /proc/PID/maps and write a MODULE record (w may be NULL) for each executable object not known yet;
  * 0, or -1 with errno when the maps cannot be read. */
 int remote_modules_scan(struct remote_modules *rm, struct trace_writer *w, uint64_t now_ns);
-/* An executable mapping perf reported (MMAP2): a MODULE record when it is a new object; 1 when it was. */
+/* An executable mapping perf reported (MMAP2; inode 0: unknown): a MODULE record when it is a new object; 1 when
+ * it was. */
 int remote_modules_mapped(struct remote_modules *rm, struct trace_writer *w, uint64_t start, uint64_t len,
-			  uint64_t file_offset, const char *path, uint64_t now_ns);
+			  uint64_t file_offset, uint64_t inode, const char *path, uint64_t now_ns);
 /* The process exec'd: every known object is unloaded (MODULE_UNLOAD records) and forgotten. */
 void remote_modules_forget(struct remote_modules *rm, struct trace_writer *w, uint64_t now_ns);
+/* Whether writing a record failed. */
+int remote_modules_write_failed(const struct remote_modules *rm);
 /* Objects known, and those whose frame tables could not be built (no file, no .eh_frame_hdr). */
 void remote_modules_counts(const struct remote_modules *rm, uint32_t *known, uint32_t *untabled);
 

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define MAX_SEGMENTS 16
@@ -78,6 +79,11 @@ void remote_modules_free(struct remote_modules *rm)
 		drop_object(&rm->objects[i]);
 	free(rm->objects);
 	free(rm);
+}
+
+int remote_modules_write_failed(const struct remote_modules *rm)
+{
+	return rm->write_failed;
 }
 
 void remote_modules_counts(const struct remote_modules *rm, uint32_t *known, uint32_t *untabled)
@@ -156,22 +162,31 @@ static uint32_t build_id_of(const struct remote_object *ob, uint8_t out[32])
 	return 0;
 }
 
+#define FUSE_MAGIC 0x65735546 /* a filesystem served by a process: the target's, perhaps, which could block a read */
+
 /* The object's file, opened read-only (its size in *bytes): the descriptor, or -1 (not found, not a regular
- * file, not the inode mapped; inode 0: not checked). */
+ * file, not the inode mapped (inode 0: not checked), on FUSE). The path is the target's to choose and to change:
+ * it is opened O_PATH first (which opens no device, FIFO or socket), checked, and only then opened for reading,
+ * through that very inode. */
 static int open_file(pid_t pid, const char *path, uint64_t inode, uint64_t *bytes)
 {
 	char in_root[PATH_MAX + 32];
 	snprintf(in_root, sizeof in_root, "/proc/%d/root%s", (int)pid, path);
-	int fd = open(in_root, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
+	int at = open(in_root, O_PATH | O_CLOEXEC);
+	if (at < 0)
+		at = open(path, O_PATH | O_CLOEXEC);
+	if (at < 0)
 		return -1;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (inode && st.st_ino != inode)) {
-		close(fd);
-		return -1;
+	struct statfs fs;
+	int fd = -1;
+	if (fstat(at, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (!inode || st.st_ino == inode) &&
+	    fstatfs(at, &fs) == 0 && fs.f_type != FUSE_MAGIC) {
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", at);
+		fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	}
+	close(at);
 	*bytes = (uint64_t)st.st_size;
 	return fd;
 }
@@ -230,9 +245,9 @@ static void unmap_range(struct remote_modules *rm, struct trace_writer *w, uint6
 }
 
 int remote_modules_mapped(struct remote_modules *rm, struct trace_writer *w, uint64_t start, uint64_t len,
-			  uint64_t file_offset, const char *path, uint64_t now_ns)
+			  uint64_t file_offset, uint64_t inode, const char *path, uint64_t now_ns)
 {
-	return remote_modules_mapping(rm, w, start, start + len, file_offset, 0, path, now_ns);
+	return remote_modules_mapping(rm, w, start, start + len, file_offset, inode, path, now_ns);
 }
 
 /* The size of collect's own vdso (the same image as the target's: one kernel), 0 when it has none. */

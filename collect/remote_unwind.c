@@ -71,11 +71,29 @@ static const struct rows *rows_of(struct remote_object *ob)
 		if (ph->p_type == PT_LOAD && eh->p_vaddr >= ph->p_vaddr && eh->p_vaddr - ph->p_vaddr < ph->p_filesz)
 			load = ph;
 	}
-	uint8_t *segment = load && load->p_filesz <= MAX_EH_SEGMENT ? malloc(load->p_filesz) : NULL;
-	if (segment && remote_object_read(ob, load->p_offset, segment, load->p_filesz) == 0) {
+	/* Of that segment, only from .eh_frame_hdr (or .eh_frame, when it comes first) to its end: a program's
+	 * read-only data before them can be large. */
+	ElfW(Phdr) part = load ? *load : (ElfW(Phdr)){ 0 };
+	uint8_t hdr[8];
+	if (load && remote_object_read(ob, load->p_offset + (eh->p_vaddr - load->p_vaddr), hdr, sizeof hdr) == 0) {
+		uint64_t from = eh->p_vaddr;
+		if (hdr[1] == 0x1b) { /* eh_frame_ptr: pcrel sdata4 (what every linker writes) */
+			int32_t rel;
+			memcpy(&rel, hdr + 4, 4);
+			uint64_t eh_frame = eh->p_vaddr + 4 + (uint64_t)(int64_t)rel;
+			if (eh_frame >= load->p_vaddr && eh_frame < from)
+				from = eh_frame;
+		}
+		part.p_offset += from - load->p_vaddr;
+		part.p_filesz -= from - load->p_vaddr;
+		part.p_vaddr = from;
+	}
+	uint8_t *segment = load && part.p_filesz <= MAX_EH_SEGMENT ? malloc(part.p_filesz ? part.p_filesz : 1) : NULL;
+	if (segment && remote_object_read(ob, part.p_offset, segment, part.p_filesz) == 0) {
 		/* The loader's view of the object, with only the two headers the rows come from: where
-		 * .eh_frame_hdr is, and the segment read (its file size: what was read). */
-		ElfW(Phdr) ph[2] = { *eh, *load };
+		 * .eh_frame_hdr is, and the part read (its file size: what was read). */
+		load = &part;
+		ElfW(Phdr) ph[2] = { *eh, part };
 		ph[1].p_memsz = ph[1].p_filesz;
 		struct dl_phdr_info info = { .dlpi_addr = ob->bias, .dlpi_name = ob->path, .dlpi_phdr = ph, .dlpi_phnum = 2 };
 		uint64_t delta = (uint64_t)(uintptr_t)segment - (ob->bias + load->p_vaddr);

@@ -69,7 +69,13 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 
 	# An unprivileged user's own process: profiled, user mode alone at perf_event_paranoid 2 (and a
 	# perf buffer within that user's locked-memory allowance).
-	$nobody "$workloads/attach_target" 3 >"$scratch/nobody.out" 2>&1 &
+	# The program from a directory that user can read (a build tree under /root is not): collect reads
+	# the program's file as that user.
+	shared=$(mktemp -d /tmp/ipscope-attach.XXXXXX)
+	trap 'rm -rf "$scratch" "$shared"' EXIT
+	chmod 755 "$shared"
+	cp "$workloads/attach_target" "$shared/"
+	$nobody "$shared/attach_target" 3 >"$scratch/nobody.out" 2>&1 &
 	own=$!
 	for _ in $(seq 100); do grep -q ready "$scratch/nobody.out" 2>/dev/null && break; sleep 0.05; done
 	$nobody "$bin/collect" -q -p "$own" --duration 1s >"$scratch/nobody.zst" 2>"$scratch/err" ||
@@ -82,7 +88,9 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
 		[ "$source" = perf-task-clock-attached-user ] || fail "as nobody at paranoid >= 2 the source is $source"
 	fi
-	"$bin/analyze" flat "$scratch/nobody.zst" | grep -q 'three_quarters' || fail "as nobody: no three_quarters in the profile"
+	"$bin/analyze" flat "$scratch/nobody.zst" >"$scratch/nobody.flat" 2>&1
+	grep -q 'three_quarters' "$scratch/nobody.flat" ||
+		fail "as nobody: no three_quarters in the profile: $(head -n 12 "$scratch/nobody.flat")"
 fi
 
 # A statically linked program: nothing of collect's needs to enter it.
