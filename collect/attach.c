@@ -64,26 +64,12 @@ uint64_t attach_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A /proc file of the process (or of one of its threads) into buf, NUL-terminated: its length, or -1. */
-static ssize_t read_proc(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
 /* The state letter of /proc/PID/stat (after the command's closing parenthesis), 0 when unreadable. */
 static char process_state(pid_t pid, int *exit_code)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_proc(path, buf, sizeof buf) < 0)
+	if (read_proc_file(path, buf, sizeof buf) < 0)
 		return 0;
 	const char *p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
@@ -100,14 +86,14 @@ static uint64_t thread_runtime(pid_t pid, pid_t tid)
 {
 	char path[96], buf[128];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	return read_proc(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
+	return read_proc_file(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
 void attach_thread_start(struct attach *a, const struct attach_thread *t, uint64_t now_ns)
 {
 	char path[96], name[64] = "";
 	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)a->pid, (int)t->tid);
-	if (read_proc(path, name, sizeof name) > 0)
+	if (read_proc_file(path, name, sizeof name) > 0)
 		name[strcspn(name, "\n")] = 0;
 	struct trace_thread rec = { (uint32_t)a->pid, (uint32_t)t->tid, now_ns, TRACE_THREAD_START | TRACE_THREAD_NAME,
 				    name, 0 };
@@ -259,7 +245,7 @@ static void command_of(pid_t pid, char *buf, size_t size)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	ssize_t n = read_proc(path, buf, size);
+	ssize_t n = read_proc_file(path, buf, size);
 	while (n > 0 && buf[n - 1] == 0)
 		n--;
 	for (ssize_t i = 0; i < n; i++)
@@ -271,7 +257,7 @@ static void command_of(pid_t pid, char *buf, size_t size)
 	}
 	char comm[64] = "";
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	if (read_proc(path, comm, sizeof comm) > 0)
+	if (read_proc_file(path, comm, sizeof comm) > 0)
 		comm[strcspn(comm, "\n")] = 0;
 	snprintf(buf, size, "[%s]", comm);
 }
@@ -286,7 +272,7 @@ static void write_process(struct attach *a, uint32_t kind, uint64_t time_ns)
 	char buf[1024];
 	unsigned ppid = 0;
 	snprintf(link, sizeof link, "/proc/%d/stat", (int)a->pid);
-	if (read_proc(link, buf, sizeof buf) > 0) {
+	if (read_proc_file(link, buf, sizeof buf) > 0) {
 		const char *p = strrchr(buf, ')');
 		if (p)
 			sscanf(p + 1, " %*c %u", &ppid);
@@ -345,7 +331,7 @@ static uint64_t process_start_realtime(pid_t pid, uint64_t fallback)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	const char *p = read_proc(path, buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
+	const char *p = read_proc_file(path, buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
 	unsigned long long ticks = 0;
 	/* starttime is field 22; after ')' come fields 3 on */
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
@@ -406,7 +392,7 @@ static int wall_refusal(pid_t pid)
 {
 	char path[64], buf[256];
 	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
-	if (read_proc(path, buf, sizeof buf) >= 0 || (errno != EACCES && errno != EPERM))
+	if (read_proc_file(path, buf, sizeof buf) >= 0 || (errno != EACCES && errno != EPERM))
 		return 0;
 	int err = errno, scope = -1;
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");

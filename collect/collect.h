@@ -92,6 +92,8 @@ int launch_wait(struct launch *l, int timeout_ms, launch_reaped_fn fn, void *ctx
 const char *launch_program_path(const char *argv0, char *buf, size_t size);
 /* Processes of the tree still alive that are collect's children (orphans reparented to it, or the program). */
 int launch_children_left(void);
+/* The start of a /proc file into buf (size > 0), NUL-terminated: its length, or -1. */
+ssize_t read_proc_file(const char *path, char *buf, size_t size);
 
 /* forward.c */
 /* Start the witness process that tells group signals apart (call early: collect is small then). */

@@ -315,8 +315,7 @@ static void reap(struct launch *l, launch_reaped_fn fn, void *ctx)
 	}
 }
 
-/* The start of a /proc file into buf, NUL-terminated: its length, or -1. */
-static ssize_t read_proc_file(const char *path, char *buf, size_t size)
+ssize_t read_proc_file(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
