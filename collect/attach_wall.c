@@ -14,6 +14,11 @@
  * moved is in the same call: its stack is read once, not at every tick. A
  * stack read while the thread woke (its CPU time moved from before the
  * read to after the walk) is thrown away and read again at the next tick.
+ * A thread woken but not yet run is still in its call (its own measure of
+ * the call counts that wait too). A running thread's schedstat is brought
+ * up to date only at the scheduler's tick, so time it seems not to have run
+ * counts as runnable only past RUNNABLE_SLACK_NS, and the next reading's
+ * catch-up is taken from runnable time first.
  *
  * This is the agent's wall mode (collect/agent/wall.c) done from outside:
  * the same samples, states and system calls, with the running threads'
