@@ -261,6 +261,8 @@ static int open_new_threads(struct attach *a, uint64_t now)
 		int rc = open_thread(a, tid, now);
 		failed = rc < 0;
 		opened += rc == 0;
+		if (opened % 16 == 15)
+			attach_perf_drain(a); /* the threads' FORK records, before a ring fills up */
 	}
 	closedir(d);
 	return failed ? -1 : opened;
@@ -471,8 +473,10 @@ static void on_record(struct attach *a, const struct perf_event_header *h)
 		if (body < sizeof lost)
 			break;
 		memcpy(lost, p, sizeof lost);
-		a->lost += lost[1];
 		a->rescan = 1; /* an MMAP2 may be among them */
+		if (!a->w)
+			break; /* while the events were being opened: samples the trace would not have held */
+		a->lost += lost[1];
 		record_id(h, &tid, &time);
 		struct trace_loss l = { (uint32_t)a->pid, 0, time, lost[1] };
 		if (a->w && trace_writer_loss(a->w, &l) < 0)
