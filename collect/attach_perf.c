@@ -545,7 +545,8 @@ void attach_perf_drain(struct attach *a)
 		}
 		head[cpu] = tail;
 	}
-	qsort(a->pending, a->npending, sizeof *a->pending, by_time);
+	if (a->npending > 1)
+		qsort(a->pending, a->npending, sizeof *a->pending, by_time);
 	for (uint32_t i = 0; i < a->npending; i++) {
 		const struct pending *p = &a->pending[i];
 		struct perf_event_header h;

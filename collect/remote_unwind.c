@@ -33,7 +33,8 @@ static int by_text_lo(const void *a, const void *b)
 static struct remote_object *object_of(struct remote_modules *rm, uint64_t pc)
 {
 	if (!rm->sorted) {
-		qsort(rm->objects, rm->n, sizeof *rm->objects, by_text_lo);
+		if (rm->n > 1)
+			qsort(rm->objects, rm->n, sizeof *rm->objects, by_text_lo);
 		rm->sorted = 1;
 		rm->last = 0;
 	}
