@@ -27,7 +27,6 @@
 #include "attach_internal.h"
 
 #include "alloc.h"
-#include "ipscope_revision.h"
 #include "jitmap_copy.h"
 #include "trace.h"
 
@@ -300,30 +299,12 @@ static void write_meta(struct attach *a, uint64_t start_real, uint64_t start_mon
 	trace_writer_meta(a->w, TRACE_META_ATTACHED, "1");
 	trace_writer_meta(a->w, TRACE_META_FOLLOW, "0");
 	trace_writer_meta(a->w, TRACE_META_SOURCE, a->kernel_time ? "perf-task-clock-attached" : "perf-task-clock-attached-user");
-	const struct {
-		const char *key;
-		uint64_t value;
-		int when;
-	} numbers[] = {
-		{ TRACE_META_INTERVAL_NS, o->interval_ns, 1 },
-		{ TRACE_META_DURATION_NS, o->duration_ns, o->duration_ns != 0 },
-		{ TRACE_META_DELAY_NS, o->delay_ns, o->delay_ns != 0 },
-		{ TRACE_META_START_REALTIME_NS, start_real, 1 },
-		{ TRACE_META_START_MONOTONIC_NS, start_mono, 1 },
-		{ TRACE_META_PID, (uint64_t)a->pid, 1 },
-		{ TRACE_META_MAX_FRAMES, o->max_frames, 1 },
-	};
-	for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++) {
-		if (!numbers[i].when)
-			continue;
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)numbers[i].value);
-		trace_writer_meta(a->w, numbers[i].key, buf);
-	}
-	if (gethostname(buf, 256) == 0) {
-		buf[255] = 0;
-		trace_writer_meta(a->w, TRACE_META_HOSTNAME, buf);
-	}
-	trace_writer_meta(a->w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION " " IPSCOPE_REVISION);
+	meta_number(a->w, TRACE_META_INTERVAL_NS, o->interval_ns);
+	if (o->duration_ns)
+		meta_number(a->w, TRACE_META_DURATION_NS, o->duration_ns);
+	if (o->delay_ns)
+		meta_number(a->w, TRACE_META_DELAY_NS, o->delay_ns);
+	meta_run(a->w, a->pid, start_real, start_mono, o->max_frames);
 }
 
 /* When the process started, on CLOCK_REALTIME (boot time plus its start in clock ticks); fallback when unknown. */
@@ -629,11 +610,8 @@ int attach_main(const struct collect_options *o)
 			a.write_failed = 1;
 	}
 	if (a.exit_charged) {
-		char num[32];
-		snprintf(num, sizeof num, "%llu", (unsigned long long)a.exit_charged);
-		trace_writer_meta(a.w, TRACE_META_EXIT_CHARGED, num);
-		snprintf(num, sizeof num, "%llu", (unsigned long long)a.exit_charged_threads);
-		trace_writer_meta(a.w, TRACE_META_EXIT_CHARGED_THREADS, num);
+		meta_number(a.w, TRACE_META_EXIT_CHARGED, a.exit_charged);
+		meta_number(a.w, TRACE_META_EXIT_CHARGED_THREADS, a.exit_charged_threads);
 	}
 	char message[256];
 	struct stat proc;

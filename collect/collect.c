@@ -105,8 +105,7 @@ static void meta_field(struct trace_writer *w, const char *key, const char *fiel
 	trace_writer_meta(w, key, text);
 }
 
-/* A META entry of a decimal number. */
-static void meta_number(struct trace_writer *w, const char *key, uint64_t value)
+void meta_number(struct trace_writer *w, const char *key, uint64_t value)
 {
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)value);
@@ -154,17 +153,19 @@ static void write_meta(struct trace_writer *w, const struct collect_options *o, 
 										  : TRACE_META_ALLOC_MEAN_BYTES,
 					  buf);
 	}
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)start_real);
-	trace_writer_meta(w, TRACE_META_START_REALTIME_NS, buf);
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)start_mono);
-	trace_writer_meta(w, TRACE_META_START_MONOTONIC_NS, buf);
-	snprintf(buf, sizeof buf, "%d", (int)pid);
-	trace_writer_meta(w, TRACE_META_PID, buf);
-	snprintf(buf, sizeof buf, "%u", o->max_frames);
-	trace_writer_meta(w, TRACE_META_MAX_FRAMES, buf);
-	if (gethostname(buf, sizeof buf) == 0) {
-		buf[sizeof buf - 1] = 0;
-		trace_writer_meta(w, TRACE_META_HOSTNAME, buf);
+	meta_run(w, pid, start_real, start_mono, o->max_frames);
+}
+
+void meta_run(struct trace_writer *w, pid_t pid, uint64_t start_real, uint64_t start_mono, uint32_t max_frames)
+{
+	meta_number(w, TRACE_META_START_REALTIME_NS, start_real);
+	meta_number(w, TRACE_META_START_MONOTONIC_NS, start_mono);
+	meta_number(w, TRACE_META_PID, (uint64_t)pid);
+	meta_number(w, TRACE_META_MAX_FRAMES, max_frames);
+	char host[256];
+	if (gethostname(host, sizeof host) == 0) {
+		host[sizeof host - 1] = 0;
+		trace_writer_meta(w, TRACE_META_HOSTNAME, host);
 	}
 	trace_writer_meta(w, TRACE_META_COLLECTOR, "ipscope " IPSCOPE_VERSION " " IPSCOPE_REVISION);
 }

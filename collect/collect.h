@@ -40,6 +40,11 @@ struct collect_options {
 	pid_t pid; /* -p: the running process to profile; 0: run argv */
 };
 
+/* collect.c: a META entry of a decimal number. */
+void meta_number(struct trace_writer *w, const char *key, uint64_t value);
+/* collect.c: the META every trace has about its run: start times, pid, max_frames, host, collector. */
+void meta_run(struct trace_writer *w, pid_t pid, uint64_t start_real, uint64_t start_mono, uint32_t max_frames);
+
 /* attach.c: collect -p: profile the running process o->pid; collect's exit status. */
 int attach_main(const struct collect_options *o);
 
