@@ -283,7 +283,6 @@ static void write_process(struct attach *a, uint32_t kind, uint64_t time_ns)
 
 void attach_exec(struct attach *a, uint64_t time_ns)
 {
-	a->exec_count++;
 	remote_modules_forget(a->rm, a->w, time_ns);
 	remote_modules_scan(a->rm, a->w, time_ns);
 	write_process(a, TRACE_PROCESS_EXECED, time_ns);
@@ -637,9 +636,12 @@ int attach_main(const struct collect_options *o)
 	if (!o->quiet) {
 		uint32_t known, untabled;
 		remote_modules_counts(a.rm, &known, &untabled);
-		fprintf(stderr, "collect: %s %d after %.2f s: %llu samples, %llu lost, %u threads, %u modules\n",
+		fprintf(stderr, "collect: %s %d after %.2f s: %llu samples, %llu lost, %u threads, %u modules (%u without frame tables)\n",
 			status == -1 ? "detached from" : "process ended:", (int)a.pid, (double)(now - start_mono) / 1e9,
-			(unsigned long long)a.samples, (unsigned long long)a.lost, a.nthreads, known);
+			(unsigned long long)a.samples, (unsigned long long)a.lost, a.nthreads, known, untabled);
+		if (a.other_process)
+			fprintf(stderr, "collect: %llu samples of processes %d forked left out (this kernel has no inherit_thread)\n",
+				(unsigned long long)a.other_process, (int)a.pid);
 	}
 	if (o->output && close(out.fd) < 0)
 		fprintf(stderr, "collect: closing %s failed: %s\n", o->output, strerror(errno));

@@ -84,8 +84,8 @@ struct attach {
 	uint8_t *stack_copy; /* ATTACH_STACK_BYTES for attach_wall.c's reads */
 
 	/* totals */
-	uint64_t samples, weight, lost, other_process, truncated;
-	uint64_t exec_count;
+	uint64_t samples, weight, lost;
+	uint64_t other_process; /* samples of processes it forked (kernels before 5.13 follow them): left out */
 	uint64_t exit_charged, exit_charged_threads; /* periods charged at threads' ends, and in how many */
 	uint64_t random; /* xorshift state: whole periods, and one more with the probability of the rest */
 };

@@ -366,7 +366,6 @@ static void on_sample(struct attach *a, const struct perf_event_header *h)
 	uint32_t cap = a->o->max_frames, flags;
 	uint32_t n = remote_unwind(a->rm, s.regs[2], s.regs[1], s.regs[0], stack, dyn, a->ips, cap, &flags);
 	uint32_t stack_flags = TRACE_STACK_LEAF_EXACT | ((flags & REMOTE_UNWIND_TRUNCATED) ? TRACE_STACK_TRUNCATED : 0);
-	a->truncated += (flags & REMOTE_UNWIND_TRUNCATED) != 0;
 	uint32_t id = attach_stack_id(a, a->ips, n, stack_flags);
 	uint64_t interval = a->o->interval_ns;
 	uint64_t weight = (s.period + interval / 2) / interval;
