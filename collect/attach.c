@@ -63,6 +63,12 @@ uint64_t attach_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+const char *attach_stat_fields(const char *stat)
+{
+	const char *p = strrchr(stat, ')'); /* the command may hold anything, ')' and spaces too */
+	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
 /* The state letter of /proc/PID/stat (after the command's closing parenthesis), 0 when unreadable. */
 static char process_state(pid_t pid, int *exit_code)
 {
@@ -70,14 +76,14 @@ static char process_state(pid_t pid, int *exit_code)
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if (read_proc_file(path, buf, sizeof buf) < 0)
 		return 0;
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
+	const char *fields = attach_stat_fields(buf);
+	if (!fields)
 		return 0;
 	if (exit_code) { /* field 52, the last: the status a parent's wait would get */
 		const char *last = strrchr(buf, ' ');
 		*exit_code = last ? atoi(last + 1) : -1;
 	}
-	return p[2];
+	return fields[0];
 }
 
 /* A thread's CPU time so far (schedstat's first field), 0 when unreadable. */
@@ -272,9 +278,9 @@ static void write_process(struct attach *a, uint32_t kind, uint64_t time_ns)
 	unsigned ppid = 0;
 	snprintf(link, sizeof link, "/proc/%d/stat", (int)a->pid);
 	if (read_proc_file(link, buf, sizeof buf) > 0) {
-		const char *p = strrchr(buf, ')');
-		if (p)
-			sscanf(p + 1, " %*c %u", &ppid);
+		const char *fields = attach_stat_fields(buf);
+		if (fields)
+			sscanf(fields, "%*c %u", &ppid);
 	}
 	struct trace_process pr = { (uint32_t)a->pid, ppid, time_ns, kind, 0, exe, cmd, 0, "" };
 	if (a->w && trace_writer_process(a->w, &pr) < 0)
@@ -311,10 +317,10 @@ static uint64_t process_start_realtime(pid_t pid, uint64_t fallback)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	const char *p = read_proc_file(path, buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
+	const char *fields = read_proc_file(path, buf, sizeof buf) > 0 ? attach_stat_fields(buf) : NULL;
 	unsigned long long ticks = 0;
-	/* starttime is field 22; after ')' come fields 3 on */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+	/* starttime is field 22; fields are 3 on */
+	if (!fields || sscanf(fields, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
 			 &ticks) != 1)
 		return fallback;
 	FILE *f = fopen("/proc/stat", "re");

@@ -112,6 +112,8 @@ void attach_sample(struct attach *a, uint64_t time_ns, pid_t tid, uint32_t stack
 		   int32_t syscall);
 /* The process exec'd another program: its modules again, a PROCESS record. */
 void attach_exec(struct attach *a, uint64_t time_ns);
+/* The fields of a /proc/.../stat text from the third (the state letter) on, past the command; NULL when cut. */
+const char *attach_stat_fields(const char *stat);
 /* CLOCK_MONOTONIC now. */
 uint64_t attach_now_ns(void);
 

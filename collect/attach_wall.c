@@ -80,8 +80,8 @@ static uint32_t state_of(const struct attach *a, struct attach_thread *t)
 	char buf[1024];
 	if (read_task(a, &t->stat_fd, t->tid, "stat", buf, sizeof buf) < 0)
 		return TRACE_STATE_RUNNABLE;
-	const char *p = strrchr(buf, ')');
-	char c = p && p[1] == ' ' ? p[2] : 'R';
+	const char *fields = attach_stat_fields(buf);
+	char c = fields ? fields[0] : 'R';
 	return c == 'S' || c == 'I' ? TRACE_STATE_SLEEPING
 	       : c == 'D'	    ? TRACE_STATE_UNINTERRUPTIBLE
 	       : c == 'T' || c == 't' ? TRACE_STATE_STOPPED
