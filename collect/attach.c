@@ -63,12 +63,6 @@ uint64_t attach_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-const char *attach_stat_fields(const char *stat)
-{
-	const char *p = strrchr(stat, ')'); /* the command may hold anything, ')' and spaces too */
-	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
-}
-
 /* The state letter of /proc/PID/stat (after the command's closing parenthesis), 0 when unreadable. */
 static char process_state(pid_t pid, int *exit_code)
 {
@@ -76,7 +70,7 @@ static char process_state(pid_t pid, int *exit_code)
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if (read_proc_file(path, buf, sizeof buf) < 0)
 		return 0;
-	const char *fields = attach_stat_fields(buf);
+	const char *fields = proc_stat_fields(buf);
 	if (!fields)
 		return 0;
 	if (exit_code) { /* field 52, the last: the status a parent's wait would get */
@@ -122,10 +116,8 @@ struct attach_thread *attach_thread_of(struct attach *a, pid_t tid, uint64_t now
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
 	t->alive = 1;
-	t->schedstat_fd = t->stat_fd = t->syscall_fd = -1;
-	t->runtime_at_start = t->last_runtime = thread_runtime(a->pid, tid);
-	t->last_poll_ns = now_ns;
-	t->blocked_syscall = -1;
+	offcpu_begin(&t->wall, a->pid, tid, now_ns);
+	t->runtime_at_start = t->wall.last_runtime;
 	if (write_start)
 		attach_thread_start(a, t, now_ns);
 	return t;
@@ -175,7 +167,7 @@ void attach_thread_exit(struct attach *a, pid_t tid, uint64_t time_ns)
 	t->exit_ns = time_ns;
 	t->exit_drain = a->drains;
 	t->exit_pending = 1;
-	attach_wall_forget(t);
+	offcpu_end(&t->wall);
 }
 
 void attach_finish_exits(struct attach *a, int all)
@@ -278,7 +270,7 @@ static void write_process(struct attach *a, uint32_t kind, uint64_t time_ns)
 	unsigned ppid = 0;
 	snprintf(link, sizeof link, "/proc/%d/stat", (int)a->pid);
 	if (read_proc_file(link, buf, sizeof buf) > 0) {
-		const char *fields = attach_stat_fields(buf);
+		const char *fields = proc_stat_fields(buf);
 		if (fields)
 			sscanf(fields, "%*c %u", &ppid);
 	}
@@ -317,7 +309,7 @@ static uint64_t process_start_realtime(pid_t pid, uint64_t fallback)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	const char *fields = read_proc_file(path, buf, sizeof buf) > 0 ? attach_stat_fields(buf) : NULL;
+	const char *fields = read_proc_file(path, buf, sizeof buf) > 0 ? proc_stat_fields(buf) : NULL;
 	unsigned long long ticks = 0;
 	/* starttime is field 22; fields are 3 on */
 	if (!fields || sscanf(fields, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
@@ -508,7 +500,7 @@ static void write_thread_ends(struct attach *a, uint64_t now)
 									    : 0 };
 		if (runtime && a->w && trace_writer_thread(a->w, &rec) < 0)
 			a->write_failed = 1;
-		attach_wall_forget(t);
+		offcpu_end(&t->wall);
 	}
 }
 
@@ -517,7 +509,7 @@ static void attach_free(struct attach *a, int pidfd)
 {
 	attach_perf_close(a);
 	for (uint32_t i = 0; i < a->nthreads; i++)
-		attach_wall_forget(&a->threads[i]);
+		offcpu_end(&a->threads[i].wall);
 	if (pidfd >= 0)
 		close(pidfd);
 	remote_modules_free(a->rm);
@@ -560,7 +552,7 @@ int attach_main(const struct collect_options *o)
 	a.o = o;
 	a.pid = o->pid;
 	a.rm = remote_modules_new(o->pid);
-	a.stack_copy = malloc(ATTACH_STACK_BYTES);
+	a.stack_copy = malloc(OFFCPU_STACK_BYTES);
 	a.random = attach_now_ns() | 1;
 	hashmap_init(&a.stack_index, 1024);
 	int pidfd = (int)syscall(SYS_pidfd_open, o->pid, 0);
@@ -592,8 +584,9 @@ int attach_main(const struct collect_options *o)
 			continue; /* ended while the events were opened */
 		attach_thread_start(&a, t, start_mono);
 		/* What each ran and waited is counted from here, not from when its event was opened. */
-		t->runtime_at_start = t->last_runtime = thread_runtime(a.pid, t->tid);
-		t->last_poll_ns = start_mono;
+		offcpu_end(&t->wall);
+		offcpu_begin(&t->wall, a.pid, t->tid, start_mono);
+		t->runtime_at_start = t->wall.last_runtime;
 		/* Its own events counted while the others were opened: not the run's (wraps below 0, made up as
 		 * they count on). */
 		t->counted_ns -= attach_perf_thread_ns(&a, t);

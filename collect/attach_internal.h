@@ -9,6 +9,7 @@
 
 #include "collect.h"
 #include "hashmap.h"
+#include "offcpu.h"
 #include "remote.h"
 
 #include <stdint.h>
@@ -31,16 +32,7 @@ struct attach_thread {
 	uint32_t root; /* inherited: 1 + the index of the thread whose own events it inherited; 0: none known */
 	uint32_t exit_drain; /* ended: the drain that saw it end (its EXIT record waits a drain for its counts) */
 	int exit_pending;
-	/* wall mode (attach_wall.c) */
-	int schedstat_fd, stat_fd, syscall_fd; /* -1: not open */
-	uint64_t last_runtime, last_poll_ns;
-	/* wall time it was not seen running, blocked or runnable, not yet written (< 0: its CPU time lagged) */
-	int64_t off_blocked_ns, off_runnable_ns;
-	uint32_t blocked_stack; /* the stack of the blocked call it was last seen in; 0: none */
-	uint64_t blocked_runtime; /* its CPU time when that stack was read */
-	int32_t blocked_syscall;
-	int in_call; /* last seen blocked, and has not run since: a wake-up's wait is still the call's */
-	uint32_t blocked_state;
+	struct offcpu_thread wall; /* wall mode: its time off CPU (attach_wall.c) */
 };
 
 struct attach {
@@ -81,7 +73,7 @@ struct attach {
 	} *stacks;
 	uint32_t nstacks, stacks_cap;
 	uint64_t ips[1024 + 1];
-	uint8_t *stack_copy; /* ATTACH_STACK_BYTES for attach_wall.c's reads */
+	uint8_t *stack_copy; /* OFFCPU_STACK_BYTES for attach_wall.c's reads */
 
 	/* totals */
 	uint64_t samples, weight, lost;
@@ -112,8 +104,6 @@ void attach_sample(struct attach *a, uint64_t time_ns, pid_t tid, uint32_t stack
 		   int32_t syscall);
 /* The process exec'd another program: its modules again, a PROCESS record. */
 void attach_exec(struct attach *a, uint64_t time_ns);
-/* The fields of a /proc/.../stat text from the third (the state letter) on, past the command; NULL when cut. */
-const char *attach_stat_fields(const char *stat);
 /* CLOCK_MONOTONIC now. */
 uint64_t attach_now_ns(void);
 
@@ -131,7 +121,5 @@ void attach_perf_close(struct attach *a);
 /* attach_wall.c */
 /* One wall-clock tick: each thread's time off CPU since the last, as samples on the call it waits in. */
 void attach_wall_tick(struct attach *a, uint64_t now_ns);
-/* Close a thread's /proc files (it ended, or the run did). */
-void attach_wall_forget(struct attach_thread *t);
 
 #endif

@@ -1,192 +1,30 @@
 /*
- * attach_wall.c - collect -p -m wall: the time each thread spends off CPU,
- * on the call it waits in, seen from outside without a signal (a signal
- * would cut the target's sleeps and reads short: doc/ARCHITECTURE.md).
- *
- * On CPU, a thread is sampled by its task-clock event (attach_perf.c), a
- * sample per interval of CPU time. At every tick of wall-clock time collect
- * reads each thread's CPU time (schedstat): what the clock moved less than
- * the tick is time off CPU, added up per thread and written in whole
- * intervals as samples in the thread's state (stat): blocked, on the stack
- * of its system call (/proc/.../syscall gives its user sp and pc, the stack
- * is read with process_vm_readv and unwound like a sample's), or runnable,
- * on its last CPU sample's stack. A blocked thread whose CPU time has not
- * moved is in the same call: its stack is read once, not at every tick. A
- * stack read while the thread woke (its CPU time moved from before the
- * read to after the walk) is thrown away and read again at the next tick.
- * A thread woken but not yet run is still in its call (its own measure of
- * the call counts that wait too). A running thread's schedstat is brought
- * up to date only at the scheduler's tick, so time it seems not to have run
- * counts as runnable only past RUNNABLE_SLACK_NS, and the next reading's
- * catch-up is taken from runnable time first.
- *
- * This is the agent's wall mode (collect/agent/wall.c) done from outside:
- * the same samples, states and system calls, with the running threads'
- * samples timed by their CPU clock instead of by a signal.
+ * attach_wall.c - collect -p -m wall: each thread's time off CPU, on the
+ * call it waits in, read from /proc at every tick (offcpu.h). Its time on
+ * CPU is sampled by its task-clock event (attach_perf.c): the agent's wall
+ * mode (collect/agent/wall.c) with the running threads' samples timed by
+ * their CPU clock instead of by a signal.
  */
 #include "attach_internal.h"
 
-#include "trace.h"
-
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
-/* Past a scheduler tick (HZ=100 at the least): how far a running thread's schedstat may lag its CPU time. */
-#define RUNNABLE_SLACK_NS 10000000
-
-/* A /proc file of thread t, kept open and read from its start into buf: its length, or -1 (the thread ended). */
-static ssize_t read_task(const struct attach *a, int *fd, pid_t tid, const char *file, char *buf, size_t size)
+static uint32_t stack_id(void *ctx, const uint64_t *ips, uint32_t n, uint32_t flags)
 {
-	if (*fd < 0) {
-		char path[96];
-		snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)a->pid, (int)tid, file);
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (*fd < 0)
-			return -1;
-	}
-	ssize_t n = pread(*fd, buf, size - 1, 0);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return n;
+	return attach_stack_id(ctx, ips, n, flags);
 }
 
-void attach_wall_forget(struct attach_thread *t)
+static void sample(void *ctx, const struct offcpu_thread *t, uint64_t time_ns, uint32_t stack, uint32_t weight,
+		   uint32_t state, int32_t syscall)
 {
-	int *fds[] = { &t->schedstat_fd, &t->stat_fd, &t->syscall_fd };
-	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
-		if (*fds[i] >= 0) {
-			close(*fds[i]);
-			*fds[i] = -1;
-		}
-}
-
-static int runtime_of(const struct attach *a, struct attach_thread *t, uint64_t *runtime)
-{
-	char buf[128];
-	if (read_task(a, &t->schedstat_fd, t->tid, "schedstat", buf, sizeof buf) < 0)
-		return -1;
-	*runtime = strtoull(buf, NULL, 10);
-	return 0;
-}
-
-/* The thread's state as a sample's (TRACE_STATE_*). */
-static uint32_t state_of(const struct attach *a, struct attach_thread *t)
-{
-	char buf[1024];
-	if (read_task(a, &t->stat_fd, t->tid, "stat", buf, sizeof buf) < 0)
-		return TRACE_STATE_RUNNABLE;
-	const char *fields = attach_stat_fields(buf);
-	char c = fields ? fields[0] : 'R';
-	return c == 'S' || c == 'I' ? TRACE_STATE_SLEEPING
-	       : c == 'D'	    ? TRACE_STATE_UNINTERRUPTIBLE
-	       : c == 'T' || c == 't' ? TRACE_STATE_STOPPED
-				      : TRACE_STATE_RUNNABLE;
-}
-
-/* The stack of the call a blocked thread waits in, read and unwound: its stack id (0: it ran meanwhile, or it
- * is not in a call we can read), the system call in *syscall. */
-static uint32_t blocked_stack(struct attach *a, struct attach_thread *t, uint64_t runtime, int32_t *syscall)
-{
-	char buf[256];
-	if (read_task(a, &t->syscall_fd, t->tid, "syscall", buf, sizeof buf) < 0 || !strncmp(buf, "running", 7))
-		return 0;
-	/* "NR ARG1 .. ARG6 SP PC", or "-1 SP PC" outside a system call */
-	char *fields[9];
-	int n = 0;
-	for (char *save = NULL, *f = strtok_r(buf, " \n", &save); f && n < 9; f = strtok_r(NULL, " \n", &save))
-		fields[n++] = f;
-	if (n != 9 && n != 3)
-		return 0;
-	long nr = strtol(fields[0], NULL, 10);
-	uint64_t sp = strtoull(fields[n - 2], NULL, 16), pc = strtoull(fields[n - 1], NULL, 16);
-	struct iovec local = { a->stack_copy, ATTACH_STACK_BYTES }, remote = { (void *)(uintptr_t)sp, ATTACH_STACK_BYTES };
-	ssize_t got = process_vm_readv(a->pid, &local, 1, &remote, 1, 0);
-	uint32_t flags;
-	uint32_t frames = remote_unwind(a->rm, pc, sp, 0, a->stack_copy, got > 0 ? (uint64_t)got : 0, a->ips,
-					a->o->max_frames, &flags);
-	uint64_t after;
-	if (runtime_of(a, t, &after) < 0 || after != runtime)
-		return 0; /* it ran while its stack was read: what was read may be anyone's */
-	*syscall = (int32_t)nr;
-	return attach_stack_id(a, a->ips, frames,
-			       TRACE_STACK_LEAF_EXACT | ((flags & REMOTE_UNWIND_TRUNCATED) ? TRACE_STACK_TRUNCATED : 0));
-}
-
-/* The sample for the time thread t was seen blocked, on the call it waits in: written, 1; 0 when it woke
- * meanwhile (the time waits for the next tick). */
-static int write_blocked(struct attach *a, struct attach_thread *t, uint32_t state, uint64_t runtime,
-			 uint64_t weight, uint64_t now_ns)
-{
-	uint32_t stack = 0;
-	int32_t syscall = -1;
-	if (t->blocked_stack && t->blocked_runtime == runtime) {
-		stack = t->blocked_stack;
-		syscall = t->blocked_syscall;
-	} else if ((stack = blocked_stack(a, t, runtime, &syscall))) {
-		t->blocked_stack = stack;
-		t->blocked_runtime = runtime;
-		t->blocked_syscall = syscall;
-	} else if (state == TRACE_STATE_STOPPED && t->last_cpu_stack) {
-		stack = t->last_cpu_stack; /* stopped where it last ran */
-	} else {
-		return 0;
-	}
-	attach_sample(a, now_ns, t->tid, stack, (uint32_t)weight, state, syscall);
-	return 1;
+	attach_sample(ctx, time_ns, t->tid, stack, weight, state, syscall);
 }
 
 void attach_wall_tick(struct attach *a, uint64_t now_ns)
 {
-	const int64_t interval = (int64_t)a->o->interval_ns;
+	struct offcpu_sink sink = { a, stack_id, sample, a->rm, a->stack_copy, a->ips, a->o->max_frames,
+				    a->o->interval_ns, 0 };
 	for (uint32_t i = 0; i < a->nthreads; i++) {
 		struct attach_thread *t = &a->threads[i];
-		uint64_t runtime;
-		if (!t->alive || runtime_of(a, t, &runtime) < 0)
-			continue;
-		uint64_t ran = runtime > t->last_runtime ? runtime - t->last_runtime : 0;
-		uint64_t elapsed = now_ns > t->last_poll_ns ? now_ns - t->last_poll_ns : 0;
-		int64_t delta = (int64_t)elapsed - (int64_t)ran;
-		t->last_runtime = runtime;
-		t->last_poll_ns = now_ns;
-		uint32_t state = TRACE_STATE_ON_CPU;
-		if (delta < 0) {
-			/* CPU time that lagged (below): counted off CPU before, as runnable first. */
-			int64_t back = t->off_runnable_ns > 0 ? (t->off_runnable_ns < -delta ? t->off_runnable_ns : -delta) : 0;
-			t->off_runnable_ns -= back;
-			t->off_blocked_ns += delta + back;
-		} else if (delta > 0) {
-			state = state_of(a, t);
-			/* Woken but not run since it was seen blocked: still inside its blocking call, which has not
-			 * returned (the thread's own measure of the call counts this wait too). */
-			if (state == TRACE_STATE_RUNNABLE && t->in_call && !ran)
-				state = TRACE_STATE_SLEEPING;
-			if (state == TRACE_STATE_RUNNABLE)
-				t->off_runnable_ns += delta;
-			else
-				t->off_blocked_ns += delta;
-		}
-		if (state != TRACE_STATE_ON_CPU)
-			t->in_call = state == TRACE_STATE_SLEEPING || state == TRACE_STATE_UNINTERRUPTIBLE;
-		else if (ran)
-			t->in_call = 0;
-		if (t->off_blocked_ns >= interval && state != TRACE_STATE_ON_CPU && state != TRACE_STATE_RUNNABLE) {
-			uint64_t weight = (uint64_t)(t->off_blocked_ns / interval);
-			if (write_blocked(a, t, state, runtime, weight, now_ns))
-				t->off_blocked_ns -= (int64_t)weight * interval;
-		}
-		/* A running thread's CPU time is brought up to date only at the scheduler's tick: time it seems not
-		 * to have run may be that lag, and is runnable only past it (the next reading makes it up). */
-		int64_t runnable = t->off_runnable_ns - RUNNABLE_SLACK_NS;
-		uint32_t stack = t->last_cpu_stack ? t->last_cpu_stack : t->blocked_stack;
-		if (runnable >= interval && stack) {
-			uint64_t weight = (uint64_t)(runnable / interval);
-			t->off_runnable_ns -= (int64_t)weight * interval;
-			attach_sample(a, now_ns, t->tid, stack, (uint32_t)weight, TRACE_STATE_RUNNABLE, -1);
-		}
+		if (t->alive)
+			offcpu_tick(&t->wall, &sink, t->last_cpu_stack, now_ns);
 	}
 }

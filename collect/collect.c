@@ -275,8 +275,16 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 	struct schedule sched = { last_flush, o->delay_ns ? last_flush + o->delay_ns : 0,
 				  o->duration_ns ? last_flush + o->delay_ns + o->duration_ns : 0 };
 	struct reaped_ctx rc = { ps, w, write_failed };
+	/* -m wall: the time off CPU of processes without an agent sampler thread is read from here, every interval. */
+	struct wall_watch *ww = o->wall ? wall_watch_new(o) : NULL;
+	uint64_t next_tick = last_flush;
 	for (;;) {
-		int wait_ms = schedule_wait_ms(&sched, clock_ns(CLOCK_MONOTONIC), drain_busy(d) ? busy_ms : DRAIN_IDLE_MS);
+		uint64_t before = clock_ns(CLOCK_MONOTONIC);
+		int wait_ms = schedule_wait_ms(&sched, before, drain_busy(d) ? busy_ms : DRAIN_IDLE_MS);
+		if (ww && wall_watch_watching(ww)) {
+			int tick_ms = next_tick > before ? (int)((next_tick - before + 999999) / 1000000) : 0;
+			wait_ms = tick_ms < wait_ms ? tick_ms : wait_ms;
+		}
 		int toggles = launch_wait(l, wait_ms, on_reaped, &rc);
 		int done = l->ended && (!o->follow || forward_terminated() || !launch_children_left());
 		if (l->ended)
@@ -284,6 +292,12 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		atomic_store(&h->consumer_heartbeat_ns, now);
 		schedule_tick(&sched, h, now, toggles);
+		if (ww && now >= next_tick) {
+			wall_watch_tick(ww, d, ps, h, now);
+			next_tick += o->interval_ns;
+			if (next_tick <= now) /* behind: the time off CPU is counted by the clock anyway */
+				next_tick = now + o->interval_ns;
+		}
 		if (!*write_failed && !agent_meta_written && atomic_load(&h->agent_state) == AGENT_RUNNING) {
 			write_agent_meta(w, h);
 			agent_meta_written = 1;
@@ -306,8 +320,10 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 			fprintf(stderr, "collect: writing the trace failed: %s\n", strerror(errno));
 			*write_failed = 1;
 		}
-		if (done)
+		if (done) {
+			wall_watch_free(ww);
 			return l->status;
+		}
 	}
 }
 

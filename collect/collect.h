@@ -136,7 +136,26 @@ void procs_finish(struct procs *ps, struct trace_writer *w, uint64_t now_ns, con
 uint32_t procs_count(const struct procs *ps);
 /* The pids of the processes the trace knows (forked or attached), at most cap of them; how many. */
 uint32_t procs_pids(const struct procs *ps, pid_t *pids, uint32_t cap);
+/* A process whose image an agent is in (wall_watch.c): image is when it attached or forked, new at an exec. */
+struct procs_image {
+	pid_t pid;
+	uint64_t image;
+	uint64_t cpu_ns; /* the CPU time of the thread that recorded it, at that time; UINT64_MAX: unknown */
+};
+/* The processes whose current image an agent is in and that have not ended, at most cap; how many. */
+uint32_t procs_profiled(const struct procs *ps, struct procs_image *out, uint32_t cap);
 void procs_free(struct procs *ps);
+
+/* wall_watch.c: -m wall, the processes whose agent has no sampler thread yet */
+struct wall_watch;
+struct wall_watch *wall_watch_new(const struct collect_options *o);
+void wall_watch_free(struct wall_watch *ww);
+/* One tick of wall-clock time: the time off CPU of each thread of those processes, as samples through d. */
+struct drain;
+void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs *ps, const struct transport_header *h,
+		     uint64_t now);
+/* Whether some process is watched (collect then wakes at every interval). */
+int wall_watch_watching(const struct wall_watch *ww);
 
 /* drain_heap.c */
 struct heap_order;
@@ -181,6 +200,13 @@ int drain_finish(struct drain *d);
 int drain_busy(const struct drain *d);
 /* Totals so far. */
 void drain_totals(const struct drain *d, struct drain_totals *out);
+/* collect's own samples (wall_watch.c) go through the drain, as an agent's do: */
+/* The trace id of a stack of process pid (innermost first), merged by content with the agents'; 0: none. */
+uint32_t drain_stack_id(struct drain *d, uint32_t pid, const uint64_t *ips, uint32_t nframes, uint32_t flags);
+/* One sample, written and counted. */
+void drain_sample(struct drain *d, const struct trace_sample *s);
+/* The trace id of thread tid's last sample's stack; 0: none yet. */
+uint32_t drain_last_stack(const struct drain *d, uint32_t tid);
 void drain_free(struct drain *d);
 
 #endif

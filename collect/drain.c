@@ -62,6 +62,7 @@ struct thread_seen {
 	int measured; /* an exit (or end of process) record gave its CPU time */
 	uint64_t weight; /* of its samples */
 	uint64_t cpu_ns;
+	uint32_t last_stack; /* its last sample's trace stack id */
 };
 
 struct drain {
@@ -199,35 +200,63 @@ static void map_agent_id(struct drain *d, uint32_t agent_id, uint32_t trace_id)
 	d->agent_to_trace[agent_id] = trace_id;
 }
 
+/* The trace id of a stack of process pid, written the first time its content is seen. */
+static uint32_t merge_stack(struct drain *d, uint32_t pid, const uint64_t *ips, uint32_t nframes, uint32_t flags)
+{
+	/* The same addresses in two processes may be different code (an exec): one stack per process. */
+	uint64_t hash = transport_hash_stack(ips, nframes, flags) ^ ((uint64_t)pid * 0x9e3779b97f4a7c15ull);
+	struct merged_stack *m = find_slot(d, hash, pid, ips, nframes);
+	if (m->trace_id)
+		return m->trace_id;
+	if (d->ips_used + nframes > d->ips_cap) {
+		d->ips_cap = (d->ips_cap + nframes) * 2;
+		d->ips = realloc_or_abort(d->ips, d->ips_cap * sizeof *d->ips);
+	}
+	memcpy(d->ips + d->ips_used, ips, nframes * sizeof *ips);
+	m->hash = hash;
+	m->pid = pid;
+	m->offset = d->ips_used;
+	m->nframes = nframes;
+	m->trace_id = ++d->nstacks;
+	d->ips_used += nframes;
+	struct trace_stack ts = { m->trace_id, flags, nframes, d->ips + m->offset };
+	if (!d->error && trace_writer_stack(d->w, &ts) < 0)
+		d->error = 1;
+	uint32_t id = m->trace_id;
+	if (d->nstacks * 2 > d->slots_cap)
+		grow_slots(d);
+	return id;
+}
+
 static void on_stack(struct drain *d, const struct tr_stack *s, uint32_t size)
 {
 	if (size < sizeof *s || (size - sizeof *s) / sizeof(uint64_t) < s->nframes)
 		return;
-	const uint64_t *ips = (const uint64_t *)(s + 1);
-	/* The same addresses in two processes may be different code (an exec): one stack per process. */
-	uint64_t hash = transport_hash_stack(ips, s->nframes, s->flags) ^ ((uint64_t)d->pid * 0x9e3779b97f4a7c15ull);
-	struct merged_stack *m = find_slot(d, hash, d->pid, ips, s->nframes);
-	if (!m->trace_id) {
-		if (d->ips_used + s->nframes > d->ips_cap) {
-			d->ips_cap = (d->ips_cap + s->nframes) * 2;
-			d->ips = realloc_or_abort(d->ips, d->ips_cap * sizeof *d->ips);
-		}
-		memcpy(d->ips + d->ips_used, ips, s->nframes * sizeof *ips);
-		m->hash = hash;
-		m->pid = d->pid;
-		m->offset = d->ips_used;
-		m->nframes = s->nframes;
-		m->trace_id = ++d->nstacks;
-		d->ips_used += s->nframes;
-		struct trace_stack ts = { m->trace_id, s->flags, s->nframes, d->ips + m->offset };
-		if (!d->error && trace_writer_stack(d->w, &ts) < 0)
-			d->error = 1;
-		map_agent_id(d, s->id, m->trace_id);
-		if (d->nstacks * 2 > d->slots_cap)
-			grow_slots(d);
-		return;
+	map_agent_id(d, s->id, merge_stack(d, d->pid, (const uint64_t *)(s + 1), s->nframes, s->flags));
+}
+
+uint32_t drain_stack_id(struct drain *d, uint32_t pid, const uint64_t *ips, uint32_t nframes, uint32_t flags)
+{
+	return nframes ? merge_stack(d, pid, ips, nframes, flags) : 0;
+}
+
+void drain_sample(struct drain *d, const struct trace_sample *ts)
+{
+	if (!d->error && trace_writer_sample(d->w, ts) < 0)
+		d->error = 1;
+	d->totals.samples++;
+	d->totals.weight += ts->weight;
+	if (ts->tid) {
+		struct thread_seen *t = thread_of(d, ts->tid);
+		t->weight += ts->weight;
+		t->last_stack = ts->stack_id;
 	}
-	map_agent_id(d, s->id, m->trace_id);
+}
+
+uint32_t drain_last_stack(const struct drain *d, uint32_t tid)
+{
+	const struct thread_seen *t = thread_slot(d->threads, d->threads_cap, tid);
+	return t->tid ? t->last_stack : 0;
 }
 
 static void on_sample(struct drain *d, const struct tr_sample *s)
@@ -239,12 +268,7 @@ static void on_sample(struct drain *d, const struct tr_sample *s)
 	}
 	struct trace_sample ts = { s->time_ns, d->pid, s->tid, id, s->weight, s->state,
 				   s->state == TRACE_STATE_ON_CPU ? -1 : s->syscall };
-	if (!d->error && trace_writer_sample(d->w, &ts) < 0)
-		d->error = 1;
-	d->totals.samples++;
-	d->totals.weight += s->weight;
-	if (s->tid)
-		thread_of(d, s->tid)->weight += s->weight;
+	drain_sample(d, &ts);
 }
 
 static void on_thread(struct drain *d, const struct tr_thread *t)

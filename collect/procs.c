@@ -35,6 +35,8 @@
 struct proc {
 	uint32_t pid, parent;
 	uint64_t attach_ns;   /* last image that attached; 0: none */
+	uint64_t image_ns;    /* last image an agent is in (attached, or forked and followed); 0: none */
+	uint64_t image_cpu_ns; /* its recording thread's CPU time then; UINT64_MAX: unknown */
 	uint64_t exec_ns;     /* an exec announced after it; 0: none pending */
 	char *exec_path;
 	int seen;             /* forked or attached: the trace knows it */
@@ -116,7 +118,8 @@ void procs_record(struct procs *ps, struct trace_writer *w, const struct tr_proc
 		if (p) {
 			p->seen = 1;
 			p->parent = pr->parent;
-			p->attach_ns = pr->time_ns;
+			p->attach_ns = p->image_ns = pr->time_ns;
+			p->image_cpu_ns = pr->status >= 0 && pr->status < INT32_MAX ? (uint64_t)pr->status * 1000 : UINT64_MAX;
 			if (p->exec_ns && p->exec_ns <= pr->time_ns)
 				p->exec_ns = 0;
 		}
@@ -132,6 +135,11 @@ void procs_record(struct procs *ps, struct trace_writer *w, const struct tr_proc
 		if (p) {
 			p->seen = 1;
 			p->parent = pr->parent;
+			if (pr->kind == TR_PROCESS_FORKED) {
+				p->image_ns = pr->time_ns ? pr->time_ns : 1;
+				p->image_cpu_ns =
+					pr->status >= 0 && pr->status < INT32_MAX ? (uint64_t)pr->status * 1000 : UINT64_MAX;
+			}
 		}
 		break;
 	case TR_PROCESS_EXECING:
@@ -238,6 +246,18 @@ uint32_t procs_count(const struct procs *ps)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ps->n; i++)
 		n += ps->procs[i].seen;
+	return n;
+}
+
+uint32_t procs_profiled(const struct procs *ps, struct procs_image *out, uint32_t cap)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ps->n && n < cap; i++) {
+		const struct proc *p = &ps->procs[i];
+		/* an exec announced since its image attached: the new one has no agent yet, or never will */
+		if (p->image_ns && !p->exited && !(p->exec_ns && p->exec_ns >= p->image_ns))
+			out[n++] = (struct procs_image){ (pid_t)p->pid, p->image_ns, p->image_cpu_ns };
+	}
 	return n;
 }
 

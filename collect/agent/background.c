@@ -5,7 +5,7 @@
  * frame tables walks asked for. Its name, "ipscope-wall", is the one it had
  * when it served wall mode alone.
  *
- * In cpu mode it starts only once the program has a second thread: at the
+ * It starts only once the program has a second thread: at the
  * program's first pthread_create or clone() (background_ensure), or at the
  * start when another library's constructor made one. A thread of the agent's own in a single-threaded program changes
  * what that program does: unshare(CLONE_NEWUSER) fails with EINVAL (it
@@ -17,8 +17,16 @@
  * thread made by the clone system call itself) and adopts what it finds. The one thing it cannot do is
  * take a foreign thread's samples (a raw clone without TLS of its own): they
  * wait for an agent thread that is not there and are counted lost, until
- * the program starts a thread through pthread_create or clone. Wall mode
- * needs a thread that watches the others, and starts it at once.
+ * the program starts a thread through pthread_create or clone.
+ *
+ * Wall mode waits the same way. This thread is its sampler, which signals
+ * the running threads at every tick and reads the blocked ones from /proc;
+ * until it starts, each thread is sampled on CPU by its CPU-time timer, as
+ * in cpu mode, and collect reads its time off CPU from outside
+ * (collect/wall_watch.c). When it starts, it makes every slot its own
+ * (sampler_to_wall) before its first tick, while the thread that started it
+ * waits, and counts itself in the header (wall_samplers): collect then
+ * finds it by its name and leaves the process to it.
  *
  * Threads the agent did not start (made before it, by another library's
  * constructor, or with a raw clone()) are found by scanning /proc/self/task;
@@ -63,6 +71,7 @@
 
 static pthread_t thread;
 static _Atomic int running, stopping;
+static _Atomic int wall_sampler; /* wall mode: this thread samples the others (else their timers do) */
 /* cpu mode, one thread so far: started at the program's second (background_ensure), its work done meanwhile
  * by the sampling handler (background_handler_duty, one handler at a time: duty_taken). */
 static _Atomic int deferred, duty_taken;
@@ -188,7 +197,13 @@ static void *background_main(void *unused)
 	agent_self.internal = 1; /* the agent's own thread: none of its allocations are the program's */
 	agent_self.tid = 0;
 	background_tid = agent_gettid();
-	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0);
+	prctl(PR_SET_NAME, "ipscope-wall", 0, 0, 0); /* collect's wall_watch.c knows it by this name */
+	if (agent_config.wall) {
+		/* From here on this thread samples the others (the thread that started it waits below). */
+		atomic_store(&wall_sampler, 1);
+		sampler_to_wall();
+		atomic_fetch_add(&agent_transport.header->wall_samplers, 1);
+	}
 	/* A descriptor table of its own: what it opens (perf events and shared memory for other threads,
 	 * /proc files) never takes the number the program's next open() would get, nor shows in
 	 * /proc/self/fd (sources.c). The copy holds the program's files open: emptied at once (a pipe's
@@ -295,13 +310,13 @@ int background_start(void)
 }
 
 /*
- * At the start of an image or a fork child: wall mode starts the thread now;
- * cpu mode when the program has a second thread, now if it has one already
- * (others: the threads the start's scan adopted).
+ * At the start of an image or a fork child: the thread starts when the
+ * program has a second thread, now if it has one already (others: the
+ * threads the start's scan adopted).
  */
 int background_start_when_needed(int others)
 {
-	if (agent_config.wall || others)
+	if (others)
 		return background_start();
 	atomic_store(&deferred, 1);
 	return 0;
@@ -342,10 +357,16 @@ void background_stop(void)
 	}
 }
 
+int background_wall_sampler(void)
+{
+	return atomic_load_explicit(&wall_sampler, memory_order_relaxed);
+}
+
 void background_forget(void)
 {
 	/* The background thread did not survive the fork. */
 	atomic_store(&running, 0);
+	atomic_store(&wall_sampler, 0);
 	atomic_store(&stopping, 0);
 	atomic_store(&deferred, 0);
 	atomic_store(&duty_taken, 0);

@@ -30,6 +30,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -48,6 +49,12 @@ extern char **environ;
 static void record_at(uint64_t time_ns, uint32_t kind, uint32_t pid, uint32_t parent, int status, const char *path,
 		      const char *command)
 {
+	if (kind == TR_PROCESS_ATTACHED || kind == TR_PROCESS_FORKED) {
+		/* The recording thread's CPU time with the record's time: collect's wall mode counts its time off CPU
+		 * from there (transport.h). */
+		uint64_t us = agent_thread_cpu_ns(0) / 1000;
+		status = us < INT32_MAX ? (int)us : INT32_MAX;
+	}
 	sigset_t old;
 	uint32_t ring = agent_write_begin(&old);
 	if (ring != AGENT_NO_RING) {

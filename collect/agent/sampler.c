@@ -104,7 +104,9 @@ struct sampling_slot {
 	void *_Atomic perf_page;
 	timer_t timer;
 	_Atomic uint32_t tid; /* 0 until known */
-	uint32_t sources; /* what was started for it (an adopted thread learns it here) */
+	/* What was started for it (an adopted thread learns it here; wall mode's sampler thread, when it starts,
+	 * changes it to SOURCE_WALL and each thread learns that at its next signal: sampler_to_wall). */
+	_Atomic uint32_t sources;
 	int adopted; /* started by another thread: it has no trampoline to stop it */
 	_Atomic uint32_t perf_periods; /* perf's periods since the timer's last signal (tick_weight.h) */
 	_Atomic uint32_t kernel_owed; /* uncounted periods not claimed yet (tick_weight.h) */
@@ -137,11 +139,12 @@ static void release_sources(struct sampling_slot *s)
 		timer_delete(s->timer);
 }
 
-/* Start tid's sources in slot s (wall mode: the background thread is its source); what started. */
+/* Start tid's sources in slot s (wall mode, once its sampler thread runs: that thread is its source); what
+ * started. */
 static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 {
 	uint32_t sources = 0;
-	if (agent_config.wall) {
+	if (agent_config.wall && background_wall_sampler()) {
 		sources = SOURCE_WALL;
 	} else {
 		if (agent_config.source == TRANSPORT_SOURCE_PERF) {
@@ -158,7 +161,7 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 			sources |= SOURCE_TIMER;
 		}
 	}
-	s->sources = sources;
+	atomic_store(&s->sources, sources);
 	atomic_store(&s->perf_periods, 0);
 	atomic_store(&s->kernel_owed, 0);
 	atomic_store(&s->system_us, 0);
@@ -198,6 +201,25 @@ static void free_slot(uint32_t i)
 	atomic_store(&s->tid, 0);
 	s->adopted = 0;
 	atomic_store(&s->used, 0);
+}
+
+/*
+ * Wall mode's sampler thread is about to start (background.c): until now each thread was sampled by its
+ * CPU-time timer, as in cpu mode, and collect read its time off CPU from outside (wall_watch.c). Every
+ * slot becomes that thread's to signal; a thread learns it at its next signal (handle_signal), and a timer
+ * signal already on its way is then not counted.
+ */
+void sampler_to_wall(void)
+{
+	uint32_t high = (uint32_t)atomic_load(&slots_high);
+	for (uint32_t i = 0; i < high; i++) {
+		struct sampling_slot *s = &slots[i];
+		if (!atomic_load(&s->used) || atomic_load(&s->sources) == SOURCE_WALL || !atomic_load(&s->sources))
+			continue;
+		release_sources(s);
+		atomic_store(&s->sources, SOURCE_WALL);
+		wall_slot_reset(i, atomic_load(&s->tid));
+	}
 }
 
 /* CPU time of the threads that stopped their own slot (sampler_accounted_cpu_ns). */
@@ -376,10 +398,10 @@ static int adopt_self(const siginfo_t *si)
 		return 0; /* its thread-local storage is another thread's (a raw clone()): not touched */
 	(void)si;
 	for (uint32_t i = 0; i < high; i++)
-		if (atomic_load(&slots[i].used) && atomic_load(&slots[i].tid) == tid && slots[i].sources) {
+		if (atomic_load(&slots[i].used) && atomic_load(&slots[i].tid) == tid && atomic_load(&slots[i].sources)) {
 			agent_self.tid = tid;
 			sampler_self.slot = (int)i;
-			sampler_self.sources = slots[i].sources;
+			sampler_self.sources = atomic_load(&slots[i].sources);
 			agent_self.start_pending = 1;
 			agent_self.registered = 0; /* nothing of it to end: the slot is released once it is gone */
 			return 1;
@@ -600,7 +622,7 @@ static int foreign_signal(const siginfo_t *si, const ucontext_t *uc)
 	struct foreign_thread *f = foreign_self();
 	if (!f)
 		return 0;
-	uint32_t slot = foreign_slot(f), sources = slots[slot].sources;
+	uint32_t slot = foreign_slot(f), sources = atomic_load_explicit(&slots[slot].sources, memory_order_relaxed);
 	int32_t syscall_nr;
 	int eintr = 0;
 	uint64_t now = agent_now_ns();
@@ -624,6 +646,8 @@ static void handle_signal(void *arg)
 	agent_self.signals_taken++;
 	if (agent_flags->enabled && !sampler_self.sources && !agent_self.in_handler && !adopt_self(si))
 		return;
+	if (agent_config.wall && sampler_self.slot >= 0) /* the sampler thread took it over (sampler_to_wall) */
+		sampler_self.sources = atomic_load_explicit(&slots[sampler_self.slot].sources, memory_order_relaxed);
 	if (agent_flags->enabled && sampler_self.sources) {
 		uint64_t start = agent_now_ns();
 		agent_self.in_handler = 1;
@@ -697,9 +721,9 @@ int sampler_init(uint32_t requested_source, int requested_signal)
 		strcpy(error, "cannot install the sampling signal's handler");
 		return -1;
 	}
-	/* Probe the precise source once; every thread then uses the same one. */
-	int fd = requested_source == TRANSPORT_SOURCE_TIMER || agent_config.wall
-			 ? -1 : source_perf_open(agent_config.interval_ns, 0);
+	/* Probe the precise source once; every thread then uses the same one (in wall mode, until its sampler
+	 * thread starts: background.c). */
+	int fd = requested_source == TRANSPORT_SOURCE_TIMER ? -1 : source_perf_open(agent_config.interval_ns, 0);
 	if (fd < 0 && requested_source == TRANSPORT_SOURCE_PERF && !agent_config.wall) {
 		strcpy(error, "perf_event_open refused a task-clock event "
 				       "(see /proc/sys/kernel/perf_event_paranoid)");

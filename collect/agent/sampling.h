@@ -31,6 +31,8 @@ void sampler_thread_stop(void);
 void sampler_thread_routine(uint64_t routine);
 /* Stop every thread's sources (the program took the sampling signal). */
 void sampler_stop_all(void);
+/* Wall mode's sampler thread starts: every thread's sampling becomes its (called on that thread). */
+void sampler_to_wall(void);
 /* In a forked child: the parent's sources were not inherited; forget them (wall mode's slots too). */
 void sampler_forget(void);
 /* Sample a thread the agent did not start (one that existed before it, or a raw clone()): 0 or -1. */
@@ -101,6 +103,8 @@ int background_start(void);
 int background_start_when_needed(int others);
 /* The program is about to start a thread: start the background thread if it waited for that. Not in a handler. */
 void background_ensure(void);
+/* Wall mode: whether the background thread samples the threads (else each is sampled by its CPU-time timer). */
+int background_wall_sampler(void);
 /* In the sampling handler while the background thread waits for a second thread: its work (frame tables asked
  * for, threads the agent did not start). Async-signal-safe. */
 void background_handler_duty(void);

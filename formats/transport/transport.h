@@ -100,6 +100,8 @@ struct transport_header {
 	/* Wall mode: samples of threads that ended between being chosen and being sampled. */
 	_Atomic uint64_t exited_unsampled;
 	_Atomic uint64_t sampler_cpu_ns; /* wall mode: CPU time of the agents' sampler threads */
+	/* Wall mode: sampler threads started, in any process (collect's wall_watch.c then looks for the new one). */
+	_Atomic uint32_t wall_samplers;
 	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
 	 * dropped wait for room only while collect is alive. */
 	_Atomic uint64_t consumer_heartbeat_ns;
@@ -305,7 +307,9 @@ struct tr_process {
 	uint32_t kind; /* enum tr_process_kind */
 	uint32_t pid;
 	uint32_t parent;
-	int32_t status; /* REAPED: the wait status */
+	/* REAPED: the wait status. ATTACHED, FORKED: the recording thread's CPU time then, in microseconds
+	 * (INT32_MAX: more), where collect's wall mode counts its time off CPU from (wall_watch.c). */
+	int32_t status;
 	uint32_t path_len;
 	uint32_t command_len;
 	/* char path[path_len], command[command_len] (no NULs; command: argv joined by spaces) */

@@ -11,7 +11,9 @@
  *                  worked (EINVAL when the process has two threads; EPERM
  *                  where the machine forbids user namespaces: the same bare)
  *
- * and the same lines from a fork child (its own one thread). Then a
+ * and the same lines from a fork child (its own one thread). Before each
+ * report it sleeps, 0.3 s in single_wait (main) and 0.2 s in child_wait (the
+ * child): wall mode's samples off CPU of a single-threaded process. Then a
  * pthread burns 0.3 s in thread_work while main burns 0.3 s in single_work
  * again. Output before "--" is the same bare and under collect.
  */
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "workload_util.h"
@@ -34,6 +37,26 @@ __attribute__((noinline)) static void single_work(double seconds)
 __attribute__((noinline)) static void thread_work(void)
 {
 	burn_cpu(0.3);
+}
+
+__attribute__((noinline)) static void sleep_for(double seconds)
+{
+	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* (the empty asm: not a tail call, so each stays on its stack) */
+__attribute__((noinline)) static void single_wait(void)
+{
+	sleep_for(0.3);
+	__asm__ volatile("");
+}
+
+__attribute__((noinline)) static void child_wait(void)
+{
+	sleep_for(0.2);
+	__asm__ volatile("");
 }
 
 static int count_tasks(void)
@@ -93,10 +116,12 @@ static void *thread_main(void *arg)
 int main(void)
 {
 	single_work(0.3);
+	single_wait();
 	report("main");
 	pid_t pid = fork();
 	if (pid == 0) {
 		single_work(0.1);
+		child_wait();
 		report("child");
 		_exit(0);
 	}
