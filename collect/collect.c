@@ -294,7 +294,7 @@ static int run_until_exit(const struct collect_options *o, struct launch *l, str
 		schedule_tick(&sched, h, now, toggles);
 		if (ww && now >= next_tick) {
 			wall_watch_tick(ww, d, ps, h, now);
-			next_tick += o->interval_ns;
+			next_tick += o->interval_ns * wall_watch_stride(ww);
 			if (next_tick <= now) /* behind: the time off CPU is counted by the clock anyway */
 				next_tick = now + o->interval_ns;
 		}

@@ -156,6 +156,8 @@ void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs 
 		     uint64_t now);
 /* Whether some process is watched (collect then wakes at every interval). */
 int wall_watch_watching(const struct wall_watch *ww);
+/* Intervals to the next tick: 1, or more while every watched thread is long blocked in the same call. */
+uint32_t wall_watch_stride(const struct wall_watch *ww);
 
 /* drain_heap.c */
 struct heap_order;

@@ -192,10 +192,12 @@ int offcpu_tick(struct offcpu_thread *t, struct offcpu_sink *s, uint32_t last_cp
 		else
 			t->off_blocked_ns += delta;
 	}
+	int was_in_call = t->in_call;
 	if (state != TRACE_STATE_ON_CPU)
 		t->in_call = state == TRACE_STATE_SLEEPING || state == TRACE_STATE_UNINTERRUPTIBLE;
 	else if (ran)
 		t->in_call = 0;
+	t->blocked_ticks = !ran && was_in_call && t->in_call ? t->blocked_ticks + 1 : 0;
 	if (t->off_blocked_ns >= interval && state != TRACE_STATE_ON_CPU && state != TRACE_STATE_RUNNABLE) {
 		uint64_t weight = (uint64_t)(t->off_blocked_ns / interval);
 		if (write_blocked(t, s, state, runtime, weight, last_cpu_stack, now_ns))

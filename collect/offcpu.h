@@ -27,6 +27,9 @@ struct remote_modules;
 
 /* Bytes of a blocked thread's stack read (at most). */
 #define OFFCPU_STACK_BYTES (32u << 10)
+/* Ticks in a row a thread stayed in the same blocked call before it may be looked at less often (its CPU
+ * clock still says exactly how much of them it ran): the agent's wall.c does the same. */
+#define OFFCPU_LONG_BLOCKED_TICKS 200
 
 struct offcpu_thread {
 	pid_t pid, tid;
@@ -38,6 +41,7 @@ struct offcpu_thread {
 	uint64_t blocked_runtime; /* its CPU time when that stack was read */
 	int32_t blocked_syscall;
 	int in_call; /* last seen blocked, and has not run since: a wake-up's wait is still the call's */
+	uint32_t blocked_ticks; /* ticks in a row it was found in the same blocked call without running */
 };
 
 /* Where a tick's samples go, and what a walk needs. */

@@ -19,7 +19,11 @@
  * its name, "ipscope-wall", in /proc/PID/task) is left to it for the rest
  * of its image. Its threads are listed again every TASK_SCAN_NS; io_uring's
  * kernel workers are not the program's threads and are left out, as the
- * agent leaves them out.
+ * agent leaves them out. When every watched thread has been in the same
+ * blocked call for OFFCPU_LONG_BLOCKED_TICKS, collect ticks every
+ * LONG_BLOCKED_STRIDE intervals instead, as the agent's sampler looks at
+ * such a thread less often: the time is counted by the clock all the same,
+ * only a wake-up is seen up to that much later.
  */
 #include "collect.h"
 
@@ -37,6 +41,9 @@
 #define MAPS_SCAN_NS 100000000ull /* at most this often when walks stop short (a dlopen since) */
 #define PF_IO_WORKER 0x00000010u /* the kernel's flag of io_uring's workers (include/linux/sched.h) */
 #define MAX_WATCHED 4096u
+/* Every watched thread long in the same blocked call: ticks this many intervals apart (the clock still
+ * counts every one; collect wakes less). */
+#define LONG_BLOCKED_STRIDE 8
 
 struct watched_thread {
 	struct offcpu_thread oc;
@@ -62,6 +69,7 @@ struct wall_watch {
 	struct procs_image *list;
 	uint32_t samplers_seen;
 	int was_paused;
+	uint32_t stride; /* intervals to the next tick (wall_watch_stride) */
 	uint8_t *stack_copy;
 	uint64_t *ips;
 };
@@ -242,7 +250,7 @@ void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs 
 	sync_processes(ww, ps, now);
 	/* Sampling off (--delay, a region, SIGUSR2): the time meanwhile is not the run's. */
 	int paused = atomic_load(&h->paused) != 0 || atomic_load(&h->signal_taken) != 0;
-	uint32_t samplers = atomic_load(&h->wall_samplers);
+	uint32_t samplers = atomic_load(&h->wall_samplers), long_blocked = 0, watched = 0;
 	int sampler_started = samplers != ww->samplers_seen;
 	ww->samplers_seen = samplers;
 	for (uint32_t i = 0; i < ww->nprocs; i++) {
@@ -265,7 +273,10 @@ void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs 
 			} else if (!p->rm || offcpu_tick(&t->oc, &sink, drain_last_stack(d, (uint32_t)t->oc.tid), now) < 0) {
 				offcpu_end(&t->oc);
 				*t = p->threads[--p->nthreads];
+				continue;
 			}
+			watched++;
+			long_blocked += t->oc.blocked_ticks >= OFFCPU_LONG_BLOCKED_TICKS;
 		}
 		if (sink.truncated && p->rm && now >= p->next_maps_scan) {
 			remote_modules_scan(p->rm, NULL, now); /* a library loaded since */
@@ -273,6 +284,12 @@ void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs 
 		}
 	}
 	ww->was_paused = paused;
+	ww->stride = watched && long_blocked == watched ? LONG_BLOCKED_STRIDE : 1;
+}
+
+uint32_t wall_watch_stride(const struct wall_watch *ww)
+{
+	return ww->stride ? ww->stride : 1;
 }
 
 int wall_watch_watching(const struct wall_watch *ww)
