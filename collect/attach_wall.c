@@ -20,7 +20,7 @@ static void sample(void *ctx, const struct offcpu_thread *t, uint64_t time_ns, u
 
 void attach_wall_tick(struct attach *a, uint64_t now_ns)
 {
-	struct offcpu_sink sink = { a, stack_id, sample, a->rm, a->stack_copy, a->ips, a->o->max_frames,
+	struct offcpu_sink sink = { a, stack_id, sample, a->rm, NULL, a->stack_copy, a->ips, a->o->max_frames,
 				    a->o->interval_ns, 0 };
 	for (uint32_t i = 0; i < a->nthreads; i++) {
 		struct attach_thread *t = &a->threads[i];

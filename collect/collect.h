@@ -141,8 +141,11 @@ struct procs_image {
 	pid_t pid;
 	uint64_t image;
 	uint64_t cpu_ns; /* the CPU time of the thread that recorded it, at that time; UINT64_MAX: unknown */
+	/* An exec was announced since: the image may be gone already (into a program no agent enters), or the
+	 * exec may fail and it goes on. */
+	int exec_pending;
 };
-/* The processes whose current image an agent is in and that have not ended, at most cap; how many. */
+/* The processes an agent's image was in last, that have not ended, at most cap; how many. */
 uint32_t procs_profiled(const struct procs *ps, struct procs_image *out, uint32_t cap);
 void procs_free(struct procs *ps);
 
@@ -207,7 +210,7 @@ void drain_totals(const struct drain *d, struct drain_totals *out);
 uint32_t drain_stack_id(struct drain *d, uint32_t pid, const uint64_t *ips, uint32_t nframes, uint32_t flags);
 /* One sample, written and counted. */
 void drain_sample(struct drain *d, const struct trace_sample *s);
-/* The trace id of thread tid's last sample's stack; 0: none yet. */
+/* The trace id of thread tid's last CPU sample's stack; 0: none yet. */
 uint32_t drain_last_stack(const struct drain *d, uint32_t tid);
 void drain_free(struct drain *d);
 

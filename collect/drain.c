@@ -62,7 +62,7 @@ struct thread_seen {
 	int measured; /* an exit (or end of process) record gave its CPU time */
 	uint64_t weight; /* of its samples */
 	uint64_t cpu_ns;
-	uint32_t last_stack; /* its last sample's trace stack id */
+	uint32_t last_stack; /* its last CPU sample's trace stack id (where wall_watch.c puts runnable time) */
 };
 
 struct drain {
@@ -249,7 +249,8 @@ void drain_sample(struct drain *d, const struct trace_sample *ts)
 	if (ts->tid) {
 		struct thread_seen *t = thread_of(d, ts->tid);
 		t->weight += ts->weight;
-		t->last_stack = ts->stack_id;
+		if (ts->state == TRACE_STATE_ON_CPU && ts->stack_id)
+			t->last_stack = ts->stack_id;
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "remote.h"
 #include "trace.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,7 @@ void offcpu_begin(struct offcpu_thread *t, pid_t pid, pid_t tid, uint64_t now_ns
 	t->last_poll_ns = now_ns;
 	if (runtime_of(t, &t->last_runtime) < 0)
 		t->last_runtime = 0;
+	offcpu_end(t); /* its files are kept open from its first tick on (cpu mode under collect -p has none) */
 }
 
 void offcpu_skip(struct offcpu_thread *t, uint64_t now_ns)
@@ -98,7 +100,7 @@ static uint32_t state_of(struct offcpu_thread *t)
 {
 	char buf[1024];
 	if (read_task(t, &t->stat_fd, "stat", buf, sizeof buf) < 0)
-		return ENDED;
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? TRACE_STATE_RUNNABLE : ENDED;
 	const char *fields = proc_stat_fields(buf);
 	char c = fields ? fields[0] : 'R';
 	return c == 'Z' || c == 'X' ? ENDED
@@ -124,10 +126,13 @@ static uint32_t blocked_stack(struct offcpu_thread *t, struct offcpu_sink *s, ui
 		return 0;
 	long nr = strtol(fields[0], NULL, 10);
 	uint64_t sp = strtoull(fields[n - 2], NULL, 16), pc = strtoull(fields[n - 1], NULL, 16);
+	struct remote_modules *rm = s->rm ? s->rm : s->modules ? s->modules(s->ctx) : NULL;
+	if (!rm)
+		return 0; /* not now: the time waits for a tick that can walk */
 	struct iovec local = { s->stack_copy, OFFCPU_STACK_BYTES }, remote = { (void *)(uintptr_t)sp, OFFCPU_STACK_BYTES };
 	ssize_t got = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
 	uint32_t flags;
-	uint32_t frames = remote_unwind(s->rm, pc, sp, 0, s->stack_copy, got > 0 ? (uint64_t)got : 0, s->ips,
+	uint32_t frames = remote_unwind(rm, pc, sp, 0, s->stack_copy, got > 0 ? (uint64_t)got : 0, s->ips,
 					s->max_frames, &flags);
 	uint64_t after;
 	if (runtime_of(t, &after) < 0 || after != runtime)

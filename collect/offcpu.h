@@ -52,7 +52,8 @@ struct offcpu_sink {
 	/* One sample of thread t. */
 	void (*sample)(void *ctx, const struct offcpu_thread *t, uint64_t time_ns, uint32_t stack, uint32_t weight,
 		       uint32_t state, int32_t syscall);
-	struct remote_modules *rm; /* the process's objects */
+	struct remote_modules *rm; /* the process's objects; NULL: asked of modules() when a walk needs them */
+	struct remote_modules *(*modules)(void *ctx); /* NULL when it cannot be had now (the time then waits) */
 	uint8_t *stack_copy; /* OFFCPU_STACK_BYTES */
 	uint64_t *ips; /* max_frames */
 	uint32_t max_frames;

@@ -135,7 +135,7 @@ void procs_record(struct procs *ps, struct trace_writer *w, const struct tr_proc
 		if (p) {
 			p->seen = 1;
 			p->parent = pr->parent;
-			if (pr->kind == TR_PROCESS_FORKED) {
+			if (pr->kind == TR_PROCESS_FORKED && pr->time_ns >= p->image_ns) { /* rings drain in any order */
 				p->image_ns = pr->time_ns ? pr->time_ns : 1;
 				p->image_cpu_ns =
 					pr->status >= 0 && pr->status < INT32_MAX ? (uint64_t)pr->status * 1000 : UINT64_MAX;
@@ -254,9 +254,9 @@ uint32_t procs_profiled(const struct procs *ps, struct procs_image *out, uint32_
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ps->n && n < cap; i++) {
 		const struct proc *p = &ps->procs[i];
-		/* an exec announced since its image attached: the new one has no agent yet, or never will */
-		if (p->image_ns && !p->exited && !(p->exec_ns && p->exec_ns >= p->image_ns))
-			out[n++] = (struct procs_image){ (pid_t)p->pid, p->image_ns, p->image_cpu_ns };
+		if (p->image_ns && !p->exited)
+			out[n++] = (struct procs_image){ (pid_t)p->pid, p->image_ns, p->image_cpu_ns,
+							 p->exec_ns && p->exec_ns >= p->image_ns };
 	}
 	return n;
 }

@@ -19,7 +19,16 @@
  * its name, "ipscope-wall", in /proc/PID/task) is left to it for the rest
  * of its image. Its threads are listed again every TASK_SCAN_NS; io_uring's
  * kernel workers are not the program's threads and are left out, as the
- * agent leaves them out. When every watched thread has been in the same
+ * agent leaves them out. A process's objects (remote.h: its maps, its
+ * files' frame tables) are read when a walk first needs them, for at most
+ * MODULES_PER_TICK processes a tick (a burst of new processes must not
+ * stall the drain), and kept for at most MODULES_KEPT processes (each holds
+ * descriptors); a blocked thread whose stack cannot be walked yet keeps its
+ * time for a later tick. Past MANY_THREADS watched threads their /proc files
+ * are opened at each tick instead of kept open. While an exec is pending the
+ * process is not read (its image may be gone into a program no agent
+ * enters), and a process whose threads are gone is no longer watched, even
+ * when nobody reported it reaped. When every watched thread has been in the same
  * blocked call for OFFCPU_LONG_BLOCKED_TICKS, collect ticks every
  * LONG_BLOCKED_STRIDE intervals instead, as the agent's sampler looks at
  * such a thread less often: the time is counted by the clock all the same,
@@ -32,6 +41,7 @@
 #include "remote.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +51,9 @@
 #define MAPS_SCAN_NS 100000000ull /* at most this often when walks stop short (a dlopen since) */
 #define PF_IO_WORKER 0x00000010u /* the kernel's flag of io_uring's workers (include/linux/sched.h) */
 #define MAX_WATCHED 4096u
+#define MODULES_PER_TICK 2
+#define MODULES_KEPT 8
+#define MANY_THREADS 64
 /* Every watched thread long in the same blocked call: ticks this many intervals apart (the clock still
  * counts every one; collect wakes less). */
 #define LONG_BLOCKED_STRIDE 8
@@ -55,8 +68,11 @@ struct watched {
 	uint64_t image, image_cpu_ns; /* when its image started, and its first thread's CPU time then */
 	int scanned; /* its threads were listed once */
 	int sampler; /* the agent's sampler thread runs in it: nothing to do */
+	int gone; /* its threads are gone (ended, whoever reaps it) */
+	int exec_pending; /* an exec was announced: not read until an agent attaches or the exec fails */
 	int listed; /* procs.c still has it */
-	struct remote_modules *rm;
+	struct remote_modules *rm; /* NULL until a walk needs it (and again once evicted) */
+	uint64_t rm_used_ns; /* when a walk last asked for it */
 	struct watched_thread *threads;
 	uint32_t nthreads, threads_cap;
 	uint64_t next_task_scan, next_maps_scan;
@@ -70,6 +86,8 @@ struct wall_watch {
 	uint32_t samplers_seen;
 	int was_paused;
 	uint32_t stride; /* intervals to the next tick (wall_watch_stride) */
+	uint32_t modules_made; /* this tick */
+	uint32_t threads_watched; /* at the last tick */
 	uint8_t *stack_copy;
 	uint64_t *ips;
 };
@@ -114,10 +132,10 @@ void wall_watch_free(struct wall_watch *ww)
 
 /* What /proc/PID/task/TID/stat says of a thread: 1 the agent's sampler thread, 2 a kernel worker, 0 the
  * program's, -1 gone. */
-static int task_kind(pid_t pid, const char *tid)
+static int task_kind(pid_t pid, long tid)
 {
 	char path[96], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/task/%s/stat", (int)pid, tid);
+	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -129,6 +147,8 @@ static int task_kind(pid_t pid, const char *tid)
 		return -1;
 	if (!strncmp(open, "(ipscope-wall) ", 15))
 		return 1;
+	if (fields[0] == 'Z' || fields[0] == 'X')
+		return -1; /* ended, not reaped yet */
 	/* "state ppid pgrp session tty_nr tpgid flags" */
 	const char *at = fields;
 	for (int field = 0; field < 6 && at; field++)
@@ -137,14 +157,20 @@ static int task_kind(pid_t pid, const char *tid)
 	return at && (strtoul(at, NULL, 10) & PF_IO_WORKER) ? 2 : 0;
 }
 
-/* List p's threads again: new ones watched from now, gone ones dropped; finds the agent's sampler thread. */
-static void scan_tasks(struct watched *p, uint64_t now)
+/* List p's threads again: new ones watched from now, gone ones dropped; finds the agent's sampler thread (all:
+ * known threads are looked at again, as a new thread has its creator's name until the sampler names itself). */
+static void scan_tasks(struct watched *p, uint64_t now, int all)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
 	DIR *dir = opendir(path);
-	if (!dir)
-		return; /* ended: procs.c will say so */
+	if (!dir) {
+		if (errno == ENOENT || errno == ESRCH) {
+			p->gone = 1;
+			unwatch_threads(p);
+		}
+		return;
+	}
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		p->threads[i].listed = 0;
 	struct dirent *e;
@@ -156,13 +182,13 @@ static void scan_tasks(struct watched *p, uint64_t now)
 		uint32_t i = 0;
 		while (i < p->nthreads && p->threads[i].oc.tid != (pid_t)tid)
 			i++;
-		if (i < p->nthreads) {
-			p->threads[i].listed = 1;
-			continue;
-		}
-		int kind = task_kind(p->pid, e->d_name);
+		int kind = i < p->nthreads && !all ? 0 : task_kind(p->pid, tid);
 		if (kind == 1)
 			p->sampler = 1;
+		if (i < p->nthreads) {
+			p->threads[i].listed = kind == 0;
+			continue;
+		}
 		if (kind != 0)
 			continue;
 		ALLOC_GROW(p->threads, p->nthreads + 1, p->threads_cap);
@@ -188,10 +214,12 @@ static void scan_tasks(struct watched *p, uint64_t now)
 			offcpu_end(&p->threads[i].oc);
 			p->threads[i] = p->threads[--p->nthreads];
 		}
+	if (!p->nthreads)
+		p->gone = 1; /* only zombies left */
 }
 
 /* Bring the watched processes in line with procs.c's: new images watched, ended or exec'd ones dropped. */
-static void sync_processes(struct wall_watch *ww, const struct procs *ps, uint64_t now)
+static void sync_processes(struct wall_watch *ww, const struct procs *ps)
 {
 	uint32_t n = procs_profiled(ps, ww->list, MAX_WATCHED);
 	for (uint32_t i = 0; i < ww->nprocs; i++)
@@ -211,11 +239,8 @@ static void sync_processes(struct wall_watch *ww, const struct procs *ps, uint64
 			p->pid = ww->list[k].pid;
 			p->image = ww->list[k].image;
 			p->image_cpu_ns = ww->list[k].cpu_ns;
-			p->rm = remote_modules_new(p->pid);
-			if (p->rm)
-				remote_modules_scan(p->rm, NULL, now);
-			p->next_maps_scan = now + MAPS_SCAN_NS;
 		}
+		p->exec_pending = ww->list[k].exec_pending;
 		p->listed = 1;
 	}
 	for (uint32_t i = ww->nprocs; i-- > 0;)
@@ -227,13 +252,48 @@ static void sync_processes(struct wall_watch *ww, const struct procs *ps, uint64
 
 struct sink_ctx {
 	struct drain *d;
-	pid_t pid;
+	struct wall_watch *ww;
+	struct watched *p;
+	uint64_t now;
 };
+
+/* p's objects for a walk: read now unless MODULES_PER_TICK processes were this tick (NULL: later); the
+ * least recently walked process's are let go past MODULES_KEPT. */
+static struct remote_modules *modules(void *ctx)
+{
+	struct sink_ctx *c = ctx;
+	struct watched *p = c->p;
+	if (!p->rm) {
+		if (c->ww->modules_made >= MODULES_PER_TICK)
+			return NULL;
+		c->ww->modules_made++;
+		struct watched *oldest = NULL;
+		uint32_t kept = 0;
+		for (uint32_t i = 0; i < c->ww->nprocs; i++) {
+			struct watched *q = &c->ww->procs[i];
+			if (q->rm) {
+				kept++;
+				if (!oldest || q->rm_used_ns < oldest->rm_used_ns)
+					oldest = q;
+			}
+		}
+		if (kept >= MODULES_KEPT && oldest) {
+			remote_modules_free(oldest->rm);
+			oldest->rm = NULL;
+		}
+		if (!(p->rm = remote_modules_new(p->pid)))
+			return NULL;
+		remote_modules_scan(p->rm, NULL, c->now);
+		p->next_maps_scan = c->now + MAPS_SCAN_NS;
+	}
+	p->rm_used_ns = c->now;
+	return p->rm;
+}
 
 static uint32_t stack_id(void *ctx, const uint64_t *ips, uint32_t n, uint32_t flags)
 {
 	struct sink_ctx *c = ctx;
-	return drain_stack_id(c->d, (uint32_t)c->pid, ips, n, flags);
+	return drain_stack_id(c->d, (uint32_t)c->p->pid, ips, n, flags);
 }
 
 static void sample(void *ctx, const struct offcpu_thread *t, uint64_t time_ns, uint32_t stack, uint32_t weight,
@@ -247,34 +307,38 @@ static void sample(void *ctx, const struct offcpu_thread *t, uint64_t time_ns, u
 void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs *ps, const struct transport_header *h,
 		     uint64_t now)
 {
-	sync_processes(ww, ps, now);
+	sync_processes(ww, ps);
 	/* Sampling off (--delay, a region, SIGUSR2): the time meanwhile is not the run's. */
 	int paused = atomic_load(&h->paused) != 0 || atomic_load(&h->signal_taken) != 0;
 	uint32_t samplers = atomic_load(&h->wall_samplers), long_blocked = 0, watched = 0;
 	int sampler_started = samplers != ww->samplers_seen;
 	ww->samplers_seen = samplers;
+	ww->modules_made = 0;
+	int keep_files = ww->threads_watched <= MANY_THREADS;
 	for (uint32_t i = 0; i < ww->nprocs; i++) {
 		struct watched *p = &ww->procs[i];
-		if (p->sampler)
+		if (p->sampler || p->gone)
 			continue;
 		if (sampler_started || now >= p->next_task_scan) {
-			scan_tasks(p, now);
+			scan_tasks(p, now, sampler_started);
 			p->next_task_scan = now + TASK_SCAN_NS;
-			if (p->sampler)
+			if (p->sampler || p->gone)
 				continue;
 		}
-		struct sink_ctx ctx = { d, p->pid };
-		struct offcpu_sink sink = { &ctx, stack_id, sample, p->rm, ww->stack_copy, ww->ips, ww->o->max_frames,
-					    ww->o->interval_ns, 0 };
+		struct sink_ctx ctx = { d, ww, p, now };
+		struct offcpu_sink sink = { &ctx, stack_id, sample, p->rm, modules, ww->stack_copy, ww->ips,
+					    ww->o->max_frames, ww->o->interval_ns, 0 };
 		for (uint32_t k = p->nthreads; k-- > 0;) {
 			struct watched_thread *t = &p->threads[k];
-			if (paused || ww->was_paused) {
+			if (paused || ww->was_paused || p->exec_pending) {
 				offcpu_skip(&t->oc, now);
-			} else if (!p->rm || offcpu_tick(&t->oc, &sink, drain_last_stack(d, (uint32_t)t->oc.tid), now) < 0) {
+			} else if (offcpu_tick(&t->oc, &sink, drain_last_stack(d, (uint32_t)t->oc.tid), now) < 0) {
 				offcpu_end(&t->oc);
 				*t = p->threads[--p->nthreads];
 				continue;
 			}
+			if (!keep_files)
+				offcpu_end(&t->oc); /* many threads: their files are opened again at the next tick */
 			watched++;
 			long_blocked += t->oc.blocked_ticks >= OFFCPU_LONG_BLOCKED_TICKS;
 		}
@@ -284,6 +348,7 @@ void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs 
 		}
 	}
 	ww->was_paused = paused;
+	ww->threads_watched = watched;
 	ww->stride = watched && long_blocked == watched ? LONG_BLOCKED_STRIDE : 1;
 }
 
@@ -294,8 +359,10 @@ uint32_t wall_watch_stride(const struct wall_watch *ww)
 
 int wall_watch_watching(const struct wall_watch *ww)
 {
-	for (uint32_t i = 0; i < ww->nprocs; i++)
-		if (!ww->procs[i].sampler)
+	for (uint32_t i = 0; i < ww->nprocs; i++) {
+		const struct watched *p = &ww->procs[i];
+		if (!p->sampler && !p->gone && !p->exec_pending && (p->nthreads || !p->scanned))
 			return 1;
+	}
 	return 0;
 }

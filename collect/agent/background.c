@@ -359,7 +359,7 @@ void background_stop(void)
 
 int background_wall_sampler(void)
 {
-	return atomic_load_explicit(&wall_sampler, memory_order_relaxed);
+	return atomic_load(&wall_sampler); /* sequentially consistent: start_sources relies on it */
 }
 
 void background_forget(void)

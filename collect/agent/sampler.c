@@ -161,13 +161,21 @@ static uint32_t start_sources(struct sampling_slot *s, uint32_t i, uint32_t tid)
 			sources |= SOURCE_TIMER;
 		}
 	}
-	atomic_store(&s->sources, sources);
 	atomic_store(&s->perf_periods, 0);
 	atomic_store(&s->kernel_owed, 0);
 	atomic_store(&s->system_us, 0);
 	atomic_store(&s->tid, tid);
-	if (agent_config.wall)
+	atomic_store(&s->sources, sources);
+	if (agent_config.wall) {
 		wall_slot_reset(i, tid);
+		/* The sampler thread started meanwhile, and its sampler_to_wall may have passed this slot before
+		 * sources were set: either it sees them or this sees its flag (both sequentially consistent). */
+		if (sources != SOURCE_WALL && background_wall_sampler()) {
+			release_sources(s);
+			sources = SOURCE_WALL;
+			atomic_store(&s->sources, sources);
+		}
+	}
 	return sources;
 }
 
@@ -214,7 +222,7 @@ void sampler_to_wall(void)
 	uint32_t high = (uint32_t)atomic_load(&slots_high);
 	for (uint32_t i = 0; i < high; i++) {
 		struct sampling_slot *s = &slots[i];
-		if (!atomic_load(&s->used) || atomic_load(&s->sources) == SOURCE_WALL || !atomic_load(&s->sources))
+		if (!atomic_load(&s->used) || atomic_load(&s->sources) == SOURCE_WALL)
 			continue;
 		release_sources(s);
 		atomic_store(&s->sources, SOURCE_WALL);

@@ -100,8 +100,6 @@ struct transport_header {
 	/* Wall mode: samples of threads that ended between being chosen and being sampled. */
 	_Atomic uint64_t exited_unsampled;
 	_Atomic uint64_t sampler_cpu_ns; /* wall mode: CPU time of the agents' sampler threads */
-	/* Wall mode: sampler threads started, in any process (collect's wall_watch.c then looks for the new one). */
-	_Atomic uint32_t wall_samplers;
 	/* collect's CLOCK_MONOTONIC at its last drain: records that must not be
 	 * dropped wait for room only while collect is alive. */
 	_Atomic uint64_t consumer_heartbeat_ns;
@@ -146,6 +144,8 @@ struct transport_header {
 	 * periods, and threads charged. */
 	_Atomic uint64_t exit_charged;
 	_Atomic uint64_t exit_charged_threads;
+	/* Wall mode: sampler threads started, in any process (collect's wall_watch.c then looks for the new one). */
+	_Atomic uint32_t wall_samplers;
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
