@@ -8,7 +8,7 @@
  * "Threads:" says 2, glibc's malloc leaves its single-thread paths:
  * collect/agent/background.c). So that thread starts only with the
  * program's second; until then each thread is sampled on CPU by its
- * CPU-time timer, and collect reads its time off CPU here, at every
+ * CPU-time sources, and collect reads its time off CPU here, at every
  * interval, as collect -p does (offcpu.h): blocked threads' stacks are
  * read with process_vm_readv and unwound with the frame tables of the
  * process's files (remote.h), and never signalled.

@@ -21,8 +21,9 @@
  *
  * Wall mode waits the same way. This thread is its sampler, which signals
  * the running threads at every tick and reads the blocked ones from /proc;
- * until it starts, each thread is sampled on CPU by its CPU-time timer, as
- * in cpu mode, and collect reads its time off CPU from outside
+ * until it starts, each thread is sampled on CPU by its CPU-time sources
+ * (perf's task clock and its timer), as in cpu mode, and collect reads its
+ * time off CPU from outside
  * (collect/wall_watch.c). When it starts, it makes every slot its own
  * (sampler_to_wall) before its first tick, while the thread that started it
  * waits, and counts itself in the header (wall_samplers): collect then
