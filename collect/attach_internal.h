@@ -72,7 +72,7 @@ struct attach {
 		uint32_t n, flags;
 	} *stacks;
 	uint32_t nstacks, stacks_cap;
-	uint64_t ips[1024 + 1];
+	uint64_t ips[1024 + 1], guess_ips[1024 + 1];
 	uint8_t *stack_copy; /* OFFCPU_STACK_BYTES for attach_wall.c's reads */
 
 	/* totals */

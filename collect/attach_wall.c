@@ -20,8 +20,9 @@ static void sample(void *ctx, const struct offcpu_thread *t, uint64_t time_ns, u
 
 void attach_wall_tick(struct attach *a, uint64_t now_ns)
 {
-	struct offcpu_sink sink = { a, stack_id, sample, a->rm, NULL, a->stack_copy, a->ips, a->o->max_frames,
-				    a->o->interval_ns, 0 };
+	struct offcpu_sink sink = { .ctx = a, .stack_id = stack_id, .sample = sample, .rm = a->rm,
+				    .stack_copy = a->stack_copy, .ips = a->ips, .guess_ips = a->guess_ips,
+				    .max_frames = a->o->max_frames, .interval_ns = a->o->interval_ns };
 	for (uint32_t i = 0; i < a->nthreads; i++) {
 		struct attach_thread *t = &a->threads[i];
 		if (t->alive)

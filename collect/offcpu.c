@@ -26,6 +26,8 @@
 
 /* Past a scheduler tick (HZ=100 at the least): how far a running thread's schedstat may lag its CPU time. */
 #define RUNNABLE_SLACK_NS 10000000
+/* Frame-pointer candidates tried when a blocked stack's walk stops short. */
+#define RBP_GUESSES 4
 
 const char *proc_stat_fields(const char *stat)
 {
@@ -131,9 +133,30 @@ static uint32_t blocked_stack(struct offcpu_thread *t, struct offcpu_sink *s, ui
 		return 0; /* not now: the time waits for a tick that can walk */
 	struct iovec local = { s->stack_copy, OFFCPU_STACK_BYTES }, remote = { (void *)(uintptr_t)sp, OFFCPU_STACK_BYTES };
 	ssize_t got = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	uint64_t size = got > 0 ? (uint64_t)got : 0;
 	uint32_t flags;
-	uint32_t frames = remote_unwind(rm, pc, sp, 0, s->stack_copy, got > 0 ? (uint64_t)got : 0, s->ips,
-					s->max_frames, &flags);
+	uint32_t frames = remote_unwind(rm, pc, sp, 0, s->stack_copy, size, s->ips, s->max_frames, &flags);
+	/* /proc gives sp and pc, not rbp: a frame whose CFA is rbp (-O0 code, frames with stack realigned or
+	 * sanitized) ends the walk. rbp points at its frame's saved rbp, the first word above sp that holds a
+	 * higher stack address (with a return address beside it): a few such candidates are tried, and the
+	 * walk that reaches the root, or else goes furthest, is kept (as the agent's wall.c does). */
+	for (uint64_t at = sp, tries = 0; (flags & REMOTE_UNWIND_TRUNCATED) && tries < RBP_GUESSES && at + 16 <= sp + size;
+	     at += 8) {
+		uint64_t saved, ret;
+		memcpy(&saved, s->stack_copy + (at - sp), 8);
+		memcpy(&ret, s->stack_copy + (at - sp) + 8, 8);
+		if (saved <= at || saved >= sp + size || !remote_modules_holds_code(rm, ret))
+			continue;
+		tries++;
+		uint32_t guess_flags;
+		uint32_t guessed =
+			remote_unwind(rm, pc, sp, at, s->stack_copy, size, s->guess_ips, s->max_frames, &guess_flags);
+		if (guessed > frames || !(guess_flags & REMOTE_UNWIND_TRUNCATED)) {
+			memcpy(s->ips, s->guess_ips, guessed * sizeof *s->ips);
+			frames = guessed;
+			flags = guess_flags;
+		}
+	}
 	uint64_t after;
 	if (runtime_of(t, &after) < 0 || after != runtime)
 		return 0; /* it ran while its stack was read: what was read may be anyone's */

@@ -56,6 +56,7 @@ struct offcpu_sink {
 	struct remote_modules *(*modules)(void *ctx); /* NULL when it cannot be had now (the time then waits) */
 	uint8_t *stack_copy; /* OFFCPU_STACK_BYTES */
 	uint64_t *ips; /* max_frames */
+	uint64_t *guess_ips; /* max_frames: a second walk's (a frame pointer guessed) */
 	uint32_t max_frames;
 	uint64_t interval_ns;
 	uint32_t truncated; /* walks that stopped before the stack's root, counted here (the maps may be stale) */

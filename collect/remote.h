@@ -31,6 +31,9 @@ int remote_modules_write_failed(const struct remote_modules *rm);
 /* Objects known, and those whose frame tables could not be built (no file, no .eh_frame_hdr). */
 void remote_modules_counts(const struct remote_modules *rm, uint32_t *known, uint32_t *untabled);
 
+/* Whether addr lies in an executable mapping of a known object (a plausible return address). */
+int remote_modules_holds_code(struct remote_modules *rm, uint64_t addr);
+
 /* remote_unwind's flags */
 #define REMOTE_UNWIND_TRUNCATED 1u /* the walk stopped before the stack's root (no row, a bad read, cap) */
 

@@ -122,6 +122,11 @@ static uint64_t word(const uint8_t *stack, uint64_t sp, uint64_t size, uint64_t 
 	return v;
 }
 
+int remote_modules_holds_code(struct remote_modules *rm, uint64_t addr)
+{
+	return object_of(rm, addr) != NULL;
+}
+
 uint32_t remote_unwind(struct remote_modules *rm, uint64_t pc, uint64_t sp, uint64_t bp, const uint8_t *stack,
 		       uint64_t size, uint64_t *ips, uint32_t cap, uint32_t *flags)
 {

@@ -89,7 +89,7 @@ struct wall_watch {
 	uint32_t modules_made; /* this tick */
 	uint32_t threads_watched; /* at the last tick */
 	uint8_t *stack_copy;
-	uint64_t *ips;
+	uint64_t *ips, *guess_ips;
 };
 
 struct wall_watch *wall_watch_new(const struct collect_options *o)
@@ -99,6 +99,7 @@ struct wall_watch *wall_watch_new(const struct collect_options *o)
 	ww->list = calloc_or_abort(MAX_WATCHED, sizeof *ww->list);
 	ww->stack_copy = realloc_or_abort(NULL, OFFCPU_STACK_BYTES);
 	ww->ips = calloc_or_abort((size_t)o->max_frames + 1, sizeof *ww->ips);
+	ww->guess_ips = calloc_or_abort((size_t)o->max_frames + 1, sizeof *ww->guess_ips);
 	return ww;
 }
 
@@ -127,6 +128,7 @@ void wall_watch_free(struct wall_watch *ww)
 	free(ww->list);
 	free(ww->stack_copy);
 	free(ww->ips);
+	free(ww->guess_ips);
 	free(ww);
 }
 
@@ -326,8 +328,10 @@ void wall_watch_tick(struct wall_watch *ww, struct drain *d, const struct procs 
 				continue;
 		}
 		struct sink_ctx ctx = { d, ww, p, now };
-		struct offcpu_sink sink = { &ctx, stack_id, sample, p->rm, modules, ww->stack_copy, ww->ips,
-					    ww->o->max_frames, ww->o->interval_ns, 0 };
+		struct offcpu_sink sink = { .ctx = &ctx, .stack_id = stack_id, .sample = sample, .rm = p->rm,
+					    .modules = modules, .stack_copy = ww->stack_copy, .ips = ww->ips,
+					    .guess_ips = ww->guess_ips, .max_frames = ww->o->max_frames,
+					    .interval_ns = ww->o->interval_ns };
 		for (uint32_t k = p->nthreads; k-- > 0;) {
 			struct watched_thread *t = &p->threads[k];
 			if (paused || ww->was_paused || p->exec_pending) {
