@@ -267,13 +267,16 @@ static void on_reaped(void *ctx, pid_t pid, int status)
  * *write_failed says whether the trace is whole; busy_ms: how soon a busy ring is drained again.
  */
 static int run_until_exit(const struct collect_options *o, struct launch *l, struct drain *d, struct procs *ps,
-			  struct trace_writer *w, int *write_failed, int busy_ms)
+			  struct trace_writer *w, int *write_failed, int busy_ms, uint64_t start_mono)
 {
 	struct transport_header *h = l->transport.header;
 	int agent_meta_written = 0;
 	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC), last_check = last_flush;
-	struct schedule sched = { last_flush, o->delay_ns ? last_flush + o->delay_ns : 0,
-				  o->duration_ns ? last_flush + o->delay_ns + o->duration_ns : 0 };
+	/* --delay and --duration count from the trace's start, when the program was started (the trace's
+	 * start time), not from here: opening the output and writing its first records can take tens of
+	 * milliseconds on a loaded machine, which the delay would otherwise add to. */
+	struct schedule sched = { start_mono, o->delay_ns ? start_mono + o->delay_ns : 0,
+				  o->duration_ns ? start_mono + o->delay_ns + o->duration_ns : 0 };
 	struct reaped_ctx rc = { ps, w, write_failed };
 	/* -m wall: the time off CPU of processes without an agent sampler thread is read from here, every interval. */
 	struct wall_watch *ww = o->wall ? wall_watch_new(o) : NULL;
@@ -554,7 +557,8 @@ int main(int argc, char **argv)
 	struct drain *d = drain_new(w, &l.transport, ps);
 	int write_failed = !w;
 	/* Allocation events fill a ring in milliseconds: drain a busy one sooner. */
-	int status = run_until_exit(&o, &l, d, ps, w, &write_failed, o.allocs ? DRAIN_ALLOCS_BUSY_MS : DRAIN_BUSY_MS);
+	int status = run_until_exit(&o, &l, d, ps, w, &write_failed, o.allocs ? DRAIN_ALLOCS_BUSY_MS : DRAIN_BUSY_MS,
+				    start_mono);
 	forward_stop();
 	char first_path[PATH_MAX];
 	int first_attached = atomic_load(&l.transport.header->agent_state) != AGENT_NOT_STARTED;
