@@ -29,6 +29,10 @@ struct load_options {
 	int full_names;  /* --full-names: C++ return type and parameters */
 	int raw_names;   /* --raw-names: internal aliases as DWARF names them */
 	int offline;     /* --offline: never ask debuginfod */
+	/* The report hides system frames, and matches no function names (tree, flat without -C, --focus or
+	 * --ignore): system modules none of whose frames it shows are named from their symbol tables alone,
+	 * their debug info unread (load_stacks.c). */
+	int system_names_only;
 	double debuginfod_timeout; /* --debuginfod-timeout SECONDS (0: the default) */
 	/*
 	 * 0: do not resolve addresses (every frame is module+0xoffset); modules

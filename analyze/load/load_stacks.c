@@ -199,6 +199,52 @@ static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint
 	profile_add_stack(L->p, *locs, kept);
 }
 
+/*
+ * Reports that hide system frames (tree, flat without -C, --focus or
+ * --ignore: load_options.system_names_only) show a system frame only where
+ * a stack has no other frame to show: its innermost hidden frame then
+ * stands for it (report/filter.c). The program's addresses are resolved
+ * first; a stack none of whose frames outside system modules names a
+ * function of the program's (every one a startup function, or none at all)
+ * has its system modules opened whole, every other system module by its
+ * symbol tables alone (resolver_system_names_only). Off-CPU samples show the
+ * call they wait in (a system frame) and allocation stacks are cut by the
+ * allocator's function names: traces with either are resolved whole.
+ */
+static void resolve_for_hidden_system(struct loader *L, const uint32_t *frame_address, const uint64_t *frame_at,
+				      const struct epoch_stacks *v)
+{
+	struct resolver *R = L->resolver;
+	resolver_resolve(R, RESOLVE_PROGRAM);
+	resolver_system_names_only(R);
+	uint8_t *agent = agent_modules(L->p);
+	for (uint32_t s = 0; s < L->nraw + v->count; s++) {
+		const struct raw_stack *rs = &L->raw[s < L->nraw ? s : v->variants[s - L->nraw].raw];
+		const uint32_t *addresses = s < L->nraw ? frame_address + frame_at[s]
+							: v->addresses + v->variants[s - L->nraw].first;
+		uint32_t depth, shown = 0;
+		raw_frames(L, rs, &depth);
+		for (uint32_t i = 0; i < depth && !shown; i++) {
+			int system;
+			uint32_t m = resolver_address_module(R, addresses[i], &system);
+			if (system || (m != UINT32_MAX && agent[m]))
+				continue;
+			const struct profile_location *loc = &L->p->locations[resolver_location(R, addresses[i])];
+			for (uint32_t k = 0; k < loc->nlines && !shown; k++)
+				shown = !(L->p->functions[L->p->lines[loc->first_line + k].function].flags &
+					  PROFILE_FUNCTION_SYSTEM);
+		}
+		for (uint32_t i = 0; i < depth && !shown; i++) {
+			int system;
+			uint32_t m = resolver_address_module(R, addresses[i], &system);
+			if (m != UINT32_MAX && (system || agent[m]))
+				resolver_module_detail(R, m);
+		}
+	}
+	free(agent);
+	resolver_resolve(R, RESOLVE_SYSTEM);
+}
+
 void loader_build_stacks(struct loader *L)
 {
 	struct resolver *R = L->resolver;
@@ -215,7 +261,11 @@ void loader_build_stacks(struct loader *L)
 	struct epoch_stacks v = { 0 };
 	hashmap_init(&v.index, 64);
 	split_by_epoch(L, &v);
-	resolver_resolve(R);
+	const char *mode = profile_string(L->p, L->p->mode);
+	if (L->o->system_names_only && !L->stats->has_allocs && strncmp(mode ? mode : "", "wall", 4))
+		resolve_for_hidden_system(L, frame_address, frame_at, &v);
+	else
+		resolver_resolve(R, RESOLVE_PROGRAM | RESOLVE_SYSTEM);
 
 	uint32_t *locs = NULL, cap = 0, depth;
 	uint8_t *agent = agent_modules(L->p);

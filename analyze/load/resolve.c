@@ -311,19 +311,36 @@ static int address_order(const void *a, const void *b, void *ctx)
 	return x->module < y->module ? -1 : x->module > y->module;
 }
 
-void resolver_resolve(struct resolver *R)
+/* Whether module (UINT32_MAX: none) is a system module. */
+static int system_module(const struct resolver *R, uint32_t module)
+{
+	return module != UINT32_MAX && (R->p->modules[module].flags & PROFILE_MODULE_SYSTEM);
+}
+
+uint32_t resolver_address_module(const struct resolver *R, uint32_t address, int *system)
+{
+	uint32_t m = module_of(R, &R->addresses[address]);
+	*system = system_module(R, m);
+	return m;
+}
+
+void resolver_resolve(struct resolver *R, unsigned which)
 {
 	uint32_t *order = realloc_or_abort(NULL, (R->naddresses ? R->naddresses : 1) * sizeof(*order));
-	for (uint32_t i = 0; i < R->naddresses; i++)
-		order[i] = i;
+	uint32_t norder = 0;
+	for (uint32_t i = 0; i < R->naddresses; i++) {
+		int sys = system_module(R, module_of(R, &R->addresses[i]));
+		if (which & (sys ? RESOLVE_SYSTEM : RESOLVE_PROGRAM))
+			order[norder++] = i;
+	}
 	/* Address order: the symbolizer's tables are then walked forward. */
-	qsort_r(order, R->naddresses, sizeof(*order), address_order, R);
+	qsort_r(order, norder, sizeof(*order), address_order, R);
 	/* Each module's addresses (module-relative, sorted: the address order),
 	 * so that it reads only the debug info they need (symbolizer_module_for). */
 	uint32_t nmodules = R->p->nmodules;
-	uint32_t *module = realloc_or_abort(NULL, (R->naddresses ? R->naddresses : 1) * sizeof(*module));
+	uint32_t *module = realloc_or_abort(NULL, (norder ? norder : 1) * sizeof(*module));
 	uint64_t *first = calloc_or_abort((size_t)nmodules + 1, sizeof(*first));
-	for (uint32_t i = 0; i < R->naddresses; i++) {
+	for (uint32_t i = 0; i < norder; i++) {
 		module[i] = module_of(R, &R->addresses[order[i]]);
 		if (module[i] != UINT32_MAX)
 			first[module[i] + 1]++;
@@ -333,12 +350,12 @@ void resolver_resolve(struct resolver *R)
 	uint64_t *want = realloc_or_abort(NULL, (first[nmodules] ? first[nmodules] : 1) * sizeof(*want));
 	uint64_t *fill = realloc_or_abort(NULL, ((size_t)nmodules + 1) * sizeof(*fill));
 	memcpy(fill, first, ((size_t)nmodules + 1) * sizeof(*fill));
-	for (uint32_t i = 0; i < R->naddresses; i++) {
+	for (uint32_t i = 0; i < norder; i++) {
 		const struct address *a = &R->addresses[order[i]];
 		if (module[i] != UINT32_MAX)
 			want[fill[module[i]]++] = a->ip - a->is_return - R->p->modules[module[i]].load_bias;
 	}
-	for (uint32_t i = 0; i < R->naddresses; i++) {
+	for (uint32_t i = 0; i < norder; i++) {
 		struct address *a = &R->addresses[order[i]];
 		uint32_t m = module[i];
 		a->location = m == UINT32_MAX ? resolve_one(R, a, m, NULL, 0)
@@ -349,7 +366,8 @@ void resolver_resolve(struct resolver *R)
 	free(first);
 	free(module);
 	free(order);
-	overloads_tell_apart(R->p, R->parameters);
+	if (which & RESOLVE_SYSTEM)
+		overloads_tell_apart(R->p, R->parameters);
 }
 
 uint32_t resolver_location(const struct resolver *R, uint32_t address)

@@ -38,8 +38,18 @@ int resolver_is_ambiguous(const struct resolver *R, uint32_t pid, uint64_t ip, i
 uint32_t resolver_add_address(struct resolver *R, uint32_t pid, uint64_t ip, int is_return, uint32_t epoch);
 /* Whether module records came from more than one process (stacks are then resolved per process). */
 int resolver_many_processes(const struct resolver *R);
-/* Symbolize every distinct address once, in address order. */
-void resolver_resolve(struct resolver *R);
+/* resolver_resolve's which: the addresses outside system modules (the program's, JIT code, none), those in them. */
+#define RESOLVE_PROGRAM 1u
+#define RESOLVE_SYSTEM 2u
+/* Symbolize every distinct address of which (RESOLVE_*) once, in address order; the last call also tells
+ * overloads apart (every address resolved by then). */
+void resolver_resolve(struct resolver *R, unsigned which);
+/* The module of a distinct address (UINT32_MAX: none); whether it is a system module. */
+uint32_t resolver_address_module(const struct resolver *R, uint32_t address, int *system);
+/* System modules are to be opened names only (symbolizer_module_names)... */
+void resolver_system_names_only(struct resolver *R);
+/* ...but this one (and every mapping of its file) with its debug info: a report shows one of its frames. */
+void resolver_module_detail(struct resolver *R, uint32_t module);
 /* Profile location of a distinct address (after resolver_resolve). */
 uint32_t resolver_location(const struct resolver *R, uint32_t address);
 

@@ -20,6 +20,7 @@ struct module_info {
 	uint32_t build_id_len;
 	struct symbol_module *sm; /* NULL until opened */
 	int opened;
+	int names_only; /* a system module none of whose frames a report shows: symbol tables only */
 	uint64_t key; /* hash of path, build-id, bias and segments: equal records share the module */
 };
 

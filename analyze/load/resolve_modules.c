@@ -182,8 +182,10 @@ struct symbol_module *resolve_open_module(struct resolver *R, uint32_t index, co
 	mi->opened = 1;
 	struct profile_module *pm = &R->p->modules[index];
 	char warning[1024] = "";
-	mi->sm = symbolizer_module_for(R->sym, profile_string(R->p, pm->path), mi->build_id, mi->build_id_len,
-				       want, nwant, warning, sizeof(warning));
+	mi->sm = mi->names_only ? symbolizer_module_names(R->sym, profile_string(R->p, pm->path), mi->build_id,
+							  mi->build_id_len, warning, sizeof(warning))
+				: symbolizer_module_for(R->sym, profile_string(R->p, pm->path), mi->build_id,
+							mi->build_id_len, want, nwant, warning, sizeof(warning));
 	if (!mi->sm)
 		abort_out_of_memory();
 	pm->flags |= symbol_module_flags(mi->sm);
@@ -198,6 +200,25 @@ struct symbol_module *resolve_open_module(struct resolver *R, uint32_t index, co
 	if (warning[0] && wanted)
 		warn_once(R, warning);
 	return mi->sm;
+}
+
+void resolver_system_names_only(struct resolver *R)
+{
+	for (uint32_t i = 0; i < R->p->nmodules; i++)
+		R->modules[i].names_only = (R->p->modules[i].flags & PROFILE_MODULE_SYSTEM) != 0;
+}
+
+void resolver_module_detail(struct resolver *R, uint32_t module)
+{
+	if (module >= R->p->nmodules || !R->modules[module].names_only)
+		return;
+	/* One symbolizer module serves every mapping of a file (the same libc in each process): all of them. */
+	const struct module_info *mi = &R->modules[module];
+	uint32_t path = R->p->modules[module].path;
+	for (uint32_t i = 0; i < R->p->nmodules; i++)
+		if (R->p->modules[i].path == path && R->modules[i].build_id_len == mi->build_id_len &&
+		    !memcmp(R->modules[i].build_id, mi->build_id, mi->build_id_len))
+			R->modules[i].names_only = 0;
 }
 
 void resolver_finish_modules(struct resolver *R)

@@ -38,6 +38,10 @@ int report_command(int argc, char **argv, const struct analyze_command *cmd, rep
 	if (rc >= 0)
 		return rc;
 	const char *trace = o.operands[0];
+	/* System frames hidden: a system module's debug info is read only where a frame of it shows (a stack
+	 * with no other); a --focus or --ignore pattern may name a function libc inlined, which only its
+	 * DWARF knows. */
+	o.load.system_names_only = !o.filter.show_system && !o.filter.nfocus && !o.filter.nignore;
 	struct profile *p = report_profile(o.operands, o.noperands, &o.load, &o.filter);
 	uint32_t value = 0;
 	if (!p)

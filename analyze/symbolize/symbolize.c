@@ -173,7 +173,9 @@ static void used_file(void *ctx, const char *kind, const char *path, const uint8
 
 /* Read and index the module, for the nwant sorted addresses want (NULL:
  * any); fills m->flags and m->warning. */
-static void open_module(struct symbolizer *s, struct symbol_module *m, const uint64_t *want, size_t nwant)
+/* names_only: the module's functions from its symbol tables, its DWARF neither read nor fetched. */
+static void open_module(struct symbolizer *s, struct symbol_module *m, const uint64_t *want, size_t nwant,
+			int names_only)
 {
 	struct sym_elf_info info;
 	char file[PATH_MAX], why[3 * PATH_MAX + 512];
@@ -201,7 +203,7 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 	sym_elf_find_debug_file(file, &info, s->options.debug_dirs, s->options.ndebug_dirs,
 				debug_path, sizeof(debug_path));
 	char fetch_problem[PATH_MAX + 200] = "";
-	if (debug_path[0] == '\0')
+	if (debug_path[0] == '\0' && !names_only)
 		fetch_debug_file(s, m->path, &info, debug_path, sizeof(debug_path), fetch_problem,
 				 sizeof(fetch_problem));
 	struct sym_search search = {
@@ -215,7 +217,7 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 		.fetch = s->debuginfod != NULL ? sym_debuginfod_fetch : NULL,
 		.fetch_ctx = s->debuginfod,
 	};
-	int damaged = debug_path[0] != '\0' &&
+	int damaged = debug_path[0] != '\0' && !names_only &&
 		      sym_dwarf_load(&m->ix, &s->strings, debug_path, &search, want, nwant, &m->partial,
 				     links_warning, sizeof(links_warning)) != 0;
 	if (m->partial) {
@@ -242,7 +244,7 @@ static void open_module(struct symbolizer *s, struct symbol_module *m, const uin
 	if (m->ix.has_dwarf && links_warning[0] != '\0')
 		snprintf(m->warning, sizeof(m->warning),
 			 "%s: %s: names of that code from the symbol table", m->path, links_warning);
-	if (!m->ix.has_dwarf) {
+	if (!m->ix.has_dwarf && !names_only) {
 		m->flags |= PROFILE_MODULE_NO_DEBUG_INFO;
 		snprintf(m->warning, sizeof(m->warning), "%s: %s%s%s%s", m->path,
 			 damaged ? "damaged debug info" : "no debug info",
@@ -269,9 +271,9 @@ struct symbol_module *symbolizer_module(struct symbolizer *s, const char *path,
 	return symbolizer_module_for(s, path, build_id, build_id_len, NULL, 0, warning, warning_len);
 }
 
-struct symbol_module *symbolizer_module_for(struct symbolizer *s, const char *path, const uint8_t *build_id,
-					    size_t build_id_len, const uint64_t *vaddrs, size_t n, char *warning,
-					    size_t warning_len)
+static struct symbol_module *module_of(struct symbolizer *s, const char *path, const uint8_t *build_id,
+				       size_t build_id_len, const uint64_t *vaddrs, size_t n, int names_only,
+				       char *warning, size_t warning_len)
 {
 	if (build_id_len > sizeof(((struct symbol_module *)0)->build_id))
 		build_id_len = sizeof(((struct symbol_module *)0)->build_id);
@@ -294,12 +296,25 @@ struct symbol_module *symbolizer_module_for(struct symbolizer *s, const char *pa
 		m->build_id_len = build_id_len;
 		if (symbol_path_is_system(path))
 			m->flags |= PROFILE_MODULE_SYSTEM;
-		open_module(s, m, vaddrs, n);
+		open_module(s, m, vaddrs, n, names_only);
 		s->modules[s->nmodules++] = m;
 	}
 	if (warning != NULL && warning_len > 0)
 		snprintf(warning, warning_len, "%s", m->warning);
 	return m;
+}
+
+struct symbol_module *symbolizer_module_for(struct symbolizer *s, const char *path, const uint8_t *build_id,
+					    size_t build_id_len, const uint64_t *vaddrs, size_t n, char *warning,
+					    size_t warning_len)
+{
+	return module_of(s, path, build_id, build_id_len, vaddrs, n, 0, warning, warning_len);
+}
+
+struct symbol_module *symbolizer_module_names(struct symbolizer *s, const char *path, const uint8_t *build_id,
+					      size_t build_id_len, char *warning, size_t warning_len)
+{
+	return module_of(s, path, build_id, build_id_len, NULL, 0, 1, warning, warning_len);
 }
 
 unsigned symbol_module_flags(const struct symbol_module *m)
@@ -386,7 +401,7 @@ static void reload_whole(struct symbol_module *m)
 	m->warning[0] = '\0';
 	m->flags &= PROFILE_MODULE_SYSTEM;
 	sym_index_free(&m->ix);
-	open_module(m->owner, m, NULL, 0);
+	open_module(m->owner, m, NULL, 0, 0);
 }
 
 static int is_wanted(const struct symbol_module *m, uint64_t vaddr)

@@ -19,6 +19,7 @@
  * usage: unit_symbolize SOURCE_DIR BIN_DIR [corrupt]
  * (corrupt: only the damaged-file test, which runs under its own leak rules)
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -604,6 +605,42 @@ static void test_corrupt_files(void)
 		       dwp_module, 100);
 }
 
+/*
+ * symbolizer_module_names: libc (this process's own, its debug file from libc6-dbg) named from its
+ * symbol table, its DWARF neither read nor said to be missing; symbolizer_module: its lines.
+ */
+static void test_names_only(void)
+{
+	Dl_info dl;
+	CHECKF(dladdr((void *)&getpid, &dl) && dl.dli_fname && dl.dli_fbase, "dladdr(getpid)");
+	if (!dl.dli_fname || !strstr(dl.dli_fname, "libc.so"))
+		return;
+	uint64_t vaddr = (uint64_t)(uintptr_t)dl.dli_saddr - (uint64_t)(uintptr_t)dl.dli_fbase + 1;
+	struct sym_elf_info info = build_id_of(dl.dli_fname);
+	for (int names_only = 1; names_only >= 0; names_only--) {
+		struct symbolizer *s = symbolizer_new(&(struct symbolizer_options){.demangle = 1, .offline = 1});
+		char warning[4096];
+		struct symbol_module *m =
+			names_only ? symbolizer_module_names(s, dl.dli_fname, info.build_id, info.build_id_len, warning,
+							     sizeof(warning))
+				   : symbolizer_module(s, dl.dli_fname, info.build_id, info.build_id_len, warning,
+						       sizeof(warning));
+		struct symbol_frame f[8];
+		int n = symbol_module_lookup(m, vaddr, f, 8);
+		unsigned flags = symbol_module_flags(m);
+		CHECKF(n >= 1 && strstr(f[n - 1].function, "getpid"), "names_only %d: %s", names_only,
+		       n ? f[n - 1].function : "nothing");
+		if (names_only) {
+			CHECKF(n == 1 && !f[0].file && !f[0].line, "names only: %s:%u", f[0].file ? f[0].file : "", f[0].line);
+			CHECKF(!(flags & PROFILE_MODULE_NO_DEBUG_INFO) && !warning[0], "names only: said to lack debug info: %s",
+			       warning);
+		} else if (flags & PROFILE_MODULE_HAS_LINE_NUMBERS) {
+			CHECKF(n >= 1 && f[0].file && f[0].line, "with its DWARF: no line for getpid");
+		}
+		symbolizer_free(s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsetenv("DEBUGINFOD_URLS"); /* hermetic: no server is asked */
@@ -620,6 +657,7 @@ int main(int argc, char **argv)
 		return check_exit_status();
 	}
 	test_system_paths();
+	test_names_only();
 	check_inline_chain(path_in(bin_dir, "inline_workload"), NULL, 0);
 	check_inline_chain(path_in(bin_dir, "debuglink/inline_workload"), NULL, 0);
 	const char *store[] = {path_in(bin_dir, "store")};
