@@ -16,7 +16,8 @@ ipscope_workload(peak_rss e2e/workloads/peak_rss.c) # e2e_report_memory
 ipscope_workload(report_recursive e2e/workloads/report_recursive.c)
 ipscope_workload(report_inline e2e/workloads/report_inline.c)
 ipscope_workload(report_jit e2e/workloads/report_jit.c)
-foreach(test split stripped recursive inline cli symbols values pager programs memory merge)
+ipscope_workload(report_names_only e2e/workloads/report_names_only.cpp)
+foreach(test split stripped recursive inline cli symbols values pager programs memory merge names_only)
   add_test(NAME e2e_report_${test}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/e2e/report_${test}.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(e2e_report_${test} PROPERTIES LABELS e2e TIMEOUT 300)

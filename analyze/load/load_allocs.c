@@ -548,6 +548,7 @@ static void allocs_record(struct loader *L, void *state, const struct trace_reco
 	const struct trace_allocs *a = &rec->u.allocs;
 	if (!st->seen) {
 		st->seen = 1;
+		L->saw_allocs = 1;
 		read_scheme(L, st);
 	}
 	struct heap *h = heap_of(L, st, a->pid);

@@ -104,6 +104,7 @@ struct loader {
 	uint64_t *unloads_seen;
 	uint32_t nunloads_seen, unloads_seen_cap;
 	int many_pid_stacks;    /* some raw stack is used by samples of two processes */
+	int saw_allocs;         /* pass 1 read an ALLOCS record (load_allocs.c) */
 	uint32_t truncated_location; /* the [truncated] frame's location, UINT32_MAX until made */
 	uint32_t exit_charge_location; /* the [thread exit: unsampled] leaf's, UINT32_MAX until made */
 };

@@ -229,10 +229,10 @@ static void resolve_for_hidden_system(struct loader *L, const uint32_t *frame_ad
 			uint32_t m = resolver_address_module(R, addresses[i], &system);
 			if (system || (m != UINT32_MAX && agent[m]))
 				continue;
+			/* Its outermost line, shown with --no-inline too (filter.c's first_kept). */
 			const struct profile_location *loc = &L->p->locations[resolver_location(R, addresses[i])];
-			for (uint32_t k = 0; k < loc->nlines && !shown; k++)
-				shown = !(L->p->functions[L->p->lines[loc->first_line + k].function].flags &
-					  PROFILE_FUNCTION_SYSTEM);
+			shown = loc->nlines && !(L->p->functions[L->p->lines[loc->first_line + loc->nlines - 1].function].flags &
+						 PROFILE_FUNCTION_SYSTEM);
 		}
 		for (uint32_t i = 0; i < depth && !shown; i++) {
 			int system;
@@ -242,7 +242,7 @@ static void resolve_for_hidden_system(struct loader *L, const uint32_t *frame_ad
 		}
 	}
 	free(agent);
-	resolver_resolve(R, RESOLVE_SYSTEM);
+	resolver_resolve(R, RESOLVE_SYSTEM); /* last: it tells overloads apart, every function known */
 }
 
 void loader_build_stacks(struct loader *L)
@@ -262,7 +262,8 @@ void loader_build_stacks(struct loader *L)
 	hashmap_init(&v.index, 64);
 	split_by_epoch(L, &v);
 	const char *mode = profile_string(L->p, L->p->mode);
-	if (L->o->system_names_only && !L->stats->has_allocs && strncmp(mode ? mode : "", "wall", 4))
+	if (L->o->system_names_only && !L->saw_allocs && !L->stats->off_cpu_samples &&
+	    strncmp(mode ? mode : "", "wall", 4))
 		resolve_for_hidden_system(L, frame_address, frame_at, &v);
 	else
 		resolver_resolve(R, RESOLVE_PROGRAM | RESOLVE_SYSTEM);

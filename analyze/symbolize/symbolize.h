@@ -85,7 +85,8 @@ struct symbol_module *symbolizer_module_for(struct symbolizer *s, const char *pa
  * symbolizer_module, names only: functions from the module's symbol tables (a separate debug file's full
  * .symtab where there is one), its DWARF neither read nor fetched, and no lines. For reports that show
  * none of its frames (analyze/load/load_stacks.c): libc's compressed DWARF was most of a small report's
- * time. A module opened before, either way, is returned as it is.
+ * time. A module opened before, either way, is returned as it is (one cache serves both calls: a caller
+ * that may want a module's lines must not open it names only first).
  */
 struct symbol_module *symbolizer_module_names(struct symbolizer *s, const char *path, const uint8_t *build_id,
 					      size_t build_id_len, char *warning, size_t warning_len);
