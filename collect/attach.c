@@ -80,14 +80,6 @@ static char process_state(pid_t pid, int *exit_code)
 	return fields[0];
 }
 
-/* A thread's CPU time so far (schedstat's first field), 0 when unreadable. */
-static uint64_t thread_runtime(pid_t pid, pid_t tid)
-{
-	char path[96], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	return read_proc_file(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
-}
-
 void attach_thread_start(struct attach *a, const struct attach_thread *t, uint64_t now_ns)
 {
 	char path[96], name[64] = "";
@@ -492,7 +484,7 @@ static void write_thread_ends(struct attach *a, uint64_t now)
 		struct attach_thread *t = &a->threads[i];
 		if (!t->alive)
 			continue;
-		uint64_t runtime = thread_runtime(a->pid, t->tid), counted = attach_perf_thread_ns(a, t);
+		uint64_t runtime = offcpu_cpu_ns(&t->wall), counted = attach_perf_thread_ns(a, t);
 		/* Its events' count where it has events of its own (exact), else its schedstat since first seen. */
 		struct trace_thread rec = { (uint32_t)a->pid, (uint32_t)t->tid, now, TRACE_THREAD_AT_END, "",
 					    counted	? counted

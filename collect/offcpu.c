@@ -71,6 +71,12 @@ static int runtime_of(struct offcpu_thread *t, uint64_t *runtime)
 	return 0;
 }
 
+uint64_t offcpu_cpu_ns(struct offcpu_thread *t)
+{
+	uint64_t runtime;
+	return runtime_of(t, &runtime) == 0 ? runtime : 0;
+}
+
 void offcpu_begin(struct offcpu_thread *t, pid_t pid, pid_t tid, uint64_t now_ns)
 {
 	memset(t, 0, sizeof *t);

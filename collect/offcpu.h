@@ -69,6 +69,8 @@ void offcpu_begin(struct offcpu_thread *t, pid_t pid, pid_t tid, uint64_t now_ns
 int offcpu_tick(struct offcpu_thread *t, struct offcpu_sink *s, uint32_t last_cpu_stack, uint64_t now_ns);
 /* Time not seen running since the last tick is forgotten (sampling was off): the next tick counts from now. */
 void offcpu_skip(struct offcpu_thread *t, uint64_t now_ns);
+/* Its CPU time so far (schedstat's first field); 0 when unreadable. */
+uint64_t offcpu_cpu_ns(struct offcpu_thread *t);
 /* Close its /proc files (it ended, or the watch did). */
 void offcpu_end(struct offcpu_thread *t);
 
