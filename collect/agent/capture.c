@@ -39,7 +39,9 @@
  */
 #include "unwinding.h"
 
+#define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -123,16 +125,60 @@ void capture_warm_up(void)
 	if (!capture_self.frame_cache)
 		capture_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
 	agent_internal_end(&old);
-	/* libunwind's one-time setup (its caches' key, its tables) happens on the first unwind of the process,
-	 * which must not be in a handler. A thread's own trace cache needs no such care (libunwind's memory
-	 * pool, under a lock held with every signal blocked, and a key set), so other threads are not warmed
-	 * up: it was most of a short thread's cost (29% of 500 threads of 1.5 ms: a 64-frame walk, its
-	 * cache's pages faulted in and unmapped at the thread's exit), while the table walk leaves libunwind
-	 * a few samples a run (bench/thread-churn). */
+	/* libunwind's one-time setup (tdep_init: its tables, under a lock held with every signal blocked)
+	 * happens on the first unwind of the process, which must not be in a handler: the initial thread
+	 * initializes a cursor, without walking. Its trace cache (unw_backtrace's) is set up on the first
+	 * unw_backtrace (a pthread_once and a key, which a handler must not take either, then 256 KiB of
+	 * buckets per thread): handlers use it only once a walk outside a handler did that
+	 * (capture_trace_cache_ready). A 64-frame unw_backtrace here was 0.8 ms of every process's start
+	 * (bench/process-churn) and most of a short thread's cost (29% of 500 threads of 1.5 ms, when
+	 * every thread did it: bench/thread-churn). */
 	if ((pid_t)agent_gettid() == getpid()) {
-		void *ips[64];
-		unw_backtrace(ips, 64);
+		unw_context_t context;
+		unw_cursor_t cursor;
+		if (unw_getcontext(&context) == 0)
+			(void)unw_init_local(&cursor, &context);
 	}
+}
+
+/* Set once an unw_backtrace outside a handler returned: libunwind's trace caches are set up (their
+ * pthread_once ran), so handlers may take unw_backtrace, its cached walk. Inherited by a fork child with
+ * libunwind's state; an exec'd image starts over. */
+static _Atomic int trace_cache_ready;
+
+void capture_trace_cache_ready(void)
+{
+	if (atomic_load(&trace_cache_ready) || unwind_gate_wait() < 0)
+		return;
+	void *ips[4];
+	unw_backtrace(ips, 4);
+	unwind_gate_leave();
+	atomic_store(&trace_cache_ready, 1);
+}
+
+uint32_t capture_unwind_regs(const gregset_t regs, uint64_t *ips, uint32_t max, int *truncated)
+{
+	ucontext_t uc;
+	memset(&uc, 0, sizeof uc);
+	memcpy(uc.uc_mcontext.gregs, regs, sizeof uc.uc_mcontext.gregs);
+	unw_cursor_t cursor;
+	uint32_t n = 0;
+	*truncated = 0;
+	if (unw_init_local2(&cursor, &uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return 0;
+	for (;;) {
+		unw_word_t ip;
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		if (n == max) {
+			*truncated = 1;
+			break;
+		}
+		ips[n++] = ip;
+		if (unw_step(&cursor) <= 0)
+			break;
+	}
+	return n;
 }
 
 /* libunwind's stack, as capture_stack took it before the tables (the fallback); -1: a fork is under way. */
@@ -142,8 +188,23 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
 	if (unwind_gate_enter() < 0 && (uc || unwind_gate_wait() < 0))
 		return -1;
+	if (uc && !atomic_load(&trace_cache_ready)) {
+		/* A handler before any walk outside one: libunwind's cursor from the interrupted registers,
+		 * step by step, which needs no trace cache. */
+		int truncated;
+		int n = (int)capture_unwind_regs(uc->uc_mcontext.gregs, ips, cap, &truncated);
+		unwind_gate_leave();
+		*first = 0;
+		if (n == 0) {
+			ips[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+			n = 1;
+		}
+		return n;
+	}
 	int n = unw_backtrace((void **)ips, (int)cap);
 	unwind_gate_leave();
+	if (!uc)
+		atomic_store(&trace_cache_ready, 1);
 	*first = -1;
 	if (uc) {
 		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];

@@ -203,39 +203,13 @@ void foreign_post(struct foreign_thread *f, uint32_t weight, uint32_t state, int
 	}
 }
 
-/* Unwind from a signal frame's registers: the number of frames; *truncated when more than max. */
-static uint32_t unwind_regs(const gregset_t regs, uint64_t *ips, uint32_t max, int *truncated)
-{
-	ucontext_t uc;
-	memset(&uc, 0, sizeof uc);
-	memcpy(uc.uc_mcontext.gregs, regs, sizeof uc.uc_mcontext.gregs);
-	unw_cursor_t cursor;
-	uint32_t n = 0;
-	*truncated = 0;
-	if (unw_init_local2(&cursor, &uc, UNW_INIT_SIGNAL_FRAME) < 0)
-		return 0;
-	for (;;) {
-		unw_word_t ip;
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip)
-			break;
-		if (n == max) {
-			*truncated = 1;
-			break;
-		}
-		ips[n++] = ip;
-		if (unw_step(&cursor) <= 0)
-			break;
-	}
-	return n;
-}
-
 static void record(uint32_t ring, struct foreign_thread *f)
 {
 	uint64_t ips[MAX_FOREIGN_FRAMES];
 	int truncated = 0;
 	uint32_t n = 0, flags = TRACE_STACK_LEAF_EXACT;
 	if (unwind_gate_enter() == 0) {
-		n = unwind_regs(f->regs, ips, agent_config.max_frames, &truncated);
+		n = capture_unwind_regs(f->regs, ips, agent_config.max_frames, &truncated);
 		unwind_gate_leave();
 	}
 	if (!n) {

@@ -31,9 +31,15 @@ void unwind_gate_reset(void);
 int unwinder_syscall(long number, long a1, long a2, long a3, const void *ret_addr, long *result);
 
 /* capture.c */
-/* At a thread's start: find its stack's bounds (the table walk reads nothing else), and unwind once
- * outside a signal handler so libunwind sets up its cache. */
+/* At a thread's start: find its stack's bounds (the table walk reads nothing else); on the initial
+ * thread, let libunwind set itself up outside a signal handler. */
 void capture_warm_up(void);
+/* Outside a signal handler (the agent's thread at its start): one unw_backtrace, after which handlers
+ * take unw_backtrace's cached walk instead of a cursor's steps. */
+void capture_trace_cache_ready(void);
+/* libunwind's walk from a signal frame's registers (a cursor, no trace cache): the number of frames;
+ * *truncated when more than max. */
+uint32_t capture_unwind_regs(const gregset_t regs, uint64_t *ips, uint32_t max, int *truncated);
 /* Before capture_warm_up on a thread pthread_create started: its stack's size (its attribute's, or the default). */
 void capture_stack_size(size_t size);
 /* At its end (sampling stopped): unmap what capture_warm_up set up. */
