@@ -31,7 +31,6 @@
 #ifndef IPSCOPE_ALLOC_CHOICE_H
 #define IPSCOPE_ALLOC_CHOICE_H
 
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,13 +98,52 @@ static inline uint64_t choice_random(struct choice_stream *s)
 	return choice_mix(s->key + n * 0x9e3779b97f4a7c15ull);
 }
 
+/*
+ * The natural logarithm of x, a positive normal double, to within 2 units in the last place. The agent
+ * has its own so that it does not link libm: loading libm (its relocations and ifuncs) was 0.37 ms of
+ * every process's start, more than what ipscope may cost a short process in all (bench/process-churn).
+ * x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, whose
+ * series' terms fall by at least s^2 < 0.0295 each: eleven reach 2^-53.
+ */
+static inline double choice_log(double x)
+{
+	uint64_t bits;
+	__builtin_memcpy(&bits, &x, sizeof bits);
+	int e = (int)(bits >> 52 & 0x7ff) - 1023;
+	bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull; /* m in [1, 2) */
+	double m;
+	__builtin_memcpy(&m, &bits, sizeof m);
+	if (m > 1.4142135623730951) {
+		m *= 0.5;
+		e++;
+	}
+	double s = (m - 1) / (m + 1), s2 = s * s;
+	double series = 1.0 / 21;
+	for (int k = 9; k >= 0; k--)
+		series = 1.0 / (2 * k + 1) + s2 * series;
+	/* log 2 in two parts: e * ln2_hi is exact (ln2_hi has 32 significant bits). */
+	const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+	return e * ln2_hi + (e * ln2_lo + 2 * s * series);
+}
+
+/* log(1 + x) for x in (-1, 0], exact for x near 0 where 1 + x rounds (Goldberg's correction). */
+static inline double choice_log1p(double x)
+{
+	double u = 1 + x;
+	return u == 1 ? x : choice_log(u) * x / (u - 1);
+}
+
 /* A countdown from random number r (1..CHOICE_DRAW_MAX): P(> k) = (1 - RATE)^k, or exp(-k/N) (bytes). */
 static inline int64_t choice_draw(const struct choice_scheme *scheme, uint64_t r)
 {
 	double u = ((double)(r >> 11) + 0.5) * (1.0 / 9007199254740992.0); /* in (0, 1) */
 	/* ceil for bytes too: the countdown is at most s iff the exponential is, chosen with 1 - exp(-s/N) */
-	double n = scheme->by_bytes ? ceil(-log(u) * scheme->mean_bytes) : ceil(log(u) / scheme->log_keep);
-	return n < 1 ? 1 : n > (double)CHOICE_DRAW_MAX ? CHOICE_DRAW_MAX : (int64_t)n;
+	double n = scheme->by_bytes ? -choice_log(u) * scheme->mean_bytes : choice_log(u) / scheme->log_keep;
+	if (!(n < (double)CHOICE_DRAW_MAX))
+		return CHOICE_DRAW_MAX;
+	int64_t whole = (int64_t)n; /* n >= 0: truncation, then up to the next integer (ceil, without libm) */
+	whole += (double)whole < n;
+	return whole < 1 ? 1 : whole;
 }
 
 /* Whether the allocation whose choice_take of step saw before (at most step) is chosen; stores the

@@ -20,7 +20,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,7 +309,7 @@ int alloc_init(void)
 	alloc_state.by_bytes = h->alloc_scheme == TRANSPORT_ALLOC_BYTES;
 	/* RATE = threshold / 2^64, what a 64-bit draw below the threshold used to choose with */
 	alloc_state.choice.by_bytes = alloc_state.by_bytes;
-	alloc_state.choice.log_keep = log1p(-(double)h->alloc_threshold * (1.0 / 18446744073709551616.0));
+	alloc_state.choice.log_keep = choice_log1p(-(double)h->alloc_threshold * (1.0 / 18446744073709551616.0));
 	alloc_state.choice.mean_bytes = h->alloc_mean_bytes ? (double)h->alloc_mean_bytes : 1;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);

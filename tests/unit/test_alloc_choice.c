@@ -303,6 +303,37 @@ static void check_arithmetic(void)
 	CHECK(choice_draw(&all, 0) == 1 && choice_draw(&all, UINT64_MAX) == 1);
 	CHECK(choice_draw(&none, 12345) == CHOICE_DRAW_MAX);
 	CHECK(choice_draw(&bytes, UINT64_MAX) == 1 && choice_draw(&bytes, 0) >= 64 * 36);
+	/* The agent's own logarithms (no libm) against libm's: within 4 units in the last place, and the
+	 * draws they make equal to ceil(log(u) / log(1 - RATE)) but where that lands within rounding of an
+	 * integer. */
+	double worst = 0;
+	for (double x = 1e-300; x < 1e300; x *= 1.0009765625) {
+		double err = fabs(choice_log(x) - log(x)) / fmax(fabs(log(x)), 1e-300);
+		worst = fmax(worst, x == 1 ? 0 : err);
+	}
+	for (uint64_t r = 1; r < 2000000; r++) {
+		double x = (double)choice_mix(r) * (1.0 / 18446744073709551616.0) + 1e-19;
+		worst = fmax(worst, fabs(choice_log(x) - log(x)) / fabs(log(x)));
+	}
+	CHECK(worst < 4 * 2.220446049250313e-16);
+	worst = 0;
+	for (double x = -1e-18; x > -0.9999; x *= 1.001)
+		worst = fmax(worst, fabs(choice_log1p(x) - log1p(x)) / fabs(log1p(x)));
+	CHECK(worst < 8 * 2.220446049250313e-16);
+	CHECK(choice_log1p(-0.0) == 0 && choice_log1p(-1e-300) == -1e-300);
+	struct choice_scheme rate = { 0, choice_log1p(-0.001), 0 };
+	uint32_t differ = 0;
+	for (uint64_t r = 1; r < 1000000; r++) {
+		uint64_t bits = choice_mix(r);
+		double u = ((double)(bits >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+		double exact = log(u) / log1p(-0.001);
+		int64_t libm = (int64_t)ceil(exact), ours = choice_draw(&rate, bits);
+		if (ours != libm) {
+			differ++;
+			CHECK((ours == libm + 1 || ours == libm - 1) && fabs(exact - (double)(ours < libm ? ours : libm)) < 1e-9);
+		}
+	}
+	CHECK(differ < 10);
 	/* Keys: never 0; a forked child's thread (another id) and another thread differ. */
 	CHECK(choice_key(0, 0, 0) != 0);
 	CHECK(choice_key(100, 0x1000, 7) != choice_key(101, 0x1000, 7));
