@@ -126,17 +126,19 @@ static inline double choice_log(double x)
 	return e * ln2_hi + (e * ln2_lo + 2 * s * series);
 }
 
-/* log(1 + x) for x in (-1, 0], exact for x near 0 where 1 + x rounds (Goldberg's correction). */
+/* log(1 + x) for x in [-1, 0], exact for x near 0 where 1 + x rounds (Goldberg's correction); -inf at -1. */
 static inline double choice_log1p(double x)
 {
 	double u = 1 + x;
+	if (u == 0)
+		return -__builtin_inf();
 	return u == 1 ? x : choice_log(u) * x / (u - 1);
 }
 
 /* A countdown from random number r (1..CHOICE_DRAW_MAX): P(> k) = (1 - RATE)^k, or exp(-k/N) (bytes). */
 static inline int64_t choice_draw(const struct choice_scheme *scheme, uint64_t r)
 {
-	double u = ((double)(r >> 11) + 0.5) * (1.0 / 9007199254740992.0); /* in (0, 1) */
+	double u = ((double)(r >> 11) + 0.5) * (1.0 / 9007199254740992.0); /* in (0, 1]: 2^53 - 0.5 rounds up */
 	/* ceil for bytes too: the countdown is at most s iff the exponential is, chosen with 1 - exp(-s/N) */
 	double n = scheme->by_bytes ? -choice_log(u) * scheme->mean_bytes : choice_log(u) / scheme->log_keep;
 	if (!(n < (double)CHOICE_DRAW_MAX))

@@ -214,7 +214,6 @@ static void *background_main(void *unused)
 		agent_set_descriptor_thread(1);
 	atomic_store(&table_ready, 1);
 	futex_wake(&table_ready);
-	capture_trace_cache_ready();
 	foreign_serviced(1);
 	uint32_t ring = AGENT_NO_RING;
 	/* The constructor scanned just before starting this thread (lifecycle.c). */

@@ -17,13 +17,16 @@
  * Whatever the tables cannot say (a pc outside them, a frame whose rule is a
  * DWARF expression or in another register, a stack it does not know: a
  * thread the agent did not start, an alternate signal stack) is unwound by
- * libunwind's unw_backtrace instead, from the start, so every stack is
- * either the tables' or libunwind's, and the two agree wherever both
- * answer (unit_frametab compares them). A build configured
- * -DIPSCOPE_FRAMETAB_STATS=ON prints at exit how many stacks libunwind
- * unwound (few: samples before their block's rows were built, and PLT
- * stubs); how often, and what a walk costs beside libunwind's cached
- * unw_backtrace, is in bench/README.md. The rows of 16 KiB of a module's
+ * libunwind instead, from the start, so every stack is either the tables'
+ * or libunwind's, and the two agree wherever both answer (unit_frametab
+ * compares them): in a handler, libunwind's cursor stepped from the
+ * interrupted registers; in a hook, unw_backtrace, whose trace cache is set
+ * up on a thread's first call (a pthread_once, a key, a pthread_setspecific
+ * that may allocate, 256 KiB of buckets: nothing a handler may do). A build
+ * configured -DIPSCOPE_FRAMETAB_STATS=ON prints at exit how many stacks
+ * libunwind unwound (few: samples before their block's rows were built, and
+ * PLT stubs); how often, and what a walk costs beside libunwind's, is in
+ * bench/README.md. The rows of 16 KiB of a module's
  * text are built when a walk first meets them (frametab.c, by the agent's
  * thread, which that walk wakes, for every frame of the stack libunwind
  * took instead), or the whole module at once when allocations are
@@ -47,10 +50,6 @@
 
 #include "frametab.h"
 #include "trace.h"
-
-/* The agent's frames before the interrupted pc on libunwind's way: capture, the handler (on a stack of its own:
- * its body, agent_call_on_stack, own_stack.c), __restore_rt, and slack. */
-#define HANDLER_FRAMES 12
 
 /* What the calling thread's walks read besides its stack (capture_warm_up sets it up). */
 static AGENT_TLS __thread struct capture_thread {
@@ -126,34 +125,16 @@ void capture_warm_up(void)
 		capture_self.frame_cache = frametab_cache_new(); /* a fork child keeps its copy */
 	agent_internal_end(&old);
 	/* libunwind's one-time setup (tdep_init: its tables, under a lock held with every signal blocked)
-	 * happens on the first unwind of the process, which must not be in a handler: the initial thread
-	 * initializes a cursor, without walking. Its trace cache (unw_backtrace's) is set up on the first
-	 * unw_backtrace (a pthread_once and a key, which a handler must not take either, then 256 KiB of
-	 * buckets per thread): handlers use it only once a walk outside a handler did that
-	 * (capture_trace_cache_ready). A 64-frame unw_backtrace here was 0.8 ms of every process's start
-	 * (bench/process-churn) and most of a short thread's cost (29% of 500 threads of 1.5 ms, when
-	 * every thread did it: bench/thread-churn). */
+	 * happens on the first unwind of the process, done here outside a handler by a cursor on the
+	 * initial thread, without walking. No walk: a 64-frame unw_backtrace here (its trace cache's set-up)
+	 * was 0.8 ms of every process's start (bench/process-churn) and, when every thread did it, most of
+	 * a short thread's cost (29% of 500 threads of 1.5 ms: bench/thread-churn). */
 	if ((pid_t)agent_gettid() == getpid()) {
 		unw_context_t context;
 		unw_cursor_t cursor;
 		if (unw_getcontext(&context) == 0)
 			(void)unw_init_local(&cursor, &context);
 	}
-}
-
-/* Set once an unw_backtrace outside a handler returned: libunwind's trace caches are set up (their
- * pthread_once ran), so handlers may take unw_backtrace, its cached walk. Inherited by a fork child with
- * libunwind's state; an exec'd image starts over. */
-static _Atomic int trace_cache_ready;
-
-void capture_trace_cache_ready(void)
-{
-	if (atomic_load(&trace_cache_ready) || unwind_gate_wait() < 0)
-		return;
-	void *ips[4];
-	unw_backtrace(ips, 4);
-	unwind_gate_leave();
-	atomic_store(&trace_cache_ready, 1);
 }
 
 uint32_t capture_unwind_regs(const gregset_t regs, uint64_t *ips, uint32_t max, int *truncated)
@@ -188,14 +169,14 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 	 * handler) waits for it to end, so another thread's allocations during a fork keep their stacks. */
 	if (unwind_gate_enter() < 0 && (uc || unwind_gate_wait() < 0))
 		return -1;
-	if (uc && !atomic_load(&trace_cache_ready)) {
-		/* A handler before any walk outside one: libunwind's cursor from the interrupted registers,
-		 * step by step, which needs no trace cache. */
+	if (uc) {
+		/* A handler: libunwind's cursor from the interrupted registers, step by step (no trace cache). */
 		int truncated;
 		int n = (int)capture_unwind_regs(uc->uc_mcontext.gregs, ips, cap, &truncated);
 		unwind_gate_leave();
 		*first = 0;
 		if (n == 0) {
+			/* No unwind info where it stopped: keep the pc alone. */
 			ips[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 			n = 1;
 		}
@@ -203,25 +184,7 @@ static int unwind_libunwind(uint64_t *ips, uint32_t cap, const ucontext_t *uc, u
 	}
 	int n = unw_backtrace((void **)ips, (int)cap);
 	unwind_gate_leave();
-	if (!uc)
-		atomic_store(&trace_cache_ready, 1);
-	*first = -1;
-	if (uc) {
-		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-		for (int i = 0; i < n && i < HANDLER_FRAMES; i++)
-			if (ips[i] == pc) {
-				*first = i;
-				break;
-			}
-		if (*first < 0) {
-			/* No unwind info where it stopped: keep the pc alone. */
-			ips[0] = pc;
-			n = 1;
-			*first = 0;
-		}
-	} else if (skip != CAPTURE_SKIP_AGENT) {
-		*first = n < (int)(1 + skip) ? n : (int)(1 + skip);
-	}
+	*first = skip == CAPTURE_SKIP_AGENT ? -1 : n < (int)(1 + skip) ? n : (int)(1 + skip);
 	return n;
 }
 
@@ -250,7 +213,7 @@ uint32_t capture_stack(uint32_t ring, const ucontext_t *uc, uint32_t skip)
 {
 	uint32_t max = agent_config.max_frames; /* collect keeps it <= 1024 */
 	/* frames of the agent (and caller) to find or drop */
-	uint32_t lead = uc ? HANDLER_FRAMES : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
+	uint32_t lead = uc ? 1 : skip == CAPTURE_SKIP_AGENT ? 8 : 1 + skip;
 	uint64_t ips[max + lead];
 	int n = -1, first = -1;
 	uint64_t token = 0; /* the walk's: equal to the last walk's, equal frames (a hook's only: its first is the scan's) */

@@ -15,8 +15,9 @@
  * such sample (two system calls, in the handler: mmap is async-signal-safe;
  * a guard page below) and unmapped at the thread's end. The switch is a
  * call through agent_call_on_stack, whose unwind information says where
- * the interrupted stack is (its CFA in rbx), so libunwind, which the
- * handler's fallback walks from its own frames, crosses it.
+ * the interrupted stack is (its CFA in rbx), so an unwinder walking from the
+ * handler's own frames (a debugger's) crosses it; the agent's own walks
+ * start at the interrupted registers.
  */
 #include "unwinding.h"
 

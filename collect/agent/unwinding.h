@@ -34,9 +34,6 @@ int unwinder_syscall(long number, long a1, long a2, long a3, const void *ret_add
 /* At a thread's start: find its stack's bounds (the table walk reads nothing else); on the initial
  * thread, let libunwind set itself up outside a signal handler. */
 void capture_warm_up(void);
-/* Outside a signal handler (the agent's thread at its start): one unw_backtrace, after which handlers
- * take unw_backtrace's cached walk instead of a cursor's steps. */
-void capture_trace_cache_ready(void);
 /* libunwind's walk from a signal frame's registers (a cursor, no trace cache): the number of frames;
  * *truncated when more than max. */
 uint32_t capture_unwind_regs(const gregset_t regs, uint64_t *ips, uint32_t max, int *truncated);
