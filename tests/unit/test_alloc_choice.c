@@ -299,7 +299,7 @@ static void check_arithmetic(void)
 	CHECK(choice_take(&c, CHOICE_STEP_MAX) == -CHOICE_STEP_MAX && c == -2 * CHOICE_STEP_MAX);
 	CHECK(choice_decide(&c, -CHOICE_STEP_MAX, CHOICE_STEP_MAX, &bytes, &s) == 1 && c >= 1);
 	/* Draws: at least 1, at most CHOICE_DRAW_MAX; RATE 1 always 1. */
-	struct choice_scheme all = { 0, log1p(-1.0), 0 }, none = { 0, log1p(-0.0), 0 }; /* as alloc_init */
+	struct choice_scheme all = { 0, choice_log1p(-1.0), 0 }, none = { 0, choice_log1p(-0.0), 0 }; /* as alloc_init */
 	CHECK(choice_draw(&all, 0) == 1 && choice_draw(&all, UINT64_MAX) == 1);
 	CHECK(choice_draw(&none, 12345) == CHOICE_DRAW_MAX);
 	CHECK(choice_draw(&bytes, UINT64_MAX) == 1 && choice_draw(&bytes, 0) >= 64 * 36);
@@ -320,7 +320,7 @@ static void check_arithmetic(void)
 	for (double x = -1e-18; x > -0.9999; x *= 1.001)
 		worst = fmax(worst, fabs(choice_log1p(x) - log1p(x)) / fabs(log1p(x)));
 	CHECK(worst < 8 * 2.220446049250313e-16);
-	CHECK(choice_log1p(-0.0) == 0 && choice_log1p(-1e-300) == -1e-300);
+	CHECK(choice_log1p(-0.0) == 0 && choice_log1p(-1e-300) == -1e-300 && choice_log1p(-1.0) == log1p(-1.0));
 	struct choice_scheme rate = { 0, choice_log1p(-0.001), 0 };
 	uint32_t differ = 0;
 	for (uint64_t r = 1; r < 1000000; r++) {
