@@ -106,9 +106,10 @@ compare_functions() {
 	cut -f1,2 "$2" >"$work/$1.names.flat"
 	cut -f1,2 "$3" >"$work/$1.names.actual"
 	compare "$1" "$work/$1.names.flat" "$work/$1.names.actual"
-	LC_ALL=C join -t "$(printf '\t')" "$2" "$3" |
-		awk -F'\t' '$6 > $3 || $6 < $4 { print "cum of " $1 ": " $6 ", flat " $3 " (largest row " $4 ")"; bad = 1 }
-			END { exit bad }' >&2 || fail "$1: $(basename "$3") cum differs from analyze flat (above)"
+	LC_ALL=C join -t "$(printf '\t')" "$2" "$3" >"$work/$1.joined" || fail "$1: join failed"
+	[ "$(wc -l <"$work/$1.joined")" -eq "$(wc -l <"$2")" ] || fail "$1: not every name joined"
+	awk -F'\t' '$6 > $3 || $6 < $4 { print "cum of " $1 ": " $6 ", flat " $3 " (largest row " $4 ")"; bad = 1 }
+		END { exit bad }' "$work/$1.joined" >&2 || fail "$1: $(basename "$3") cum differs from analyze flat (above)"
 }
 
 case $step in
@@ -140,7 +141,7 @@ pprof)
 		compare_functions "$name" "$work/$name.flat" "$work/$name.pprof"
 		total=$(sed -nE 's/.*Total samples = ([0-9]+) *$/\1/p' "$work/$name.top")
 		[ "$total" = "$(flat_total $opt)" ] || fail "pprof total $total, flat $(flat_total $opt)"
-		echo "pprof$opt: $(wc -l <"$work/$name.pprof") functions, self and cum equal to analyze flat; total $total"
+		echo "pprof$opt: $(wc -l <"$work/$name.pprof") functions, self and cum as analyze flat's; total $total"
 	done
 	# -traces: readable without warnings; every sample labelled with its
 	# thread's name and tid; per-thread sums equal flat --tid.
@@ -180,7 +181,7 @@ speedscope)
 			sum_by_name >"$work/$name.speedscope"
 		flat_functions $opt >"$work/$name.flat"
 		compare_functions "$name" "$work/$name.flat" "$work/$name.speedscope"
-		echo "speedscope$opt: schema-valid, $(wc -l <"$work/$name.speedscope") functions equal to analyze flat"
+		echo "speedscope$opt: schema-valid, $(wc -l <"$work/$name.speedscope") functions as analyze flat's"
 	done
 	# One profile per sampled thread, named "tid (name)", heaviest first,
 	# each weighing what flat --tid says.
@@ -207,7 +208,7 @@ folded)
 		compare_functions "$name" "$work/$name.flat" "$work/$name.folded"
 		total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$work/$name.txt")
 		[ "$total" = "$(flat_total $opt)" ] || fail "folded sums to $total, flat says $(flat_total $opt)"
-		echo "folded$opt: $(wc -l <"$work/$name.txt") stacks summing to $total; per-function equal to analyze flat"
+		echo "folded$opt: $(wc -l <"$work/$name.txt") stacks summing to $total; per-function as analyze flat's"
 	done
 	# --lines: frames "function:line", per line equal to flat --lines.
 	"$analyze" export --format folded --lines -o "$work/lines.txt" "$trace" 2>/dev/null
