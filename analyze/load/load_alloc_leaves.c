@@ -33,8 +33,7 @@ static const char *const kind_names[] = {
 	[TRACE_HEAP_PVALLOC] = "pvalloc",
 };
 
-/* Whether a function is the allocator's own (stripped at the leaf side); *new_kind for operator new. */
-static int allocator_function(const char *name, const char **new_kind)
+int alloc_allocator_function(const char *name, const char **new_kind)
 {
 	static const char *const names[] = {
 		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
@@ -163,7 +162,7 @@ uint32_t alloc_leaf_stack(struct profile *p, uint32_t stack, uint32_t kind, uint
 	const char *new_kind = NULL;
 	uint32_t skip = 0;
 	while (skip < ps->depth && skip + 1 < ps->depth + 1 &&
-	       allocator_function(function_name(p, p->stack_locations[ps->first + skip]), &new_kind))
+	       alloc_allocator_function(function_name(p, p->stack_locations[ps->first + skip]), &new_kind))
 		skip++;
 	if (skip == ps->depth && skip)
 		skip--; /* nothing but the allocator: keep its outermost frame */

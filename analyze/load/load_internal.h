@@ -48,6 +48,10 @@ extern const struct record_consumer load_procs_consumer;
 /* load_alloc_leaves.c: the frames of allocation profiles (load_allocs.c). */
 /* A size key of a power-of-two range [2^k, 2^(k+1)): ALLOC_SIZE_CLASS | k; else the exact size. */
 #define ALLOC_SIZE_CLASS (1ull << 63)
+/* Whether a function is the allocator's own, stripped at an allocation stack's leaf side (libc's
+ * malloc family and internals, operator new/new[]/delete, their PLT stubs); *new_kind is set to
+ * "new" or "new[]" for operator new. */
+int alloc_allocator_function(const char *name, const char **new_kind);
 /* The profile stack of an allocation of kind (TRACE_HEAP_*) and size_key at raw stack: its leaf
  * (unless no_leaves), then stack without the allocator's frames; memo (by stack and leaf) and
  * the scratch locs and cap are the caller's, shared across calls. */

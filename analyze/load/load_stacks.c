@@ -208,8 +208,12 @@ static void add_profile_stack(struct loader *L, const uint8_t *agent, const uint
  * function of the program's (every one a startup function, or none at all)
  * has its system modules opened whole, every other system module by its
  * symbol tables alone (resolver_system_names_only). Off-CPU samples show the
- * call they wait in (a system frame) and allocation stacks are cut by the
- * allocator's function names: traces with either are resolved whole.
+ * call they wait in (a system frame): such traces are resolved whole.
+ * Allocation stacks lose their leaf-side frames named as the allocator's
+ * (load_alloc_leaves.c), a program's function too (an atexit handler named
+ * tcache_init): in a trace with allocations such a frame is not counted as
+ * one that shows. System frames are named the same by their symbol tables as
+ * by their DWARF where the stripping reads them (malloc, operator new).
  */
 static void resolve_for_hidden_system(struct loader *L, const uint32_t *frame_address, const uint64_t *frame_at,
 				      const struct epoch_stacks *v)
@@ -231,8 +235,13 @@ static void resolve_for_hidden_system(struct loader *L, const uint32_t *frame_ad
 				continue;
 			/* Its outermost line, shown with --no-inline too (filter.c's first_kept). */
 			const struct profile_location *loc = &L->p->locations[resolver_location(R, addresses[i])];
-			shown = loc->nlines && !(L->p->functions[L->p->lines[loc->first_line + loc->nlines - 1].function].flags &
-						 PROFILE_FUNCTION_SYSTEM);
+			if (!loc->nlines)
+				continue;
+			const struct profile_function *f =
+				&L->p->functions[L->p->lines[loc->first_line + loc->nlines - 1].function];
+			const char *new_kind = NULL;
+			shown = !(f->flags & PROFILE_FUNCTION_SYSTEM) &&
+				!(L->saw_allocs && alloc_allocator_function(profile_string(L->p, f->name), &new_kind));
 		}
 		for (uint32_t i = 0; i < depth && !shown; i++) {
 			int system;
@@ -262,7 +271,7 @@ void loader_build_stacks(struct loader *L)
 	hashmap_init(&v.index, 64);
 	split_by_epoch(L, &v);
 	const char *mode = profile_string(L->p, L->p->mode);
-	if (L->o->system_names_only && !L->saw_allocs && !L->stats->off_cpu_samples &&
+	if (L->o->system_names_only && !L->stats->off_cpu_samples &&
 	    strncmp(mode ? mode : "", "wall", 4))
 		resolve_for_hidden_system(L, frame_address, frame_at, &v);
 	else
