@@ -29,14 +29,26 @@ interval=$(info_json "$scratch/f.zst" | jq -r '.interval_ns // empty')
 echo "faults ${faults}s, calls ${calls}s: measured $measured ns, sampled $sampled ns, $unseen ns kernel time not sampled"
 awk -v m="$measured" -v s="$sampled" 'BEGIN { exit !(s >= 0.9 * m && s <= 1.02 * m) }' ||
 	fail "the samples hold $sampled ns of the thread's $measured ns (page faults not charged?)"
-# Where: the line that touches the pages, by the workload's own clock.
+# Where: the loop that touches the pages (the store, where a fault's tick is charged, and the loop's
+# own line, where some of its user-mode time falls: 5% on a 6.18 kernel), which the workload times,
+# within 7 points. A tick inside munmap's 5 ms is delivered when the call returns, and the timer's
+# overruns count up to there: the call's ticks carry up to a tick more each. With a 250 Hz tick that
+# put 15.6% of the samples in the calls (perf record -e task-clock -g: 11.6%, the workload's clock:
+# 11.8%), the loop 3 to 5.5 points under its 87%; earlier machines passed within 5 (doc/limitations.md).
 cpu=$(value_of cpu "$scratch/err")
 "$bin/analyze" flat --lines "$scratch/f.zst" >"$scratch/flat"
-line=$(marker_line @touch "$(dirname "$0")/workloads/collect_faults.c")
-got=$(awk -v l="$line" '$5 == "collect_faults.c" && $6 == l { sub("%", "", $4); print $4 }' "$scratch/flat")
+source=$(dirname "$0")/workloads/collect_faults.c
+store=$(marker_line '@touch \*/' "$source")
+loop=$(marker_line @touch-loop "$source")
+got=$(awk -v s="$store" -v l="$loop" '$5 == "collect_faults.c" && ($6 == s || $6 == l) { sub("%", "", $4); sum += $4 }
+	END { printf "%.1f", sum }' "$scratch/flat")
+store_share=$(awk -v s="$store" '$5 == "collect_faults.c" && $6 == s { sub("%", "", $4); print $4 }' "$scratch/flat")
 want=$(awk -v f="$faults" -v c="$cpu" 'BEGIN { printf "%.1f", 100 * f / c }')
-echo "the touching line: ${got:-0}% of the samples, ${want}% of the thread's CPU by its clock"
-within "${got:-0}" "$want" 5 || fail "the touching line has ${got:-0}% of the samples, the workload timed ${want}% there"
+echo "the touching loop: ${got}% of the samples (its store ${store_share:-0}%), ${want}% of the thread's CPU by its clock"
+within "$got" "$want" 7 || fail "the touching loop has ${got}% of the samples, the workload timed ${want}% there"
+# Most of it is the faults, at the store.
+awk -v s="${store_share:-0}" -v g="$got" 'BEGIN { exit !(s >= 0.75 * g) }' ||
+	fail "the store has ${store_share:-0}% of the loop's ${got}%: the faults' time is not charged where they happen"
 if grep -qi 'short threads\|ended before their first sample' "$scratch/info" "$scratch/err"; then
 	fail "short threads blamed: $(grep -i 'short threads\|ended before' "$scratch/info" "$scratch/err")"
 fi

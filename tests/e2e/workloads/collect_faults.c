@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 		if (m == MAP_FAILED)
 			return 1;
 		double t1 = thread_cpu_seconds();
-		for (unsigned long at = 0; at < REGION; at += (unsigned long)page)
+		for (unsigned long at = 0; at < REGION; at += (unsigned long)page) /* @touch-loop */
 			m[at] = 1; /* @touch */
 		double t2 = thread_cpu_seconds();
 		munmap((void *)m, REGION);
