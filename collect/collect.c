@@ -411,7 +411,7 @@ static void warn(const struct collect_options *o, const struct launch *l, const 
 	uint64_t records_lost = atomic_load(&h->records_lost);
 	if (records_lost)
 		fprintf(stderr, "collect: %llu records of processes, modules or threads were lost (every buffer was "
-				"taken for 0.4 s): processes may be shown as not profiled and samples as in no "
+				"taken for 1 s): processes may be shown as not profiled and samples as in no "
 				"module\n", (unsigned long long)records_lost);
 	uint32_t ringless = atomic_load(&h->threads_without_ring);
 	if (ringless)

@@ -490,6 +490,8 @@ int drain_all(struct drain *d)
 			d->freed++;
 		}
 	}
+	if (d->freed)
+		transport_rings_changed(t->header);
 	if (heap_order_write(d->heap, d->error ? NULL : d->w, 0) < 0)
 		d->error = 1;
 	uint64_t no_ring = atomic_load(&t->header->lost_no_ring);

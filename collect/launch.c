@@ -124,12 +124,14 @@ void launch_grow(struct launch *l)
 		if (resize(l, n + 1) < 0 || map_chunk(l, n) < 0) {
 			l->grow_errno = errno;
 			atomic_store(&t->header->cannot_grow, 1); /* agents then wait for a ring only briefly */
-			return;
+			break;
 		}
 		atomic_store_explicit(&t->header->nchunks, n + 1, memory_order_release);
 		if (n + 1 == t->max_chunks)
 			atomic_store(&t->header->cannot_grow, 1);
 	}
+	if (want)
+		transport_rings_changed(t->header); /* threads waiting for a ring map the new chunks, or give up */
 }
 
 /*

@@ -140,17 +140,20 @@ int agent_called_from_unwinder(const void *ret_addr);
 
 /* rings.c */
 /* Map the chunks collect published since; the number newly mapped (0 when the background thread is asked to,
- * agent_descriptor_thread_serves). Async-signal-safe. */
+ * agent_descriptor_thread_serves, or another thread is mapping them: it wakes agent_ring_waiting's waits when
+ * done). Async-signal-safe. */
 uint32_t agent_map_new_chunks(void);
 /* The background thread: map the chunks another thread asked for. */
 void agent_map_asked_chunks(void);
+/* A forked child: another thread's mapping (or its request) in the parent is not the child's. */
+void agent_rings_forget(void);
 /* A TR_SAMPLE record of thread tid into ring (stack_id UINT32_MAX: none could be had): 1, or 0 when it was not
  * written (the caller counts the loss its way). Async-signal-safe. */
 int agent_write_sample(uint32_t ring, uint32_t tid, uint32_t stack_id, uint32_t weight, uint64_t time_ns,
 		       uint32_t state, int32_t syscall_nr);
 /* The calling thread's ring, claimed (and its START record written) at need; AGENT_NO_RING: all taken. */
 uint32_t agent_thread_ring(void);
-/* agent_thread_ring, waiting (up to ~0.4 s, while collect lives) for a ring; not in the handler. */
+/* agent_thread_ring, waiting (up to 1 s, while collect lives and can grow) for a ring; not in the handler. */
 uint32_t agent_ring_waiting(void);
 /* Count a record that must not be lost and found no ring (collect warns: records_lost). */
 void agent_count_record_lost(void);

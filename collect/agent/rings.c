@@ -43,6 +43,8 @@ static int open_shm(struct stat *st)
 
 /* Chunks a thread found published and unmapped, for the background thread (agent_map_asked_chunks). */
 static _Atomic int chunks_asked;
+/* A thread of this process is mapping chunks (agent_map_new_chunks). */
+static _Atomic int chunks_mapping;
 
 uint32_t agent_map_new_chunks(void)
 {
@@ -59,10 +61,17 @@ uint32_t agent_map_new_chunks(void)
 			agent_wake_background();
 		return 0;
 	}
+	/* One thread of the process maps them, and wakes the others' waits when done: 1500 threads woken at
+	 * once by collect's growth each opening and mapping it, to unmap all but one, took the CPU collect
+	 * needed to grow further. */
+	if (atomic_exchange(&chunks_mapping, 1))
+		return 0;
 	struct stat st;
 	int fd = open_shm(&st);
-	if (fd < 0)
+	if (fd < 0) {
+		atomic_store(&chunks_mapping, 0);
 		return 0;
+	}
 	/* The file never shrinks (sealed): what fits now stays mapped safely. */
 	{
 		for (uint32_t c = atomic_load(&t->nmapped); c < published; c++) {
@@ -80,6 +89,9 @@ uint32_t agent_map_new_chunks(void)
 		}
 	}
 	agent_close_own(fd, &st);
+	atomic_store(&chunks_mapping, 0);
+	if (mapped)
+		transport_rings_changed(t->header); /* this process's threads waiting for a ring take these */
 	return mapped;
 }
 
@@ -87,6 +99,12 @@ void agent_map_asked_chunks(void)
 {
 	if (atomic_load_explicit(&chunks_asked, memory_order_relaxed) && atomic_exchange(&chunks_asked, 0))
 		agent_map_new_chunks();
+}
+
+void agent_rings_forget(void)
+{
+	atomic_store(&chunks_asked, 0);
+	atomic_store(&chunks_mapping, 0);
 }
 
 static uint32_t claim_free_ring(void)
@@ -172,21 +190,44 @@ void *agent_reserve_waiting(uint32_t ring, uint32_t type, uint32_t size)
  * none) or maps more: a burst of 200 short processes started at once found
  * none in 1 to 10 of them, whose records that they had started were lost.
  * Outside the handler a record that must not be lost waits, while collect
- * lives, up to about 0.4 s; once collect cannot grow (its last chunk, or no
- * memory) only 20 ms, for it to free the rings of ended threads: a table
- * full of live threads must not make every new thread wait.
+ * lives, up to RING_WAIT_NS; once collect cannot grow (its last chunk, or no
+ * memory) only RING_WAIT_FULL_NS, for it to free the rings of ended threads:
+ * a table full of live threads must not make every new thread wait. The
+ * wait is a futex that whoever frees or adds rings wakes
+ * (transport_rings_changed), not a poll: 1500 threads of three programs
+ * started at once, each looking for a ring every 200 us, kept collect from
+ * the CPU it needed to grow, ran 10 times longer and lost samples.
  */
+#define RING_WAIT_NS 1000000000ull
+#define RING_WAIT_FULL_NS 20000000ull
+#define RING_WAIT_STEP_NS 50000000ull /* a look at collect's heartbeat and the deadlines at least this often */
+
 uint32_t agent_ring_waiting(void)
 {
 	struct transport_header *h = agent_transport.header;
 	uint32_t ring = agent_thread_ring();
-	for (int i = 0; ring == AGENT_NO_RING && i < 2000; i++) {
-		if (agent_now_ns() - atomic_load(&h->consumer_heartbeat_ns) > 2000000000ull ||
-		    (i >= 100 && atomic_load_explicit(&h->cannot_grow, memory_order_relaxed)))
-			break; /* collect is gone, or cannot make more */
-		struct timespec ts = { 0, 200000 };
-		nanosleep(&ts, NULL);
+	if (ring != AGENT_NO_RING)
+		return ring;
+	uint64_t start = agent_now_ns();
+	/* Counted in before each look, so a change made after the look wakes this thread
+	 * (transport_rings_changed reads the count after publishing the rings). */
+	atomic_fetch_add(&h->ring_waiters, 1);
+	for (;;) {
+		uint32_t seen = atomic_load(&h->rings_changed);
 		ring = agent_thread_ring();
+		if (ring != AGENT_NO_RING)
+			break;
+		uint64_t now = agent_now_ns();
+		uint64_t limit = atomic_load_explicit(&h->cannot_grow, memory_order_relaxed) ? RING_WAIT_FULL_NS
+											    : RING_WAIT_NS;
+		if (now - atomic_load(&h->consumer_heartbeat_ns) > 2000000000ull || now - start >= limit)
+			break; /* collect is gone, or cannot make more */
+		uint64_t until = start + limit < now + RING_WAIT_STEP_NS ? start + limit : now + RING_WAIT_STEP_NS;
+		if (transport_rings_wait(h, seen, until) < 0) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
 	}
+	atomic_fetch_sub(&h->ring_waiters, 1);
 	return ring;
 }

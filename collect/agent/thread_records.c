@@ -133,6 +133,7 @@ void agent_thread_records_end(void)
 
 void agent_thread_records_forget(void)
 {
+	agent_rings_forget();
 	agent_self.ring = AGENT_NO_RING;
 	stack_table_free(agent_self.stacks); /* the child's own copy of the parent's table */
 	agent_self.stacks = NULL;

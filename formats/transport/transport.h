@@ -16,8 +16,9 @@
  * file and publishes the new chunk count; an agent that finds every ring taken
  * maps the chunks published since, or wakes collect (TRANSPORT_WAKE_SIGNAL),
  * which frees the rings of ended threads and grows at once; a thread that
- * starts or ends then waits for it briefly, a sample in the meantime is
- * counted lost. Only collect changes the file's size, so a file-size limit of
+ * starts or ends then waits for it (a futex on rings_changed, which whoever
+ * frees or adds rings bumps: transport_rings_changed), a sample in the
+ * meantime is counted lost. Only collect changes the file's size, so a file-size limit of
  * the program can never send it SIGXFSZ.
  *
  * The program inherits no descriptor of it: the agent opens collect's own
@@ -122,7 +123,7 @@ struct transport_header {
 	 * a seq of its own (transport_ring.stream). */
 	_Atomic uint32_t next_stream;
 	/* Records that must not be lost (processes, modules, threads' names and ends) that found no
-	 * ring for about 0.4 s, or 20 ms once collect cannot grow (agent_ring_waiting). */
+	 * ring for 1 s, or 20 ms once collect cannot grow (agent_ring_waiting). */
 	_Atomic uint64_t records_lost;
 	_Atomic uint32_t cannot_grow; /* collect mapped its last chunk, or failed to map one */
 	/* Allocations the agents could not record: made before an agent started on a thread that could
@@ -146,6 +147,11 @@ struct transport_header {
 	_Atomic uint64_t exit_charged_threads;
 	/* Wall mode: sampler threads started, in any process (collect's wall_watch.c then looks for the new one). */
 	_Atomic uint32_t wall_samplers;
+	/* Threads waiting for a ring (agent_ring_waiting), and the futex word they wait on: bumped, and
+	 * its waiters woken, when rings are freed or added while any waits (transport_rings_changed).
+	 * Polling instead, 1500 threads starting at once kept collect from the CPU it needed to grow. */
+	_Atomic uint32_t ring_waiters;
+	_Atomic uint32_t rings_changed;
 };
 
 /* FREE -> CLAIMING (a thread won it, is writing its pid and tid) -> OWNED -> CLOSED (by its
@@ -353,6 +359,12 @@ int transport_add_chunk(struct transport *t, uint32_t c, void *mapping);
 uint32_t transport_nrings(const struct transport *t);
 /* collect: how many chunks to add so that as many rings are free as are taken (at least a chunk's worth). */
 uint32_t transport_chunks_wanted(const struct transport *t);
+/* Rings were freed or added (their states published first): wakes the threads waiting for one. */
+void transport_rings_changed(struct transport_header *h);
+/* Waits while h->rings_changed is seen (a value read after counting oneself in ring_waiters and
+ * before looking for a ring), until the CLOCK_MONOTONIC deadline (ns) or a wake-up; -1 when it could
+ * not wait at all (no futex: the caller sleeps its own way). */
+int transport_rings_wait(struct transport_header *h, uint32_t seen, uint64_t deadline_ns);
 
 /* Inline: the producer's path runs at every allocation and free. */
 /* The descriptor of ring i (i < transport_nrings). */

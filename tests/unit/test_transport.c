@@ -4,11 +4,16 @@
  * overwriting; a record never straddles the end of the ring; positions a
  * crashed or hostile program scribbled make the consumer give up, not loop;
  * chunks of rings added later are addressed like the first, and collect asks
- * for one only when few rings are free.
+ * for one only when few rings are free; a thread of another process waiting
+ * for a ring is woken when rings change, and nothing is bumped without one.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "transport.h"
 
@@ -112,8 +117,58 @@ static void check_growth(void)
 	free(fourth);
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The waiting protocol (agent_ring_waiting against transport_rings_changed), across processes as
+ * between a program and collect: the waiter counts itself in, reads rings_changed, looks (here: a
+ * flag standing for a free ring), and waits; the other side publishes, then calls
+ * transport_rings_changed. The waiter must be woken long before its 20 s deadline. */
+static void check_ring_wait(void)
+{
+	struct shared {
+		struct transport_header h;
+		_Atomic int ring_free;
+	} *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(s != MAP_FAILED);
+	/* No waiter: nothing bumped. */
+	transport_rings_changed(&s->h);
+	CHECK(atomic_load(&s->h.rings_changed) == 0);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		uint64_t start = monotonic_ns(), deadline = start + 20000000000ull;
+		atomic_fetch_add(&s->h.ring_waiters, 1);
+		for (;;) {
+			uint32_t seen = atomic_load(&s->h.rings_changed);
+			if (atomic_load(&s->ring_free))
+				break;
+			if (monotonic_ns() >= deadline || transport_rings_wait(&s->h, seen, deadline) < 0)
+				_exit(1);
+		}
+		atomic_fetch_sub(&s->h.ring_waiters, 1);
+		_exit(monotonic_ns() - start < 10000000000ull ? 0 : 2);
+	}
+	while (!atomic_load(&s->h.ring_waiters))
+		usleep(1000);
+	usleep(50000); /* most likely asleep in the futex by now; either way it must see the change */
+	atomic_store(&s->ring_free, 1);
+	transport_rings_changed(&s->h);
+	int status;
+	CHECK(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(atomic_load(&s->h.rings_changed) == 1);
+	CHECK(atomic_load(&s->h.ring_waiters) == 0);
+	munmap(s, sizeof *s);
+}
+
 int main(void)
 {
+	check_ring_wait();
 	static struct transport_header header;
 	CHECK(transport_init(&t, &header, RING_BYTES, 3, 8) < 0); /* not a power of two */
 	CHECK(transport_init(&t, &header, RING_BYTES, 4, 8) == 0);
