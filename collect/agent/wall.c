@@ -70,7 +70,7 @@
 #include "unwinding.h"
 
 #define MAX_SLOTS 65536
-#define RBP_GUESSES 4
+#define RBP_GUESSES 8
 #define MAX_WALL_FRAMES 1024
 #define LONG_BLOCKED_TICKS 200 /* ticks in the same blocked call before it is looked at less often */
 #define CHECK_EVERY 8          /* ...every this many ticks */
@@ -208,6 +208,13 @@ static uint32_t unwind_blocked(uint64_t sp, uint64_t pc, uint64_t *ips, uint32_t
 			if ((step = unw_step(&cursor)) <= 0)
 				break;
 		}
+		/* A pc of 0 (or below the first page) is no frame: a guessed rbp that was a stale frame's led
+		 * there, and libunwind calls that the end of the stack. It is not the root. */
+		if (n && frames[n - 1] < 4096) {
+			n--;
+			if (step == 0)
+				step = -1;
+		}
 		if (step == 0 || n > max || n > best) {
 			best = n > max ? max : n;
 			memcpy(ips, frames, best * sizeof *ips);
@@ -216,8 +223,11 @@ static uint32_t unwind_blocked(uint64_t sp, uint64_t pc, uint64_t *ips, uint32_t
 			*complete = n > max ? 2 : 1;
 			return best;
 		}
-		/* The frame it stopped at may keep its CFA in rbp, which /proc does not give. */
-		uint64_t from = rbp > frame_sp ? rbp + 8 : frame_sp;
+		/* The frame it stopped at may keep its CFA in rbp, which /proc does not give: the candidates
+		 * above where the first walk stopped, in order. Not from where a guess's walk stopped: a stale
+		 * pair (a vDSO call's, left in the locals of the agent's sleep_until) led a walk far up the
+		 * stack, past the frame's true rbp, and every sample of that sleep was cut. */
+		uint64_t from = attempt == 0 ? frame_sp : rbp + 8;
 		if (!(rbp = guess_rbp(from)))
 			return best;
 	}
