@@ -27,7 +27,8 @@ static _Atomic uint32_t next_ring_hint;
 /* A fresh descriptor of collect's shared memory, checked to be it (st: its fstat); -1 on failure. */
 static int open_shm(struct stat *st)
 {
-	int fd = open(agent_config.shm_path, O_RDWR | O_CLOEXEC);
+	/* Not open(): a cancellation point, and a thread cancelled in it would leave chunks_mapping set. */
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, agent_config.shm_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, st) < 0) {
@@ -43,16 +44,21 @@ static int open_shm(struct stat *st)
 
 /* Chunks a thread found published and unmapped, for the background thread (agent_map_asked_chunks). */
 static _Atomic int chunks_asked;
-/* A thread of this process is mapping chunks (agent_map_new_chunks). */
-static _Atomic int chunks_mapping;
+/* A thread of this process is mapping chunks (agent_map_new_chunks), and one was turned away meanwhile. */
+static _Atomic int chunks_mapping, chunks_refused;
+
+/* Chunks published (at most the geometry's). */
+static uint32_t chunks_published(const struct transport *t)
+{
+	uint32_t published = atomic_load(&t->header->nchunks);
+	return published > t->max_chunks ? t->max_chunks : published;
+}
 
 uint32_t agent_map_new_chunks(void)
 {
 	struct transport *t = &agent_transport;
-	uint32_t published = atomic_load(&t->header->nchunks), mapped = 0;
-	if (published > t->max_chunks)
-		published = t->max_chunks;
-	if (published <= atomic_load(&t->nmapped))
+	uint32_t mapped = 0;
+	if (chunks_published(t) <= atomic_load(&t->nmapped))
 		return 0;
 	if (agent_descriptor_thread_serves()) {
 		/* Opening the memory would take a number of the program's (sources.c says why not): the
@@ -61,15 +67,22 @@ uint32_t agent_map_new_chunks(void)
 			agent_wake_background();
 		return 0;
 	}
-	/* One thread of the process maps them, and wakes the others' waits when done: 1500 threads woken at
-	 * once by collect's growth each opening and mapping it, to unmap all but one, took the CPU collect
-	 * needed to grow further. */
-	if (atomic_exchange(&chunks_mapping, 1))
-		return 0;
+	/* One thread of the process maps them at a time (without a descriptor thread, each thread that
+	 * collect's growth woke would open and map them, to unmap all but one's), and wakes the waits of
+	 * those it turned away when done: a caller turned away says so, then looks again, so either the
+	 * mapping thread sees its word or it finds the flag clear and maps itself. */
+	while (atomic_exchange(&chunks_mapping, 1)) {
+		atomic_store(&chunks_refused, 1);
+		if (atomic_load(&chunks_mapping))
+			return 0;
+	}
+	uint32_t published = chunks_published(t);
 	struct stat st;
 	int fd = open_shm(&st);
 	if (fd < 0) {
 		atomic_store(&chunks_mapping, 0);
+		if (atomic_exchange(&chunks_refused, 0))
+			transport_rings_changed(t->header);
 		return 0;
 	}
 	/* The file never shrinks (sealed): what fits now stays mapped safely. */
@@ -90,8 +103,10 @@ uint32_t agent_map_new_chunks(void)
 	}
 	agent_close_own(fd, &st);
 	atomic_store(&chunks_mapping, 0);
-	if (mapped)
-		transport_rings_changed(t->header); /* this process's threads waiting for a ring take these */
+	/* This process's threads waiting for a ring take these, or look again (one turned away may have
+	 * seen chunks published after this one read the count). */
+	if (atomic_exchange(&chunks_refused, 0) || mapped)
+		transport_rings_changed(t->header);
 	return mapped;
 }
 
@@ -105,6 +120,7 @@ void agent_rings_forget(void)
 {
 	atomic_store(&chunks_asked, 0);
 	atomic_store(&chunks_mapping, 0);
+	atomic_store(&chunks_refused, 0);
 }
 
 static uint32_t claim_free_ring(void)
@@ -212,6 +228,7 @@ uint32_t agent_ring_waiting(void)
 	/* Counted in before each look, so a change made after the look wakes this thread
 	 * (transport_rings_changed reads the count after publishing the rings). */
 	atomic_fetch_add(&h->ring_waiters, 1);
+	atomic_thread_fence(memory_order_seq_cst); /* the count before the rings' states are read */
 	for (;;) {
 		uint32_t seen = atomic_load(&h->rings_changed);
 		ring = agent_thread_ring();

@@ -100,8 +100,7 @@ uint32_t transport_chunks_wanted(const struct transport *t)
 }
 
 /* A futex call on a word of the shared memory (not private: the waiters are other processes' threads),
- * errno untouched: the agent wakes waiters from a signal handler too, on a thread whose TLS may be
- * another's (a raw clone: collect/agent/futex.h). */
+ * errno untouched: the agent wakes waiters from inside its signal handler too. */
 static long shared_futex(_Atomic uint32_t *word, long op, long value, const struct timespec *ts, long value3)
 {
 	long ret;
