@@ -2,7 +2,7 @@
 # them: three threads (reads of /dev/zero, futex wakes, user-mode work only)
 # each measure their CPU time and the time inside each marked call with their
 # own clock; each thread's share and each call site's share of the profile
-# must be within 7 points of those. Run as root and, when possible, as nobody
+# must be within 9 points of those. Run as root and, when possible, as nobody
 # (perf_event_paranoid 2 then refuses kernel-mode perf samples: the agent
 # never asks for them, so both must look the same).
 #
@@ -11,6 +11,9 @@
 # three threads shared two cores (the kernel's own tick-based accounting,
 # getrusage's ru_stime, was as far off). Charging kernel time to the next
 # user-mode sample, as before, put the read() and futex call sites at 0%.
+# Why 9, not 7 (December 2026): the ASan build beside another test (ctest -j2)
+# put the read() site 4.5 to 7.5 points under its share of about 19% (35%
+# low), failing 1 in 5 runs; the build before that month's changes the same.
 . "$(dirname "$0")/lib.sh"
 src=$(dirname "$0")/workloads/collect_kernel.c
 
@@ -34,7 +37,7 @@ check() { # NAME, then the command prefix that runs collect
 		want=$(awk -v c="$cpu" -v t="$total" 'BEGIN { printf "%.1f", 100 * c / t }')
 		got=$(awk -v c="${prof:-0}" -v t="$profiled_total" 'BEGIN { printf "%.1f", 100 * c / t }')
 		echo "$name: thread $role: $want% of the CPU time, $got% of the profile"
-		within "$got" "$want" 7 || fail "$name: thread $role has $got% of the profile, $want% of the CPU time"
+		within "$got" "$want" 9 || fail "$name: thread $role has $got% of the profile, $want% of the CPU time"
 	done <"$scratch/measured"
 	# Call sites: the share of the profile at each marked line (inclusive) against the time measured around it.
 	site() { # MARKER MEASURED_SECONDS
@@ -42,7 +45,7 @@ check() { # NAME, then the command prefix that runs collect
 		got=$(awk -v l="$line" '$5 == "collect_kernel.c" && $6 == l { sub("%", "", $2); print $2; exit }' "$scratch/flat")
 		want=$(awk -v c="$2" -v t="$total" 'BEGIN { printf "%.1f", 100 * c / t }')
 		echo "$name: $1 (line $line): $want% of the CPU time, ${got:-0}% of the profile"
-		within "${got:-0}" "$want" 7 || fail "$name: $1 has ${got:-0}% of the profile, $want% of the CPU time"
+		within "${got:-0}" "$want" 9 || fail "$name: $1 has ${got:-0}% of the profile, $want% of the CPU time"
 	}
 	value() { sed -n "s/^thread $1 .* $2=\\([0-9.]*\\).*/\\1/p" "$scratch/measured"; }
 	site @read-call "$(value reader read)"
