@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RECORD_ALIGN 8u
 #define PAGE_BYTES 4096u
@@ -99,21 +100,6 @@ uint32_t transport_chunks_wanted(const struct transport *t)
 	return want < t->max_chunks - n ? want : t->max_chunks - n;
 }
 
-/* A futex call on a word of the shared memory (not private: the waiters are other processes' threads),
- * errno untouched: the agent wakes waiters from inside its signal handler too. */
-static long shared_futex(_Atomic uint32_t *word, long op, long value, const struct timespec *ts, long value3)
-{
-	long ret;
-	register long r10 __asm__("r10") = (long)ts;
-	register long r8 __asm__("r8") = 0;
-	register long r9 __asm__("r9") = value3;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_futex), "D"(word), "S"(op), "d"(value), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 void transport_rings_changed(struct transport_header *h)
 {
 	/* The rings' new states before the count of waiters is read: a thread that counted itself in after
@@ -122,14 +108,17 @@ void transport_rings_changed(struct transport_header *h)
 	if (!atomic_load(&h->ring_waiters))
 		return;
 	atomic_fetch_add(&h->rings_changed, 1);
-	shared_futex(&h->rings_changed, FUTEX_WAKE, INT_MAX, NULL, 0);
+	/* Not private: the waiters are other processes' threads. (Inside the agent's signal handler too,
+	 * which keeps the interrupted code's errno.) */
+	syscall(SYS_futex, &h->rings_changed, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 int transport_rings_wait(struct transport_header *h, uint32_t seen, uint64_t deadline_ns)
 {
 	struct timespec ts = { (time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u) };
-	long ret = shared_futex(&h->rings_changed, FUTEX_WAIT_BITSET, seen, &ts, (long)FUTEX_BITSET_MATCH_ANY);
-	return ret == 0 || ret == -ETIMEDOUT || ret == -EAGAIN || ret == -EINTR ? 0 : -1;
+	if (syscall(SYS_futex, &h->rings_changed, FUTEX_WAIT_BITSET, seen, &ts, NULL, FUTEX_BITSET_MATCH_ANY) == 0)
+		return 0;
+	return errno == ETIMEDOUT || errno == EAGAIN || errno == EINTR ? 0 : -1;
 }
 
 /* A draining consumer hands room back to the producer every this many bytes. */
